@@ -1,0 +1,1032 @@
+//! Reads a kernel binary policy (versions 30 to 33) into a [`Policy`].
+//!
+//! Order of validation, as in libsepol's `policydb_read` and the kernel:
+//! 1. header: magic, "SE Linux", version, config, table sizes;
+//! 2. the eight symbol tables, each entry's lengths checked before use,
+//!    bitmaps kept raw until every table size is known;
+//! 3. values: every symbol value in range and used once, aliases pointing
+//!    at real symbols, raw bitmaps checked against the table they index;
+//! 4. the rule sections (avtab, conditionals, role rules, filename
+//!    transitions, object contexts, genfs, range transitions, the
+//!    type-attribute map), every value checked as it is read and every
+//!    embedded context validated like `policydb_context_isvalid`;
+//! 5. no trailing bytes.
+//!
+//! The reader never trusts a count: see [`crate::wire::Cursor::count`].
+
+use std::collections::{HashMap, HashSet};
+
+use crate::bitset::{BitSet, RawBitmap};
+use crate::error::PolicyError;
+use crate::model::*;
+use crate::policy::{Names, Policy};
+use crate::wire::{Cursor, Result};
+
+const POLICYDB_MAGIC: u32 = 0xf97c_ff8c;
+const POLICYDB_STRING: &str = "SE Linux";
+const VERSION_MIN: u32 = 30;
+const VERSION_MAX: u32 = 33;
+const VERSION_INFINIBAND: u32 = 31;
+const VERSION_COMP_FTRANS: u32 = 33;
+const CONFIG_MLS: u32 = 1;
+const SYM_NUM: u32 = 8;
+const PERM_MAX: u32 = 32;
+const CEXPR_MAXDEPTH: i32 = 5;
+const COND_LAST: u32 = 7;
+const AVTAB_ENABLED: u16 = 0x8000;
+
+/// Reads and validates a policy image.
+pub fn read_policy(bytes: &[u8]) -> std::result::Result<Policy, PolicyError> {
+    let mut c = Cursor::new(bytes);
+    let header = read_header(&mut c)?;
+    let mut r = Reader { c, version: header.version };
+    r.read_rest(header)
+}
+
+struct Header {
+    version: u32,
+    mls: bool,
+    handle_unknown: HandleUnknown,
+    ocon_num: u32,
+}
+
+fn read_header(c: &mut Cursor<'_>) -> Result<Header> {
+    c.section("header");
+    let magic = c.u32()?;
+    if magic != POLICYDB_MAGIC {
+        return Err(c.err_at(0, format!("magic {magic:#010x} is not a kernel policy's ({POLICYDB_MAGIC:#010x})")));
+    }
+    let at = c.pos();
+    let len = c.u32()? as usize;
+    if len != POLICYDB_STRING.len() {
+        return Err(c.err_at(at, format!("identifier length {len}, expected 8 (\"SE Linux\")")));
+    }
+    let ident = c.string(len, "policy identifier")?;
+    if ident != POLICYDB_STRING {
+        return Err(c.err_at(at + 4, format!("identifier `{ident}` is not \"SE Linux\"")));
+    }
+    let at = c.pos();
+    let version = c.u32()?;
+    if !(VERSION_MIN..=VERSION_MAX).contains(&version) {
+        return Err(c.err_at(at, format!("policy version {version} not supported (30 to 33 are)")));
+    }
+    let config = c.u32()?;
+    let handle_unknown = match config & 0x6 {
+        0 => HandleUnknown::Deny,
+        2 => HandleUnknown::Reject,
+        4 => HandleUnknown::Allow,
+        _ => return Err(c.err_at(at + 4, "config sets both reject and allow unknown")),
+    };
+    let at = c.pos();
+    let sym_num = c.u32()?;
+    let ocon_num = c.u32()?;
+    let want_ocon = if version >= VERSION_INFINIBAND { 9 } else { 7 };
+    if sym_num != SYM_NUM || ocon_num != want_ocon {
+        return Err(c.err_at(
+            at,
+            format!("table sizes ({sym_num},{ocon_num}) do not match version {version} ({SYM_NUM},{want_ocon})"),
+        ));
+    }
+    Ok(Header { version, mls: config & CONFIG_MLS != 0, handle_unknown, ocon_num })
+}
+
+/// Raw symbol data before values are cross-checked.
+struct RawRange {
+    sens: [u32; 2],
+    cats: [RawBitmap; 2],
+}
+
+struct RawLevel {
+    sens: u32,
+    cats: RawBitmap,
+}
+
+struct RawClass {
+    name: String,
+    value: u32,
+    common: Option<String>,
+    perms: HashMap<String, u32>,
+    nprim: u32,
+    constraints: Vec<RawConstraint>,
+    validatetrans: Vec<RawConstraint>,
+    defaults: [u32; 4],
+}
+
+struct RawConstraint {
+    perms: u32,
+    expr: Vec<RawCexpr>,
+}
+
+enum RawCexpr {
+    Not,
+    And,
+    Or,
+    Attr { attr: u32, op: u32 },
+    Names { attr: u32, op: u32, names: RawBitmap },
+}
+
+struct RawRole {
+    name: String,
+    value: u32,
+    bounds: u32,
+    dominates: RawBitmap,
+    types: RawBitmap,
+}
+
+struct RawType {
+    name: String,
+    value: u32,
+    primary: bool,
+    attribute: bool,
+    bounds: u32,
+}
+
+struct RawUser {
+    name: String,
+    value: u32,
+    bounds: u32,
+    roles: RawBitmap,
+    range: RawRange,
+    dflt: RawLevel,
+}
+
+struct RawSens {
+    name: String,
+    alias: bool,
+    level: RawLevel,
+}
+
+struct RawCat {
+    name: String,
+    value: u32,
+    alias: bool,
+}
+
+struct Reader<'a> {
+    c: Cursor<'a>,
+    version: u32,
+}
+
+/// Minimum bytes of one entry of each symbol table, for count checks.
+const MIN_SYM_BYTES: [usize; 8] = [16 + 1, 24 + 1, 12 + 1 + 24, 16 + 1, 12 + 1 + 12 + 16 + 16, 12 + 1, 8 + 1 + 16, 12 + 1];
+
+impl<'a> Reader<'a> {
+    fn read_rest(&mut self, h: Header) -> Result<Policy> {
+        let c = &mut self.c;
+        c.section("policy capabilities");
+        let policycaps = RawBitmap::read(c)?.into_bitset(1024, "policy capability")?;
+        c.section("permissive types");
+        let permissive_raw = RawBitmap::read(c)?;
+
+        // Symbol tables.
+        let mut nprims = [0u32; 8];
+        let mut commons: Vec<(String, u32, HashMap<String, u32>, u32)> = Vec::new();
+        let mut classes = Vec::new();
+        let mut roles = Vec::new();
+        let mut types = Vec::new();
+        let mut users = Vec::new();
+        let mut bools = Vec::new();
+        let mut sens = Vec::new();
+        let mut cats = Vec::new();
+        const NAMES: [&str; 8] = ["commons", "classes", "roles", "types", "users", "booleans", "sensitivities", "categories"];
+        for (i, name) in NAMES.iter().enumerate() {
+            self.c.section(name);
+            let at = self.c.pos();
+            let nprim = self.c.u32()?;
+            let nel = self.c.u32()? as usize;
+            self.c.check_count(at + 4, name, nel, MIN_SYM_BYTES[i])?;
+            if nprim as usize > nel {
+                return Err(self.c.err_at(at, format!("{nprim} {name} declared but only {nel} entries")));
+            }
+            nprims[i] = nprim;
+            for _ in 0..nel {
+                match i {
+                    0 => commons.push(self.read_common()?),
+                    1 => classes.push(self.read_class()?),
+                    2 => roles.push(self.read_role()?),
+                    3 => types.push(self.read_type()?),
+                    4 => users.push(self.read_user()?),
+                    5 => bools.push(self.read_bool()?),
+                    6 => sens.push(self.read_sens()?),
+                    _ => cats.push(self.read_cat()?),
+                }
+            }
+        }
+        self.c.section("symbol values");
+        let [n_commons, n_classes, n_roles, n_types, n_users, n_bools, n_sens, n_cats] = nprims;
+        let at = self.c.pos();
+        let err = |m: String| PolicyError::new("symbol values", at, m);
+
+        // Commons.
+        let mut common_slots: Vec<Option<Common>> = vec![None; n_commons as usize];
+        let mut common_by_name = HashMap::new();
+        for (name, value, perms, nprim) in commons {
+            let slot = slot_for(&mut common_slots, value, "common", &name).map_err(err)?;
+            common_by_name.insert(name.clone(), value);
+            *slot = Some(Common { name, perms, nprim });
+        }
+        let commons: Vec<Common> = fill(common_slots, "common").map_err(err)?;
+
+        // Categories and sensitivities.
+        let mut cat_slots: Vec<Option<Category>> = vec![None; n_cats as usize];
+        let mut cat_names = HashMap::new();
+        let mut cat_aliases = Vec::new();
+        for cat in cats {
+            if cat.alias {
+                cat_aliases.push(cat);
+                continue;
+            }
+            let slot = slot_for(&mut cat_slots, cat.value, "category", &cat.name).map_err(err)?;
+            cat_names.insert(cat.name.clone(), cat.value);
+            *slot = Some(Category { name: cat.name, aliases: Vec::new() });
+        }
+        let mut categories: Vec<Category> = fill(cat_slots, "category").map_err(err)?;
+        for a in cat_aliases {
+            let target = categories
+                .get_mut((a.value as usize).wrapping_sub(1))
+                .ok_or_else(|| err(format!("category alias `{}` names value {}", a.name, a.value)))?;
+            target.aliases.push(a.name.clone());
+            if cat_names.insert(a.name.clone(), a.value).is_some() {
+                return Err(err(format!("duplicate category `{}`", a.name)));
+            }
+        }
+        let mut sens_slots: Vec<Option<Sensitivity>> = vec![None; n_sens as usize];
+        let mut sens_names = HashMap::new();
+        let mut sens_aliases = Vec::new();
+        for s in sens {
+            if s.alias {
+                sens_aliases.push(s);
+                continue;
+            }
+            let value = s.level.sens;
+            let slot = slot_for(&mut sens_slots, value, "sensitivity", &s.name).map_err(err)?;
+            sens_names.insert(s.name.clone(), value);
+            let cats = s.level.cats.into_bitset(n_cats, "sensitivity category")?;
+            *slot = Some(Sensitivity { name: s.name, cats, aliases: Vec::new() });
+        }
+        let mut sensitivities: Vec<Sensitivity> = fill(sens_slots, "sensitivity").map_err(err)?;
+        for a in sens_aliases {
+            let v = a.level.sens;
+            let target = sensitivities
+                .get_mut((v as usize).wrapping_sub(1))
+                .ok_or_else(|| err(format!("sensitivity alias `{}` names value {v}", a.name)))?;
+            target.aliases.push(a.name.clone());
+            if sens_names.insert(a.name.clone(), v).is_some() {
+                return Err(err(format!("duplicate sensitivity `{}`", a.name)));
+            }
+        }
+        let mls = MlsLimits { n_sens, n_cats };
+
+        // Types and aliases.
+        let mut type_slots: Vec<Option<TypeDatum>> = vec![None; n_types as usize];
+        let mut type_names = HashMap::new();
+        let mut type_aliases = Vec::new();
+        for t in types {
+            if !t.primary {
+                type_aliases.push(t);
+                continue;
+            }
+            let slot = slot_for(&mut type_slots, t.value, "type", &t.name).map_err(err)?;
+            type_names.insert(t.name.clone(), TypeId(t.value));
+            *slot = Some(TypeDatum { name: t.name, attribute: t.attribute, bounds: t.bounds, aliases: Vec::new() });
+        }
+        let mut types: Vec<TypeDatum> = fill(type_slots, "type").map_err(err)?;
+        for a in type_aliases {
+            let target = types
+                .get_mut((a.value as usize).wrapping_sub(1))
+                .ok_or_else(|| err(format!("type alias `{}` names value {}", a.name, a.value)))?;
+            target.aliases.push(a.name.clone());
+            if type_names.insert(a.name.clone(), TypeId(a.value)).is_some() {
+                return Err(err(format!("duplicate type `{}`", a.name)));
+            }
+        }
+        for t in &types {
+            if t.bounds > n_types {
+                return Err(err(format!("type `{}` bounded by unknown type {}", t.name, t.bounds)));
+            }
+        }
+
+        // Roles (object_r is value 1 and carries no data of its own).
+        let mut role_slots: Vec<Option<Role>> = vec![None; n_roles as usize];
+        let mut role_names = HashMap::new();
+        for r in roles {
+            let slot = slot_for(&mut role_slots, r.value, "role", &r.name).map_err(err)?;
+            if r.name == "object_r" && r.value != OBJECT_R.0 {
+                return Err(err(format!("role object_r has value {}, expected 1", r.value)));
+            }
+            if r.bounds > n_roles {
+                return Err(err(format!("role `{}` bounded by unknown role {}", r.name, r.bounds)));
+            }
+            role_names.insert(r.name.clone(), RoleId(r.value));
+            let (dominates, types) = if r.name == "object_r" {
+                (BitSet::new(), BitSet::new())
+            } else {
+                (r.dominates.into_bitset(n_roles, "role dominance")?, r.types.into_bitset(n_types, "role types")?)
+            };
+            *slot = Some(Role { name: r.name, bounds: r.bounds, dominates, types });
+        }
+        let roles: Vec<Role> = fill(role_slots, "role").map_err(err)?;
+        if roles.first().map(|r| r.name.as_str()) != Some("object_r") {
+            return Err(err("role value 1 is not object_r".into()));
+        }
+
+        // Users.
+        let mut user_slots: Vec<Option<User>> = vec![None; n_users as usize];
+        let mut user_names = HashMap::new();
+        for u in users {
+            let slot = slot_for(&mut user_slots, u.value, "user", &u.name).map_err(err)?;
+            if u.bounds > n_users {
+                return Err(err(format!("user `{}` bounded by unknown user {}", u.name, u.bounds)));
+            }
+            user_names.insert(u.name.clone(), UserId(u.value));
+            let range = mls.range(u.range, &sensitivities)?;
+            let default_level = mls.level(u.dflt, &sensitivities)?;
+            let roles = u.roles.into_bitset(n_roles, "user roles")?;
+            *slot = Some(User { name: u.name, bounds: u.bounds, roles, range, default_level });
+        }
+        let users: Vec<User> = fill(user_slots, "user").map_err(err)?;
+
+        // Booleans.
+        let mut bool_slots: Vec<Option<Bool>> = vec![None; n_bools as usize];
+        let mut bool_names = HashMap::new();
+        for (name, value, state) in bools {
+            let slot = slot_for(&mut bool_slots, value, "boolean", &name).map_err(err)?;
+            bool_names.insert(name.clone(), BoolId(value));
+            *slot = Some(Bool { name, default: state });
+        }
+        let bools: Vec<Bool> = fill(bool_slots, "boolean").map_err(err)?;
+
+        // Classes, now that every table size is known for constraint names.
+        let limits = Limits { types: n_types, roles: n_roles, users: n_users, classes: n_classes, bools: n_bools };
+        let mut class_slots: Vec<Option<Class>> = vec![None; n_classes as usize];
+        let mut class_names = HashMap::new();
+        for rc in classes {
+            let common = match &rc.common {
+                None => None,
+                Some(name) => match common_by_name.get(name) {
+                    Some(&v) => Some(v as usize - 1),
+                    None => return Err(err(format!("class `{}` uses unknown common `{name}`", rc.name))),
+                },
+            };
+            if let Some(ci) = common {
+                let com = &commons[ci];
+                if com.nprim > rc.nprim {
+                    return Err(err(format!("class `{}` has fewer permissions than its common", rc.name)));
+                }
+                if let Some(p) = rc.perms.keys().find(|p| com.perms.contains_key(*p)) {
+                    return Err(err(format!("class `{}` redefines common permission `{p}`", rc.name)));
+                }
+            }
+            for (p, &v) in &rc.perms {
+                let clash = common.is_some_and(|ci| v <= commons[ci].nprim);
+                if clash {
+                    return Err(err(format!("class `{}` permission `{p}` reuses a common value", rc.name)));
+                }
+            }
+            let slot = slot_for(&mut class_slots, rc.value, "class", &rc.name).map_err(err)?;
+            class_names.insert(rc.name.clone(), ClassId(rc.value));
+            let constraints = rc.constraints.into_iter().map(|k| limits.constraint(k)).collect::<Result<_>>()?;
+            let validatetrans = rc.validatetrans.into_iter().map(|k| limits.constraint(k)).collect::<Result<_>>()?;
+            *slot = Some(Class {
+                name: rc.name,
+                common,
+                perms: rc.perms,
+                nprim: rc.nprim,
+                constraints,
+                validatetrans,
+                default_user: rc.defaults[0],
+                default_role: rc.defaults[1],
+                default_range: rc.defaults[2],
+                default_type: rc.defaults[3],
+            });
+        }
+        let classes: Vec<Class> = fill(class_slots, "class").map_err(err)?;
+        let permissive = permissive_raw.into_bitset(n_types, "permissive types")?;
+
+        let names = Names {
+            classes: class_names,
+            roles: role_names,
+            types: type_names,
+            users: user_names,
+            bools: bool_names,
+            sens: sens_names,
+            cats: cat_names,
+        };
+        let mut policy = Policy::new_unindexed(
+            h.version,
+            h.mls,
+            h.handle_unknown,
+            policycaps,
+            permissive,
+            commons,
+            classes,
+            roles,
+            types,
+            users,
+            bools,
+            sensitivities,
+            categories,
+            names,
+        );
+
+        // Rules.
+        self.c.section("avtab");
+        let mut avtab = Vec::new();
+        let at = self.c.pos();
+        let nel = self.c.count("avtab entry", 12)?;
+        if nel == 0 {
+            return Err(self.c.err_at(at, "avtab is empty"));
+        }
+        avtab.reserve(nel);
+        let mut type_rule_keys = HashSet::new();
+        for _ in 0..nel {
+            let rule = self.read_avtab_item(&limits, RuleCond::Always)?;
+            if rule.kind & avtab_kind::TYPE != 0
+                && !type_rule_keys.insert((rule.source, rule.target, rule.class, rule.kind))
+            {
+                return Err(self.c.err("duplicate type rule in avtab"));
+            }
+            avtab.push(rule);
+        }
+
+        self.c.section("conditional rules");
+        let ncond = self.c.count("conditional", 16)?;
+        let mut conds = Vec::with_capacity(ncond);
+        for ci in 0..ncond {
+            let _cur_state = self.c.u32()?;
+            let nexpr = self.c.count("conditional expression", 8)?;
+            let mut expr = Vec::with_capacity(nexpr);
+            for _ in 0..nexpr {
+                let at = self.c.pos();
+                let kind = self.c.u32()?;
+                let b = self.c.u32()?;
+                expr.push(match kind {
+                    1 if b >= 1 && b <= n_bools => CondExpr::Bool(BoolId(b)),
+                    1 => return Err(self.c.err_at(at, format!("conditional names unknown boolean {b}"))),
+                    2 => CondExpr::Not,
+                    3 => CondExpr::Or,
+                    4 => CondExpr::And,
+                    5 => CondExpr::Xor,
+                    6 => CondExpr::Eq,
+                    7 => CondExpr::Neq,
+                    _ => return Err(self.c.err_at(at, format!("conditional operator {kind} unknown (1 to {COND_LAST})"))),
+                });
+            }
+            conds.push(CondNode { expr });
+            for when in [true, false] {
+                let n = self.c.count("conditional rule", 12)?;
+                for _ in 0..n {
+                    let cond = RuleCond::If { cond: ci as u32, when };
+                    avtab.push(self.read_avtab_item(&limits, cond)?);
+                }
+            }
+        }
+
+        self.c.section("role transitions");
+        let n = self.c.count("role transition", 16)?;
+        let mut role_trans = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.c.pos();
+            let role = self.c.u32()?;
+            let ty = self.c.u32()?;
+            let new_role = self.c.u32()?;
+            let class = self.c.u32()?;
+            if !in_range(role, n_roles) || !in_range(ty, n_types) || !in_range(new_role, n_roles) || !in_range(class, n_classes) {
+                return Err(self.c.err_at(at, "role transition names an unknown role, type or class"));
+            }
+            role_trans.push(RoleTrans { role: RoleId(role), ty: TypeId(ty), class: ClassId(class), new_role: RoleId(new_role) });
+        }
+        self.c.section("role allow rules");
+        let n = self.c.count("role allow", 8)?;
+        let mut role_allow = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.c.pos();
+            let role = self.c.u32()?;
+            let new_role = self.c.u32()?;
+            if !in_range(role, n_roles) || !in_range(new_role, n_roles) {
+                return Err(self.c.err_at(at, "role allow names an unknown role"));
+            }
+            role_allow.push(RoleAllow { role: RoleId(role), new_role: RoleId(new_role) });
+        }
+
+        self.c.section("filename transitions");
+        let filename_trans = self.read_filename_trans(&limits)?;
+        self.c.section("object contexts");
+        let ocontexts = self.read_ocontexts(&policy, h.ocon_num, &limits)?;
+        self.c.section("genfs contexts");
+        let genfs = self.read_genfs(&policy, &limits)?;
+        self.c.section("range transitions");
+        let n = self.c.count("range transition", 12 + 16)?;
+        let mut range_trans = Vec::with_capacity(n);
+        let mut seen = HashSet::new();
+        for _ in 0..n {
+            let at = self.c.pos();
+            let source = self.c.u32()?;
+            let target = self.c.u32()?;
+            let class = self.c.u32()?;
+            if !in_range(source, n_types) || !in_range(target, n_types) || !in_range(class, n_classes) {
+                return Err(self.c.err_at(at, "range transition names an unknown type or class"));
+            }
+            let raw = self.read_raw_range()?;
+            let range = mls.range(raw, &policy.sens)?;
+            if !policy.range_is_valid(&range) {
+                return Err(self.c.err_at(at, "range transition has an invalid range"));
+            }
+            if !seen.insert((source, target, class)) {
+                return Err(self.c.err_at(at, "duplicate range transition"));
+            }
+            range_trans.push(RangeTrans { source: TypeId(source), target: TypeId(target), class: ClassId(class), range });
+        }
+
+        self.c.section("type attribute map");
+        let mut type_attrs: Vec<BitSet> = Vec::with_capacity(n_types as usize);
+        for i in 0..n_types {
+            let mut attrs = RawBitmap::read(&mut self.c)?.into_bitset(n_types, "type attribute map")?;
+            attrs.insert(i);
+            type_attrs.push(attrs);
+        }
+        if self.c.remaining() != 0 {
+            return Err(self.c.err(format!("{} trailing bytes after the last section", self.c.remaining())));
+        }
+        policy.finish(avtab, conds, role_trans, role_allow, filename_trans, ocontexts, genfs, range_trans, type_attrs);
+        Ok(policy)
+    }
+
+    fn read_perm_list(&mut self, nel: usize, nprim: u32, owner: &str) -> Result<HashMap<String, u32>> {
+        let mut perms = HashMap::with_capacity(nel);
+        let mut used = 0u64;
+        for _ in 0..nel {
+            let at = self.c.pos();
+            let len = self.c.u32()? as usize;
+            let value = self.c.u32()?;
+            let name = self.c.string(len, "permission name")?;
+            if value == 0 || value > nprim {
+                return Err(self.c.err_at(at, format!("permission `{name}` of `{owner}` has value {value}, outside 1..={nprim}")));
+            }
+            if used & (1 << value) != 0 || perms.insert(name.clone(), value).is_some() {
+                return Err(self.c.err_at(at, format!("duplicate permission `{name}` in `{owner}`")));
+            }
+            used |= 1 << value;
+        }
+        Ok(perms)
+    }
+
+    fn read_common(&mut self) -> Result<(String, u32, HashMap<String, u32>, u32)> {
+        let at = self.c.pos();
+        let len = self.c.u32()? as usize;
+        let value = self.c.u32()?;
+        let nprim = self.c.u32()?;
+        let nel = self.c.u32()? as usize;
+        if nprim > PERM_MAX || nel > nprim as usize {
+            return Err(self.c.err_at(at, format!("common with {nel} of {nprim} permissions (at most 32)")));
+        }
+        let name = self.c.string(len, "common name")?;
+        let perms = self.read_perm_list(nel, nprim, &name)?;
+        Ok((name, value, perms, nprim))
+    }
+
+    fn read_class(&mut self) -> Result<RawClass> {
+        let at = self.c.pos();
+        let len = self.c.u32()? as usize;
+        let len2 = self.c.u32()? as usize;
+        let value = self.c.u32()?;
+        let nprim = self.c.u32()?;
+        let nel = self.c.u32()? as usize;
+        let ncons = self.c.u32()? as usize;
+        if nprim > PERM_MAX || nel > nprim as usize {
+            return Err(self.c.err_at(at, format!("class with {nel} of {nprim} permissions (at most 32)")));
+        }
+        let name = self.c.string(len, "class name")?;
+        let common = if len2 > 0 { Some(self.c.string(len2, "common name")?) } else { None };
+        let perms = self.read_perm_list(nel, nprim, &name)?;
+        self.c.check_count(at + 20, "constraint", ncons, 8)?;
+        let constraints = self.read_constraints(ncons, false)?;
+        let nvt = self.c.count("validatetrans", 8)?;
+        let validatetrans = self.read_constraints(nvt, true)?;
+        let defaults = [self.c.u32()?, self.c.u32()?, self.c.u32()?, self.c.u32()?];
+        if defaults[0] > 2 || defaults[1] > 2 || defaults[3] > 2 || defaults[2] > 7 {
+            return Err(self.c.err(format!("class `{name}` has unknown default_* values {defaults:?}")));
+        }
+        Ok(RawClass { name, value, common, perms, nprim, constraints, validatetrans, defaults })
+    }
+
+    fn read_constraints(&mut self, n: usize, allow_xtarget: bool) -> Result<Vec<RawConstraint>> {
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let perms = self.c.u32()?;
+            let nexpr = self.c.count("constraint expression", 12)?;
+            let mut expr = Vec::with_capacity(nexpr);
+            let mut depth: i32 = -1;
+            for _ in 0..nexpr {
+                let at = self.c.pos();
+                let kind = self.c.u32()?;
+                let attr = self.c.u32()?;
+                let op = self.c.u32()?;
+                let e = match kind {
+                    1 => {
+                        if depth < 0 {
+                            return Err(self.c.err_at(at, "constraint `not` without operand"));
+                        }
+                        RawCexpr::Not
+                    }
+                    2 | 3 => {
+                        if depth < 1 {
+                            return Err(self.c.err_at(at, "constraint `and`/`or` without two operands"));
+                        }
+                        depth -= 1;
+                        if kind == 2 { RawCexpr::And } else { RawCexpr::Or }
+                    }
+                    4 => {
+                        if depth == CEXPR_MAXDEPTH - 1 {
+                            return Err(self.c.err_at(at, "constraint expression too deep"));
+                        }
+                        depth += 1;
+                        RawCexpr::Attr { attr, op }
+                    }
+                    5 => {
+                        if !allow_xtarget && attr & cexpr::XTARGET != 0 {
+                            return Err(self.c.err_at(at, "constraint names a third context outside validatetrans"));
+                        }
+                        if depth == CEXPR_MAXDEPTH - 1 {
+                            return Err(self.c.err_at(at, "constraint expression too deep"));
+                        }
+                        depth += 1;
+                        let names = RawBitmap::read(&mut self.c)?;
+                        // The type set as written in the source (attributes
+                        // unexpanded); only used by tools that print policy.
+                        let _types = RawBitmap::read(&mut self.c)?;
+                        let _negset = RawBitmap::read(&mut self.c)?;
+                        let _flags = self.c.u32()?;
+                        RawCexpr::Names { attr, op, names }
+                    }
+                    _ => return Err(self.c.err_at(at, format!("constraint expression kind {kind} unknown"))),
+                };
+                expr.push(e);
+            }
+            if depth != 0 {
+                return Err(self.c.err("constraint expression does not reduce to one value"));
+            }
+            out.push(RawConstraint { perms, expr });
+        }
+        Ok(out)
+    }
+
+    fn read_role(&mut self) -> Result<RawRole> {
+        let len = self.c.u32()? as usize;
+        let value = self.c.u32()?;
+        let bounds = self.c.u32()?;
+        let name = self.c.string(len, "role name")?;
+        let dominates = RawBitmap::read(&mut self.c)?;
+        let types = RawBitmap::read(&mut self.c)?;
+        Ok(RawRole { name, value, bounds, dominates, types })
+    }
+
+    fn read_type(&mut self) -> Result<RawType> {
+        let len = self.c.u32()? as usize;
+        let value = self.c.u32()?;
+        let properties = self.c.u32()?;
+        let bounds = self.c.u32()?;
+        let name = self.c.string(len, "type name")?;
+        Ok(RawType { name, value, primary: properties & 1 != 0, attribute: properties & 2 != 0, bounds })
+    }
+
+    fn read_raw_level(&mut self) -> Result<RawLevel> {
+        let sens = self.c.u32()?;
+        let cats = RawBitmap::read(&mut self.c)?;
+        Ok(RawLevel { sens, cats })
+    }
+
+    fn read_raw_range(&mut self) -> Result<RawRange> {
+        let at = self.c.pos();
+        let items = self.c.u32()?;
+        if items == 0 || items > 2 {
+            return Err(self.c.err_at(at, format!("range with {items} levels (1 or 2 expected)")));
+        }
+        let low = self.c.u32()?;
+        let high = if items > 1 { self.c.u32()? } else { low };
+        let low_cats = RawBitmap::read(&mut self.c)?;
+        let high_cats = if items > 1 { RawBitmap::read(&mut self.c)? } else { low_cats.clone() };
+        Ok(RawRange { sens: [low, high], cats: [low_cats, high_cats] })
+    }
+
+    fn read_user(&mut self) -> Result<RawUser> {
+        let len = self.c.u32()? as usize;
+        let value = self.c.u32()?;
+        let bounds = self.c.u32()?;
+        let name = self.c.string(len, "user name")?;
+        let roles = RawBitmap::read(&mut self.c)?;
+        let range = self.read_raw_range()?;
+        let dflt = self.read_raw_level()?;
+        Ok(RawUser { name, value, bounds, roles, range, dflt })
+    }
+
+    fn read_bool(&mut self) -> Result<(String, u32, bool)> {
+        let at = self.c.pos();
+        let value = self.c.u32()?;
+        let state = self.c.u32()?;
+        let len = self.c.u32()? as usize;
+        if state > 1 {
+            return Err(self.c.err_at(at, format!("boolean state {state} is neither 0 nor 1")));
+        }
+        let name = self.c.string(len, "boolean name")?;
+        Ok((name, value, state == 1))
+    }
+
+    fn read_sens(&mut self) -> Result<RawSens> {
+        let len = self.c.u32()? as usize;
+        let alias = self.c.u32()? != 0;
+        let name = self.c.string(len, "sensitivity name")?;
+        let level = self.read_raw_level()?;
+        Ok(RawSens { name, alias, level })
+    }
+
+    fn read_cat(&mut self) -> Result<RawCat> {
+        let len = self.c.u32()? as usize;
+        let value = self.c.u32()?;
+        let alias = self.c.u32()? != 0;
+        let name = self.c.string(len, "category name")?;
+        Ok(RawCat { name, value, alias })
+    }
+
+    fn read_avtab_item(&mut self, l: &Limits, cond: RuleCond) -> Result<AvRule> {
+        let at = self.c.pos();
+        let source = u32::from(self.c.u16()?);
+        let target = u32::from(self.c.u16()?);
+        let class = u32::from(self.c.u16()?);
+        let kind = self.c.u16()? & !AVTAB_ENABLED;
+        let known = avtab_kind::AV | avtab_kind::TYPE | avtab_kind::XPERMS;
+        if kind & !known != 0 || kind.count_ones() != 1 {
+            return Err(self.c.err_at(at, format!("avtab entry kind {kind:#06x} is not exactly one known rule kind")));
+        }
+        if !in_range(source, l.types) || !in_range(target, l.types) || !in_range(class, l.classes) {
+            return Err(self.c.err_at(at, format!("avtab entry ({source}, {target}, class {class}) names an unknown type or class")));
+        }
+        let (data, xperms) = if kind & avtab_kind::XPERMS != 0 {
+            let xkind = self.c.u8()?;
+            let driver = self.c.u8()?;
+            let mut perms = [0u32; 8];
+            for p in &mut perms {
+                *p = self.c.u32()?;
+            }
+            if xkind != 1 && xkind != 2 {
+                return Err(self.c.err_at(at, format!("extended permission kind {xkind} unknown")));
+            }
+            (0, Some(Xperms { kind: xkind, driver, perms }))
+        } else {
+            let data = self.c.u32()?;
+            if kind & avtab_kind::TYPE != 0 && !in_range(data, l.types) {
+                return Err(self.c.err_at(at, format!("type rule names unknown new type {data}")));
+            }
+            (data, None)
+        };
+        Ok(AvRule { source: TypeId(source), target: TypeId(target), class: ClassId(class), kind, data, xperms, cond })
+    }
+
+    fn read_filename_trans(&mut self, l: &Limits) -> Result<Vec<FilenameTrans>> {
+        let n = self.c.count("filename transition", 20)?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.c.pos();
+            let name = self.c.string_u32("filename transition name")?;
+            if self.version < VERSION_COMP_FTRANS {
+                let stype = self.c.u32()?;
+                let ttype = self.c.u32()?;
+                let class = self.c.u32()?;
+                let otype = self.c.u32()?;
+                if !in_range(stype, l.types) || !in_range(ttype, l.types) || !in_range(class, l.classes) || !in_range(otype, l.types) {
+                    return Err(self.c.err_at(at, "filename transition names an unknown type or class"));
+                }
+                let sources: BitSet = std::iter::once(stype - 1).collect();
+                out.push(FilenameTrans { name, target: TypeId(ttype), class: ClassId(class), sources, new_type: TypeId(otype) });
+            } else {
+                let ttype = self.c.u32()?;
+                let class = self.c.u32()?;
+                let nd = self.c.count("filename transition datum", 16)?;
+                if nd == 0 || !in_range(ttype, l.types) || !in_range(class, l.classes) {
+                    return Err(self.c.err_at(at, "filename transition names an unknown type or class, or has no rule"));
+                }
+                let mut seen = BitSet::new();
+                for _ in 0..nd {
+                    let sources = RawBitmap::read(&mut self.c)?.into_bitset(l.types, "filename transition sources")?;
+                    let otype = self.c.u32()?;
+                    if !in_range(otype, l.types) {
+                        return Err(self.c.err_at(at, format!("filename transition to unknown type {otype}")));
+                    }
+                    if seen.intersects(&sources) {
+                        return Err(self.c.err_at(at, "filename transition gives one source two new types"));
+                    }
+                    seen.union_with(&sources);
+                    out.push(FilenameTrans { name: name.clone(), target: TypeId(ttype), class: ClassId(class), sources, new_type: TypeId(otype) });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn read_context(&mut self, p: &Policy) -> Result<Context> {
+        let at = self.c.pos();
+        let user = self.c.u32()?;
+        let role = self.c.u32()?;
+        let ty = self.c.u32()?;
+        let raw = self.read_raw_range()?;
+        let limits = MlsLimits { n_sens: p.sens.len() as u32, n_cats: p.cats.len() as u32 };
+        let range = limits.range(raw, &p.sens)?;
+        let ctx = Context { user: UserId(user), role: RoleId(role), ty: TypeId(ty), range };
+        if !p.context_is_valid(&ctx) {
+            return Err(self.c.err_at(at, "invalid security context"));
+        }
+        Ok(ctx)
+    }
+
+    fn read_ocontexts(&mut self, p: &Policy, ocon_num: u32, _l: &Limits) -> Result<OContexts> {
+        let mut o = OContexts::default();
+        for kind in 0..ocon_num {
+            let n = self.c.count("object context", 8)?;
+            for _ in 0..n {
+                let at = self.c.pos();
+                match kind {
+                    0 => {
+                        let sid = self.c.u32()?;
+                        if sid == 0 || sid == u32::MAX {
+                            return Err(self.c.err_at(at, format!("initial SID {sid} invalid")));
+                        }
+                        let ctx = self.read_context(p)?;
+                        o.initial_sids.push((sid, ctx));
+                    }
+                    1 | 3 => {
+                        let len = self.c.u32()? as usize;
+                        if len > 63 {
+                            return Err(self.c.err_at(at, format!("name of {len} bytes (at most 63)")));
+                        }
+                        let name = self.c.string(len, "filesystem or interface name")?;
+                        let a = self.read_context(p)?;
+                        let b = self.read_context(p)?;
+                        if kind == 1 { o.fs.push((name, a, b)) } else { o.netifs.push((name, a, b)) }
+                    }
+                    2 => {
+                        let protocol = self.c.u32()?;
+                        let low = self.c.u32()?;
+                        let high = self.c.u32()?;
+                        let context = self.read_context(p)?;
+                        o.ports.push(PortCon { protocol, low, high, context });
+                    }
+                    4 => {
+                        let addr = self.c.array::<4>()?;
+                        let mask = self.c.array::<4>()?;
+                        let ctx = self.read_context(p)?;
+                        o.nodes.push((addr, mask, ctx));
+                    }
+                    5 => {
+                        let behavior = self.c.u32()?;
+                        let name = self.c.string_u32("fs_use filesystem")?;
+                        let ctx = self.read_context(p)?;
+                        o.fs_use.push((behavior, name, ctx));
+                    }
+                    6 => {
+                        let addr = self.c.array::<16>()?;
+                        let mask = self.c.array::<16>()?;
+                        let ctx = self.read_context(p)?;
+                        o.nodes6.push((addr, mask, ctx));
+                    }
+                    7 => {
+                        let prefix = self.c.array::<8>()?;
+                        let lo = self.c.u32()?;
+                        let hi = self.c.u32()?;
+                        let (Ok(lo), Ok(hi)) = (u16::try_from(lo), u16::try_from(hi)) else {
+                            return Err(self.c.err_at(at, "infiniband pkey above 65535"));
+                        };
+                        let ctx = self.read_context(p)?;
+                        o.ibpkeys.push((prefix, lo, hi, ctx));
+                    }
+                    _ => {
+                        let len = self.c.u32()? as usize;
+                        let port = self.c.u32()?;
+                        if len == 0 || len > 63 {
+                            return Err(self.c.err_at(at, format!("infiniband device name of {len} bytes")));
+                        }
+                        let Ok(port) = u8::try_from(port) else {
+                            return Err(self.c.err_at(at, format!("infiniband port {port} above 255")));
+                        };
+                        if port == 0 {
+                            return Err(self.c.err_at(at, "infiniband port 0"));
+                        }
+                        let name = self.c.string(len, "infiniband device name")?;
+                        let ctx = self.read_context(p)?;
+                        o.ibendports.push((name, port, ctx));
+                    }
+                }
+            }
+        }
+        Ok(o)
+    }
+
+    fn read_genfs(&mut self, p: &Policy, l: &Limits) -> Result<Vec<Genfs>> {
+        let n = self.c.count("genfs filesystem", 8)?;
+        let mut out: Vec<Genfs> = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.c.pos();
+            let fstype = self.c.string_u32("genfs filesystem")?;
+            if out.iter().any(|g| g.fstype == fstype) {
+                return Err(self.c.err_at(at, format!("duplicate genfs filesystem `{fstype}`")));
+            }
+            let m = self.c.count("genfs entry", 12)?;
+            let mut entries: Vec<(String, u32, Context)> = Vec::with_capacity(m);
+            for _ in 0..m {
+                let at = self.c.pos();
+                let path = self.c.string_u32("genfs path")?;
+                let class = self.c.u32()?;
+                if class > l.classes {
+                    return Err(self.c.err_at(at, format!("genfs entry names unknown class {class}")));
+                }
+                let ctx = self.read_context(p)?;
+                if entries.iter().any(|(q, c, _)| *q == path && (*c == 0 || class == 0 || *c == class)) {
+                    return Err(self.c.err_at(at, format!("duplicate genfs entry ({fstype}, {path})")));
+                }
+                entries.push((path, class, ctx));
+            }
+            out.push(Genfs { fstype, entries });
+        }
+        Ok(out)
+    }
+}
+
+fn in_range(v: u32, n: u32) -> bool {
+    v >= 1 && v <= n
+}
+
+fn slot_for<'s, T>(slots: &'s mut [Option<T>], value: u32, what: &str, name: &str) -> std::result::Result<&'s mut Option<T>, String> {
+    let n = slots.len();
+    match slots.get_mut((value as usize).wrapping_sub(1)) {
+        Some(slot) if slot.is_none() => Ok(slot),
+        Some(_) => Err(format!("{what} `{name}` reuses value {value}")),
+        None => Err(format!("{what} `{name}` has value {value}, outside 1..={n}")),
+    }
+}
+
+fn fill<T>(slots: Vec<Option<T>>, what: &str) -> std::result::Result<Vec<T>, String> {
+    let n = slots.len();
+    let mut out = Vec::with_capacity(n);
+    for (i, s) in slots.into_iter().enumerate() {
+        match s {
+            Some(v) => out.push(v),
+            None => return Err(format!("no {what} has value {} of 1..={n}", i + 1)),
+        }
+    }
+    Ok(out)
+}
+
+struct Limits {
+    types: u32,
+    roles: u32,
+    users: u32,
+    classes: u32,
+    #[allow(dead_code)]
+    bools: u32,
+}
+
+impl Limits {
+    fn constraint(&self, k: RawConstraint) -> Result<Constraint> {
+        let mut expr = Vec::with_capacity(k.expr.len());
+        for e in k.expr {
+            expr.push(match e {
+                RawCexpr::Not => ConstraintExpr::Not,
+                RawCexpr::And => ConstraintExpr::And,
+                RawCexpr::Or => ConstraintExpr::Or,
+                RawCexpr::Attr { attr, op } => ConstraintExpr::Attr { attr, op },
+                RawCexpr::Names { attr, op, names } => {
+                    let limit = if attr & cexpr::USER != 0 {
+                        self.users
+                    } else if attr & cexpr::ROLE != 0 {
+                        self.roles
+                    } else {
+                        self.types
+                    };
+                    ConstraintExpr::Names { attr, op, names: names.into_bitset(limit, "constraint names")? }
+                }
+            });
+        }
+        Ok(Constraint { perms: k.perms, expr })
+    }
+}
+
+struct MlsLimits {
+    n_sens: u32,
+    n_cats: u32,
+}
+
+impl MlsLimits {
+    fn level(&self, l: RawLevel, _sens: &[Sensitivity]) -> Result<Level> {
+        if l.sens > self.n_sens {
+            let at = l.cats.offset().saturating_sub(4);
+            return Err(PolicyError::new("levels", at, format!("level names unknown sensitivity {}", l.sens)));
+        }
+        Ok(Level { sens: l.sens, cats: l.cats.into_bitset(self.n_cats, "level categories")? })
+    }
+
+    fn range(&self, r: RawRange, sens: &[Sensitivity]) -> Result<Range> {
+        let [lc, hc] = r.cats;
+        let low = self.level(RawLevel { sens: r.sens[0], cats: lc }, sens)?;
+        let high = self.level(RawLevel { sens: r.sens[1], cats: hc }, sens)?;
+        Ok(Range { low, high })
+    }
+}
