@@ -8,7 +8,11 @@ use std::fmt;
 /// A policy file that could not be read: truncated, corrupted, or of a
 /// version we do not support.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PolicyError {
+pub struct PolicyError(Box<PolicyErrorInner>);
+
+/// Boxed so `Result<u32, PolicyError>` stays small on the read path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PolicyErrorInner {
     section: &'static str,
     offset: usize,
     message: String,
@@ -16,22 +20,22 @@ pub struct PolicyError {
 
 impl PolicyError {
     pub(crate) fn new(section: &'static str, offset: usize, message: impl Into<String>) -> Self {
-        Self { section, offset, message: message.into() }
+        Self(Box::new(PolicyErrorInner { section, offset, message: message.into() }))
     }
 
     /// The section of the policy file being read when the error was found.
     pub fn section(&self) -> &'static str {
-        self.section
+        self.0.section
     }
 
     /// Byte offset in the file where the offending field starts.
     pub fn offset(&self) -> usize {
-        self.offset
+        self.0.offset
     }
 
     /// What is wrong, without location.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 }
 
@@ -40,7 +44,7 @@ impl fmt::Display for PolicyError {
         write!(
             f,
             "invalid policy: {} (section `{}`, byte offset {}); the file is truncated or corrupted, or not a kernel binary policy of version 30 to 33: rebuild it or pass another with --policy",
-            self.message, self.section, self.offset
+            self.0.message, self.0.section, self.0.offset
         )
     }
 }

@@ -231,9 +231,9 @@ pub struct AvRule {
     pub class: ClassId,
     /// One of the `avtab_kind` bits.
     pub kind: u16,
-    /// Permissions (AV kinds) or the new type's value (type kinds).
+    /// Permissions (AV kinds), the new type's value (type kinds), or the
+    /// index of the rule's [`Xperms`] in `Policy::xperms` (xperms kinds).
     pub data: u32,
-    pub xperms: Option<Xperms>,
     pub cond: RuleCond,
 }
 

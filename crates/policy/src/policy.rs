@@ -42,6 +42,8 @@ pub struct Policy {
     /// Every avtab entry, unconditional first, then each conditional's
     /// true and false lists, in file order.
     pub avtab: Vec<AvRule>,
+    /// Extended permissions of the xperms rules, by `AvRule::data`.
+    pub xperms: Vec<Xperms>,
     pub conds: Vec<CondNode>,
     pub role_trans: Vec<RoleTrans>,
     pub role_allow: Vec<RoleAllow>,
@@ -105,6 +107,7 @@ impl Policy {
             cats,
             names,
             avtab: Vec::new(),
+            xperms: Vec::new(),
             conds: Vec::new(),
             role_trans: Vec::new(),
             role_allow: Vec::new(),
@@ -130,6 +133,7 @@ impl Policy {
     pub(crate) fn finish(
         &mut self,
         avtab: Vec<AvRule>,
+        xperms: Vec<Xperms>,
         conds: Vec<CondNode>,
         role_trans: Vec<RoleTrans>,
         role_allow: Vec<RoleAllow>,
@@ -153,6 +157,7 @@ impl Policy {
         }
         self.index = AvIndex::build(&avtab, &type_attrs, n, self.classes.len());
         self.avtab = avtab;
+        self.xperms = xperms;
         self.conds = conds;
         self.role_trans = role_trans;
         self.role_allow = role_allow;

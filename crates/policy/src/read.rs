@@ -14,7 +14,9 @@
 //!
 //! The reader never trusts a count: see [`crate::wire::Cursor::count`].
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+
+use rustc_hash::FxHashSet as HashSet;
 
 use crate::bitset::{BitSet, RawBitmap};
 use crate::error::PolicyError;
@@ -240,10 +242,15 @@ impl<'a> Reader<'a> {
             cat_names.insert(cat.name.clone(), cat.value);
             *slot = Some(Category { name: cat.name, aliases: Vec::new() });
         }
-        let mut categories: Vec<Category> = fill(cat_slots, "category").map_err(err)?;
+        // checkpolicy counts each alias in `nprim` although aliases share
+        // their primary's value, so values with no primary are legal (the
+        // kernel leaves their names NULL): keep them as unnamed slots.
+        let mut categories: Vec<Category> =
+            cat_slots.into_iter().map(|s| s.unwrap_or_else(|| Category { name: String::new(), aliases: Vec::new() })).collect();
         for a in cat_aliases {
             let target = categories
                 .get_mut((a.value as usize).wrapping_sub(1))
+                .filter(|c| !c.name.is_empty())
                 .ok_or_else(|| err(format!("category alias `{}` names value {}", a.name, a.value)))?;
             target.aliases.push(a.name.clone());
             if cat_names.insert(a.name.clone(), a.value).is_some() {
@@ -264,11 +271,16 @@ impl<'a> Reader<'a> {
             let cats = s.level.cats.into_bitset(n_cats, "sensitivity category")?;
             *slot = Some(Sensitivity { name: s.name, cats, aliases: Vec::new() });
         }
-        let mut sensitivities: Vec<Sensitivity> = fill(sens_slots, "sensitivity").map_err(err)?;
+        // Unnamed values, as for categories; no valid level may use one.
+        let mut sensitivities: Vec<Sensitivity> = sens_slots
+            .into_iter()
+            .map(|s| s.unwrap_or_else(|| Sensitivity { name: String::new(), cats: BitSet::new(), aliases: Vec::new() }))
+            .collect();
         for a in sens_aliases {
             let v = a.level.sens;
             let target = sensitivities
                 .get_mut((v as usize).wrapping_sub(1))
+                .filter(|s| !s.name.is_empty())
                 .ok_or_else(|| err(format!("sensitivity alias `{}` names value {v}", a.name)))?;
             target.aliases.push(a.name.clone());
             if sens_names.insert(a.name.clone(), v).is_some() {
@@ -432,15 +444,16 @@ impl<'a> Reader<'a> {
         // Rules.
         self.c.section("avtab");
         let mut avtab = Vec::new();
+        let mut xperms = Vec::new();
         let at = self.c.pos();
         let nel = self.c.count("avtab entry", 12)?;
         if nel == 0 {
             return Err(self.c.err_at(at, "avtab is empty"));
         }
         avtab.reserve(nel);
-        let mut type_rule_keys = HashSet::new();
+        let mut type_rule_keys = HashSet::default();
         for _ in 0..nel {
-            let rule = self.read_avtab_item(&limits, RuleCond::Always)?;
+            let rule = self.read_avtab_item(&limits, RuleCond::Always, &mut xperms)?;
             if rule.kind & avtab_kind::TYPE != 0
                 && !type_rule_keys.insert((rule.source, rule.target, rule.class, rule.kind))
             {
@@ -477,7 +490,7 @@ impl<'a> Reader<'a> {
                 let n = self.c.count("conditional rule", 12)?;
                 for _ in 0..n {
                     let cond = RuleCond::If { cond: ci as u32, when };
-                    avtab.push(self.read_avtab_item(&limits, cond)?);
+                    avtab.push(self.read_avtab_item(&limits, cond, &mut xperms)?);
                 }
             }
         }
@@ -518,7 +531,7 @@ impl<'a> Reader<'a> {
         self.c.section("range transitions");
         let n = self.c.count("range transition", 12 + 16)?;
         let mut range_trans = Vec::with_capacity(n);
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         for _ in 0..n {
             let at = self.c.pos();
             let source = self.c.u32()?;
@@ -548,7 +561,7 @@ impl<'a> Reader<'a> {
         if self.c.remaining() != 0 {
             return Err(self.c.err(format!("{} trailing bytes after the last section", self.c.remaining())));
         }
-        policy.finish(avtab, conds, role_trans, role_allow, filename_trans, ocontexts, genfs, range_trans, type_attrs);
+        policy.finish(avtab, xperms, conds, role_trans, role_allow, filename_trans, ocontexts, genfs, range_trans, type_attrs);
         Ok(policy)
     }
 
@@ -748,12 +761,13 @@ impl<'a> Reader<'a> {
         Ok(RawCat { name, value, alias })
     }
 
-    fn read_avtab_item(&mut self, l: &Limits, cond: RuleCond) -> Result<AvRule> {
+    fn read_avtab_item(&mut self, l: &Limits, cond: RuleCond, xperms_out: &mut Vec<Xperms>) -> Result<AvRule> {
         let at = self.c.pos();
-        let source = u32::from(self.c.u16()?);
-        let target = u32::from(self.c.u16()?);
-        let class = u32::from(self.c.u16()?);
-        let kind = self.c.u16()? & !AVTAB_ENABLED;
+        let h = self.c.array::<8>()?;
+        let source = u32::from(u16::from_le_bytes([h[0], h[1]]));
+        let target = u32::from(u16::from_le_bytes([h[2], h[3]]));
+        let class = u32::from(u16::from_le_bytes([h[4], h[5]]));
+        let kind = u16::from_le_bytes([h[6], h[7]]) & !AVTAB_ENABLED;
         let known = avtab_kind::AV | avtab_kind::TYPE | avtab_kind::XPERMS;
         if kind & !known != 0 || kind.count_ones() != 1 {
             return Err(self.c.err_at(at, format!("avtab entry kind {kind:#06x} is not exactly one known rule kind")));
@@ -761,7 +775,7 @@ impl<'a> Reader<'a> {
         if !in_range(source, l.types) || !in_range(target, l.types) || !in_range(class, l.classes) {
             return Err(self.c.err_at(at, format!("avtab entry ({source}, {target}, class {class}) names an unknown type or class")));
         }
-        let (data, xperms) = if kind & avtab_kind::XPERMS != 0 {
+        let data = if kind & avtab_kind::XPERMS != 0 {
             let xkind = self.c.u8()?;
             let driver = self.c.u8()?;
             let mut perms = [0u32; 8];
@@ -771,15 +785,16 @@ impl<'a> Reader<'a> {
             if xkind != 1 && xkind != 2 {
                 return Err(self.c.err_at(at, format!("extended permission kind {xkind} unknown")));
             }
-            (0, Some(Xperms { kind: xkind, driver, perms }))
+            xperms_out.push(Xperms { kind: xkind, driver, perms });
+            (xperms_out.len() - 1) as u32
         } else {
             let data = self.c.u32()?;
             if kind & avtab_kind::TYPE != 0 && !in_range(data, l.types) {
                 return Err(self.c.err_at(at, format!("type rule names unknown new type {data}")));
             }
-            (data, None)
+            data
         };
-        Ok(AvRule { source: TypeId(source), target: TypeId(target), class: ClassId(class), kind, data, xperms, cond })
+        Ok(AvRule { source: TypeId(source), target: TypeId(target), class: ClassId(class), kind, data, cond })
     }
 
     fn read_filename_trans(&mut self, l: &Limits) -> Result<Vec<FilenameTrans>> {
@@ -1015,8 +1030,9 @@ struct MlsLimits {
 }
 
 impl MlsLimits {
-    fn level(&self, l: RawLevel, _sens: &[Sensitivity]) -> Result<Level> {
-        if l.sens > self.n_sens {
+    fn level(&self, l: RawLevel, sens: &[Sensitivity]) -> Result<Level> {
+        let unnamed = sens.get((l.sens as usize).wrapping_sub(1)).is_some_and(|s| s.name.is_empty());
+        if l.sens > self.n_sens || unnamed {
             let at = l.cats.offset().saturating_sub(4);
             return Err(PolicyError::new("levels", at, format!("level names unknown sensitivity {}", l.sens)));
         }

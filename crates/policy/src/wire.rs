@@ -38,41 +38,46 @@ impl<'a> Cursor<'a> {
     }
 
     /// An error at the current position.
+    #[cold]
     pub(crate) fn err(&self, message: impl Into<String>) -> PolicyError {
         PolicyError::new(self.section, self.pos, message)
     }
 
     /// An error at an earlier position (the start of the offending field).
+    #[cold]
     pub(crate) fn err_at(&self, at: usize, message: impl Into<String>) -> PolicyError {
         PolicyError::new(self.section, at, message)
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if self.remaining() < n {
-            return Err(self.err(format!(
-                "truncated: needed {n} more bytes, {} left",
-                self.remaining()
-            )));
+        match self.pos.checked_add(n).and_then(|end| self.bytes.get(self.pos..end)) {
+            Some(slice) => {
+                self.pos += n;
+                Ok(slice)
+            }
+            None => Err(self.truncated(n)),
         }
-        let slice = &self.bytes[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(slice)
     }
 
+    #[cold]
+    #[inline(never)]
+    fn truncated(&self, n: usize) -> PolicyError {
+        self.err(format!("truncated: needed {n} more bytes, {} left", self.remaining()))
+    }
+
+    #[inline]
     pub(crate) fn u8(&mut self) -> Result<u8> {
         Ok(self.take(1)?[0])
     }
 
-    pub(crate) fn u16(&mut self) -> Result<u16> {
-        let b = self.take(2)?;
-        Ok(u16::from_le_bytes([b[0], b[1]]))
-    }
-
+    #[inline]
     pub(crate) fn u32(&mut self) -> Result<u32> {
         let b = self.take(4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
+    #[inline]
     pub(crate) fn u64(&mut self) -> Result<u64> {
         let b = self.take(8)?;
         let mut a = [0u8; 8];

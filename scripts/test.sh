@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs every test. With CI=true (or RAMPART_FULL=1) the differential test
+# against libsepol runs its full sample (1,000,000+ queries).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+if [[ "${CI:-}" == "true" ]]; then
+  export RAMPART_FULL=1
+fi
+cargo test --release --workspace --all-targets -- --nocapture 2>&1
