@@ -28,7 +28,8 @@ pub struct Policy {
     pub mls: bool,
     pub handle_unknown: HandleUnknown,
     pub policycaps: BitSet,
-    /// Types declared `permissive`.
+    /// Types declared `permissive`. Unlike every other type bitmap, the
+    /// kernel indexes this one by type value, not value - 1.
     pub permissive: BitSet,
     pub commons: Vec<Common>,
     pub classes: Vec<Class>,
@@ -264,6 +265,6 @@ impl Policy {
 
     /// Whether `t` is declared permissive.
     pub fn is_permissive(&self, t: TypeId) -> bool {
-        self.permissive.contains(t.bit())
+        self.permissive.contains(t.0)
     }
 }

@@ -224,7 +224,9 @@ impl<'a> Reader<'a> {
         let mut common_by_name = HashMap::new();
         for (name, value, perms, nprim) in commons {
             let slot = slot_for(&mut common_slots, value, "common", &name).map_err(err)?;
-            common_by_name.insert(name.clone(), value);
+            if common_by_name.insert(name.clone(), value).is_some() {
+                return Err(err(format!("duplicate common `{name}`")));
+            }
             *slot = Some(Common { name, perms, nprim });
         }
         let commons: Vec<Common> = fill(common_slots, "common").map_err(err)?;
@@ -239,7 +241,9 @@ impl<'a> Reader<'a> {
                 continue;
             }
             let slot = slot_for(&mut cat_slots, cat.value, "category", &cat.name).map_err(err)?;
-            cat_names.insert(cat.name.clone(), cat.value);
+            if cat_names.insert(cat.name.clone(), cat.value).is_some() {
+                return Err(err(format!("duplicate category `{}`", cat.name)));
+            }
             *slot = Some(Category { name: cat.name, aliases: Vec::new() });
         }
         // checkpolicy counts each alias in `nprim` although aliases share
@@ -267,7 +271,9 @@ impl<'a> Reader<'a> {
             }
             let value = s.level.sens;
             let slot = slot_for(&mut sens_slots, value, "sensitivity", &s.name).map_err(err)?;
-            sens_names.insert(s.name.clone(), value);
+            if sens_names.insert(s.name.clone(), value).is_some() {
+                return Err(err(format!("duplicate sensitivity `{}`", s.name)));
+            }
             let cats = s.level.cats.into_bitset(n_cats, "sensitivity category")?;
             *slot = Some(Sensitivity { name: s.name, cats, aliases: Vec::new() });
         }
@@ -299,7 +305,9 @@ impl<'a> Reader<'a> {
                 continue;
             }
             let slot = slot_for(&mut type_slots, t.value, "type", &t.name).map_err(err)?;
-            type_names.insert(t.name.clone(), TypeId(t.value));
+            if type_names.insert(t.name.clone(), TypeId(t.value)).is_some() {
+                return Err(err(format!("duplicate type `{}`", t.name)));
+            }
             *slot = Some(TypeDatum { name: t.name, attribute: t.attribute, bounds: t.bounds, aliases: Vec::new() });
         }
         let mut types: Vec<TypeDatum> = fill(type_slots, "type").map_err(err)?;
@@ -329,7 +337,9 @@ impl<'a> Reader<'a> {
             if r.bounds > n_roles {
                 return Err(err(format!("role `{}` bounded by unknown role {}", r.name, r.bounds)));
             }
-            role_names.insert(r.name.clone(), RoleId(r.value));
+            if role_names.insert(r.name.clone(), RoleId(r.value)).is_some() {
+                return Err(err(format!("duplicate role `{}`", r.name)));
+            }
             let (dominates, types) = if r.name == "object_r" {
                 (BitSet::new(), BitSet::new())
             } else {
@@ -350,7 +360,9 @@ impl<'a> Reader<'a> {
             if u.bounds > n_users {
                 return Err(err(format!("user `{}` bounded by unknown user {}", u.name, u.bounds)));
             }
-            user_names.insert(u.name.clone(), UserId(u.value));
+            if user_names.insert(u.name.clone(), UserId(u.value)).is_some() {
+                return Err(err(format!("duplicate user `{}`", u.name)));
+            }
             let range = mls.range(u.range, &sensitivities)?;
             let default_level = mls.level(u.dflt, &sensitivities)?;
             let roles = u.roles.into_bitset(n_roles, "user roles")?;
@@ -363,7 +375,9 @@ impl<'a> Reader<'a> {
         let mut bool_names = HashMap::new();
         for (name, value, state) in bools {
             let slot = slot_for(&mut bool_slots, value, "boolean", &name).map_err(err)?;
-            bool_names.insert(name.clone(), BoolId(value));
+            if bool_names.insert(name.clone(), BoolId(value)).is_some() {
+                return Err(err(format!("duplicate boolean `{name}`")));
+            }
             *slot = Some(Bool { name, default: state });
         }
         let bools: Vec<Bool> = fill(bool_slots, "boolean").map_err(err)?;
@@ -396,7 +410,9 @@ impl<'a> Reader<'a> {
                 }
             }
             let slot = slot_for(&mut class_slots, rc.value, "class", &rc.name).map_err(err)?;
-            class_names.insert(rc.name.clone(), ClassId(rc.value));
+            if class_names.insert(rc.name.clone(), ClassId(rc.value)).is_some() {
+                return Err(err(format!("duplicate class `{}`", rc.name)));
+            }
             let constraints = rc.constraints.into_iter().map(|k| limits.constraint(k)).collect::<Result<_>>()?;
             let validatetrans = rc.validatetrans.into_iter().map(|k| limits.constraint(k)).collect::<Result<_>>()?;
             *slot = Some(Class {
@@ -413,7 +429,8 @@ impl<'a> Reader<'a> {
             });
         }
         let classes: Vec<Class> = fill(class_slots, "class").map_err(err)?;
-        let permissive = permissive_raw.into_bitset(n_types, "permissive types")?;
+        // Indexed by type value (bit 0 unused), as the kernel does.
+        let permissive = permissive_raw.into_bitset(n_types + 1, "permissive types")?;
 
         let names = Names {
             classes: class_names,

@@ -113,7 +113,7 @@ impl<'a> Cursor<'a> {
         if n.saturating_mul(min_item_bytes.max(1)) > self.remaining() {
             return Err(self.err_at(
                 at,
-                format!("{what} count {n} cannot fit in the {} bytes left", self.remaining()),
+                format!("truncated or corrupted: {what} count {n} cannot fit in the {} bytes left", self.remaining()),
             ));
         }
         Ok(())
