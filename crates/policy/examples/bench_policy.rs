@@ -26,6 +26,18 @@ fn main() -> Res<()> {
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
+            // Internal: load once in this fresh process and print the
+            // resident memory it added.
+            "--rss-child" => {
+                let path = args.next().ok_or("--rss-child needs a path")?;
+                let bytes = std::fs::read(&path)?;
+                let before = vm_rss_kib()?;
+                let p = Policy::from_bytes(&bytes)?;
+                let after = vm_rss_kib()?;
+                println!("delta_kib={}", after - before);
+                drop(p);
+                return Ok(());
+            }
             "--policy" => policy_path = args.next().ok_or("--policy needs a path")?.into(),
             "--queries" => queries = args.next().ok_or("--queries needs N")?.parse()?,
             "--loads" => loads = args.next().ok_or("--loads needs N")?.parse()?,
@@ -54,10 +66,12 @@ fn main() -> Res<()> {
     let our_load = median(&mut times);
     let sepol_load = oracle_number(oracle, &["--time-load", path_str(&policy_path)?, &loads.to_string()], "median_ns")?;
 
-    // Resident memory: measured around one load in this process.
-    let rss_before = vm_rss_kib()?;
+    // Resident memory: one load in a fresh process on each side (the file
+    // is read before the first reading, so only the policy structures
+    // count).
+    let me = std::env::current_exe()?;
+    let our_rss = oracle_number(&me, &["--rss-child", path_str(&policy_path)?], "delta_kib")?;
     let policy = Policy::from_bytes(&bytes)?;
-    let rss_after = vm_rss_kib()?;
     let sepol_rss = oracle_number(oracle, &["--rss", path_str(&policy_path)?], "delta_kib")?;
 
     // compute_av without cache over the valid queries.
@@ -90,7 +104,7 @@ fn main() -> Res<()> {
     println!("|---|---|---|---|");
     println!("| load until ready (median of {loads}) | {:.2} ms | {:.2} ms | {:.2}x |", sepol_load / 1e6, our_load / 1e6, our_load / sepol_load);
     println!("| compute_av, no cache (median of 5 passes) | {:.0} ns | {:.0} ns | {:.3}x |", sepol_av, our_av, our_av / sepol_av);
-    println!("| resident memory added by the load | {:.1} MiB | {:.1} MiB | {:.2}x |", sepol_rss / 1024.0, (rss_after - rss_before) / 1024.0, (rss_after - rss_before) / sepol_rss);
+    println!("| resident memory added by the load | {:.1} MiB | {:.1} MiB | {:.2}x |", sepol_rss / 1024.0, our_rss / 1024.0, our_rss / sepol_rss);
     drop(policy);
     Ok(())
 }
@@ -104,7 +118,7 @@ fn median(v: &mut [f64]) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-/// Runs the oracle and returns `key=VALUE` from its output.
+/// Runs a measuring program and returns `key=VALUE` from its output.
 fn oracle_number(oracle: &std::path::Path, args: &[&str], key: &str) -> Res<f64> {
     let out = Command::new(oracle).args(args).output()?;
     let text = String::from_utf8_lossy(&out.stdout);
