@@ -162,3 +162,37 @@ fn small_policies_match_libsepol() {
     }
     assert!(permissive_seen > 0, "no test policy exercised a permissive type");
 }
+
+/// Several booleans committed at once with `Booleans::with` give the same
+/// state and decisions as libsepol after `bool ...; commit`.
+#[test]
+fn boolean_commit_matches_libsepol() {
+    let policy = Policy::from_bytes(&std::fs::read(POLICY).expect("read policy")).expect("load policy");
+    let mut oracle = Oracle::spawn(POLICY).expect("spawn libsepol oracle");
+    oracle.bools_default().expect("defaults");
+    let defaults = Booleans::defaults(&policy);
+    assert_eq!(defaults, mirror(&policy, &mut oracle), "default boolean values differ");
+    // Flip every third boolean in one commit.
+    let changes: Vec<(rampart_policy::BoolId, bool)> = policy
+        .bools
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 3 == 0)
+        .map(|(i, b)| (rampart_policy::BoolId(i as u32 + 1), !b.default))
+        .collect();
+    let named: Vec<(&str, bool)> = changes.iter().map(|(id, v)| (policy.bools[id.index()].name.as_str(), *v)).collect();
+    oracle.set_bools(&named).expect("commit booleans");
+    let committed = defaults.with(&policy, &changes);
+    assert_ne!(committed, defaults);
+    assert_eq!(committed, mirror(&policy, &mut oracle), "state after commit differs");
+    let queries = oracle.generate(77, 5_000).expect("generate");
+    let answers = oracle.answers(&queries).expect("answers");
+    let mut compared = 0;
+    for (q, a) in queries.iter().zip(answers) {
+        if let (Ok(mine), Answer::Decision(d)) = (ours(&policy, &committed, q), a) {
+            assert_eq!(mine, (d.allowed, d.auditallow, d.auditdeny, d.permissive), "after commit: `{q}`");
+            compared += 1;
+        }
+    }
+    assert!(compared > 4_000);
+}
