@@ -38,9 +38,7 @@ use std::fmt;
 
 use crate::bitset::BitSet;
 use crate::booleans::{Booleans, CondState};
-use crate::model::{
-    avtab_kind, Class, ClassId, Context, Level, Range, RoleId, RuleCond, TypeId, UserId, OBJECT_R,
-};
+use crate::model::{avtab_kind, Class, ClassId, Context, Level, Range, RoleId, RuleCond, TypeId, UserId, OBJECT_R};
 use crate::policy::Policy;
 
 /// `default_user`/`default_role`/`default_type source` (libsepol
@@ -121,7 +119,7 @@ impl fmt::Display for CreateKind {
 pub enum CreateError {
     /// The computed context is not valid under the policy.
     #[error(
-        "computed {kind} context `{context}` is invalid ({reason}) for scontext={scontext} tcontext={tcontext} tclass={class}; \
+        "computed {kind} context `{context}` is invalid ({reason}) for {query}; \
          the policy needs a rule giving a valid label here (role_transition, range_transition, or authorizing the role/user)"
     )]
     InvalidContext {
@@ -129,26 +127,16 @@ pub enum CreateError {
         context: String,
         /// What makes it invalid.
         reason: String,
-        /// Source context, printed.
-        scontext: String,
-        /// Target context, printed.
-        tcontext: String,
-        /// Class name.
-        class: String,
+        /// The query: `scontext=... tcontext=... tclass=...`.
+        query: String,
         /// Which computation.
         kind: CreateKind,
     },
     /// `default_range glblub` with two ranges that share no sensitivity.
-    #[error(
-        "class {class} has default_range glblub, but the ranges of scontext={scontext} and tcontext={tcontext} share no sensitivity"
-    )]
+    #[error("default_range glblub: the ranges share no sensitivity, for {query}")]
     NoCommonSensitivity {
-        /// Source context, printed.
-        scontext: String,
-        /// Target context, printed.
-        tcontext: String,
-        /// Class name.
-        class: String,
+        /// The query: `scontext=... tcontext=... tclass=...`.
+        query: String,
     },
 }
 
@@ -210,9 +198,7 @@ impl Policy {
             return Err(CreateError::InvalidContext {
                 context: self.context_to_string(&c),
                 reason: self.create_invalid_reason(&c),
-                scontext: self.context_to_string(s),
-                tcontext: self.context_to_string(t),
-                class: self.class_name(class).to_owned(),
+                query: self.create_query(s, t, class),
                 kind,
             });
         }
@@ -228,7 +214,13 @@ impl Policy {
     /// - Change: the process class takes `s`'s whole range; every other
     ///   class takes `s`'s low level as both low and high.
     /// - Member: `s`'s low level as both low and high, for every class.
-    pub fn create_range(&self, s: &Context, t: &Context, class: ClassId, kind: CreateKind) -> Result<Range, CreateError> {
+    pub fn create_range(
+        &self,
+        s: &Context,
+        t: &Context,
+        class: ClassId,
+        kind: CreateKind,
+    ) -> Result<Range, CreateError> {
         if !self.mls {
             let none = Level { sens: 0, cats: BitSet::new() };
             return Ok(Range { low: none.clone(), high: none });
@@ -249,11 +241,8 @@ impl Policy {
                     default_range::TARGET_HIGH => return Ok(single(&t.range.high)),
                     default_range::TARGET_LOW_HIGH => return Ok(t.range.clone()),
                     default_range::GLBLUB => {
-                        return glblub(&s.range, &t.range).ok_or_else(|| CreateError::NoCommonSensitivity {
-                            scontext: self.context_to_string(s),
-                            tcontext: self.context_to_string(t),
-                            class: self.class_name(class).to_owned(),
-                        });
+                        return glblub(&s.range, &t.range)
+                            .ok_or_else(|| CreateError::NoCommonSensitivity { query: self.create_query(s, t, class) });
                     }
                     _ => {}
                 }
@@ -332,6 +321,16 @@ impl Policy {
             }
             CreateKind::Member => t.user,
         }
+    }
+
+    /// `scontext=S tcontext=T tclass=C`, as libsepol words it.
+    fn create_query(&self, s: &Context, t: &Context, class: ClassId) -> String {
+        format!(
+            "scontext={} tcontext={} tclass={}",
+            self.context_to_string(s),
+            self.context_to_string(t),
+            self.class_name(class)
+        )
     }
 
     /// Why [`Policy::context_is_valid`] rejects `c`, in words.
