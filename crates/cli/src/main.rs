@@ -1,20 +1,62 @@
-fn main() {
-    let path = std::path::PathBuf::from("/etc/selinux/default/policy/policy.33");
-    let bytes = std::fs::read(&path).unwrap();
-    let t = std::time::Instant::now();
-    let p = rampart_policy::Policy::from_bytes(&bytes);
-    println!("{:?}", t.elapsed());
-    match p {
-        Ok(p) => {
-            println!("classes {} types {} roles {} users {} bools {} avtab {} conds {} ft {}", p.classes.len(), p.types.len(), p.roles.len(), p.users.len(), p.bools.len(), p.avtab.len(), p.conds.len(), p.filename_trans.len());
-            let b = rampart_policy::Booleans::defaults(&p);
-            let s = p.parse_context("system_u:system_r:sshd_t:s0-s0:c0.c1023").unwrap();
-            let t = p.parse_context("system_u:object_r:etc_t:s0").unwrap();
-            let c = p.class_by_name("file").unwrap();
-            let d = p.compute_av(&b, &s, &t, c);
-            println!("{:08x} {:08x} {:08x} {:?}", d.allowed, d.auditallow, d.auditdeny, p.av_to_names(c, d.allowed));
-            println!("{}", p.context_to_string(&s));
+//! `rampart`: SELinux access decisions from the kernel binary policy.
+//!
+//! This file only dispatches: [`args`] parses the command line, the
+//! modules under [`cmd`] do the work and return their output and exit
+//! status, and errors end the process with status 2.
+
+mod args;
+mod cmd;
+mod error;
+mod help;
+mod load;
+mod query;
+mod render;
+mod rules;
+mod suggest;
+#[cfg(test)]
+mod testing;
+mod why;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use args::Command;
+use error::CliError;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => ExitCode::from(code),
+        Err(CliError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "rampart: error: {e}");
+            ExitCode::from(e.exit_code())
         }
-        Err(e) => println!("{e}"),
+    }
+}
+
+/// Runs the command; `Ok` holds the exit status (0, or 1 for a denial).
+fn run() -> Result<u8, CliError> {
+    let cli = args::parse(std::env::args_os().skip(1).collect())?;
+    let load = || load::policy(cli.policy.as_deref());
+    let (text, code) = match &cli.command {
+        Command::Help(topic) => (help::text(*topic).to_owned(), 0),
+        Command::Version => (format!("rampart {}\n", env!("CARGO_PKG_VERSION")), 0),
+        Command::Info => {
+            let (path, policy) = load()?;
+            (cmd::info::run(&path, &policy), 0)
+        }
+        Command::Check(a) => cmd::check::run(&load()?.1, a)?,
+        Command::Explain(a) => cmd::explain::run(&load()?.1, a)?,
+        Command::Batch(a) => {
+            let (_, policy) = load()?;
+            let bools = load::booleans(&policy, &a.bools)?;
+            cmd::batch::run(&policy, &bools, a.cache, std::io::stdin().lock(), std::io::stdout().lock())?;
+            (String::new(), 0)
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(code),
     }
 }

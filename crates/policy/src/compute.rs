@@ -36,9 +36,18 @@ impl Policy {
     /// this policy (see [`Policy::parse_context`]); an unknown class gives
     /// an empty decision, as in libsepol.
     pub fn compute_av(&self, bools: &Booleans, s: &Context, t: &Context, class: ClassId) -> AvDecision {
+        let mut d = self.compute_av_bounded(bools, s, t, class);
+        d.permissive = self.is_permissive(s.ty);
+        d
+    }
+
+    /// Steps 1-4. Typebounds recurse through this, as in the kernel and
+    /// libsepol: a chain `a_t` < `b_t` < `c_t` is masked at every level.
+    /// INVARIANT (acyclic-bounds): the reader refused bounds cycles, so
+    /// the recursion ends.
+    fn compute_av_bounded(&self, bools: &Booleans, s: &Context, t: &Context, class: ClassId) -> AvDecision {
         let mut d = self.compute_av_te_constraints(bools, s, t, class);
         self.bounds_av(bools, s, t, class, &mut d);
-        d.permissive = self.is_permissive(s.ty);
         d
     }
 
@@ -77,7 +86,7 @@ impl Policy {
                 lo_t.ty = TypeId(target.bounds);
             }
         }
-        let lo = self.compute_av_te_constraints(bools, &lo_s, &lo_t, class);
+        let lo = self.compute_av_bounded(bools, &lo_s, &lo_t, class);
         d.allowed &= lo.allowed;
     }
 

@@ -54,7 +54,7 @@ fn selinux_type(text: &str) -> Option<String> {
         .filter_map(|l| l.strip_prefix("SELINUXTYPE="))
         .map(|v| v.trim().trim_matches('"').to_owned())
         .filter(|v| !v.is_empty())
-        .last()
+        .next_back()
 }
 
 #[cfg(test)]

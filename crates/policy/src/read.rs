@@ -325,6 +325,18 @@ impl<'a> Reader<'a> {
                 return Err(err(format!("type `{}` bounded by unknown type {}", t.name, t.bounds)));
             }
         }
+        // A bounds chain longer than the number of types has a cycle.
+        for t in &types {
+            let mut next = t.bounds;
+            let mut steps = 0u32;
+            while next != 0 {
+                steps += 1;
+                if steps > n_types {
+                    return Err(err(format!("type `{}` is in a typebounds cycle", t.name)));
+                }
+                next = types[next as usize - 1].bounds;
+            }
+        }
 
         // Roles (object_r is value 1 and carries no data of its own).
         let mut role_slots: Vec<Option<Role>> = vec![None; n_roles as usize];
@@ -955,14 +967,21 @@ impl<'a> Reader<'a> {
     fn read_genfs(&mut self, p: &Policy, l: &Limits) -> Result<Vec<Genfs>> {
         let n = self.c.count("genfs filesystem", 8)?;
         let mut out: Vec<Genfs> = Vec::with_capacity(n);
+        // Duplicate checks by hash, not by scanning what was read: a
+        // crafted file with many entries must not take quadratic time.
+        let mut fstypes: HashSet<String> = HashSet::default();
         for _ in 0..n {
             let at = self.c.pos();
             let fstype = self.c.string_u32("genfs filesystem")?;
-            if out.iter().any(|g| g.fstype == fstype) {
+            if !fstypes.insert(fstype.clone()) {
                 return Err(self.c.err_at(at, format!("duplicate genfs filesystem `{fstype}`")));
             }
             let m = self.c.count("genfs entry", 12)?;
             let mut entries: Vec<(String, u32, Context)> = Vec::with_capacity(m);
+            // (path, class) pairs, and paths with any class / class 0 (all).
+            let mut seen: HashSet<(String, u32)> = HashSet::default();
+            let mut paths: HashSet<String> = HashSet::default();
+            let mut any_class: HashSet<String> = HashSet::default();
             for _ in 0..m {
                 let at = self.c.pos();
                 let path = self.c.string_u32("genfs path")?;
@@ -971,8 +990,12 @@ impl<'a> Reader<'a> {
                     return Err(self.c.err_at(at, format!("genfs entry names unknown class {class}")));
                 }
                 let ctx = self.read_context(p)?;
-                if entries.iter().any(|(q, c, _)| *q == path && (*c == 0 || class == 0 || *c == class)) {
+                if any_class.contains(&path) || (class == 0 && paths.contains(&path)) || !seen.insert((path.clone(), class)) {
                     return Err(self.c.err_at(at, format!("duplicate genfs entry ({fstype}, {path})")));
+                }
+                paths.insert(path.clone());
+                if class == 0 {
+                    any_class.insert(path.clone());
                 }
                 entries.push((path, class, ctx));
             }

@@ -1,0 +1,6 @@
+//! The commands, one module each.
+
+pub mod batch;
+pub mod check;
+pub mod explain;
+pub mod info;

@@ -1,0 +1,138 @@
+//! Shared helpers for the `rampart` command tests: running the binary,
+//! running setools for independent answers, and compiling the tiny test
+//! policy with checkpolicy. Tests that need something absent (system
+//! policy, setools, checkpolicy) print why and pass.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `rampart` with `args` and `stdin`; fails the test on a panic or a
+/// death by signal.
+pub fn rampart(args: &[&str], stdin: &str) -> Out {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rampart"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn rampart");
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_owned();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(data.as_bytes());
+    });
+    let o = child.wait_with_output().expect("wait rampart");
+    writer.join().expect("stdin writer");
+    let out = Out {
+        code: o.status.code().unwrap_or_else(|| panic!("rampart {args:?} killed by a signal")),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    };
+    assert!(!out.stderr.contains("panicked"), "rampart {args:?} panicked:\n{}", out.stderr);
+    out
+}
+
+/// `rampart --policy POLICY args...`.
+pub fn with_policy(policy: &Path, args: &[&str]) -> Out {
+    let p = policy.to_str().expect("utf-8 path");
+    let mut all = vec!["--policy", p];
+    all.extend_from_slice(args);
+    rampart(&all, "")
+}
+
+/// The system policy, or `None` with a message.
+pub fn system_policy() -> Option<PathBuf> {
+    match rampart_policy::default_policy_path() {
+        Ok(p) if p.exists() => Some(p),
+        Ok(p) => skip(&format!("no system policy at {}", p.display())),
+        Err(e) => skip(&format!("no system policy ({e})")),
+    }
+}
+
+pub fn skip<T>(why: &str) -> Option<T> {
+    eprintln!("skipped: {why}");
+    None
+}
+
+/// The stdout of a tool, or `None` with a message if it is missing or fails.
+pub fn tool(name: &str, args: &[&str]) -> Option<String> {
+    match Command::new(name).args(args).output() {
+        Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).into_owned()),
+        Ok(o) => skip(&format!("`{name} {}` failed: {}", args.join(" "), String::from_utf8_lossy(&o.stderr))),
+        Err(e) => skip(&format!("`{name}` not available: {e}")),
+    }
+}
+
+/// `sesearch POLICY ARGS...` split into lines.
+pub fn sesearch(policy: &Path, args: &[&str]) -> Option<Vec<String>> {
+    let mut all = vec![policy.to_str().expect("utf-8 path")];
+    all.extend_from_slice(args);
+    Some(tool("sesearch", &all)?.lines().map(str::to_owned).filter(|l| !l.is_empty()).collect())
+}
+
+/// The permissions of sesearch rule lines (`... { a b };` or `... a;`),
+/// united.
+pub fn rule_perms(lines: &[String]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for l in lines {
+        let rule = l.split(';').next().unwrap_or("");
+        let after_class = rule.split_once(':').map_or("", |(_, r)| r);
+        let perms = after_class.split_once(' ').map_or("", |(_, p)| p);
+        out.extend(perms.split_whitespace().filter(|w| *w != "{" && *w != "}").map(str::to_owned));
+    }
+    out
+}
+
+/// The names of a `check` output line, e.g. `allowed: { a b }`.
+pub fn line_set(stdout: &str, label: &str) -> Option<BTreeSet<String>> {
+    let line = stdout.lines().find(|l| l.starts_with(&format!("{label}: ")))?;
+    let inner = line.split_once('{')?.1.rsplit_once('}')?.0;
+    Some(inner.split_whitespace().map(str::to_owned).collect())
+}
+
+pub fn set(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// `tests/data/explain.conf` compiled with `checkpolicy -U handle_unknown`,
+/// once per test binary.
+pub fn test_policy(handle_unknown: &str) -> Option<PathBuf> {
+    static ALLOW: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static DENY: OnceLock<Option<PathBuf>> = OnceLock::new();
+    static REJECT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let cell = match handle_unknown {
+        "allow" => &ALLOW,
+        "deny" => &DENY,
+        _ => &REJECT,
+    };
+    cell.get_or_init(|| compile(handle_unknown)).clone()
+}
+
+fn compile(handle_unknown: &str) -> Option<PathBuf> {
+    let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/explain.conf");
+    let dir = std::env::temp_dir().join(format!("rampart-cli-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let out = dir.join(format!("explain-{handle_unknown}.33"));
+    let status = Command::new("checkpolicy")
+        .args(["-c", "33", "-U", handle_unknown, "-o"])
+        .arg(&out)
+        .arg(&conf)
+        .stdout(Stdio::null())
+        .status();
+    match status {
+        Ok(s) if s.success() => Some(out),
+        Ok(s) => panic!("checkpolicy failed on {}: {s}", conf.display()),
+        Err(e) => skip(&format!("checkpolicy not available: {e}")),
+    }
+}

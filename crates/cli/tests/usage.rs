@@ -1,0 +1,115 @@
+//! Help and bad command lines: help on stdout with status 0; every usage
+//! or input error a one-line message on stderr with status 2, never a
+//! panic.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+
+#[test]
+fn help_everywhere() {
+    for (args, needle) in [
+        (&["--help"][..], "usage: rampart [--policy PATH] COMMAND"),
+        (&["-h"], "usage: rampart [--policy PATH] COMMAND"),
+        (&["help"], "usage: rampart [--policy PATH] COMMAND"),
+        (&["help", "check"], "usage: rampart check"),
+        (&["check", "--help"], "--batch"),
+        (&["check", "s", "t", "c", "-h"], "usage: rampart check"),
+        (&["help", "explain"], "usage: rampart explain"),
+        (&["explain", "--help"], "usage: rampart explain"),
+        (&["help", "policy"], "usage: rampart [--policy PATH] policy info"),
+        (&["policy", "info", "--help"], "usage: rampart [--policy PATH] policy info"),
+        (&["--policy", "/nonexistent", "help"], "commands:"),
+    ] {
+        let out = rampart(args, "");
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        assert!(out.stdout.contains(needle), "{args:?}:\n{}", out.stdout);
+        assert!(out.stderr.is_empty());
+    }
+    let v = rampart(&["--version"], "");
+    assert_eq!(v.code, 0);
+    assert!(v.stdout.starts_with("rampart "));
+}
+
+#[test]
+fn malformed_command_lines() {
+    for (args, needle) in [
+        (&[][..], "no command given"),
+        (&["chek"], "unknown command `chek` (did you mean `check`?)"),
+        (&["policy"], "missing subcommand"),
+        (&["policy", "stats"], "unknown subcommand `stats`"),
+        (&["policy", "info", "extra"], "unexpected argument `extra`"),
+        (&["check"], "missing SCONTEXT"),
+        (&["check", "a", "b"], "missing CLASS"),
+        (&["check", "--policy"], "option `--policy` needs a value"),
+        (&["check", "--bool"], "option `--bool` needs a value"),
+        (&["check", "--bool", "flag"], "`--bool` expects NAME=on|off, got `flag`"),
+        (&["check", "--bool", "flag=maybe", "a", "b", "c"], "boolean value `maybe`"),
+        (&["check", "--bool", "=on"], "no boolean name"),
+        (&["check", "--frobnicate"], "unknown option `--frobnicate`"),
+        (&["check", "--batch=1"], "option `--batch` takes no value"),
+        (&["policy", "info", "--bool", "a=on"], "option `--bool` is not valid with `rampart policy`"),
+        (&["help", "nope"], "unknown command `nope`"),
+        (&["--version", "check"], "`--version` takes no command"),
+    ] {
+        let out = rampart(args, "");
+        assert_eq!(out.code, 2, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: {}", out.stdout);
+        assert!(out.stderr.starts_with("rampart: error: "), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(needle), "{args:?}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn unreadable_or_invalid_policy() {
+    let out = rampart(&["--policy", "/nonexistent/policy.33", "policy", "info"], "");
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("cannot read policy `/nonexistent/policy.33`"), "{}", out.stderr);
+
+    let junk = std::env::temp_dir().join(format!("rampart-junk-policy-{}", std::process::id()));
+    std::fs::write(&junk, b"this is not a policy").unwrap();
+    let out = rampart(&["check", "a", "b", "c", "--policy", junk.to_str().unwrap()], "");
+    std::fs::remove_file(&junk).unwrap();
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("invalid policy"), "{}", out.stderr);
+}
+
+#[cfg(unix)]
+#[test]
+fn non_utf8_arguments() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"sys\xfftem_u");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rampart"))
+        .args(["check".as_ref(), bad, "b".as_ref(), "c".as_ref()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is not valid UTF-8"));
+}
+
+#[test]
+fn closed_stdout_is_not_a_crash() {
+    let Some(policy) = system_policy() else { return };
+    // `rampart ... | head -c0`: the reader goes away; rampart must not panic.
+    let input = "system_u:system_r:sshd_t:s0 system_u:object_r:etc_t:s0 file\n".repeat(200_000);
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rampart"))
+        .args(["--policy", policy.to_str().unwrap(), "check", "--batch"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        use std::io::Write;
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+}

@@ -1,0 +1,24 @@
+//! Typebounds chains: the kernel and libsepol mask a bounded type by its
+//! bound recursively (`context_struct_compute_av` ->
+//! `type_attribute_bounds_av` -> `context_struct_compute_av`). libsepol
+//! 3.4 crashes on this query, so the expectation is derived from the
+//! kernel source: `a_t` < `b_t` < `c_t`, and a constraint removes getattr
+//! from `c_t` only; `b_t` loses getattr to its bound, so `a_t` must too.
+//! `bounds_chain.bin` is `bounds_chain.conf` compiled by `checkpolicy -c 33`.
+
+use rampart_policy::{Booleans, Policy};
+
+#[test]
+fn bounds_chain_masks_every_level() {
+    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bounds_chain.bin")).unwrap();
+    let p = Policy::from_bytes(&bytes).unwrap();
+    let b = Booleans::defaults(&p);
+    let file = p.class_by_name("file").unwrap();
+    let read = p.perm_bit(file, "read").unwrap();
+    let getattr = p.perm_bit(file, "getattr").unwrap();
+    let f = p.parse_context("system_u:object_r:f_t").unwrap();
+    let av = |ty: &str| p.compute_av(&b, &p.parse_context(&format!("system_u:system_r:{ty}")).unwrap(), &f, file).allowed;
+    assert_eq!(av("c_t"), read, "the constraint removes getattr from c_t");
+    assert_eq!(av("b_t"), read, "b_t is bounded by c_t");
+    assert_eq!(av("a_t"), read, "a_t is bounded by b_t, itself bounded by c_t");
+}
