@@ -90,27 +90,16 @@ impl Policy {
         d.allowed &= lo.allowed;
     }
 
-    /// The TE part: walks the rules of `class` for the attributes of the
-    /// side with fewer candidate rules (see [`crate::index`]), testing the
-    /// other side's attribute membership with one bit test per rule.
+    /// The TE part: walks the rules of `class` whose source is one of the
+    /// source type's attributes (see [`crate::index`]) and tests the
+    /// target's attribute membership with one bit test per rule.
     fn te_av(&self, conds: &[CondState], sty: TypeId, tty: TypeId, class: ClassId, d: &mut AvDecision) {
-        let idx = &self.index;
-        let (Some(sattrs), Some(tattrs)) = (idx.attrs_of.get(sty.index()), idx.attrs_of.get(tty.index())) else {
+        let (Some(sattrs), Some(tattrs)) = (self.index.attrs_of.get(sty.index()), self.type_attrs.get(tty.index())) else {
             return;
         };
-        let c = class.index();
-        let mut s_runs = Runs::new();
-        let mut t_runs = Runs::new();
-        let s_cost = s_runs.gather(&idx.by_source, sattrs, c);
-        let t_cost = t_runs.gather(&idx.by_target, tattrs, c);
-        let (runs, other_set) = if s_cost <= t_cost {
-            (&s_runs, &self.type_attrs[tty.index()])
-        } else {
-            (&t_runs, &self.type_attrs[sty.index()])
-        };
-        for run in runs.iter() {
-            for e in run {
-                if other_set.contains(u32::from(e.other) - 1) && entry_active(conds, e) {
+        for &a in sattrs {
+            for e in self.index.by_source.slice(a as usize, class.index()) {
+                if tattrs.contains(u32::from(e.other) - 1) && entry_active(conds, e) {
                     apply(d, e);
                 }
             }
@@ -203,43 +192,6 @@ fn eval_names(attr: u32, op: u32, names: &BitSet, s: &Context, t: &Context) -> b
         cexpr::EQ => present,
         cexpr::NEQ => !present,
         _ => false,
-    }
-}
-
-/// The non-empty rule runs of one side's attributes for one class. A type
-/// has at most 30 attributes in the Debian policy; 64 fit on the stack.
-struct Runs<'a> {
-    runs: [&'a [AvEntry]; 64],
-    len: usize,
-}
-
-impl<'a> Runs<'a> {
-    fn new() -> Self {
-        Runs { runs: [&[]; 64], len: 0 }
-    }
-
-    /// Collects the runs of `attrs` in class index `c`; returns how many
-    /// rules they hold. Past 64 runs the rest still count (and the walk
-    /// then cannot use this side: its cost is made maximal).
-    fn gather(&mut self, side: &'a crate::index::Side, attrs: &[u32], c: usize) -> usize {
-        let mut cost = 0usize;
-        for &a in attrs {
-            let run = side.slice(a as usize, c);
-            if run.is_empty() {
-                continue;
-            }
-            if self.len == self.runs.len() {
-                return usize::MAX;
-            }
-            self.runs[self.len] = run;
-            self.len += 1;
-            cost += run.len();
-        }
-        cost
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &'a [AvEntry]> + '_ {
-        self.runs[..self.len].iter().copied()
     }
 }
 

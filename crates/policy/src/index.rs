@@ -1,13 +1,14 @@
 //! Lookup structures over the avtab, built once at load.
 //!
 //! libsepol answers `compute_av` by probing a hash table for every pair
-//! (source attribute, target attribute): with 50 source and 20 target
-//! attributes that is 1000 probes per query. We index the access-vector
-//! rules twice, by source and by target, each grouped by class and laid
-//! out flat, so a query walks the rules of its class for the attributes
-//! of the side with fewer of them and tests the other side's membership
+//! (source attribute, target attribute): up to 30 x 30 probes per query in
+//! the Debian policy. We group the access-vector rules by (source type or
+//! attribute, class) in one flat array, so a query walks the rules of its
+//! class for the source's attributes and tests the target's membership
 //! with one bit test. The work is proportional to the rules that could
-//! apply, not to the product of the attribute counts.
+//! apply, not to the product of the attribute counts. (A second index by
+//! target, walking whichever side has fewer rules, cut the mean by 20% but
+//! cost 35% more load time and 1.5 MiB; measured, not kept.)
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -137,7 +138,6 @@ pub(crate) type TypeRules = HashMap<(u32, u32, u32, u16), Vec<(u32, RuleCond)>>;
 #[derive(Debug, Default)]
 pub(crate) struct AvIndex {
     pub by_source: Side,
-    pub by_target: Side,
     /// For each type index, the indexes of its attributes and itself.
     pub attrs_of: Vec<Vec<u32>>,
     pub type_rules: TypeRules,
@@ -152,7 +152,6 @@ impl AvIndex {
         let attrs_of = type_attrs.iter().map(|b| b.iter().collect()).collect();
         AvIndex {
             by_source: Side::build(avtab, |r| (r.source, r.target), ntypes, nclasses),
-            by_target: Side::build(avtab, |r| (r.target, r.source), ntypes, nclasses),
             attrs_of,
             type_rules,
         }

@@ -5,7 +5,7 @@
 //! immutable once read: boolean values live outside it in
 //! [`crate::Booleans`] so a new boolean state never copies the policy.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::bitset::BitSet;
 

@@ -1,6 +1,6 @@
 //! [`Policy`]: the validated policy database and its name lookups.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 
 use crate::bitset::BitSet;

@@ -14,7 +14,7 @@
 //!
 //! The reader never trusts a count: see [`crate::wire::Cursor::count`].
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use rustc_hash::FxHashSet as HashSet;
 
@@ -221,7 +221,7 @@ impl<'a> Reader<'a> {
 
         // Commons.
         let mut common_slots: Vec<Option<Common>> = vec![None; n_commons as usize];
-        let mut common_by_name = HashMap::new();
+        let mut common_by_name = HashMap::default();
         for (name, value, perms, nprim) in commons {
             let slot = slot_for(&mut common_slots, value, "common", &name).map_err(err)?;
             if common_by_name.insert(name.clone(), value).is_some() {
@@ -233,7 +233,7 @@ impl<'a> Reader<'a> {
 
         // Categories and sensitivities.
         let mut cat_slots: Vec<Option<Category>> = vec![None; n_cats as usize];
-        let mut cat_names = HashMap::new();
+        let mut cat_names = HashMap::with_capacity_and_hasher(cats.len(), Default::default());
         let mut cat_aliases = Vec::new();
         for cat in cats {
             if cat.alias {
@@ -262,7 +262,7 @@ impl<'a> Reader<'a> {
             }
         }
         let mut sens_slots: Vec<Option<Sensitivity>> = vec![None; n_sens as usize];
-        let mut sens_names = HashMap::new();
+        let mut sens_names = HashMap::with_capacity_and_hasher(sens.len(), Default::default());
         let mut sens_aliases = Vec::new();
         for s in sens {
             if s.alias {
@@ -297,7 +297,7 @@ impl<'a> Reader<'a> {
 
         // Types and aliases.
         let mut type_slots: Vec<Option<TypeDatum>> = vec![None; n_types as usize];
-        let mut type_names = HashMap::new();
+        let mut type_names = HashMap::with_capacity_and_hasher(types.len(), Default::default());
         let mut type_aliases = Vec::new();
         for t in types {
             if !t.primary {
@@ -340,7 +340,7 @@ impl<'a> Reader<'a> {
 
         // Roles (object_r is value 1 and carries no data of its own).
         let mut role_slots: Vec<Option<Role>> = vec![None; n_roles as usize];
-        let mut role_names = HashMap::new();
+        let mut role_names = HashMap::with_capacity_and_hasher(roles.len(), Default::default());
         for r in roles {
             let slot = slot_for(&mut role_slots, r.value, "role", &r.name).map_err(err)?;
             if r.name == "object_r" && r.value != OBJECT_R.0 {
@@ -366,7 +366,7 @@ impl<'a> Reader<'a> {
 
         // Users.
         let mut user_slots: Vec<Option<User>> = vec![None; n_users as usize];
-        let mut user_names = HashMap::new();
+        let mut user_names = HashMap::with_capacity_and_hasher(users.len(), Default::default());
         for u in users {
             let slot = slot_for(&mut user_slots, u.value, "user", &u.name).map_err(err)?;
             if u.bounds > n_users {
@@ -384,7 +384,7 @@ impl<'a> Reader<'a> {
 
         // Booleans.
         let mut bool_slots: Vec<Option<Bool>> = vec![None; n_bools as usize];
-        let mut bool_names = HashMap::new();
+        let mut bool_names = HashMap::with_capacity_and_hasher(bools.len(), Default::default());
         for (name, value, state) in bools {
             let slot = slot_for(&mut bool_slots, value, "boolean", &name).map_err(err)?;
             if bool_names.insert(name.clone(), BoolId(value)).is_some() {
@@ -397,7 +397,7 @@ impl<'a> Reader<'a> {
         // Classes, now that every table size is known for constraint names.
         let limits = Limits { types: n_types, roles: n_roles, users: n_users, classes: n_classes, bools: n_bools };
         let mut class_slots: Vec<Option<Class>> = vec![None; n_classes as usize];
-        let mut class_names = HashMap::new();
+        let mut class_names = HashMap::with_capacity_and_hasher(classes.len(), Default::default());
         for rc in classes {
             let common = match &rc.common {
                 None => None,
@@ -595,7 +595,7 @@ impl<'a> Reader<'a> {
     }
 
     fn read_perm_list(&mut self, nel: usize, nprim: u32, owner: &str) -> Result<HashMap<String, u32>> {
-        let mut perms = HashMap::with_capacity(nel);
+        let mut perms = HashMap::with_capacity_and_hasher(nel, Default::default());
         let mut used = 0u64;
         for _ in 0..nel {
             let at = self.c.pos();
