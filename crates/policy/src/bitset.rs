@@ -192,7 +192,15 @@ impl RawBitmap {
     /// Expands into a [`BitSet`], refusing any bit at or above `limit`
     /// (the number of symbols the bitmap indexes).
     pub(crate) fn into_bitset(self, limit: u32, what: &str) -> crate::wire::Result<BitSet> {
-        let mut words = Vec::new();
+        let needed = self.nodes.last().map_or(0, |&(start, _)| start as usize / 64 + 1);
+        if !expansion_budget::take(needed) {
+            return Err(crate::error::PolicyError::new(
+                "bitmap check",
+                self.at,
+                format!("{what} bitmaps expand to far more memory than the file's size justifies"),
+            ));
+        }
+        let mut words = Vec::with_capacity(needed);
         for (start, map) in self.nodes {
             let top = u64::from(start) + 63 - u64::from(map.leading_zeros());
             if top >= u64::from(limit) {
@@ -209,6 +217,50 @@ impl RawBitmap {
             words[w] = map;
         }
         Ok(BitSet { words })
+    }
+}
+
+/// Bounds the memory that dense expansion of bitmaps may take while one
+/// policy is read: a small sparse bitmap in the file (one node at bit
+/// 50,000) expands to many words, so without a budget a crafted file
+/// could make memory grow with the square of its size. The budget is a
+/// fixed multiple of the file size.
+pub(crate) mod expansion_budget {
+    use std::cell::Cell;
+
+    /// Words of 8 bytes allowed per byte of policy file: dense bitmaps
+    /// may take at most 64 times the file's size (the Debian policy needs
+    /// about 0.6 times).
+    const WORDS_PER_FILE_BYTE: usize = 8;
+
+    thread_local! {
+        static REMAINING: Cell<usize> = const { Cell::new(usize::MAX) };
+    }
+
+    /// Starts a budget for reading a file of `file_len` bytes on this
+    /// thread; the guard restores "unlimited" when reading ends.
+    pub(crate) fn start(file_len: usize) -> Guard {
+        REMAINING.with(|r| r.set(file_len.saturating_mul(WORDS_PER_FILE_BYTE).saturating_add(1 << 16)));
+        Guard
+    }
+
+    /// Takes `words` from the budget; false when it is exhausted.
+    pub(crate) fn take(words: usize) -> bool {
+        REMAINING.with(|r| match r.get().checked_sub(words) {
+            Some(left) => {
+                r.set(left);
+                true
+            }
+            None => false,
+        })
+    }
+
+    pub(crate) struct Guard;
+
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            REMAINING.with(|r| r.set(usize::MAX));
+        }
     }
 }
 

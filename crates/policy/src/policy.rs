@@ -143,8 +143,20 @@ impl Policy {
         genfs: Vec<Genfs>,
         range_trans: Vec<RangeTrans>,
         type_attrs: Vec<BitSet>,
-    ) {
+    ) -> Result<(), PolicyError> {
         let n = self.types.len();
+        // attr_types is the transpose of type_attrs: charge its dense words
+        // to the same budget before allocating them.
+        let mut highest_member = vec![0usize; n];
+        for (t, attrs) in type_attrs.iter().enumerate() {
+            for a in attrs.iter() {
+                highest_member[a as usize] = highest_member[a as usize].max(t);
+            }
+        }
+        let words: usize = highest_member.iter().map(|&h| h / 64 + 1).sum();
+        if !crate::bitset::expansion_budget::take(words) {
+            return Err(PolicyError::new("type attribute map", 0, "attribute membership expands to far more memory than the file's size justifies"));
+        }
         let mut attr_types = vec![BitSet::new(); n];
         for (t, attrs) in type_attrs.iter().enumerate() {
             for a in attrs.iter() {
@@ -168,6 +180,7 @@ impl Policy {
         self.range_trans = range_trans;
         self.type_attrs = type_attrs;
         self.attr_types = attr_types;
+        Ok(())
     }
 
     pub fn class(&self, c: ClassId) -> Option<&Class> {

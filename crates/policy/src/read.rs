@@ -39,6 +39,7 @@ const AVTAB_ENABLED: u16 = 0x8000;
 
 /// Reads and validates a policy image.
 pub fn read_policy(bytes: &[u8]) -> std::result::Result<Policy, PolicyError> {
+    let _budget = crate::bitset::expansion_budget::start(bytes.len());
     let mut c = Cursor::new(bytes);
     let header = read_header(&mut c)?;
     let mut r = Reader { c, version: header.version };
@@ -590,7 +591,7 @@ impl<'a> Reader<'a> {
         if self.c.remaining() != 0 {
             return Err(self.c.err(format!("{} trailing bytes after the last section", self.c.remaining())));
         }
-        policy.finish(avtab, xperms, conds, role_trans, role_allow, filename_trans, ocontexts, genfs, range_trans, type_attrs);
+        policy.finish(avtab, xperms, conds, role_trans, role_allow, filename_trans, ocontexts, genfs, range_trans, type_attrs)?;
         Ok(policy)
     }
 

@@ -15,4 +15,4 @@ for v in 30 33; do
 done
 checkpolicy -c 31 -o nonmls.31 nonmls.conf
 checkpolicy -M -c 33 -o minimal_mls.33 minimal_mls.conf
-checkpolicy -c 33 -o known_bugs/many_attrs.33 known_bugs/many_attrs.conf
+checkpolicy -c 33 -o many_attrs.33 many_attrs.conf
