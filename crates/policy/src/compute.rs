@@ -121,7 +121,7 @@ impl Policy {
                     if matches!(e, ConstraintExpr::And) { a && b } else { a || b }
                 }
                 ConstraintExpr::Attr { attr, op } => self.eval_attr(*attr, *op, s, t),
-                ConstraintExpr::Names { attr, op, names } => eval_names(*attr, *op, names, s, t),
+                ConstraintExpr::Names { attr, op, names, .. } => eval_names(*attr, *op, names, s, t),
             };
             stack.push(v);
         }

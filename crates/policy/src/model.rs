@@ -165,7 +165,19 @@ pub enum ConstraintExpr {
     /// Compares an attribute of the two contexts (`u1 == u2`, `l1 dom h2`).
     Attr { attr: u32, op: u32 },
     /// Tests an attribute of one context against a set of names.
-    Names { attr: u32, op: u32, names: BitSet },
+    /// `type_set` is the type set as written in the source (attributes
+    /// unexpanded), kept for printing; `names` is what is evaluated.
+    Names { attr: u32, op: u32, names: BitSet, type_set: Option<TypeSet> },
+}
+
+/// A type set as written in policy source: `{ a_t attr -b_t }`, `*`, `~{...}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeSet {
+    pub types: BitSet,
+    /// Types written with `-` (excluded).
+    pub negset: BitSet,
+    /// 1: `*` (all types); 2: `~` (complement).
+    pub flags: u32,
 }
 
 /// Constraint attribute bits (`CEXPR_*` in libsepol's constraint.h).

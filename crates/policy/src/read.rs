@@ -125,7 +125,7 @@ enum RawCexpr {
     And,
     Or,
     Attr { attr: u32, op: u32 },
-    Names { attr: u32, op: u32, names: RawBitmap },
+    Names { attr: u32, op: u32, names: RawBitmap, types: RawBitmap, negset: RawBitmap, flags: u32 },
 }
 
 struct RawRole {
@@ -696,11 +696,11 @@ impl<'a> Reader<'a> {
                         depth += 1;
                         let names = RawBitmap::read(&mut self.c)?;
                         // The type set as written in the source (attributes
-                        // unexpanded); only used by tools that print policy.
-                        let _types = RawBitmap::read(&mut self.c)?;
-                        let _negset = RawBitmap::read(&mut self.c)?;
-                        let _flags = self.c.u32()?;
-                        RawCexpr::Names { attr, op, names }
+                        // unexpanded); only used to print the policy.
+                        let types = RawBitmap::read(&mut self.c)?;
+                        let negset = RawBitmap::read(&mut self.c)?;
+                        let flags = self.c.u32()?;
+                        RawCexpr::Names { attr, op, names, types, negset, flags }
                     }
                     _ => return Err(self.c.err_at(at, format!("constraint expression kind {kind} unknown"))),
                 };
@@ -1049,7 +1049,7 @@ impl Limits {
                 RawCexpr::And => ConstraintExpr::And,
                 RawCexpr::Or => ConstraintExpr::Or,
                 RawCexpr::Attr { attr, op } => ConstraintExpr::Attr { attr, op },
-                RawCexpr::Names { attr, op, names } => {
+                RawCexpr::Names { attr, op, names, types, negset, flags } => {
                     let limit = if attr & cexpr::USER != 0 {
                         self.users
                     } else if attr & cexpr::ROLE != 0 {
@@ -1057,7 +1057,12 @@ impl Limits {
                     } else {
                         self.types
                     };
-                    ConstraintExpr::Names { attr, op, names: names.into_bitset(limit, "constraint names")? }
+                    let names = names.into_bitset(limit, "constraint names")?;
+                    let types = types.into_bitset(self.types, "constraint type set")?;
+                    let negset = negset.into_bitset(self.types, "constraint type set")?;
+                    let written = !(types.is_empty() && negset.is_empty() && flags == 0);
+                    let type_set = written.then_some(TypeSet { types, negset, flags });
+                    ConstraintExpr::Names { attr, op, names, type_set }
                 }
             });
         }

@@ -172,10 +172,29 @@ fn words(policy: &Policy, e: &ConstraintExpr) -> Vec<Word> {
         ConstraintExpr::Attr { attr, op } => {
             vec![t(operand(*attr)), t(operand(attr + cexpr::TARGET)), t(op_text(*op))]
         }
-        ConstraintExpr::Names { attr, op, names } => {
-            vec![t(operand(*attr)), Word::Set(set_names(policy, *attr, names)), t(op_text(*op))]
+        ConstraintExpr::Names { attr, op, names, type_set } => {
+            let set = match type_set {
+                Some(ts) if *attr & (cexpr::USER | cexpr::ROLE) == 0 => written_type_set(policy, ts),
+                _ => set_names(policy, *attr, names),
+            };
+            vec![t(operand(*attr)), Word::Set(set), t(op_text(*op))]
         }
     }
+}
+
+/// A type set as the source wrote it (attributes unexpanded, `-` for
+/// excluded types), as seinfo prints it.
+fn written_type_set(policy: &Policy, ts: &rampart_policy::TypeSet) -> Vec<String> {
+    let name = |b: u32| policy.type_name(rampart_policy::TypeId(b + 1)).to_owned();
+    let mut v: Vec<String> = ts.types.iter().map(name).collect();
+    v.extend(ts.negset.iter().map(|b| format!("-{}", name(b))));
+    if ts.flags & 1 != 0 {
+        v.insert(0, "*".to_owned());
+    }
+    if ts.flags & 2 != 0 {
+        v.insert(0, "~".to_owned());
+    }
+    v
 }
 
 /// Names of a user, role or type set.
