@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   libsepol-dev            # libsepol.a: the decision oracle for differential tests
+  libselinux1-dev         # libselinux + headers: selabel-oracle, the file_contexts oracle (crates/oracle)
   selinux-policy-default  # the real policy: /etc/selinux/default/policy/policy.33
   selinux-utils           # matchpathcon and friends
   setools                 # seinfo / sesearch: independent counts and rules

@@ -8,6 +8,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use crate::cmd::bench::BenchArgs;
 use crate::error::CliError;
 use crate::help::Topic;
 
@@ -28,6 +29,9 @@ pub enum Command {
     Check(CheckArgs),
     Batch(BatchArgs),
     Explain(ExplainArgs),
+    Bench(BenchArgs),
+    /// `label`, `getlabel`, `relabel` (parsed by `cmd::label::args`).
+    Label(crate::cmd::label::LabelCommand),
 }
 
 /// A `--bool NAME=on|off` setting.
@@ -76,10 +80,17 @@ struct Options {
     no_cache: bool,
     help: bool,
     version: bool,
+    /// `--quick`, `--json`, `--smoke`: only `rampart bench` takes them.
+    bench_flags: Vec<String>,
+    out: Option<PathBuf>,
 }
 
 /// Parses the arguments after the program name.
 pub fn parse(argv: Vec<OsString>) -> Result<Cli, CliError> {
+    // File-label commands take file names (bytes) and restorecon's flags.
+    if crate::cmd::label::args::applies(&argv) {
+        return crate::cmd::label::args::parse(argv);
+    }
     let mut opts = Options::default();
     let mut words: Vec<String> = Vec::new();
     let mut args = argv.into_iter();
@@ -114,7 +125,9 @@ pub fn parse(argv: Vec<OsString>) -> Result<Cli, CliError> {
             "--" => only_words = true,
             "--bool" => opts.bools.push(parse_bool_setting(&value("NAME=on|off")?)?),
             "--format" => opts.format = Some(value("FORMAT")?),
-            "--batch" | "--no-cache" | "-h" | "--help" | "-V" | "--version" if inline.is_some() => {
+            "--batch" | "--no-cache" | "-h" | "--help" | "-V" | "--version" | "--quick" | "--json" | "--smoke"
+                if inline.is_some() =>
+            {
                 return Err(CliError::usage(format!(
                     "option `{name}` takes no value; remove `={}`",
                     inline.unwrap_or_default()
@@ -122,6 +135,8 @@ pub fn parse(argv: Vec<OsString>) -> Result<Cli, CliError> {
             }
             "--batch" => opts.batch = true,
             "--no-cache" => opts.no_cache = true,
+            "--quick" | "--json" | "--smoke" => opts.bench_flags.push(name.clone()),
+            "--out" => opts.out = Some(PathBuf::from(value("PATH")?)),
             "-h" | "--help" => opts.help = true,
             "-V" | "--version" => opts.version = true,
             _ if name.starts_with('-') && name.len() > 1 => {
@@ -180,6 +195,7 @@ fn command(words: Vec<String>, opts: Options) -> Result<Command, CliError> {
         "policy" => Topic::Policy,
         "check" => Topic::Check,
         "explain" => Topic::Explain,
+        "bench" => Topic::Bench,
         _ => return Err(unknown_command(&name)),
     };
     if opts.help {
@@ -188,7 +204,13 @@ fn command(words: Vec<String>, opts: Options) -> Result<Command, CliError> {
     if opts.version {
         return Err(CliError::usage("`--version` takes no command; run `rampart --version`"));
     }
+    if topic != Topic::Bench {
+        if let Some(flag) = opts.bench_flags.first().cloned().or(opts.out.as_ref().map(|_| "--out".to_owned())) {
+            return Err(CliError::usage(format!("option `{flag}` is only valid with `rampart bench seeds`")));
+        }
+    }
     match topic {
+        Topic::Bench => bench_command(&rest, opts),
         Topic::Policy => policy_command(&rest, &opts),
         Topic::Check => check_command(rest, opts),
         _ => explain_command(rest, opts),
@@ -196,7 +218,7 @@ fn command(words: Vec<String>, opts: Options) -> Result<Command, CliError> {
 }
 
 fn unknown_command(name: &str) -> CliError {
-    let hint = crate::suggest::did_you_mean(name, ["policy", "check", "explain", "help"]);
+    let hint = crate::suggest::did_you_mean(name, ["policy", "check", "explain", "bench", "label", "getlabel", "relabel", "help"]);
     CliError::usage(format!("unknown command `{name}`{hint}; run `rampart help` for the list of commands"))
 }
 
@@ -206,10 +228,17 @@ fn help_command(rest: &[String]) -> Result<Command, CliError> {
         Some("policy") => Topic::Policy,
         Some("check") => Topic::Check,
         Some("explain") => Topic::Explain,
+        Some("bench") => Topic::Bench,
+        Some("label") => Topic::Label,
+        Some("getlabel") => Topic::GetLabel,
+        Some("relabel") => Topic::Relabel,
         Some("help") => Topic::Main,
         Some(other) => return Err(unknown_command(other)),
     };
-    let allowed_extra = usize::from(topic == Topic::Policy && rest.get(1).is_some_and(|s| s == "info"));
+    let allowed_extra = usize::from(
+        (topic == Topic::Policy && rest.get(1).is_some_and(|s| s == "info"))
+            || (topic == Topic::Bench && rest.get(1).is_some_and(|s| s == "seeds")),
+    );
     if rest.len() > 1 + allowed_extra {
         return Err(CliError::usage(format!("`rampart help` takes one command name, got `{}`", rest.join(" "))));
     }
@@ -252,6 +281,16 @@ fn policy_command(rest: &[String], opts: &Options) -> Result<Command, CliError> 
             Err(CliError::usage(format!("unexpected argument `{extra}`; `rampart policy info` takes none")))
         }
     }
+}
+
+fn bench_command(rest: &[String], opts: Options) -> Result<Command, CliError> {
+    reject_batch_options(&opts, "rampart bench")?;
+    if !opts.bools.is_empty() {
+        return Err(CliError::usage(
+            "option `--bool` is not valid with `rampart bench`; it applies to `check` and `explain`",
+        ));
+    }
+    Ok(Command::Bench(crate::cmd::bench::command(rest, &opts.bench_flags, opts.out)?))
 }
 
 fn check_command(rest: Vec<String>, opts: Options) -> Result<Command, CliError> {

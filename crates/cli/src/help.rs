@@ -6,6 +6,10 @@ pub enum Topic {
     Policy,
     Check,
     Explain,
+    Bench,
+    Label,
+    GetLabel,
+    Relabel,
 }
 
 pub fn text(topic: Topic) -> &'static str {
@@ -14,6 +18,10 @@ pub fn text(topic: Topic) -> &'static str {
         Topic::Policy => POLICY,
         Topic::Check => CHECK,
         Topic::Explain => EXPLAIN,
+        Topic::Bench => BENCH,
+        Topic::Label => crate::cmd::label::help::LABEL,
+        Topic::GetLabel => crate::cmd::label::help::GETLABEL,
+        Topic::Relabel => crate::cmd::label::help::RELABEL,
     }
 }
 
@@ -26,6 +34,11 @@ commands:
   policy info       statistics of the policy, counted like `seinfo`
   check             the access decision for a source, a target and a class
   explain           why one permission is granted or denied
+  bench seeds       rerun the seed experiments: Rampart's AVC beside the
+                    designs the seeds measured (locks, shared counters)
+  label PATH...     the file_contexts label of files, like `matchpathcon`
+  getlabel PATH...  the security.selinux attribute of files, like `ls -Zd`
+  relabel PATH...   set files' labels from file_contexts, like `restorecon`
   help [COMMAND]    this help, or the help of one command
 
 options (accepted before or after the command):
@@ -39,6 +52,8 @@ exit status:
   0  success; for check and explain: every permission asked about is granted
   1  check and explain: a permission asked about is denied
   2  error: invalid usage, invalid context, undefined name, unreadable policy
+  label, getlabel and relabel follow matchpathcon, ls and restorecon: see
+  their help
 ";
 
 const POLICY: &str = "\
@@ -131,4 +146,31 @@ options:
   --bool NAME=on|off   evaluate with boolean NAME set (repeatable)
 
 exit status: 0 granted, 1 denied, 2 error.
+";
+
+const BENCH: &str = "\
+usage: rampart [--policy PATH] bench seeds [--quick] [--json] [--out PATH]
+
+Reruns the experiments of the seed threads in one process: AVC hits with 1
+and 2 threads, rcutest (1-byte writes to tmpfs), lmbench simple read/write
+(/dev/zero, /dev/null) and a chat room over loopback TCP, each with a check
+per call, through Rampart's AVC and beside the designs the seeds measured:
+none, global_mutex, rwlock, shared_counter, kref, percpu_ref,
+module_refcount, full_revalidate, unsync_hashmap, rampart. Keys come from
+the policy's allow rules. Prints medians over interleaved rounds and the
+issue 4 targets; progress goes to stderr.
+
+The full run takes 10 to 20 minutes and writes its section of
+docs/benchmarks.md (between `<!-- seeds:begin -->` and `<!-- seeds:end -->`)
+and PNG charts in docs/img/; run it from the repository root.
+
+options:
+  --quick        a shorter run (about 2 minutes, fewer calls and rounds);
+                 writes no file unless --out is given
+  --json         print one JSON object instead of tables
+  --out PATH     the Markdown file to update (charts go to img/ beside it);
+                 default for the full run: docs/benchmarks.md
+
+exit status: 0 done, 2 error (usage, unreadable policy, a file or socket
+the benchmarks need).
 ";

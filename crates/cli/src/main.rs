@@ -34,7 +34,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs the command; `Ok` holds the exit status (0, or 1 for a denial).
+/// Runs the command; `Ok` holds the exit status (0, or 1 for a denial;
+/// the file-label commands use their model tool's statuses).
 fn run() -> Result<u8, CliError> {
     let cli = args::parse(std::env::args_os().skip(1).collect())?;
     let load = || load::policy(cli.policy.as_deref());
@@ -47,6 +48,8 @@ fn run() -> Result<u8, CliError> {
         }
         Command::Check(a) => cmd::check::run(&load()?.1, a)?,
         Command::Explain(a) => cmd::explain::run(&load()?.1, a)?,
+        Command::Bench(a) => cmd::bench::run(cli.policy.as_deref(), a)?,
+        Command::Label(a) => (String::new(), cmd::label::run(cli.policy.as_deref(), a)?),
         Command::Batch(a) => {
             let (_, policy) = load()?;
             let bools = load::booleans(&policy, &a.bools)?;

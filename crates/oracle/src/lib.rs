@@ -19,6 +19,17 @@
 //!
 //! The protocol is line based; see the comment at the top of `oracle.c` or
 //! the crate's README for the exact commands.  [`Oracle`] wraps it.
+//!
+//! The crate also builds `selabel-oracle` (see `selabel_oracle.c`), which
+//! answers file_contexts lookups with libselinux's own
+//! `selabel_lookup_raw`, the reference for rampart-label and the
+//! `rampart label` command; [`selabel`] wraps it.  Both programs are test
+//! support: this crate is only ever a dev-dependency, so building Rampart
+//! itself needs neither a C compiler nor libsepol/libselinux.
+
+pub mod selabel;
+
+pub use selabel::selabel_oracle_path;
 
 use std::ffi::OsStr;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};

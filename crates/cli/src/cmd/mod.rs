@@ -1,6 +1,8 @@
 //! The commands, one module each.
 
 pub mod batch;
+pub mod bench;
 pub mod check;
 pub mod explain;
 pub mod info;
+pub mod label;

@@ -1,0 +1,79 @@
+//! Writing the results into docs/benchmarks.md without disturbing the
+//! rest of it.
+//!
+//! Why markers: the file holds other benchmark sections written by hand
+//! or by other tools; this one owns only the text between
+//! `<!-- seeds:begin -->` and `<!-- seeds:end -->`, replaced whole on each
+//! run (appended, with the markers, the first time).
+
+use std::path::{Path, PathBuf};
+
+use crate::error::BenchError;
+use crate::report::Report;
+
+pub const BEGIN: &str = "<!-- seeds:begin -->";
+pub const END: &str = "<!-- seeds:end -->";
+
+/// `existing` with the seeds section replaced by `section` (or appended).
+pub fn replace_section(existing: &str, section: &str) -> String {
+    let body = format!("{BEGIN}\n{}\n{END}", section.trim_end());
+    if let Some(b) = existing.find(BEGIN) {
+        if let Some(e) = existing[b..].find(END) {
+            let after = &existing[b + e + END.len()..];
+            return format!("{}{body}{after}", &existing[..b]);
+        }
+    }
+    let head = existing.trim_end();
+    if head.is_empty() {
+        format!("{body}\n")
+    } else {
+        format!("{head}\n\n{body}\n")
+    }
+}
+
+/// Writes the section into `out` (created if absent) and the charts into
+/// `img/` beside it; returns the files written.
+pub fn write(report: &Report, out: &Path, command: &str) -> Result<Vec<PathBuf>, BenchError> {
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        return Err(BenchError::Workload(format!(
+            "the folder of `{}` does not exist; run from the repository root or pass `--out PATH`",
+            out.display()
+        )));
+    }
+    let mut written = crate::chart::write_all(report, &dir.join("img"))?;
+    let existing = match std::fs::read_to_string(out) {
+        Ok(s) => s,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(BenchError::Io { what: format!("cannot read {}", out.display()), source: e }),
+    };
+    let text = replace_section(&existing, &report.markdown(command, Some("img")));
+    std::fs::write(out, text).map_err(BenchError::io(format!("cannot write {}", out.display())))?;
+    written.push(out.to_path_buf());
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_only_between_markers() {
+        let doc = format!("# B\n\nintro\n\n{BEGIN}\nold\n{END}\n\n## Other\nkept\n");
+        let new = replace_section(&doc, "new\n");
+        assert_eq!(new, format!("# B\n\nintro\n\n{BEGIN}\nnew\n{END}\n\n## Other\nkept\n"));
+        assert_eq!(replace_section(&new, "new\n"), new);
+    }
+
+    #[test]
+    fn appends_when_absent() {
+        assert_eq!(replace_section("# B\ntext\n\n", "s"), format!("# B\ntext\n\n{BEGIN}\ns\n{END}\n"));
+        assert_eq!(replace_section("", "s"), format!("{BEGIN}\ns\n{END}\n"));
+        // An unterminated begin marker is left alone; a full section appended.
+        let broken = format!("x\n{BEGIN}\n");
+        assert!(replace_section(&broken, "s").ends_with(&format!("{BEGIN}\ns\n{END}\n")));
+    }
+}

@@ -1,0 +1,917 @@
+//! What a run found: raw samples per round, the medians and ratios
+//! derived from them, the targets of issue 4, and their three renderings
+//! (one JSON object, Markdown tables, and the charts in [`crate::chart`]).
+//!
+//! Why keep every sample: the medians are what the tables show, but a
+//! reader doubting one should be able to see the spread it came from (the
+//! JSON carries the samples).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use rampart_avc::{Avc, StatsRow, DEFAULT_L1_ENTRIES, DEFAULT_L2_THRESHOLD};
+use serde_json::{json, Map, Value};
+
+use crate::run::{Params, Size, THREADS};
+use crate::stats::median;
+use crate::variants::VariantId;
+use crate::workloads::rw::ReadWrite;
+
+/// Samples of a workload run with 1 and with 2 threads, one per round.
+#[derive(Clone, Debug, Default)]
+pub struct Samples {
+    /// Index 0: 1 thread; index 1: 2 threads (see [`THREADS`]).
+    pub per_threads: [Vec<f64>; 2],
+}
+
+/// Bytes of one L1 entry (packed key + cached access vector of four
+/// 32-bit permission sets), as documented in `rampart-avc`.
+pub const L1_SLOT_BYTES: usize = 24;
+/// A thread's slot and statistics row, each alone on 128 bytes.
+pub const THREAD_STATE_BYTES: usize = 256;
+/// One L2 slot: a pointer.
+pub const L2_SLOT_BYTES: usize = 8;
+/// One L2 entry: key, cached vector, pointer to the replaced version.
+pub const L2_ENTRY_BYTES: usize = 32;
+
+/// Rampart's memory after the run, from its statistics and configuration
+/// (sizes per entry as documented in `rampart-avc`; allocator overhead
+/// not included).
+#[derive(Clone, Debug)]
+pub struct Memory {
+    /// One row per thread slot the AVC gave out.
+    pub rows: Vec<StatsRow>,
+    pub l1_entries: usize,
+    pub l2_threshold: usize,
+    /// Entries live in the shared table: allocations minus frees.
+    pub l2_entries: u64,
+    /// Interned context strings (bytes of text plus bookkeeping).
+    pub sid_bytes: usize,
+}
+
+impl Memory {
+    /// Reads `avc`'s statistics; the AVC was built with the default sizes.
+    pub fn of(avc: &Avc, contexts: &[String]) -> Memory {
+        let stats = avc.stats();
+        let total = stats.total();
+        Memory {
+            rows: stats.rows,
+            l1_entries: DEFAULT_L1_ENTRIES.max(1).next_power_of_two(),
+            l2_threshold: DEFAULT_L2_THRESHOLD,
+            l2_entries: total.allocations.saturating_sub(total.frees),
+            // Each context: its text, an Arc header (16), a pointer in the
+            // SID vector (16) and an entry of the reverse map (~32).
+            sid_bytes: contexts.iter().map(|c| c.len() + 64).sum(),
+        }
+    }
+
+    pub fn per_thread_bytes(&self) -> usize {
+        self.l1_entries * L1_SLOT_BYTES + THREAD_STATE_BYTES
+    }
+
+    pub fn l2_bytes(&self) -> usize {
+        let slots = self.l2_threshold.max(1).saturating_mul(2).next_power_of_two();
+        slots * L2_SLOT_BYTES + self.l2_entries as usize * L2_ENTRY_BYTES
+    }
+
+    pub fn total_bytes(&self) -> usize {
+        self.rows.len() * self.per_thread_bytes() + self.l2_bytes() + self.sid_bytes
+    }
+
+    fn to_json(&self) -> Value {
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                json!({
+                    "thread": i,
+                    "bytes": self.per_thread_bytes(),
+                    "lookups": r.lookups,
+                    "hits": r.hits,
+                    "misses": r.misses,
+                    "allocations": r.allocations,
+                    "reclaims": r.reclaims,
+                    "frees": r.frees,
+                })
+            })
+            .collect();
+        json!({
+            "how": "estimated from the AVC's configuration and statistics; entry sizes as documented in rampart-avc, allocator overhead excluded",
+            "l1_entries_per_thread": self.l1_entries,
+            "l1_slot_bytes": L1_SLOT_BYTES,
+            "per_thread_bytes": self.per_thread_bytes(),
+            "per_thread": rows,
+            "threads": self.rows.len(),
+            "l2_threshold": self.l2_threshold,
+            "l2_entries": self.l2_entries,
+            "l2_bytes": self.l2_bytes(),
+            "sid_table_bytes": self.sid_bytes,
+            "total_bytes": self.total_bytes(),
+        })
+    }
+}
+
+/// Everything a run measured.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub size: Size,
+    pub params: Params,
+    pub policy: String,
+    pub date: String,
+    pub nproc: usize,
+    /// Distinct keys, contexts and classes of the hit workload.
+    pub keys: usize,
+    pub contexts: usize,
+    pub classes: usize,
+    /// Where rcutest wrote, and whether that is a tmpfs.
+    pub tmp_dir: String,
+    pub tmp_is_tmpfs: bool,
+    /// The access each system-call workload checks.
+    pub syscall_labels: Vec<(String, String)>,
+    /// The clock of the per-check figures ("thread CPU time" or "wall time").
+    pub clock: String,
+    /// ns per check per thread, by [`Report::clock`].
+    pub hits: BTreeMap<VariantId, Samples>,
+    /// ns per check per thread, wall time.
+    pub hits_wall: BTreeMap<VariantId, Samples>,
+    /// CPU time over wall time per run (mean over threads).
+    pub hits_on_cpu: BTreeMap<VariantId, Samples>,
+    /// Working-set sweep, 1 thread: distinct keys -> variant -> ns samples.
+    pub hits_by_keys: BTreeMap<usize, BTreeMap<VariantId, Vec<f64>>>,
+    pub rcutest: BTreeMap<VariantId, Samples>,
+    pub rw: BTreeMap<VariantId, Vec<ReadWrite>>,
+    pub chat: BTreeMap<VariantId, Vec<f64>>,
+    /// Chat room CPU microseconds per message (NaN without a CPU clock).
+    pub chat_cpu: BTreeMap<VariantId, Vec<f64>>,
+    /// Every chat room thread ran pinned to its pair's CPU.
+    pub chat_pinned: bool,
+    pub memory: Memory,
+    pub elapsed_s: f64,
+}
+
+/// Below this on-CPU share (median of the 2-thread hit runs) the two
+/// threads did not really run at the same time.
+pub const BUSY_ON_CPU: f64 = 0.9;
+
+/// One target of issue 4 and whether this run met it.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub name: String,
+    pub value: Option<f64>,
+    pub limit: f64,
+    /// How value and limit read ("x" ratio or "%").
+    pub unit: &'static str,
+}
+
+impl Target {
+    pub fn holds(&self) -> Option<bool> {
+        self.value.map(|v| v <= self.limit)
+    }
+}
+
+/// `(a / b - 1) * 100` per round, then the median.
+fn paired_overhead(variant: &[f64], baseline: &[f64]) -> Option<f64> {
+    let per_round: Vec<f64> =
+        variant.iter().zip(baseline).filter(|(_, b)| **b > 0.0).map(|(a, b)| (a / b - 1.0) * 100.0).collect();
+    median(&per_round)
+}
+
+impl Report {
+    /// Median ns per check per thread with `threads` (1 or 2) threads.
+    pub fn hit_ns(&self, v: VariantId, threads: usize) -> Option<f64> {
+        median(&self.hits.get(&v)?.per_threads[thread_slot(threads)?])
+    }
+
+    /// Median wall-time ns per check per thread.
+    pub fn hit_wall_ns(&self, v: VariantId, threads: usize) -> Option<f64> {
+        median(&self.hits_wall.get(&v)?.per_threads[thread_slot(threads)?])
+    }
+
+    /// Median on-CPU share of a hit run (CPU time / wall time).
+    pub fn hit_on_cpu(&self, v: VariantId, threads: usize) -> Option<f64> {
+        median(&self.hits_on_cpu.get(&v)?.per_threads[thread_slot(threads)?])
+    }
+
+    /// Median ns per check, 1 thread, over the first `keys` keys.
+    pub fn hit_ns_by_keys(&self, keys: usize, v: VariantId) -> Option<f64> {
+        median(self.hits_by_keys.get(&keys)?.get(&v)?)
+    }
+
+    /// Median seconds of rcutest with `threads` threads.
+    pub fn rcutest_s(&self, v: VariantId, threads: usize) -> Option<f64> {
+        median(&self.rcutest.get(&v)?.per_threads[thread_slot(threads)?])
+    }
+
+    /// rcutest time over `none`'s, in percent (median of per-round ratios).
+    pub fn rcutest_overhead_pct(&self, v: VariantId, threads: usize) -> Option<f64> {
+        let i = thread_slot(threads)?;
+        paired_overhead(&self.rcutest.get(&v)?.per_threads[i], &self.rcutest.get(&VariantId::None)?.per_threads[i])
+    }
+
+    /// Median ns per checked read and write.
+    pub fn rw_ns(&self, v: VariantId) -> Option<(f64, f64)> {
+        let s = self.rw.get(&v)?;
+        let reads: Vec<f64> = s.iter().map(|r| r.read_ns).collect();
+        let writes: Vec<f64> = s.iter().map(|r| r.write_ns).collect();
+        Some((median(&reads)?, median(&writes)?))
+    }
+
+    /// Read and write overhead over `none`, percent (paired per round).
+    pub fn rw_overhead_pct(&self, v: VariantId) -> Option<(f64, f64)> {
+        let s = self.rw.get(&v)?;
+        let base = self.rw.get(&VariantId::None)?;
+        let pick = |f: fn(&ReadWrite) -> f64, rows: &[ReadWrite]| rows.iter().map(f).collect::<Vec<f64>>();
+        let read = paired_overhead(&pick(|r| r.read_ns, s), &pick(|r| r.read_ns, base))?;
+        let write = paired_overhead(&pick(|r| r.write_ns, s), &pick(|r| r.write_ns, base))?;
+        Some((read, write))
+    }
+
+    /// Median messages per second.
+    pub fn chat_msgs_per_s(&self, v: VariantId) -> Option<f64> {
+        median(self.chat.get(&v)?)
+    }
+
+    /// Median CPU microseconds per chat room message.
+    pub fn chat_cpu_us(&self, v: VariantId) -> Option<f64> {
+        median(self.chat_cpu.get(&v)?)
+    }
+
+    /// Median on-CPU share of all 2-thread hit runs (every variant).
+    pub fn hit_2t_on_cpu(&self) -> Option<f64> {
+        let all: Vec<f64> = self.hits_on_cpu.values().flat_map(|s| s.per_threads[1].iter().copied()).collect();
+        median(&all)
+    }
+
+    /// A warning when the 2-thread runs did not really run in parallel
+    /// (another job held a CPU), so their figures understate contention.
+    pub fn busy_warning(&self) -> Option<String> {
+        let share = self.hit_2t_on_cpu()?;
+        (share < BUSY_ON_CPU).then(|| {
+            format!(
+                "**The machine was busy:** in the 2-thread hit runs each thread was running only {:.0}% of the time \
+                 (median). Another job held a CPU, so the two threads mostly took turns on one core and the 2-thread \
+                 figures understate contention. Rerun on a quiet machine for scaling figures.",
+                share * 100.0
+            )
+        })
+    }
+
+    /// The targets of issue 4, evaluated on this run.
+    pub fn targets(&self) -> Vec<Target> {
+        let r = VariantId::Rampart;
+        let floor = VariantId::UnsyncHashmap;
+        let ratio = |a: Option<f64>, b: Option<f64>| Some(a? / b?);
+        let mut out = Vec::new();
+        for t in THREADS {
+            out.push(Target {
+                name: format!("hit, {t} thread{}: rampart / unsync_hashmap", plural(t)),
+                value: ratio(self.hit_ns(r, t), self.hit_ns(floor, t)),
+                limit: 1.5,
+                unit: "x",
+            });
+        }
+        out.push(Target {
+            name: "hit: rampart cost per check, 2 threads / 1 thread".into(),
+            value: ratio(self.hit_ns(r, 2), self.hit_ns(r, 1)),
+            limit: 1.05,
+            unit: "x",
+        });
+        for t in THREADS {
+            out.push(Target {
+                name: format!("rcutest, {t} thread{}: rampart over none", plural(t)),
+                value: self.rcutest_overhead_pct(r, t),
+                limit: 5.0,
+                unit: "%",
+            });
+        }
+        let rw = self.rw_overhead_pct(r);
+        out.push(Target {
+            name: "simple read: rampart over none".into(),
+            value: rw.map(|x| x.0),
+            limit: 2.0,
+            unit: "%",
+        });
+        out.push(Target {
+            name: "simple write: rampart over none".into(),
+            value: rw.map(|x| x.1),
+            limit: 2.0,
+            unit: "%",
+        });
+        out
+    }
+
+    /// The JSON object of `--json`.
+    pub fn to_json(&self) -> Value {
+        let mut hit_ns = Map::new();
+        let mut hit_scaling = Map::new();
+        for &v in self.hits.keys() {
+            hit_ns.insert(v.name().into(), by_threads(|t| self.hit_ns(v, t)));
+            let cost = match (self.hit_ns(v, 2), self.hit_ns(v, 1)) {
+                (Some(two), Some(one)) if one > 0.0 => Some(two / one),
+                _ => None,
+            };
+            hit_scaling.insert(
+                v.name().into(),
+                json!({ "cost_2_over_1": cost, "throughput_2_over_1": cost.filter(|c| *c > 0.0).map(|c| 2.0 / c) }),
+            );
+        }
+        let mut hit_wall = Map::new();
+        let mut hit_on_cpu = Map::new();
+        for &v in self.hits.keys() {
+            hit_wall.insert(v.name().into(), by_threads(|t| self.hit_wall_ns(v, t)));
+            hit_on_cpu.insert(v.name().into(), by_threads(|t| self.hit_on_cpu(v, t)));
+        }
+        let mut by_keys = Map::new();
+        for (&n, variants) in &self.hits_by_keys {
+            let mut m: Map<String, Value> =
+                variants.keys().map(|&v| (v.name().to_owned(), json!(self.hit_ns_by_keys(n, v)))).collect();
+            let r = ratio(self.hit_ns_by_keys(n, VariantId::Rampart), self.hit_ns_by_keys(n, VariantId::UnsyncHashmap));
+            m.insert("rampart_over_unsync_hashmap".into(), json!(r));
+            by_keys.insert(n.to_string(), Value::Object(m));
+        }
+        let mut rcutest_s = Map::new();
+        let mut rcutest_overhead = Map::new();
+        for &v in self.rcutest.keys() {
+            rcutest_s.insert(v.name().into(), by_threads(|t| self.rcutest_s(v, t)));
+            rcutest_overhead.insert(v.name().into(), by_threads(|t| self.rcutest_overhead_pct(v, t)));
+        }
+        let mut rw_ns = Map::new();
+        let mut rw_overhead = Map::new();
+        for &v in self.rw.keys() {
+            let ns = self.rw_ns(v);
+            rw_ns.insert(v.name().into(), json!({ "read": ns.map(|x| x.0), "write": ns.map(|x| x.1) }));
+            let o = self.rw_overhead_pct(v);
+            rw_overhead.insert(v.name().into(), json!({ "read": o.map(|x| x.0), "write": o.map(|x| x.1) }));
+        }
+        let mut chat = Map::new();
+        let mut chat_cpu = Map::new();
+        for &v in self.chat.keys() {
+            chat.insert(v.name().into(), json!(self.chat_msgs_per_s(v)));
+            chat_cpu.insert(v.name().into(), json!(self.chat_cpu_us(v)));
+        }
+        let targets: Vec<Value> = self
+            .targets()
+            .iter()
+            .map(|t| json!({ "name": t.name, "value": t.value, "limit": t.limit, "unit": t.unit, "holds": t.holds() }))
+            .collect();
+        let p = &self.params;
+        let syscalls: Map<String, Value> =
+            self.syscall_labels.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
+        json!({
+            "metadata": {
+                "policy": self.policy,
+                "date": self.date,
+                "nproc": self.nproc,
+                "quick": self.size == Size::Quick,
+                "size": self.size.name(),
+                "keys": self.keys,
+                "contexts": self.contexts,
+                "classes": self.classes,
+                "stream_len": p.stream_len,
+                "hit_checks_per_thread": p.hit_checks,
+                "hit_rounds": p.hit_rounds,
+                "rcutest_writes_per_thread": p.rcutest_writes,
+                "rcutest_rounds": p.rcutest_rounds,
+                "rcutest_dir": self.tmp_dir,
+                "rcutest_dir_is_tmpfs": self.tmp_is_tmpfs,
+                "rw_ops": p.rw_ops,
+                "rw_rounds": p.rw_rounds,
+                "chat_pairs": p.chat_pairs,
+                "chat_messages_per_pair": p.chat_messages,
+                "chat_limit_s": p.chat_limit.as_secs_f64(),
+                "chat_rounds": p.chat_rounds,
+                "chat_pairs_pinned_to_cpus": self.chat_pinned,
+                "hit_2t_on_cpu_median": self.hit_2t_on_cpu(),
+                "busy_warning": self.busy_warning(),
+                "syscall_accesses": syscalls,
+                "elapsed_s": self.elapsed_s,
+                "statistic": "median over interleaved rounds; overheads are medians of per-round ratios to none",
+                "hit_clock": self.clock,
+                "rw_clock": self.clock,
+            },
+            "hit_ns": hit_ns,
+            "hit_scaling": hit_scaling,
+            "hit_wall_ns": hit_wall,
+            "hit_on_cpu_share": hit_on_cpu,
+            "hit_ns_by_keys": by_keys,
+            "rcutest_s": rcutest_s,
+            "rcutest_overhead_pct": rcutest_overhead,
+            "rw_ns": rw_ns,
+            "rw_overhead_pct": rw_overhead,
+            "chatroom_msgs_per_s": chat,
+            "chatroom_cpu_us_per_msg": chat_cpu,
+            "memory": { "rampart": self.memory.to_json() },
+            "targets": targets,
+            "samples": self.samples_json(),
+        })
+    }
+
+    /// [`Report::to_json`], pretty-printed.
+    pub fn json_text(&self) -> String {
+        serde_json::to_string_pretty(&self.to_json()).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    fn samples_json(&self) -> Value {
+        let threads = |s: &Samples| json!({ "1": s.per_threads[0], "2": s.per_threads[1] });
+        let hits: Map<String, Value> = self.hits.iter().map(|(v, s)| (v.name().into(), threads(s))).collect();
+        let rcu: Map<String, Value> = self.rcutest.iter().map(|(v, s)| (v.name().into(), threads(s))).collect();
+        let rw: Map<String, Value> = self
+            .rw
+            .iter()
+            .map(|(v, s)| {
+                let read: Vec<f64> = s.iter().map(|r| r.read_ns).collect();
+                let write: Vec<f64> = s.iter().map(|r| r.write_ns).collect();
+                (v.name().into(), json!({ "read": read, "write": write }))
+            })
+            .collect();
+        let chat: Map<String, Value> = self.chat.iter().map(|(v, s)| (v.name().into(), json!(s))).collect();
+        let cpu: Map<String, Value> = self.chat_cpu.iter().map(|(v, s)| (v.name().into(), json!(s))).collect();
+        json!({
+            "hit_ns": hits,
+            "rcutest_s": rcu,
+            "rw_ns": rw,
+            "chatroom_msgs_per_s": chat,
+            "chatroom_cpu_us_per_msg": cpu,
+        })
+    }
+
+    /// The Markdown section for docs/benchmarks.md (without the markers).
+    /// `command` is the command line that produced it; `img` the folder of
+    /// the charts relative to the document (`None`: no charts).
+    pub fn markdown(&self, command: &str, img: Option<&str>) -> String {
+        let mut s = String::new();
+        let p = &self.params;
+        let _ = writeln!(s, "## Seed experiments (issue 4): Rampart beside the seeds' designs\n");
+        let _ = writeln!(s, "Reproduce (one process, one run, about {}):\n", minutes(self.elapsed_s));
+        let _ = writeln!(s, "```sh\ncargo build --release -p rampart\n{command}\n```\n");
+        let _ = writeln!(
+            s,
+            "Run of {} ({} size) on a machine with {} CPUs, shared with other jobs. Policy: `{}`. \
+             Every variant checks the same accesses; each cache was warmed with every key before timing. \
+             Figures are medians over interleaved rounds (each round runs every variant once, in a rotated \
+             order); overheads against `none` are medians of per-round ratios.\n",
+            self.date,
+            self.size.name(),
+            self.nproc,
+            self.policy
+        );
+        if self.size != Size::Full {
+            let _ = writeln!(
+                s,
+                "**{} run: fewer calls and rounds than the seeds** (rcutest: {} writes per thread instead of 500,000).\n",
+                self.size.name(),
+                group(p.rcutest_writes as f64)
+            );
+        }
+        self.targets_md(&mut s);
+        self.findings_md(&mut s);
+        self.hits_md(&mut s, img);
+        self.rcutest_md(&mut s, img);
+        self.rw_md(&mut s, img);
+        self.chat_md(&mut s, img);
+        self.memory_md(&mut s);
+        self.variants_md(&mut s);
+        s
+    }
+
+    fn targets_md(&self, s: &mut String) {
+        let _ = writeln!(s, "### Targets\n\n| target | measured | limit | holds |\n|---|---|---|---|");
+        for t in self.targets() {
+            let fmt = |v: f64| if t.unit == "%" { format!("{v:+.2}%") } else { format!("{v:.2}x") };
+            let value = t.value.map_or("n/a".to_owned(), fmt);
+            let holds = match t.holds() {
+                Some(true) => "yes",
+                Some(false) => "**no**",
+                None => "n/a",
+            };
+            let _ = writeln!(s, "| {} | {value} | {} | {holds} |", t.name, fmt(t.limit));
+        }
+        let _ = writeln!(s);
+        if let Some(w) = self.busy_warning() {
+            let _ = writeln!(s, "{w}\n");
+        }
+    }
+
+    /// What the tables below say, in a few computed sentences.
+    fn findings_md(&self, s: &mut String) {
+        let mut lines: Vec<String> = Vec::new();
+        let cost = |v: VariantId| ratio(self.hit_ns(v, 2), self.hit_ns(v, 1));
+        let shared = [
+            VariantId::GlobalMutex,
+            VariantId::Rwlock,
+            VariantId::Kref,
+            VariantId::ModuleRefcount,
+            VariantId::SharedCounter,
+        ];
+        let private = [VariantId::Rampart, VariantId::PercpuRef, VariantId::UnsyncHashmap];
+        let list = |ids: &[VariantId]| {
+            ids.iter()
+                .filter_map(|&v| cost(v).map(|c| format!("`{}` {c:.2}x", v.name())))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if cost(VariantId::Rampart).is_some() {
+            lines.push(format!(
+                "Scaling (AVC hits, cost per check with 2 threads over 1 thread): designs that write memory shared \
+                 by all threads on every check: {}; designs that do not: {}.",
+                list(&shared),
+                list(&private)
+            ));
+        }
+        let (r, u) = (VariantId::Rampart, VariantId::UnsyncHashmap);
+        if let (Some(r1), Some(u1)) = (self.hit_ns(r, 1), self.hit_ns(u, 1)) {
+            let mut line = format!(
+                "Hit cost: a Rampart hit costs {r1:.1} ns against {u1:.1} ns for the plain `HashMap` ({:.2}x) over \
+                 {} keys.",
+                r1 / u1,
+                self.keys
+            );
+            let smallest = self.hits_by_keys.keys().next().copied();
+            if let Some(n) = smallest {
+                if let (Some(a), Some(b)) = (self.hit_ns_by_keys(n, r), self.hit_ns_by_keys(n, u)) {
+                    line.push_str(&format!(
+                        " With {n} keys, all resident in its per-thread L1 of {} entries, it costs {a:.1} ns against \
+                         {b:.1} ns ({:.2}x): the cost of the L1 hit path itself.",
+                        self.memory.l1_entries,
+                        a / b,
+                    ));
+                    if self.keys > self.memory.l1_entries {
+                        line.push_str(&format!(
+                            " {} keys are more than the L1 holds: checks that miss it are served by the shared L2 \
+                             (see the working-set table).",
+                            self.keys
+                        ));
+                    }
+                }
+            }
+            lines.push(line);
+        }
+        let full = VariantId::FullRevalidate;
+        if let (Some(a), Some(b), Some(rw), Some(frw)) = (
+            self.rcutest_overhead_pct(r, 2),
+            self.rcutest_overhead_pct(full, 2),
+            self.rw_overhead_pct(r),
+            self.rw_overhead_pct(full),
+        ) {
+            lines.push(format!(
+                "Open files: the handle skips the lookup when nothing changed. rcutest with 2 threads: `rampart` \
+                 {a:+.1}% over no check, `full_revalidate` (the same AVC, checked on every write) {b:+.1}%; simple \
+                 read/write: {:+.1}%/{:+.1}% against {:+.1}%/{:+.1}%.",
+                rw.0, rw.1, frw.0, frw.1
+            ));
+        }
+        let cpus: Vec<f64> = self.chat_cpu.keys().filter_map(|&v| self.chat_cpu_us(v)).collect();
+        if let (Some(lo), Some(hi), Some(none)) = (
+            cpus.iter().copied().reduce(f64::min),
+            cpus.iter().copied().reduce(f64::max),
+            self.chat_cpu_us(VariantId::None),
+        ) {
+            let spread = if none > 0.0 { (hi - lo) / none * 100.0 } else { f64::NAN };
+            lines.push(format!(
+                "Chat room: a message costs about {none:.1} µs of CPU (all threads; mostly the kernel and the \
+                 scheduler) with no check; the variants spent {lo:.2} to {hi:.2} µs per message, a spread of \
+                 {spread:.1}% for a check cost of a few ns (tens under contention) per send and receive."
+            ));
+        }
+        if lines.is_empty() {
+            return;
+        }
+        let _ = writeln!(s, "What the figures say:\n");
+        for l in lines {
+            let _ = writeln!(s, "- {l}");
+        }
+        let _ = writeln!(s);
+    }
+
+    fn hits_md(&self, s: &mut String, img: Option<&str>) {
+        let p = &self.params;
+        let _ = writeln!(
+            s,
+            "### 1. AVC hits (seeds 000, 004)\n\n{} distinct (source, target, class) keys drawn from the policy's \
+             `allow` rules ({} contexts, {} classes; one request in ten asks for a permission the rule may not grant), \
+             walked as a shuffled stream of {} checks; {} timed checks per thread per run, {} rounds. \
+             Nanoseconds of {} per check per thread (lower is better); `none` is the cost of the loop itself. \
+             \"2T on CPU\" is the share of the 2-thread runs' wall time the threads were running: near 100% \
+             means both threads really ran at once (other jobs share this machine).\n",
+            self.keys,
+            self.contexts,
+            self.classes,
+            group(p.stream_len as f64),
+            group(p.hit_checks as f64),
+            p.hit_rounds,
+            self.clock
+        );
+        let _ = writeln!(
+            s,
+            "| variant | 1 thread (ns) | 2 threads (ns) | cost 2T/1T | throughput 2T/1T | vs unsync_hashmap 1T | vs unsync_hashmap 2T | 2T on CPU |\n|---|---|---|---|---|---|---|---|"
+        );
+        let floor = VariantId::UnsyncHashmap;
+        for &v in self.hits.keys() {
+            let one = self.hit_ns(v, 1);
+            let two = self.hit_ns(v, 2);
+            let cost = ratio(two, one);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
+                name_md(v),
+                num(one, 1),
+                num(two, 1),
+                times(cost),
+                times(cost.filter(|c| *c > 0.0).map(|c| 2.0 / c)),
+                times(ratio(one, self.hit_ns(floor, 1))),
+                times(ratio(two, self.hit_ns(floor, 2))),
+                self.hit_on_cpu(v, 2).map_or("n/a".into(), |x| format!("{:.0}%", x * 100.0)),
+            );
+        }
+        chart_line(s, img, "seeds_hits.png", "AVC hits, ns per check per thread");
+        if !self.hits_by_keys.is_empty() {
+            let _ = writeln!(
+                s,
+                "Working set: the same measurement (1 thread) over the first N keys only. Rampart's per-thread \
+                 L1 has {} entries ({}); a check that misses it is served by the shared L2.\n",
+                self.memory.l1_entries,
+                bytes(self.memory.l1_entries * L1_SLOT_BYTES)
+            );
+            let _ = writeln!(
+                s,
+                "| distinct keys | unsync_hashmap (ns) | rampart (ns) | rampart / unsync_hashmap |\n|---|---|---|---|"
+            );
+            for &n in self.hits_by_keys.keys() {
+                let u = self.hit_ns_by_keys(n, VariantId::UnsyncHashmap);
+                let r = self.hit_ns_by_keys(n, VariantId::Rampart);
+                let _ = writeln!(s, "| {n} | {} | {} | {} |", num(u, 1), num(r, 1), times(ratio(r, u)));
+            }
+            let _ = writeln!(s);
+        }
+    }
+
+    fn rcutest_md(&self, s: &mut String, img: Option<&str>) {
+        let p = &self.params;
+        let _ = writeln!(
+            s,
+            "### 2. rcutest (seed 000)\n\nEach thread: {} write(2) calls of 1 byte to its own file in `{}`{}, each \
+             preceded by the check of the open file; real time of all threads, {} rounds (lower is better). \
+             KaiGai's figures: 8.0 s with SELinux off, 11.0 s with RCU at 4 to 32 CPUs, 78 s (global lock) and \
+             20 s (rwlock) at 4 CPUs.\n",
+            group(p.rcutest_writes as f64),
+            self.tmp_dir,
+            if self.tmp_is_tmpfs { " (tmpfs)" } else { " (not a tmpfs: none was writable)" },
+            p.rcutest_rounds
+        );
+        let _ = writeln!(
+            s,
+            "| variant | 1 thread (s) | 2 threads (s) | over none 1T | over none 2T | vs unsync_hashmap 2T |\n|---|---|---|---|---|---|"
+        );
+        for &v in self.rcutest.keys() {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} |",
+                name_md(v),
+                num(self.rcutest_s(v, 1), 3),
+                num(self.rcutest_s(v, 2), 3),
+                pct(self.rcutest_overhead_pct(v, 1)),
+                pct(self.rcutest_overhead_pct(v, 2)),
+                times(ratio(self.rcutest_s(v, 2), self.rcutest_s(VariantId::UnsyncHashmap, 2))),
+            );
+        }
+        chart_line(s, img, "seeds_rcutest.png", "rcutest, seconds");
+    }
+
+    fn rw_md(&self, s: &mut String, img: Option<&str>) {
+        let p = &self.params;
+        let _ = writeln!(
+            s,
+            "### 3. lmbench simple read/write (seed 002)\n\n1-byte read(2) of /dev/zero and write(2) to /dev/null, \
+             {} of each per run, one thread, each preceded by the check of the open file (the open is not timed), \
+             {} rounds; nanoseconds of {} per call. The 2007 figures on x86: 12.3% (read) and 14.0% (write) over \
+             no SELinux.\n",
+            group(p.rw_ops as f64),
+            p.rw_rounds,
+            self.clock
+        );
+        let _ = writeln!(
+            s,
+            "| variant | read (ns) | write (ns) | read over none | write over none |\n|---|---|---|---|---|"
+        );
+        for &v in self.rw.keys() {
+            let ns = self.rw_ns(v);
+            let o = self.rw_overhead_pct(v);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} |",
+                name_md(v),
+                num(ns.map(|x| x.0), 1),
+                num(ns.map(|x| x.1), 1),
+                pct(o.map(|x| x.0)),
+                pct(o.map(|x| x.1)),
+            );
+        }
+        chart_line(s, img, "seeds_rw.png", "simple read/write, overhead over none");
+    }
+
+    fn chat_md(&self, s: &mut String, img: Option<&str>) {
+        let p = &self.params;
+        let _ = writeln!(
+            s,
+            "### 4. Chat room (seed 004)\n\n{} pairs of threads ({} threads on {} CPUs) exchanging 100-byte messages \
+             over loopback TCP in bursts of {}, up to {} messages per pair or {:.0} s per run, {} rounds; a send \
+             check before each send and a receive check after each receive. {} Messages per second (higher is better); \
+             with more threads than CPUs it swings with scheduling from run to run, so the CPU time of all threads \
+             per message (lower is better) is shown too.\n",
+            p.chat_pairs,
+            2 * p.chat_pairs,
+            self.nproc,
+            crate::workloads::chatroom::BURST,
+            group(p.chat_messages as f64),
+            p.chat_limit.as_secs_f64(),
+            p.chat_rounds,
+            if self.chat_pinned {
+                "Each pair is pinned to its own CPU (unpinned, the scheduler's placement of the pairs flipped the \
+                 throughput between two levels 2x apart, whatever the variant)."
+            } else {
+                "The threads could not be pinned to CPUs: the throughput may flip between placements."
+            }
+        );
+        let _ = writeln!(
+            s,
+            "| variant | messages/s | vs none | vs unsync_hashmap | CPU µs per message | CPU vs none |\n|---|---|---|---|---|---|"
+        );
+        for &v in self.chat.keys() {
+            let m = self.chat_msgs_per_s(v);
+            let cpu = self.chat_cpu_us(v);
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} |",
+                name_md(v),
+                m.map_or("n/a".into(), group),
+                times(ratio(m, self.chat_msgs_per_s(VariantId::None))),
+                times(ratio(m, self.chat_msgs_per_s(VariantId::UnsyncHashmap))),
+                num(cpu, 2),
+                times(ratio(cpu, self.chat_cpu_us(VariantId::None))),
+            );
+        }
+        chart_line(s, img, "seeds_chatroom.png", "chat room, messages per second");
+    }
+
+    fn memory_md(&self, s: &mut String) {
+        let m = &self.memory;
+        let _ = writeln!(
+            s,
+            "### Rampart's memory after the run\n\nFrom the AVC's statistics and configuration (default sizes; bytes \
+             per entry as documented in `rampart-avc`, allocator overhead excluded). Per thread: an L1 of {} entries \
+             of {} bytes plus {} bytes of slot and statistics row = {}. Shared: the L2 table ({} slots of {} bytes, \
+             {} live entries of {} bytes) = {}; the SID table = {}. Total for {} thread slots: **{}**.\n",
+            m.l1_entries,
+            L1_SLOT_BYTES,
+            THREAD_STATE_BYTES,
+            bytes(m.per_thread_bytes()),
+            m.l2_threshold.max(1).saturating_mul(2).next_power_of_two(),
+            L2_SLOT_BYTES,
+            m.l2_entries,
+            L2_ENTRY_BYTES,
+            bytes(m.l2_bytes()),
+            bytes(m.sid_bytes),
+            m.rows.len(),
+            bytes(m.total_bytes())
+        );
+        let _ = writeln!(
+            s,
+            "| thread slot | lookups | hits | misses | allocations | reclaims | frees |\n|---|---|---|---|---|---|---|"
+        );
+        for (i, r) in m.rows.iter().enumerate() {
+            let _ = writeln!(
+                s,
+                "| {i} | {} | {} | {} | {} | {} | {} |",
+                r.lookups, r.hits, r.misses, r.allocations, r.reclaims, r.frees
+            );
+        }
+        let _ = writeln!(s);
+    }
+
+    fn variants_md(&self, s: &mut String) {
+        let _ = writeln!(s, "### What each variant is\n\n| variant | design |\n|---|---|");
+        for v in VariantId::ALL {
+            let _ = writeln!(s, "| `{}` | {} |", v.name(), v.describe());
+        }
+        let _ = writeln!(s, "\nAccesses checked by the system-call workloads:\n");
+        for (k, v) in &self.syscall_labels {
+            let _ = writeln!(s, "- {k}: `{v}`");
+        }
+        let _ = writeln!(
+            s,
+            "\nAll caches key on Rampart's packed (source SID, target SID, class) with Rampart's hash function and \
+             answer from the same decisions; `crates/bench/tests` checks that every variant gives Rampart's \
+             allow/deny answer on every key."
+        );
+    }
+
+    /// A plain-text summary for the terminal: the tables without charts.
+    pub fn text(&self, command: &str) -> String {
+        self.markdown(command, None)
+    }
+}
+
+/// `{"1": f(1), "2": f(2)}`.
+fn by_threads(f: impl Fn(usize) -> Option<f64>) -> Value {
+    let mut m = Map::new();
+    for t in THREADS {
+        m.insert(t.to_string(), json!(f(t)));
+    }
+    Value::Object(m)
+}
+
+fn thread_slot(threads: usize) -> Option<usize> {
+    THREADS.iter().position(|&t| t == threads)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    }
+}
+
+fn name_md(v: VariantId) -> String {
+    if v == VariantId::Rampart {
+        format!("**`{}`**", v.name())
+    } else {
+        format!("`{}`", v.name())
+    }
+}
+
+fn num(v: Option<f64>, decimals: usize) -> String {
+    v.map_or("n/a".into(), |x| format!("{x:.decimals$}"))
+}
+
+fn times(v: Option<f64>) -> String {
+    v.map_or("n/a".into(), |x| format!("{x:.2}x"))
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("n/a".into(), |x| format!("{x:+.1}%"))
+}
+
+/// 1234567.8 -> "1,234,568".
+pub fn group(v: f64) -> String {
+    let n = v.round().abs() as u64;
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if v < 0.0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+fn bytes(n: usize) -> String {
+    if n >= 1 << 20 {
+        format!("{:.2} MiB", n as f64 / f64::from(1 << 20))
+    } else {
+        format!("{:.1} KiB", n as f64 / 1024.0)
+    }
+}
+
+fn minutes(secs: f64) -> String {
+    if secs < 90.0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{:.0} min", secs / 60.0)
+    }
+}
+
+fn chart_line(s: &mut String, img: Option<&str>, file: &str, alt: &str) {
+    match img {
+        Some(dir) => {
+            let _ = writeln!(s, "\n![{alt}]({dir}/{file})\n");
+        }
+        None => {
+            let _ = writeln!(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formatting() {
+        assert_eq!(group(1_234_567.8), "1,234,568");
+        assert_eq!(group(999.0), "999");
+        assert_eq!(paired_overhead(&[110.0, 90.0, 102.0], &[100.0, 100.0, 100.0]).map(|x| x.round()), Some(2.0));
+    }
+}

@@ -1,0 +1,94 @@
+//! AVC hits: the cost of one check when the answer is cached, with 1 and
+//! 2 threads checking at once.
+//!
+//! Why: a hit is what nearly every system call pays, and seeds 000 and 004
+//! are about what happens to it when CPUs are added: with a shared lock or
+//! counter the per-check cost grows with the thread count; without one it
+//! stays flat. Each thread first checks every distinct key and one full
+//! pass of the stream (warming its caches), then, after a barrier, times
+//! `checks` checks walking the shuffled stream from its own offset.
+
+use std::hint::black_box;
+use std::sync::Barrier;
+
+use super::join;
+use crate::clock::{Lap, Stopwatch};
+use crate::error::BenchError;
+use crate::setup::Access;
+use crate::variants::{Checker, ThreadCheck};
+
+/// One run: per thread, the time of its checks divided by their number,
+/// averaged over the threads.
+#[derive(Clone, Copy, Debug)]
+pub struct HitSample {
+    /// Nanoseconds of thread CPU time per check (wall time without a CPU
+    /// clock): what the figures report.
+    pub ns: f64,
+    /// Nanoseconds of wall time per check.
+    pub wall_ns: f64,
+    /// CPU time over wall time: near 1 when every thread had a CPU to
+    /// itself for the whole run.
+    pub on_cpu: f64,
+}
+
+/// Times `checks` checks per thread with `threads` threads. The answers
+/// are summed into a `black_box`, so no check can be optimised away.
+pub fn run<C: Checker>(
+    checker: &C,
+    keys: &[Access],
+    stream: &[Access],
+    threads: usize,
+    checks: usize,
+) -> Result<HitSample, BenchError> {
+    if stream.is_empty() || threads == 0 {
+        return Err(BenchError::Workload("the hit workload needs keys and threads".into()));
+    }
+    let barrier = Barrier::new(threads);
+    let laps: Vec<Lap> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|index| {
+                let barrier = &barrier;
+                scope.spawn(move || -> Result<Lap, BenchError> {
+                    let mut t = checker.thread(index);
+                    let mut allowed = 0u64;
+                    for a in keys.iter().chain(stream) {
+                        allowed += u64::from(t.check(a.ssid, a.tsid, a.class, a.perms));
+                    }
+                    let offset = index * stream.len() / threads;
+                    barrier.wait();
+                    let watch = Stopwatch::start();
+                    allowed += walk(&mut t, stream, offset, checks);
+                    let lap = watch.lap();
+                    black_box(allowed);
+                    Ok(lap)
+                })
+            })
+            .collect();
+        handles.into_iter().map(join).collect::<Result<Vec<Lap>, BenchError>>()
+    })?;
+    let n = laps.len() as f64;
+    let per_check = |d: std::time::Duration| d.as_secs_f64() * 1e9 / checks.max(1) as f64;
+    Ok(HitSample {
+        ns: laps.iter().map(|l| per_check(l.best())).sum::<f64>() / n,
+        wall_ns: laps.iter().map(|l| per_check(l.wall)).sum::<f64>() / n,
+        on_cpu: laps.iter().map(Lap::on_cpu).sum::<f64>() / n,
+    })
+}
+
+/// `checks` checks along `stream` from `offset`, wrapping around; returns
+/// how many passed.
+#[inline(never)]
+fn walk<T: ThreadCheck>(t: &mut T, stream: &[Access], offset: usize, checks: usize) -> u64 {
+    let mut allowed = 0u64;
+    let mut left = checks;
+    let mut pos = offset % stream.len();
+    while left > 0 {
+        let n = left.min(stream.len() - pos);
+        for a in &stream[pos..pos + n] {
+            allowed += u64::from(t.check(a.ssid, a.tsid, a.class, a.perms));
+        }
+        left -= n;
+        pos = 0;
+    }
+    allowed
+}

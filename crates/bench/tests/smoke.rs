@@ -1,0 +1,210 @@
+//! The benchmarks at their smallest size: every workload and variant
+//! runs, the JSON carries every required key, the docs section and charts
+//! are written where asked, and every variant answers exactly as Rampart
+//! does (so the comparison is fair). No test here asserts a timing.
+//!
+//! Needs the system policy (`scripts/install-deps.sh` installs it); a
+//! machine without it prints why and passes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rampart_avc::{Object, Subject};
+use rampart_bench::variants::{Checker, OpenCheck, ThreadCheck, Visit};
+use rampart_bench::{Access, Bench, Params, Size, VariantId};
+use rampart_policy::Policy;
+use serde_json::Value;
+
+fn system_policy() -> Option<(PathBuf, Arc<Policy>)> {
+    let path = match rampart_policy::default_policy_path() {
+        Ok(p) if p.exists() => p,
+        other => {
+            eprintln!("skipped: no system policy ({other:?})");
+            return None;
+        }
+    };
+    let policy = Policy::from_file(&path).unwrap();
+    Some((path, Arc::new(policy)))
+}
+
+/// Each variant's answers for a list of accesses, from two threads'
+/// checkers, and for the system-call accesses through `open`.
+struct Answers<'a> {
+    accesses: &'a [Access],
+    opens: &'a [Access],
+}
+
+impl Visit for Answers<'_> {
+    type Out = (Vec<bool>, Vec<bool>, Vec<bool>);
+    fn visit<C: Checker>(&mut self, _id: VariantId, checker: &C) -> Self::Out {
+        let mut first = checker.thread(0);
+        let a: Vec<bool> = self.accesses.iter().map(|x| first.check(x.ssid, x.tsid, x.class, x.perms)).collect();
+        // Per-thread variants keep separate state per index: ask another.
+        let mut second = checker.thread(1);
+        let b: Vec<bool> = self.accesses.iter().map(|x| second.check(x.ssid, x.tsid, x.class, x.perms)).collect();
+        let opened: Vec<bool> = self
+            .opens
+            .iter()
+            .map(|x| {
+                let subject = Subject::new(x.ssid);
+                let object = Object::new(x.tsid);
+                let mut open = checker.open(0, &subject, &object, x.class, x.perms).unwrap();
+                open.permission() && open.permission()
+            })
+            .collect();
+        (a, b, opened)
+    }
+}
+
+#[test]
+fn every_variant_answers_as_rampart_does() {
+    let Some((path, policy)) = system_policy() else { return };
+    let bench = Bench::new(path, policy, 1500, 6000).unwrap();
+    // The keys and the stream (which repeats them in another order, so
+    // cached answers are compared too).
+    let accesses: Vec<Access> = bench.keys.iter().chain(&bench.stream).copied().collect();
+    let s = &bench.syscalls;
+    let opens = [s.tmpfs_write, s.dev_read, s.dev_write, s.sock_send, s.sock_recv];
+    let mut visit = Answers { accesses: &accesses, opens: &opens };
+    let (expected, expected_b, expected_open) = bench.variants.visit(VariantId::Rampart, &mut visit);
+    assert_eq!(expected, expected_b, "rampart answers differently in another thread");
+    let denied = expected.iter().filter(|a| !**a).count();
+    assert!(denied > 0 && denied < expected.len(), "the stream must hold both answers ({denied} denied)");
+    assert!(expected_open.iter().all(|a| *a), "the system-call accesses must be granted");
+    for id in VariantId::ALL {
+        if id == VariantId::None {
+            continue; // checks nothing by definition
+        }
+        let (a, b, opened) = bench.variants.visit(id, &mut visit);
+        for (i, (got, want)) in a.iter().zip(&expected).enumerate() {
+            assert_eq!(got, want, "{} disagrees with rampart on access {i}: {:?}", id.name(), accesses[i]);
+        }
+        assert_eq!(b, expected, "{} (second thread) disagrees with rampart", id.name());
+        assert_eq!(opened, expected_open, "{} disagrees on the open objects", id.name());
+    }
+}
+
+#[test]
+fn keys_come_from_the_policy_and_are_distinct() {
+    let Some((path, policy)) = system_policy() else { return };
+    let bench = Bench::new(path, policy, 400, 1000).unwrap();
+    assert_eq!(bench.keys.len(), 400);
+    let mut seen = std::collections::HashSet::new();
+    for k in &bench.keys {
+        assert!(seen.insert((k.ssid, k.tsid, k.class)), "duplicate key {k:?}");
+        assert!(!k.perms.is_empty());
+    }
+    assert_eq!(bench.stream.len(), 1000);
+    assert!(bench.distinct_contexts() > 50 && bench.distinct_classes() > 5);
+    // Deterministic: the same keys in every run.
+    let (path, policy) = system_policy().unwrap();
+    let again = Bench::new(path, policy, 400, 1000).unwrap();
+    assert_eq!(again.keys, bench.keys);
+    assert_eq!(again.stream, bench.stream);
+}
+
+fn smoke_json() -> Option<(rampart_bench::Report, Value)> {
+    let (path, policy) = system_policy()?;
+    let params = Params::for_size(Size::Smoke);
+    let report = rampart_bench::run(path, policy, Size::Smoke, &params, &mut |_| {}).unwrap();
+    let json = report.to_json();
+    Some((report, json))
+}
+
+/// `obj[key]` as an object with a number under each of `fields`.
+fn has_numbers(obj: &Value, key: &str, fields: &[&str]) {
+    let v = &obj[key];
+    for f in fields {
+        assert!(v[f].is_number(), "{key}.{f} is not a number: {v}");
+    }
+}
+
+#[test]
+fn smoke_json_has_every_key_and_variant() {
+    let Some((_, json)) = smoke_json() else { return };
+    for id in VariantId::ALL {
+        let name = id.name();
+        if id.in_hits() {
+            has_numbers(&json["hit_ns"], name, &["1", "2"]);
+            has_numbers(&json["hit_wall_ns"], name, &["1", "2"]);
+        }
+        if id.in_files() {
+            has_numbers(&json["rcutest_s"], name, &["1", "2"]);
+            has_numbers(&json["rw_overhead_pct"], name, &["read", "write"]);
+            has_numbers(&json["rw_ns"], name, &["read", "write"]);
+        }
+        if id.in_chat() {
+            assert!(json["chatroom_msgs_per_s"][name].is_number(), "chatroom_msgs_per_s.{name}");
+        }
+    }
+    // The required variants are all there.
+    for name in [
+        "none",
+        "global_mutex",
+        "rwlock",
+        "shared_counter",
+        "kref",
+        "percpu_ref",
+        "module_refcount",
+        "unsync_hashmap",
+        "rampart",
+    ] {
+        assert!(json["hit_ns"][name].is_object(), "hit_ns.{name}");
+        assert!(json["chatroom_msgs_per_s"][name].is_number(), "chatroom_msgs_per_s.{name}");
+    }
+    assert!(json["rcutest_s"]["full_revalidate"].is_object());
+    assert!(json["rw_overhead_pct"]["full_revalidate"].is_object());
+    let meta = &json["metadata"];
+    assert!(meta["policy"].as_str().is_some_and(|p| !p.is_empty()));
+    assert!(meta["date"].as_str().is_some_and(|d| d.len() == 10));
+    assert!(meta["nproc"].as_u64().is_some_and(|n| n >= 1));
+    assert_eq!(meta["quick"], Value::Bool(false));
+    assert_eq!(meta["size"], "smoke");
+    let mem = &json["memory"]["rampart"];
+    let rows = mem["per_thread"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        for f in ["bytes", "lookups", "hits", "misses"] {
+            assert!(r[f].is_u64(), "memory row {f}: {r}");
+        }
+    }
+    assert!(mem["total_bytes"].as_u64().is_some_and(|b| b > 0));
+    let targets = json["targets"].as_array().unwrap();
+    assert!(targets.len() >= 7);
+    // The hit workload ran every check it was asked for (no thread gave up).
+    let lookups: u64 = rows.iter().map(|r| r["lookups"].as_u64().unwrap()).sum();
+    assert!(lookups >= Params::for_size(Size::Smoke).hit_checks as u64 * 3);
+}
+
+#[test]
+fn docs_section_replaced_and_charts_written() {
+    let Some((report, _)) = smoke_json() else { return };
+    let dir = std::env::temp_dir().join(format!("rampart-bench-docs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("benchmarks.md");
+    let before = format!(
+        "# Benchmarks\n\n## Policy engine\nkept text\n\n{}\nold figures\n{}\n\n## After\nalso kept\n",
+        rampart_bench::docs::BEGIN,
+        rampart_bench::docs::END
+    );
+    std::fs::write(&out, &before).unwrap();
+    let written = rampart_bench::docs::write(&report, &out, "target/release/rampart bench seeds --smoke").unwrap();
+    let after = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        after.starts_with("# Benchmarks\n\n## Policy engine\nkept text\n\n<!-- seeds:begin -->\n## Seed experiments")
+    );
+    assert!(after.ends_with("<!-- seeds:end -->\n\n## After\nalso kept\n"));
+    assert!(!after.contains("old figures"));
+    assert!(after.contains("rampart bench seeds --smoke"));
+    assert_eq!(after.matches(rampart_bench::docs::BEGIN).count(), 1);
+    for png in ["seeds_hits.png", "seeds_rcutest.png", "seeds_rw.png", "seeds_chatroom.png"] {
+        let path = dir.join("img").join(png);
+        assert!(written.contains(&path), "{png} not reported as written");
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 5000, "{png} is not a drawn PNG");
+        assert!(after.contains(&format!("(img/{png})")), "{png} not linked");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,117 @@
+//! `rampart bench seeds [--quick] [--json] [--out PATH]`: reruns the seed
+//! experiments (AVC hits, rcutest, lmbench read/write, chat room) with
+//! Rampart beside the designs the seeds measured, in one process, and
+//! reports medians (issue 4).
+//!
+//! The work is in the `rampart-bench` crate; this module parses the
+//! subcommand, prints progress on stderr, and writes the results where
+//! asked. The full run writes its section of docs/benchmarks.md and the
+//! charts in docs/img/; `--quick` and the hidden `--smoke` (seconds, for
+//! tests) write only with an explicit `--out`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rampart_bench::{Params, Size};
+
+use crate::error::CliError;
+
+/// Where the full run writes unless `--out` says otherwise.
+pub const DEFAULT_OUT: &str = "docs/benchmarks.md";
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct BenchArgs {
+    /// `--quick`, `--smoke` (hidden), or the full run.
+    pub size: BenchSize,
+    /// `--json`: one JSON object on stdout instead of tables.
+    pub json: bool,
+    /// `--out PATH`.
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchSize {
+    Smoke,
+    Quick,
+    Full,
+}
+
+/// Builds the command from the words after `bench` and the bench-only
+/// flags seen anywhere on the line.
+pub fn command(rest: &[String], flags: &[String], out: Option<PathBuf>) -> Result<BenchArgs, CliError> {
+    match rest {
+        [] => return Err(CliError::usage("missing subcommand; run `rampart bench seeds`")),
+        [sub] if sub == "seeds" => {}
+        [sub] => {
+            return Err(CliError::usage(format!(
+                "unknown subcommand `{sub}` of `rampart bench`; the only one is `seeds`"
+            )))
+        }
+        [_, extra, ..] => {
+            return Err(CliError::usage(format!(
+                "unexpected argument `{extra}`; `rampart bench seeds` takes only options"
+            )))
+        }
+    }
+    let has = |f: &str| flags.iter().any(|x| x == f);
+    let size = match (has("--quick"), has("--smoke")) {
+        (true, true) => return Err(CliError::usage("`--quick` and `--smoke` are two sizes; give one")),
+        (true, false) => BenchSize::Quick,
+        (false, true) => BenchSize::Smoke,
+        (false, false) => BenchSize::Full,
+    };
+    Ok(BenchArgs { size, json: has("--json"), out })
+}
+
+/// Runs the benchmarks; returns what to print on stdout.
+pub fn run(policy_path: Option<&Path>, args: &BenchArgs) -> Result<(String, u8), CliError> {
+    let (path, policy) = crate::load::policy(policy_path)?;
+    let size = match args.size {
+        BenchSize::Smoke => Size::Smoke,
+        BenchSize::Quick => Size::Quick,
+        BenchSize::Full => Size::Full,
+    };
+    let out = match (&args.out, args.size) {
+        (Some(o), _) => Some(o.clone()),
+        (None, BenchSize::Full) => Some(PathBuf::from(DEFAULT_OUT)),
+        (None, _) => None,
+    };
+    if let Some(o) = &out {
+        let dir = o.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            return Err(CliError::input(format!(
+                "cannot write `{}`: folder `{}` does not exist; run from the repository root or pass `--out PATH`",
+                o.display(),
+                dir.display()
+            )));
+        }
+    }
+    let params = Params::for_size(size);
+    let mut progress = |line: &str| {
+        let _ = writeln!(std::io::stderr(), "rampart bench: {line}");
+    };
+    let report = rampart_bench::run(path, Arc::new(policy), size, &params, &mut progress).map_err(bench_error)?;
+    let command = command_line();
+    if let Some(o) = &out {
+        let written = rampart_bench::docs::write(&report, o, &command).map_err(bench_error)?;
+        for w in written {
+            progress(&format!("wrote {}", w.display()));
+        }
+    }
+    let text = if args.json { format!("{}\n", report.json_text()) } else { report.text(&command) };
+    Ok((text, 0))
+}
+
+fn bench_error(e: rampart_bench::BenchError) -> CliError {
+    match e {
+        rampart_bench::BenchError::Io { what, source } => CliError::input(format!("{what}: {source}")),
+        other => CliError::input(other.to_string()),
+    }
+}
+
+/// This invocation, as the document's "exact command".
+fn command_line() -> String {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    format!("target/release/rampart {}", args.join(" "))
+}

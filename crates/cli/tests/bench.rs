@@ -1,0 +1,104 @@
+//! `rampart bench seeds`: the command line, and its JSON at the hidden
+//! smoke size (the real sizes take minutes). No test asserts a timing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+#[test]
+fn smoke_json_through_the_command() {
+    let Some(policy) = system_policy() else { return };
+    let out = with_policy(&policy, &["bench", "seeds", "--smoke", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("rampart bench: AVC hits"), "progress goes to stderr:\n{}", out.stderr);
+    let json: Value = serde_json::from_str(&out.stdout).expect("one JSON object on stdout");
+    let hit_variants = [
+        "none",
+        "global_mutex",
+        "rwlock",
+        "shared_counter",
+        "kref",
+        "percpu_ref",
+        "module_refcount",
+        "unsync_hashmap",
+        "rampart",
+    ];
+    for v in hit_variants {
+        for t in ["1", "2"] {
+            assert!(json["hit_ns"][v][t].is_number(), "hit_ns.{v}.{t}");
+        }
+        assert!(json["chatroom_msgs_per_s"][v].is_number(), "chatroom_msgs_per_s.{v}");
+    }
+    for v in hit_variants.iter().chain(&["full_revalidate"]) {
+        for t in ["1", "2"] {
+            assert!(json["rcutest_s"][v][t].is_number(), "rcutest_s.{v}.{t}");
+        }
+        for op in ["read", "write"] {
+            assert!(json["rw_overhead_pct"][v][op].is_number(), "rw_overhead_pct.{v}.{op}");
+        }
+    }
+    assert_eq!(json["metadata"]["policy"], policy.to_str().unwrap());
+    assert_eq!(json["metadata"]["quick"], false);
+    assert!(json["metadata"]["nproc"].is_u64() && json["metadata"]["date"].is_string());
+    assert!(json["memory"]["rampart"]["per_thread"].as_array().is_some_and(|r| !r.is_empty()));
+    assert!(json["memory"]["rampart"]["total_bytes"].is_u64());
+}
+
+#[test]
+fn smoke_tables_without_json() {
+    let Some(policy) = system_policy() else { return };
+    let out = with_policy(&policy, &["bench", "seeds", "--smoke"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for needle in
+        ["### Targets", "### 1. AVC hits", "### 2. rcutest", "### 3. lmbench", "### 4. Chat room", "`rampart`"]
+    {
+        assert!(out.stdout.contains(needle), "missing {needle}:\n{}", out.stdout);
+    }
+    // A smoke or quick run writes no file unless asked.
+    assert!(!out.stderr.contains("wrote"), "{}", out.stderr);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for (args, needle) in [
+        (&["bench"][..], "missing subcommand"),
+        (&["bench", "seed"], "unknown subcommand `seed`"),
+        (&["bench", "seeds", "extra"], "unexpected argument `extra`"),
+        (&["bench", "seeds", "--quick", "--smoke"], "give one"),
+        (&["bench", "seeds", "--json=yes"], "takes no value"),
+        (&["bench", "seeds", "--out"], "needs a value"),
+        (&["bench", "seeds", "--bool", "a=on"], "not valid with `rampart bench`"),
+        (&["bench", "seeds", "--batch"], "only valid with `rampart check --batch`"),
+        (&["check", "--quick", "s", "t", "c"], "only valid with `rampart bench seeds`"),
+        (&["policy", "info", "--out", "x.md"], "only valid with `rampart bench seeds`"),
+        (&["bnech"], "did you mean `bench`"),
+    ] {
+        let out = rampart(args, "");
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.starts_with("rampart: error: "), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(needle), "{args:?}: {}", out.stderr);
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn unwritable_out_is_an_error_before_running() {
+    let Some(policy) = system_policy() else { return };
+    let out = with_policy(&policy, &["bench", "seeds", "--smoke", "--out", "/nonexistent-dir/bench.md"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("does not exist"), "{}", out.stderr);
+    assert!(!out.stderr.contains("AVC hits"), "it should fail before running:\n{}", out.stderr);
+}
+
+#[test]
+fn help_for_bench() {
+    for args in [&["help", "bench"][..], &["bench", "--help"], &["bench", "seeds", "-h"], &["help", "bench", "seeds"]] {
+        let out = rampart(args, "");
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        assert!(out.stdout.contains("usage: rampart [--policy PATH] bench seeds"), "{args:?}");
+    }
+    assert!(rampart(&["help"], "").stdout.contains("bench seeds"));
+}

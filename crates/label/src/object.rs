@@ -1,0 +1,185 @@
+//! Object labels for the enforcer: the label of an existing file, and
+//! the label a new file will get.
+//!
+//! An existing file's label is its `security.selinux` xattr when it has
+//! one, else what file_contexts says for its path (the label
+//! `restorecon` would give it). Results are cached by `(st_dev,
+//! st_ino)` together with the inode's `st_ctime`, because the enforcer
+//! asks for the same inodes over and over.
+//!
+//! # Cache invalidation contract
+//!
+//! - Setting or removing the xattr, `chmod`, `chown`, link and rename
+//!   all change `st_ctime`, so an entry made before such a change is
+//!   not used once the caller passes fresh metadata. Callers must pass
+//!   metadata read no earlier than the event they are deciding on.
+//! - Changes that keep `st_ctime` (a clock step backwards, a filesystem
+//!   with coarse timestamps, a label written within the same timestamp
+//!   tick) are the caller's duty: call [`ObjectLabeler::invalidate`]
+//!   after relabeling an inode, and [`ObjectLabeler::clear`] after
+//!   loading new file_contexts or a new policy.
+//! - For files without an xattr the label depends on the path, but the
+//!   cache is per inode: a file with several hard links gets the label
+//!   of the path it was first seen under until the entry is dropped.
+
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rampart_policy::{Booleans, ClassId, Context, CreateError, CreateKind, Policy};
+use rustc_hash::FxHashMap;
+
+use crate::contexts::FileContexts;
+use crate::filetype::FileType;
+use crate::xattr;
+
+/// Where a label came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LabelSource {
+    /// The file's `security.selinux` xattr.
+    Xattr,
+    /// file_contexts, by path (the file has no xattr).
+    FileContexts,
+    /// Neither: no xattr and no file_contexts label (`<<none>>`, no
+    /// match, or no path known for a descriptor).
+    None,
+}
+
+/// The label of an existing object.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Label {
+    /// The context string; `None` when the object is unlabeled.
+    pub context: Option<Arc<str>>,
+    /// Where it came from.
+    pub source: LabelSource,
+}
+
+/// The object whose label is wanted.
+#[derive(Clone, Copy, Debug)]
+pub enum Object<'a> {
+    /// A path (symlinks are not followed).
+    Path(&'a Path),
+    /// An open descriptor (e.g. from fanotify). For file_contexts its
+    /// path is read from `/proc/self/fd`.
+    Fd(BorrowedFd<'a>),
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    ctime: (i64, i64),
+    label: Label,
+}
+
+/// Labels existing objects, with a per-inode cache (see the module docs
+/// for the invalidation contract). Safe to share between threads.
+#[derive(Debug)]
+pub struct ObjectLabeler {
+    contexts: Arc<FileContexts>,
+    cache: Mutex<FxHashMap<(u64, u64), Entry>>,
+}
+
+impl ObjectLabeler {
+    /// A labeler falling back to `contexts`.
+    pub fn new(contexts: Arc<FileContexts>) -> ObjectLabeler {
+        ObjectLabeler { contexts, cache: Mutex::new(FxHashMap::default()) }
+    }
+
+    /// The file_contexts in use.
+    pub fn contexts(&self) -> &Arc<FileContexts> {
+        &self.contexts
+    }
+
+    /// The label of `object`, whose `lstat`/`fstat` metadata is `md`.
+    /// An xattr that cannot be read for another reason than "absent"
+    /// (e.g. `ENOTSUP`) is treated as absent.
+    pub fn label_of(&self, object: Object<'_>, md: &std::fs::Metadata) -> Label {
+        let key = (md.dev(), md.ino());
+        let ctime = (md.ctime(), md.ctime_nsec());
+        if let Some(e) = self.lock().get(&key) {
+            if e.ctime == ctime {
+                return e.label.clone();
+            }
+        }
+        let label = self.compute(object, md);
+        self.lock().insert(key, Entry { ctime, label: label.clone() });
+        label
+    }
+
+    fn compute(&self, object: Object<'_>, md: &std::fs::Metadata) -> Label {
+        let xattr = match object {
+            Object::Path(p) => xattr::get_label(p),
+            Object::Fd(fd) => xattr::fget_label(fd),
+        };
+        if let Ok(Some(ctx)) = xattr {
+            return Label { context: Some(Arc::from(ctx)), source: LabelSource::Xattr };
+        }
+        let path: Option<PathBuf> = match object {
+            Object::Path(p) => Some(p.to_path_buf()),
+            Object::Fd(fd) => fd_path(fd),
+        };
+        let found = path.as_deref().and_then(|p| {
+            self.contexts.lookup(p.as_os_str().as_bytes(), FileType::from_metadata(md)).context().map(Arc::from)
+        });
+        match found {
+            Some(ctx) => Label { context: Some(ctx), source: LabelSource::FileContexts },
+            None => Label { context: None, source: LabelSource::None },
+        }
+    }
+
+    /// Drops the cached label of one inode (call after relabeling it).
+    pub fn invalidate(&self, dev: u64, ino: u64) {
+        self.lock().remove(&(dev, ino));
+    }
+
+    /// Drops every cached label (call after loading new file_contexts or
+    /// a new policy).
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+
+    /// Number of cached inodes.
+    pub fn cached(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, FxHashMap<(u64, u64), Entry>> {
+        // The map is always left consistent, so a panic elsewhere while
+        // holding the lock does not invalidate it.
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The path of an open descriptor, from `/proc/self/fd`; `None` for
+/// deleted files and non-path objects (pipes, sockets).
+fn fd_path(fd: BorrowedFd<'_>) -> Option<PathBuf> {
+    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+    let bytes = link.as_os_str().as_bytes();
+    if !bytes.starts_with(b"/") || bytes.ends_with(b" (deleted)") {
+        return None;
+    }
+    Some(link)
+}
+
+/// The context of a new file named `name` created by `subject` in a
+/// directory labeled `parent_dir`, for object class `class` (`file`,
+/// `dir`, `lnk_file`, ...): `type_transition` rules including filename
+/// transitions, role transitions, class defaults and MLS range rules,
+/// exactly as the kernel computes it (libsepol `sepol_compute_sid`).
+pub fn new_file_label(
+    policy: &Policy,
+    bools: &Booleans,
+    subject: &Context,
+    parent_dir: &Context,
+    class: ClassId,
+    name: &str,
+) -> Result<Context, CreateError> {
+    policy.compute_create(bools, subject, parent_dir, class, CreateKind::Transition, Some(name))
+}
+
+/// The policy class for a file type (`file`, `dir`, `lnk_file`, ...),
+/// `None` if the policy lacks it.
+pub fn file_class(policy: &Policy, file_type: FileType) -> Option<ClassId> {
+    policy.class_by_name(file_type.class_name())
+}

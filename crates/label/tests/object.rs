@@ -1,0 +1,75 @@
+//! New-file labels through the policy's type transitions (including
+//! filename transitions), and object labels of files without xattrs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use rampart_label::{
+    file_class, new_file_label, FileContexts, FileType, LabelSource, Object, ObjectLabeler, SpecFiles,
+};
+use rampart_policy::{Booleans, Policy};
+
+fn policy() -> Policy {
+    Policy::from_file(&rampart_policy::default_policy_path().unwrap()).unwrap()
+}
+
+#[test]
+fn new_file_labels_follow_type_and_filename_transitions() {
+    let p = policy();
+    let bools = Booleans::defaults(&p);
+    let s = p.parse_context("unconfined_u:unconfined_r:unconfined_t:s0-s0:c0.c1023").unwrap();
+    let home = p.parse_context("unconfined_u:object_r:user_home_dir_t:s0").unwrap();
+    let dir = file_class(&p, FileType::Directory).unwrap();
+    let maildir = new_file_label(&p, &bools, &s, &home, dir, "Maildir").unwrap();
+    assert_eq!(p.context_to_string(&maildir), "unconfined_u:object_r:mail_home_rw_t:s0");
+    let other = new_file_label(&p, &bools, &s, &home, dir, "notes").unwrap();
+    assert_ne!(p.type_name(other.ty), "mail_home_rw_t");
+    let file = file_class(&p, FileType::Regular).unwrap();
+    let etc = p.parse_context("system_u:object_r:etc_t:s0").unwrap();
+    let nm = p.parse_context("system_u:system_r:NetworkManager_t:s0").unwrap();
+    let conf = new_file_label(&p, &bools, &nm, &etc, file, "resolv.conf").unwrap();
+    assert_eq!(p.type_name(conf.ty), "net_conf_t");
+    for ft in FileType::ALL {
+        assert!(file_class(&p, ft).is_some(), "{ft}");
+    }
+}
+
+#[test]
+fn unlabeled_files_fall_back_to_file_contexts() {
+    let p = policy();
+    let fc = Arc::new(FileContexts::load(&SpecFiles::system(), &p).unwrap());
+    let labeler = ObjectLabeler::new(Arc::clone(&fc));
+    // /usr/bin/ls normally has no security.selinux on a machine without
+    // SELinux; if it has one, that one wins.
+    let ls = std::path::Path::new("/usr/bin/ls");
+    let md = std::fs::symlink_metadata(ls).unwrap();
+    let l = labeler.label_of(Object::Path(ls), &md);
+    match rampart_label::get_label(ls).unwrap() {
+        Some(x) => assert_eq!((l.context.as_deref(), l.source), (Some(x.as_str()), LabelSource::Xattr)),
+        None => assert_eq!(
+            (l.context.as_deref(), l.source),
+            (Some("system_u:object_r:bin_t:s0"), LabelSource::FileContexts)
+        ),
+    }
+    assert_eq!(labeler.label_of(Object::Path(ls), &md), l, "cached answer");
+    assert_eq!(labeler.cached(), 1);
+    use std::os::unix::fs::MetadataExt;
+    labeler.invalidate(md.dev(), md.ino());
+    assert_eq!(labeler.cached(), 0);
+}
+
+#[test]
+fn restorecon_defaults_and_spec_file_sets() {
+    let opts = rampart_label::RelabelOptions::restorecon();
+    assert!(opts.realpath && !opts.recursive && !opts.dry_run && !opts.force && !opts.cross_filesystems);
+    let system = rampart_label::system_file_contexts_path(std::path::Path::new("/etc/selinux"));
+    if system.exists() {
+        assert!(opts.customizable_types.iter().any(|t| t == "public_content_t"), "{:?}", opts.customizable_types);
+        assert_eq!(SpecFiles::system(), SpecFiles::from_dir(system.parent().unwrap()));
+    }
+    let b = SpecFiles::from_base(std::path::Path::new("/x/fc"));
+    assert_eq!(b.files.len(), 3);
+    assert_eq!(b.subs_dist.as_deref(), Some(std::path::Path::new("/x/fc.subs_dist")));
+    assert_eq!(b.clone().base_only().files, vec![(std::path::PathBuf::from("/x/fc"), true)]);
+}
