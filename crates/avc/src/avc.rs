@@ -2,10 +2,9 @@
 //! The check path is in [`crate::check`], auditing in [`crate::report`],
 //! the publication API in [`crate::writer`].
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use rampart_policy::{Booleans, Policy};
-use thread_local::ThreadLocal;
 
 use crate::audit::AuditSink;
 use crate::error::AvcError;
@@ -15,11 +14,15 @@ use crate::sid::{Sid, SidTable};
 use crate::snapshot::Snapshot;
 use crate::stats::{Stats, ThreadStats};
 use crate::sync;
-use crate::thread::ThreadSlot;
+use crate::thread::Slots;
 use crate::writer::WriterState;
 
-/// Default L1 size per thread (entries of 24 bytes).
-pub const DEFAULT_L1_ENTRIES: usize = 1024;
+/// Default maximum L1 size per thread: entries of
+/// [`crate::L1_ENTRY_BYTES`] (24) bytes, so at most 384 KiB per thread.
+/// Each thread's L1 starts at [`crate::L1_INITIAL_ENTRIES`] and grows only
+/// while its working set fills it beyond a quarter: 16384 holds 4096
+/// keys with nearly every hit in one cache line.
+pub const DEFAULT_L1_ENTRIES: usize = 16384;
 /// Default most keys per L2 table before a reclaim.
 pub const DEFAULT_L2_THRESHOLD: usize = 8192;
 
@@ -31,7 +34,8 @@ pub struct AvcConfig {
     pub mapping: Mapping,
     pub sink: Arc<dyn AuditSink>,
     pub enforcing: bool,
-    /// Entries of each thread's L1 (rounded up to a power of two).
+    /// Most entries of each thread's L1 (rounded up to a power of two); it
+    /// starts smaller and grows with the thread's working set.
     pub l1_entries: usize,
     /// Keys an L2 table holds before the AVC replaces it by an empty one.
     pub l2_threshold: usize,
@@ -61,12 +65,10 @@ pub struct Avc {
     /// The state snapshots are built from; held by writers only, so
     /// publishes are serialised (one writer) and never block a check.
     pub(crate) writer: Mutex<WriterState>,
-    pub(crate) threads: ThreadLocal<ThreadSlot>,
-    /// Every thread's statistics row (appended when a thread first uses
-    /// the AVC; rows are reused with their thread slots).
-    rows: Mutex<Vec<Arc<ThreadStats>>>,
+    /// Per-thread state (L1, held snapshot, statistics row): one slot
+    /// per thread, found through a thread-local pointer (`thread.rs`).
+    pub(crate) slots: Slots,
     pub(crate) sink: Arc<dyn AuditSink>,
-    l1_entries: usize,
     pub(crate) l2_threshold: usize,
 }
 
@@ -83,10 +85,8 @@ impl Avc {
             mapping: config.mapping,
             published: Published::new(first),
             writer: Mutex::new(state),
-            threads: ThreadLocal::new(),
-            rows: Mutex::new(Vec::new()),
+            slots: Slots::new(config.l1_entries),
             sink: config.sink,
-            l1_entries: config.l1_entries,
             l2_threshold: config.l2_threshold,
         })
     }
@@ -114,8 +114,7 @@ impl Avc {
     /// Every thread's counters, like `/sys/fs/selinux/avc/cache_stats`
     /// (its `Display` prints that file's format).
     pub fn stats(&self) -> Stats {
-        let rows = self.rows.lock().unwrap_or_else(PoisonError::into_inner);
-        Stats { rows: rows.iter().map(|r| r.row()).collect() }
+        Stats { rows: self.slots.rows() }
     }
 
     /// Releases the snapshot this thread holds (and empties its L1), so an
@@ -123,31 +122,10 @@ impl Avc {
     /// this thread's next check to be freed. Call it before a thread exits
     /// or idles for long; the next check simply takes the current snapshot.
     pub fn quiesce(&self) {
-        let Some(slot) = self.threads.get() else { return };
+        let Some(slot) = self.slots.own() else { return };
         if let Some(released) = slot.release() {
             self.retire(&slot.stats, released);
         }
-    }
-
-    /// This thread's slot, created on its first use.
-    #[inline]
-    pub(crate) fn slot(&self) -> &ThreadSlot {
-        match self.threads.get() {
-            Some(slot) => slot,
-            None => self.new_slot(),
-        }
-    }
-
-    /// Out of line: building a slot needs a 128-byte-aligned temporary,
-    /// which would make every caller realign its stack frame.
-    #[cold]
-    #[inline(never)]
-    fn new_slot(&self) -> &ThreadSlot {
-        self.threads.get_or(|| {
-            let stats = Arc::new(ThreadStats::default());
-            self.rows.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::clone(&stats));
-            ThreadSlot::new(stats, self.l1_entries)
-        })
     }
 
     /// Drops a released snapshot reference; if it was the last one, the

@@ -20,15 +20,32 @@ use crate::sid::Sid;
 use crate::snapshot::Snapshot;
 use crate::thread::ThreadSlot;
 
-/// One check's inputs, carried down the miss path.
+/// What a cold path found: the vector to decide from and the sequence
+/// number of the snapshot it belongs to (the decision is
+/// `av.decide(requested, seqno)`).
+#[derive(Clone, Copy)]
+struct Resolved {
+    av: CachedAv,
+    seqno: u64,
+}
+
+/// One check's inputs, carried down the miss path: only the packed key
+/// and the request, so the hit path keeps nothing else live for it (the
+/// SIDs and class unpack losslessly, the hash is recomputed).
 #[derive(Clone, Copy)]
 struct Lookup {
-    ssid: Sid,
-    tsid: Sid,
-    class: ClassIdx,
-    requested: Perms,
     key: CacheKey,
-    hash: u64,
+    requested: Perms,
+}
+
+impl Lookup {
+    fn key(self) -> u64 {
+        self.key.as_u64()
+    }
+
+    fn hash(self) -> u64 {
+        self.key.hash()
+    }
 }
 
 impl Avc {
@@ -44,7 +61,23 @@ impl Avc {
     /// to 3.9 ns per hit on the development VM).
     #[inline(always)]
     pub fn has_perm_noaudit(&self, ssid: Sid, tsid: Sid, tclass: ClassIdx, requested: Perms) -> Decision {
-        let slot = self.slot();
+        match self.slots.cached() {
+            Some(slot) => self.check_in(slot, ssid, tsid, tclass, requested),
+            None => self.check_finding_slot(ssid, tsid, tclass, requested),
+        }
+    }
+
+    /// This thread used another AVC last (or none): find or claim its slot
+    /// here, then check.
+    #[cold]
+    #[inline(never)]
+    fn check_finding_slot(&self, ssid: Sid, tsid: Sid, tclass: ClassIdx, requested: Perms) -> Decision {
+        self.slots.with(|slot| self.check_in(slot, ssid, tsid, tclass, requested))
+    }
+
+    /// The check in this thread's slot.
+    #[inline(always)]
+    fn check_in(&self, slot: &ThreadSlot, ssid: Sid, tsid: Sid, tclass: ClassIdx, requested: Perms) -> Decision {
         slot.stats.count_lookup();
         // One Acquire load of a line written only by publishes.
         if self.published.moved_past(slot.seqno.get()) {
@@ -54,15 +87,21 @@ impl Avc {
         let hash = key.hash();
         // Built only on the way to a cold path, so the hit path does not
         // spill it to the stack.
-        let lookup = || Lookup { ssid, tsid, class: tclass, requested, key, hash };
-        let Some(av) = slot.l1.get(key, hash) else {
-            return self.l1_miss(slot, lookup());
+        let lookup = || Lookup { key, requested };
+        // The cold paths return the vector and snapshot to decide from,
+        // not a `Decision`: a 32-byte `Decision` returned through memory
+        // made every hit store and reload its result via the stack.
+        let resolved = match slot.l1.get(key.as_u64(), hash) {
+            Some(hit) => {
+                let decision = hit.decide(requested, slot.seqno.get());
+                if !decision.permissive {
+                    return decision;
+                }
+                self.grant_permissive(slot, lookup(), hit.av())
+            }
+            None => self.l1_miss(slot, lookup()),
         };
-        let decision = av.decide(requested, slot.seqno.get());
-        if decision.permissive {
-            return self.grant_permissive(slot, lookup(), av, decision);
-        }
-        decision
+        resolved.av.decide(requested, resolved.seqno)
     }
 
     /// Takes the current snapshot, releasing the old one (once per publish
@@ -77,17 +116,26 @@ impl Avc {
 
     /// Not in L1: look in the snapshot's L2 (still the hit path: loads only).
     #[inline(never)]
-    fn l1_miss(&self, slot: &ThreadSlot, lookup: Lookup) -> Decision {
+    fn l1_miss(&self, slot: &ThreadSlot, lookup: Lookup) -> Resolved {
+        // A key whose primary L1 set was full sits in its secondary set.
+        if let Some(hit) = slot.l1.get_secondary(lookup.key(), lookup.hash()) {
+            let av = hit.av();
+            if av.decide(lookup.requested, 0).permissive {
+                return self.grant_permissive(slot, lookup, av);
+            }
+            return Resolved { av, seqno: slot.seqno.get() };
+        }
         let Ok(reader) = slot.reader.try_borrow() else { return self.check_uncached(slot, lookup) };
         let Some(snapshot) = reader.held() else { return self.check_uncached(slot, lookup) };
-        match snapshot.l2.lookup(lookup.key.as_u64(), lookup.hash) {
+        let (key, hash) = (lookup.key(), lookup.hash());
+        match snapshot.l2.lookup(key, hash) {
             Some(av) => {
-                slot.l1.set(lookup.key, lookup.hash, av);
+                slot.l1.set(key, hash, av);
                 let decision = av.decide(lookup.requested, snapshot.seqno);
                 if decision.permissive {
-                    self.grant_in(slot, snapshot, lookup, av, decision)
+                    self.grant_in(slot, snapshot, lookup, av)
                 } else {
-                    decision
+                    Resolved { av, seqno: snapshot.seqno }
                 }
             }
             None => self.l2_miss(slot, snapshot, lookup),
@@ -97,44 +145,44 @@ impl Avc {
     /// In neither cache: ask the modules and insert the result.
     #[cold]
     #[inline(never)]
-    fn l2_miss(&self, slot: &ThreadSlot, snapshot: &Snapshot, lookup: Lookup) -> Decision {
+    fn l2_miss(&self, slot: &ThreadSlot, snapshot: &Snapshot, lookup: Lookup) -> Resolved {
         slot.stats.count_miss();
-        let av = snapshot.compute(&self.sids, &self.mapping, lookup.ssid, lookup.tsid, lookup.class);
+        let av = snapshot.compute(&self.sids, &self.mapping, lookup.key.source(), lookup.key.target(), lookup.key.class());
         let decision = av.decide(lookup.requested, snapshot.seqno);
         // A permissive denial is reported by this call, so the cache
         // holds it granted from the start.
         let cached = if decision.permissive { av.granting(decision.denied) } else { av };
-        let (key, hash) = (lookup.key, lookup.hash);
-        match snapshot.l2.insert(key.as_u64(), hash, cached, snapshot.seqno, self.published.seqno_cell()) {
+        let (key, hash) = (lookup.key(), lookup.hash());
+        let ours = Resolved { av, seqno: snapshot.seqno };
+        match snapshot.l2.insert(key, hash, cached, snapshot.seqno, self.published.seqno_cell()) {
             Insert::Inserted { threshold_reached } => {
                 slot.stats.count_allocation();
                 slot.l1.set(key, hash, cached);
                 if threshold_reached {
                     self.reclaim(slot, snapshot);
                 }
-                decision
+                ours
             }
             Insert::Existing(theirs) => {
                 // Another thread computed it first; its entry may already
                 // carry the permissive grant (then it reported, not us).
                 slot.l1.set(key, hash, theirs);
-                let theirs_decision = theirs.decide(lookup.requested, snapshot.seqno);
-                if theirs_decision.permissive {
-                    self.grant_in(slot, snapshot, lookup, theirs, theirs_decision)
+                if theirs.decide(lookup.requested, snapshot.seqno).permissive {
+                    self.grant_in(slot, snapshot, lookup, theirs)
                 } else {
-                    theirs_decision
+                    Resolved { av: theirs, seqno: snapshot.seqno }
                 }
             }
             Insert::Full => {
                 slot.l1.set(key, hash, cached);
                 self.reclaim(slot, snapshot);
-                decision
+                ours
             }
             Insert::Stale => {
                 // A newer snapshot exists; this thread moves to it at its
                 // next check. The decision is still that of its snapshot.
                 slot.l1.set(key, hash, cached);
-                decision
+                ours
             }
         }
     }
@@ -142,34 +190,37 @@ impl Avc {
     /// A permissive denial found in the L1: grant it in the L2.
     #[cold]
     #[inline(never)]
-    fn grant_permissive(&self, slot: &ThreadSlot, lookup: Lookup, av: CachedAv, decision: Decision) -> Decision {
-        let Ok(reader) = slot.reader.try_borrow() else { return decision };
-        let Some(snapshot) = reader.held() else { return decision };
-        self.grant_in(slot, snapshot, lookup, av, decision)
+    fn grant_permissive(&self, slot: &ThreadSlot, lookup: Lookup, av: CachedAv) -> Resolved {
+        let unchanged = Resolved { av, seqno: slot.seqno.get() };
+        let Ok(reader) = slot.reader.try_borrow() else { return unchanged };
+        let Some(snapshot) = reader.held() else { return unchanged };
+        self.grant_in(slot, snapshot, lookup, av)
     }
 
-    /// Grants a permissive denial in the L2 so it is reported once: the
-    /// thread whose compare-exchange succeeds returns the denial (and
-    /// reports it); a thread that finds it granted returns the grant.
-    fn grant_in(&self, slot: &ThreadSlot, snapshot: &Snapshot, lookup: Lookup, av: CachedAv, decision: Decision) -> Decision {
-        let denied = decision.denied;
-        let (key, hash) = (lookup.key, lookup.hash);
+    /// Grants a permissive denial of `av` (a vector of `snapshot`) in the
+    /// L2 so it is reported once: the thread whose compare-exchange
+    /// succeeds returns the denial (and reports it); a thread that finds
+    /// it granted returns the grant.
+    fn grant_in(&self, slot: &ThreadSlot, snapshot: &Snapshot, lookup: Lookup, av: CachedAv) -> Resolved {
+        let denied = av.decide(lookup.requested, snapshot.seqno).denied;
+        let (key, hash) = (lookup.key(), lookup.hash());
         let upgrade = |current: &CachedAv| (!current.allowed.contains(denied)).then(|| current.granting(denied));
-        match snapshot.l2.grant(key.as_u64(), hash, upgrade) {
+        let seqno = snapshot.seqno;
+        match snapshot.l2.grant(key, hash, upgrade) {
             Grant::Replaced(granted) => {
                 slot.stats.count_allocation();
                 slot.l1.set(key, hash, granted);
-                decision
+                Resolved { av, seqno }
             }
             Grant::Unchanged(current) => {
                 slot.l1.set(key, hash, current);
-                current.decide(lookup.requested, snapshot.seqno)
+                Resolved { av: current, seqno }
             }
             Grant::Absent => {
                 // Not in the L2 (its insert was refused): only this
                 // thread's L1 remembers the grant.
                 slot.l1.set(key, hash, av.granting(denied));
-                decision
+                Resolved { av, seqno }
             }
         }
     }
@@ -198,12 +249,13 @@ impl Avc {
     /// cached, so a permissive denial is reported each time.
     #[cold]
     #[inline(never)]
-    fn check_uncached(&self, slot: &ThreadSlot, lookup: Lookup) -> Decision {
+    fn check_uncached(&self, slot: &ThreadSlot, lookup: Lookup) -> Resolved {
         slot.stats.count_miss();
         let snapshot = self.published.load();
-        let av = snapshot.compute(&self.sids, &self.mapping, lookup.ssid, lookup.tsid, lookup.class);
-        let decision = av.decide(lookup.requested, snapshot.seqno);
+        let av = snapshot.compute(&self.sids, &self.mapping, lookup.key.source(), lookup.key.target(), lookup.key.class());
+        let seqno = snapshot.seqno;
         self.retire(&slot.stats, Some(snapshot));
-        decision
+        Resolved { av, seqno }
     }
 }
+

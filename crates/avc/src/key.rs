@@ -41,6 +41,21 @@ impl CacheKey {
         self.0
     }
 
+    /// The source SID (exact: SIDs fit in 24 bits).
+    pub(crate) fn source(self) -> Sid {
+        Sid::from_u32((self.0 >> 40) as u32)
+    }
+
+    /// The target SID.
+    pub(crate) fn target(self) -> Sid {
+        Sid::from_u32((self.0 >> 16) as u32 & 0xff_ffff)
+    }
+
+    /// The class.
+    pub(crate) fn class(self) -> ClassIdx {
+        ClassIdx::from_u16(self.0 as u16)
+    }
+
     /// The hash the caches use: FxHash of the packed key.
     #[inline]
     pub fn hash(self) -> u64 {
@@ -64,5 +79,13 @@ mod tests {
     fn hash_matches_the_hashmap_baseline() {
         let k = 0x1234_5678_9abc_def0u64;
         assert_eq!(key_hash(k), KeyHasher::default().hash_one(k));
+    }
+
+    #[test]
+    fn unpacks_what_it_packed() {
+        let (s, t) = (Sid::from_u32(0xab_cdef), Sid::from_u32(0x12_3456));
+        let c = ClassIdx::from_u16(4095);
+        let key = CacheKey::new(s, t, c);
+        assert_eq!((key.source(), key.target(), key.class()), (s, t, c));
     }
 }

@@ -30,6 +30,11 @@ impl ClassIdx {
     pub(crate) fn index(self) -> usize {
         usize::from(self.0)
     }
+
+    /// Rebuilds a class index from [`ClassIdx::as_u16`] (for packed keys).
+    pub(crate) fn from_u16(value: u16) -> ClassIdx {
+        ClassIdx(value)
+    }
 }
 
 /// A set of declared permissions of one class: bit `i` is the class's

@@ -52,17 +52,16 @@ impl Avc {
             info,
         };
         self.sink.audit(&event);
-        self.retire(&self.slot().stats, Some(snapshot));
+        self.slots.with(|slot| self.retire(&slot.stats, Some(snapshot)));
     }
 
     /// The snapshot `seqno` if this thread still holds it (it does right
     /// after its check), else the current one.
     fn snapshot_numbered(&self, seqno: u64) -> sync::Arc<Snapshot> {
-        if let Ok(reader) = self.slot().reader.try_borrow() {
-            if let Some(held) = reader.held().filter(|s| s.seqno == seqno) {
-                return sync::Arc::clone(held);
-            }
-        }
-        self.published.load()
+        let held = self.slots.with(|slot| {
+            let reader = slot.reader.try_borrow().ok()?;
+            reader.held().filter(|s| s.seqno == seqno).cloned()
+        });
+        held.unwrap_or_else(|| self.published.load())
     }
 }

@@ -2,11 +2,12 @@
 //! the kernel's `/sys/fs/selinux/avc/cache_stats`.
 //!
 //! Why per thread: a shared counter bumped on every lookup is the seed 004
-//! bottleneck in miniature. Each thread owns a row (`ThreadStats`, alone on
-//! its cache lines) and is its row's only writer, so an increment is a
-//! plain load and store, not a read-modify-write instruction; `Avc::stats`
-//! reads the rows from another thread, so the fields are atomics (Relaxed:
-//! a reader wants recent numbers, not ordering with other memory).
+//! bottleneck in miniature. Each thread owns a row (`ThreadStats`, in its
+//! thread slot, which no other thread writes) and is its row's only
+//! writer, so an increment is a plain load and store, not a
+//! read-modify-write instruction; `Avc::stats` reads the rows from another
+//! thread, so the fields are atomics (Relaxed: a reader wants recent
+//! numbers, not ordering with other memory).
 //!
 //! Kernel semantics: `lookups` counts checks, `misses` the ones that had to
 //! compute (found in neither cache), `hits = lookups - misses` as the
@@ -21,11 +22,10 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// One thread's counters. INVARIANT (single writer): only the thread that
-/// owns the row writes it (rows pass to a new thread only after the old
-/// one exited).
+/// One thread's counters, inside its thread slot. INVARIANT (single
+/// writer): only the thread holding the slot's claim writes the row (rows
+/// pass to a new thread only after the old one released the slot).
 #[derive(Debug, Default)]
-#[repr(align(128))]
 pub(crate) struct ThreadStats {
     lookups: AtomicU64,
     misses: AtomicU64,

@@ -1,20 +1,21 @@
 //! The one place that chooses between `std` and `loom` synchronisation.
 //!
-//! The lock-free protocols of this crate ([`crate::publish`] and
-//! [`crate::l2`]) import their atomics, `Arc` and `Mutex` from here, so
-//! building with `RUSTFLAGS="--cfg loom"` runs the very same code under the
-//! loom model checker (`tests/loom.rs`). Everything that is not part of a
-//! modelled protocol (the SID table, statistics, handles) uses `std`
-//! directly. Under loom, `Mutex` stands in for `arc_swap::ArcSwap` (see
-//! [`crate::publish`]), so only the loom build re-exports it.
+//! The lock-free protocols of this crate ([`crate::publish`],
+//! [`crate::l2`] and [`crate::claim`]) import their atomics, `Arc` and
+//! `Mutex` from here, so building with `RUSTFLAGS="--cfg loom"` runs the
+//! very same code under the loom model checker (`tests/loom.rs`).
+//! Everything that is not part of a modelled protocol (the SID table,
+//! statistics, handles) uses `std` directly. Under loom, `Mutex` stands in
+//! for `arc_swap::ArcSwap` (see [`crate::publish`]), so only the loom build
+//! re-exports it.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
 #[cfg(loom)]
 pub(crate) use loom::sync::{Arc, Mutex};
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
 #[cfg(not(loom))]
 pub(crate) use std::sync::Arc;
 

@@ -174,7 +174,7 @@ impl Avc {
         let seqno = self.published.seqno() + 1;
         let released = self.published.publish(sync::Arc::new(state.snapshot(seqno, self.l2_threshold)));
         drop(state);
-        self.retire(&self.slot().stats, Some(released));
+        self.slots.with(|slot| self.retire(&slot.stats, Some(released)));
         seqno
     }
 }

@@ -486,3 +486,84 @@ fn unknown_and_foreign_ids_are_denied() {
     assert!(!d.passes());
     assert!(matches!(f.avc.intern(""), Err(AvcError::InvalidContext { .. })));
 }
+
+/// Thread slots: an exited thread's slot (and statistics row) goes to the
+/// next new thread; two AVCs used in turn by one thread keep separate
+/// slots; an AVC dropped and replaced is never confused with its
+/// successor (the cached slot pointer names the AVC by a unique id).
+#[test]
+fn thread_slots_are_reused_kept_apart_and_never_confused() {
+    let f = Fixture::new(policy("avc_a.33"));
+    let (user, data) = (f.sid(USER), f.sid(DATA_FILE));
+    let read = f.perms(f.file, &["read"]);
+    for _ in 0..3 {
+        let avc = Arc::clone(&f.avc);
+        std::thread::spawn(move || assert!(avc.has_perm_noaudit(user, data, f.file, read).passes())).join().unwrap();
+    }
+    let rows = f.avc.stats().rows;
+    assert_eq!(rows.len(), 1, "each new thread took the exited thread's slot: {rows:?}");
+    assert_eq!(rows[0].lookups, 3);
+
+    // Two AVCs, alternately, on this thread.
+    let g = Fixture::new(policy("avc_b.33"));
+    let (g_user, g_data) = (g.sid(USER), g.sid(DATA_FILE));
+    for _ in 0..3 {
+        assert!(f.avc.has_perm_noaudit(user, data, f.file, read).passes());
+        assert!(!g.avc.has_perm_noaudit(g_user, g_data, g.file, read).passes());
+    }
+    assert_eq!((f.avc.stats().total().lookups, g.avc.stats().total().lookups), (6, 3));
+
+    // Dropped while this thread has it cached, then replaced (perhaps at
+    // the same address): the new AVC gets a slot of its own.
+    drop(g);
+    let h = Fixture::new(policy("avc_b.33"));
+    assert!(!h.avc.has_perm_noaudit(h.sid(USER), h.sid(DATA_FILE), h.file, read).passes());
+    assert_eq!(h.avc.stats().rows.len(), 1);
+    assert_eq!(h.avc.stats().total().lookups, 1);
+}
+
+/// A check from a thread-local destructor, run at thread exit after this
+/// thread's claims may already be released, still works (it borrows a
+/// slot for the one call) and leaves the slot free for the next thread.
+#[test]
+fn checks_from_thread_local_destructors_borrow_a_slot() {
+    /// What to check at thread exit, and where to say whether it passed.
+    struct ExitCheck {
+        avc: Arc<Avc>,
+        key: (Sid, Sid, ClassIdx, Perms),
+        passed: Arc<AtomicBool>,
+    }
+    struct CheckOnDrop(Option<ExitCheck>);
+    impl Drop for CheckOnDrop {
+        fn drop(&mut self) {
+            if let Some(ExitCheck { avc, key: (s, t, class, perms), passed }) = self.0.take() {
+                passed.store(avc.has_perm_noaudit(s, t, class, perms).passes(), Ordering::SeqCst);
+            }
+        }
+    }
+    thread_local! {
+        static AT_EXIT: std::cell::RefCell<CheckOnDrop> = const { std::cell::RefCell::new(CheckOnDrop(None)) };
+    }
+    let f = Fixture::new(policy("avc_a.33"));
+    let (user, data) = (f.sid(USER), f.sid(DATA_FILE));
+    let read = f.perms(f.file, &["read"]);
+    let passed = Arc::new(AtomicBool::new(false));
+    {
+        let (avc, passed) = (Arc::clone(&f.avc), Arc::clone(&passed));
+        std::thread::spawn(move || {
+            // Registered before the AVC's own thread-locals, so destroyed
+            // after them (where destruction order is the reverse).
+            let check = ExitCheck { avc: Arc::clone(&avc), key: (user, data, f.file, read), passed };
+            AT_EXIT.with(|d| d.borrow_mut().0 = Some(check));
+            assert!(avc.has_perm_noaudit(user, data, f.file, read).passes());
+        })
+        .join()
+        .unwrap();
+    }
+    assert!(passed.load(Ordering::SeqCst), "the check at thread exit did not pass");
+    assert_eq!(f.avc.stats().total().lookups, 2);
+    // The slot is free again: the next thread takes it.
+    let avc = Arc::clone(&f.avc);
+    std::thread::spawn(move || avc.has_perm_noaudit(user, data, f.file, read)).join().unwrap();
+    assert_eq!(f.avc.stats().rows.len(), 1, "{:?}", f.avc.stats());
+}

@@ -16,7 +16,8 @@ use std::sync::atomic::Ordering::SeqCst;
 use loom::sync::atomic::{AtomicBool, AtomicU64};
 use loom::sync::Arc;
 use loom::thread;
-use rampart_avc::protocol::{Grant, Insert, L2Table, Published, Reader, Versioned};
+use loom::cell::UnsafeCell;
+use rampart_avc::protocol::{Claim, Grant, Insert, L2Table, Published, Reader, Versioned};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
@@ -327,5 +328,108 @@ fn reclaim_swaps_table_under_a_probing_reader() {
         reader.join().unwrap();
         assert!(dropped[1].load(SeqCst), "old table leaked");
         assert!(!dropped[2].load(SeqCst));
+    });
+}
+
+/// A thread slot's state, as plain memory: loom reports any access not
+/// ordered with another thread's write (a data race).
+struct Slot {
+    claim: Claim,
+    /// Who used the slot last (0: nobody).
+    last_user: UnsafeCell<u64>,
+}
+
+impl Slot {
+    /// Uses the slot as its claim holder: reads the previous user, writes us.
+    fn use_as(&self, user: u64) -> u64 {
+        let previous = self.last_user.with(|p| unsafe { *p });
+        self.last_user.with_mut(|p| unsafe { *p = user });
+        previous
+    }
+}
+
+/// Slot hand-over: a thread exits (its claim is released after its last
+/// use) while a new thread looks for a free slot. The new thread gets the
+/// slot only after the release, and then sees everything the old one
+/// did; it never uses the slot while the old one does.
+#[test]
+fn claim_hands_a_slot_over_after_the_last_use() {
+    model(|| {
+        let slot = Arc::new(Slot { claim: Claim::held(), last_user: UnsafeCell::new(0) });
+        let exiting = {
+            let slot = slot.clone();
+            thread::spawn(move || {
+                assert_eq!(slot.use_as(1), 0);
+                slot.claim.release();
+            })
+        };
+        if slot.claim.try_take() {
+            assert_eq!(slot.use_as(2), 1, "took the slot before the old holder's last use");
+            slot.claim.release();
+        }
+        exiting.join().unwrap();
+        assert!(!slot.claim.is_held());
+    });
+}
+
+/// Two new threads race for one free slot: exactly one gets it (the
+/// other creates its own); the winner is its only user.
+#[test]
+fn claim_race_for_a_free_slot_one_winner() {
+    model(|| {
+        let slot = Arc::new(Slot { claim: Claim::held(), last_user: UnsafeCell::new(0) });
+        slot.claim.release();
+        let racers: Vec<_> = [1u64, 2]
+            .into_iter()
+            .map(|user| {
+                let slot = slot.clone();
+                thread::spawn(move || {
+                    let won = slot.claim.try_take();
+                    if won {
+                        assert_eq!(slot.use_as(user), 0);
+                    }
+                    won
+                })
+            })
+            .collect();
+        let wins = racers.into_iter().map(|t| t.join().unwrap()).filter(|&won| won).count();
+        assert_eq!(wins, 1);
+        assert!(slot.claim.is_held(), "the winner keeps it");
+        let user = slot.last_user.with(|p| unsafe { *p });
+        assert!(user == 1 || user == 2);
+    });
+}
+
+/// A slot passes through three threads: the first releases it, two
+/// others race for it (each releasing it after use); each that gets it
+/// sees the use of the holder before it, never a use in progress.
+#[test]
+fn claim_release_then_race() {
+    model(|| {
+        let slot = Arc::new(Slot { claim: Claim::held(), last_user: UnsafeCell::new(0) });
+        let first = {
+            let slot = slot.clone();
+            thread::spawn(move || {
+                slot.use_as(1);
+                slot.claim.release();
+            })
+        };
+        let racer = {
+            let slot = slot.clone();
+            thread::spawn(move || {
+                if slot.claim.try_take() {
+                    let previous = slot.use_as(2);
+                    assert!(previous == 1 || previous == 3, "{previous}");
+                    slot.claim.release();
+                }
+            })
+        };
+        if slot.claim.try_take() {
+            let previous = slot.use_as(3);
+            assert!(previous == 1 || previous == 2, "{previous}");
+            slot.claim.release();
+        }
+        first.join().unwrap();
+        racer.join().unwrap();
     });
 }
