@@ -3,6 +3,8 @@
 //! stratified query stream, with and without `--no-cache`, under default
 //! booleans and with every boolean switched on by `--bool`.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::io::Write;
 use std::process::{Command, Stdio};
 

@@ -18,6 +18,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// The workspace denies these outside tests; unit tests may unwrap.
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+
 mod bitset;
 mod booleans;
 mod compute;

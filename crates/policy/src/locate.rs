@@ -53,8 +53,7 @@ fn selinux_type(text: &str) -> Option<String> {
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| l.strip_prefix("SELINUXTYPE="))
         .map(|v| v.trim().trim_matches('"').to_owned())
-        .filter(|v| !v.is_empty())
-        .next_back()
+        .rfind(|v| !v.is_empty())
 }
 
 #[cfg(test)]

@@ -12,6 +12,8 @@
 //! Every decision must be bit-identical, and every query one side rejects
 //! the other must reject too.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use rampart_oracle::{Answer, Oracle};
 use rampart_policy::{Booleans, Policy};
 

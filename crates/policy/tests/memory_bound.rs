@@ -5,6 +5,8 @@
 //! ordinary policy still loads. Policies are compiled by checkpolicy at
 //! test time.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::fmt::Write;
 use std::process::Command;
 
