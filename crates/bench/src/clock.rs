@@ -96,9 +96,10 @@ mod tests {
             x = std::hint::black_box(x.wrapping_add(i));
         }
         let lap = w.lap();
+        // Only that the clocks move: no test asserts a timing.
         assert!(lap.wall > Duration::ZERO);
         if let Some(cpu) = lap.cpu {
-            assert!(cpu > Duration::ZERO && cpu <= lap.wall + Duration::from_millis(5));
+            assert!(cpu > Duration::ZERO);
         }
     }
 }

@@ -139,8 +139,14 @@ pub struct Report {
     pub hits_on_cpu: BTreeMap<VariantId, Samples>,
     /// Working-set sweep, 1 thread: distinct keys -> variant -> ns samples.
     pub hits_by_keys: BTreeMap<usize, BTreeMap<VariantId, Vec<f64>>>,
+    /// rcutest seconds of each variant's writes...
     pub rcutest: BTreeMap<VariantId, Samples>,
+    /// ...and of `none`'s, in alternating blocks of the same runs.
+    pub rcutest_base: BTreeMap<VariantId, Samples>,
+    /// Read/write ns per call through each variant...
     pub rw: BTreeMap<VariantId, Vec<ReadWrite>>,
+    /// ...and through `none` in the same runs (alternating blocks).
+    pub rw_base: BTreeMap<VariantId, Vec<ReadWrite>>,
     pub chat: BTreeMap<VariantId, Vec<f64>>,
     /// Chat room CPU microseconds per message (NaN without a CPU clock).
     pub chat_cpu: BTreeMap<VariantId, Vec<f64>>,
@@ -203,10 +209,11 @@ impl Report {
         median(&self.rcutest.get(&v)?.per_threads[thread_slot(threads)?])
     }
 
-    /// rcutest time over `none`'s, in percent (median of per-round ratios).
+    /// rcutest time over that of `none` in the same run, in percent
+    /// (median over rounds).
     pub fn rcutest_overhead_pct(&self, v: VariantId, threads: usize) -> Option<f64> {
         let i = thread_slot(threads)?;
-        paired_overhead(&self.rcutest.get(&v)?.per_threads[i], &self.rcutest.get(&VariantId::None)?.per_threads[i])
+        paired_overhead(&self.rcutest.get(&v)?.per_threads[i], &self.rcutest_base.get(&v)?.per_threads[i])
     }
 
     /// Median ns per checked read and write.
@@ -217,10 +224,12 @@ impl Report {
         Some((median(&reads)?, median(&writes)?))
     }
 
-    /// Read and write overhead over `none`, percent (paired per round).
+    /// Read and write overhead over `none`, percent: per run, the
+    /// variant's time over that of `none` measured in alternating blocks
+    /// of the same run; the median over rounds.
     pub fn rw_overhead_pct(&self, v: VariantId) -> Option<(f64, f64)> {
         let s = self.rw.get(&v)?;
-        let base = self.rw.get(&VariantId::None)?;
+        let base = self.rw_base.get(&v)?;
         let pick = |f: fn(&ReadWrite) -> f64, rows: &[ReadWrite]| rows.iter().map(f).collect::<Vec<f64>>();
         let read = paired_overhead(&pick(|r| r.read_ns, s), &pick(|r| r.read_ns, base))?;
         let write = paired_overhead(&pick(|r| r.write_ns, s), &pick(|r| r.write_ns, base))?;
@@ -416,13 +425,21 @@ impl Report {
         let threads = |s: &Samples| json!({ "1": s.per_threads[0], "2": s.per_threads[1] });
         let hits: Map<String, Value> = self.hits.iter().map(|(v, s)| (v.name().into(), threads(s))).collect();
         let rcu: Map<String, Value> = self.rcutest.iter().map(|(v, s)| (v.name().into(), threads(s))).collect();
+        let rcu_base: Map<String, Value> =
+            self.rcutest_base.iter().map(|(v, s)| (v.name().into(), threads(s))).collect();
         let rw: Map<String, Value> = self
             .rw
             .iter()
             .map(|(v, s)| {
                 let read: Vec<f64> = s.iter().map(|r| r.read_ns).collect();
                 let write: Vec<f64> = s.iter().map(|r| r.write_ns).collect();
-                (v.name().into(), json!({ "read": read, "write": write }))
+                let base = self.rw_base.get(v).map_or(&[][..], Vec::as_slice);
+                let base_read: Vec<f64> = base.iter().map(|r| r.read_ns).collect();
+                let base_write: Vec<f64> = base.iter().map(|r| r.write_ns).collect();
+                (
+                    v.name().into(),
+                    json!({ "read": read, "write": write, "none_read": base_read, "none_write": base_write }),
+                )
             })
             .collect();
         let chat: Map<String, Value> = self.chat.iter().map(|(v, s)| (v.name().into(), json!(s))).collect();
@@ -430,6 +447,7 @@ impl Report {
         json!({
             "hit_ns": hits,
             "rcutest_s": rcu,
+            "rcutest_none_s_same_runs": rcu_base,
             "rw_ns": rw,
             "chatroom_msgs_per_s": chat,
             "chatroom_cpu_us_per_msg": cpu,
@@ -651,13 +669,17 @@ impl Report {
         let _ = writeln!(
             s,
             "### 2. rcutest (seed 000)\n\nEach thread: {} write(2) calls of 1 byte to its own file in `{}`{}, each \
-             preceded by the check of the open file; real time of all threads, {} rounds (lower is better). \
+             preceded by the check of the open file; real time of all threads, {} rounds (lower is better). Each run \
+             alternates blocks of {} writes per thread through the variant and through `none`, all threads starting \
+             each block together; the seconds are the variant's blocks, the overhead compares them with the `none` \
+             blocks of the same run. \
              KaiGai's figures: 8.0 s with SELinux off, 11.0 s with RCU at 4 to 32 CPUs, 78 s (global lock) and \
              20 s (rwlock) at 4 CPUs.\n",
             group(p.rcutest_writes as f64),
             self.tmp_dir,
             if self.tmp_is_tmpfs { " (tmpfs)" } else { " (not a tmpfs: none was writable)" },
-            p.rcutest_rounds
+            p.rcutest_rounds,
+            group(crate::workloads::rcutest::BLOCK as f64)
         );
         let _ = writeln!(
             s,
@@ -684,11 +706,13 @@ impl Report {
             s,
             "### 3. lmbench simple read/write (seed 002)\n\n1-byte read(2) of /dev/zero and write(2) to /dev/null, \
              {} of each per run, one thread, each preceded by the check of the open file (the open is not timed), \
-             {} rounds; nanoseconds of {} per call. The 2007 figures on x86: 12.3% (read) and 14.0% (write) over \
+             {} rounds; nanoseconds of {} per call. Each run alternates blocks of {} calls through the variant and \
+             through `none`, so each overhead compares two measurements taken under the same machine conditions. The 2007 figures on x86: 12.3% (read) and 14.0% (write) over \
              no SELinux.\n",
             group(p.rw_ops as f64),
             p.rw_rounds,
-            self.clock
+            self.clock,
+            group(crate::workloads::rw::BLOCK as f64)
         );
         let _ = writeln!(
             s,

@@ -53,10 +53,12 @@ pub struct Params {
     /// Timed checks per thread per run.
     pub hit_checks: usize,
     pub hit_rounds: usize,
-    /// write(2) calls per thread per run (rcutest used 500,000).
+    /// Checked write(2) calls per thread per run (rcutest used 500,000),
+    /// and as many unchecked ones in alternating blocks.
     pub rcutest_writes: usize,
     pub rcutest_rounds: usize,
-    /// Reads and writes per run.
+    /// Reads and writes per run, each with the check and as many without
+    /// (alternating blocks).
     pub rw_ops: usize,
     pub rw_rounds: usize,
     /// Pairs of chatting threads.
@@ -91,9 +93,9 @@ impl Params {
                 hit_checks: 3_000_000,
                 hit_rounds: 9,
                 rcutest_writes: 200_000,
-                rcutest_rounds: 9,
+                rcutest_rounds: 5,
                 rw_ops: 300_000,
-                rw_rounds: 25,
+                rw_rounds: 11,
                 chat_pairs: 2,
                 chat_messages: 40_000,
                 chat_limit: Duration::from_secs(2),
@@ -105,9 +107,9 @@ impl Params {
                 hit_checks: 10_000_000,
                 hit_rounds: 15,
                 rcutest_writes: 500_000,
-                rcutest_rounds: 9,
+                rcutest_rounds: 7,
                 rw_ops: 1_000_000,
-                rw_rounds: 31,
+                rw_rounds: 15,
                 chat_pairs: 2,
                 chat_messages: 200_000,
                 chat_limit: Duration::from_secs(10),
@@ -168,24 +170,28 @@ pub fn run(
     }
 
     let mut rcu_samples: BTreeMap<VariantId, Samples> = BTreeMap::new();
+    let mut rcu_base: BTreeMap<VariantId, Samples> = BTreeMap::new();
     for round in 0..params.rcutest_rounds {
         progress(&format!("rcutest: round {}/{}", round + 1, params.rcutest_rounds));
         for id in rotated(&file_ids, round) {
             for (i, &threads) in THREADS.iter().enumerate() {
                 let mut visit = RcuTest { bench: &bench, dir: &tmp_dir, threads, writes: params.rcutest_writes };
-                let s = bench.variants.visit(id, &mut visit)?;
-                rcu_samples.entry(id).or_default().per_threads[i].push(s);
+                let r = bench.variants.visit(id, &mut visit)?;
+                rcu_samples.entry(id).or_default().per_threads[i].push(r.variant_s);
+                rcu_base.entry(id).or_default().per_threads[i].push(r.baseline_s);
             }
         }
     }
 
     let mut rw_samples: BTreeMap<VariantId, Vec<rw::ReadWrite>> = BTreeMap::new();
+    let mut rw_base: BTreeMap<VariantId, Vec<rw::ReadWrite>> = BTreeMap::new();
     for round in 0..params.rw_rounds {
         progress(&format!("read/write: round {}/{}", round + 1, params.rw_rounds));
         for id in rotated(&file_ids, round) {
             let mut visit = ReadWriteVisit { bench: &bench, ops: params.rw_ops };
             let r = bench.variants.visit(id, &mut visit)?;
-            rw_samples.entry(id).or_default().push(r);
+            rw_samples.entry(id).or_default().push(r.variant);
+            rw_base.entry(id).or_default().push(r.baseline);
         }
     }
 
@@ -222,7 +228,9 @@ pub fn run(
         hits_on_cpu: hit_on_cpu,
         hits_by_keys: by_keys,
         rcutest: rcu_samples,
+        rcutest_base: rcu_base,
         rw: rw_samples,
+        rw_base,
         chat: chat_samples,
         chat_cpu,
         chat_pinned,
@@ -267,9 +275,10 @@ struct RcuTest<'a> {
 }
 
 impl Visit for RcuTest<'_> {
-    type Out = Result<f64, BenchError>;
+    type Out = Result<rcutest::Paired, BenchError>;
     fn visit<C: Checker>(&mut self, _id: VariantId, checker: &C) -> Self::Out {
-        rcutest::run(checker, self.bench.syscalls.tmpfs_write, self.dir, self.threads, self.writes)
+        let none = &self.bench.variants.none;
+        rcutest::run_paired(checker, none, self.bench.syscalls.tmpfs_write, self.dir, self.threads, self.writes)
     }
 }
 
@@ -279,9 +288,10 @@ struct ReadWriteVisit<'a> {
 }
 
 impl Visit for ReadWriteVisit<'_> {
-    type Out = Result<rw::ReadWrite, BenchError>;
+    type Out = Result<rw::Paired, BenchError>;
     fn visit<C: Checker>(&mut self, _id: VariantId, checker: &C) -> Self::Out {
-        rw::run(checker, self.bench.syscalls.dev_read, self.bench.syscalls.dev_write, self.ops)
+        let s = &self.bench.syscalls;
+        rw::run_paired(checker, &self.bench.variants.none, s.dev_read, s.dev_write, self.ops)
     }
 }
 

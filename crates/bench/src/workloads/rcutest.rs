@@ -1,7 +1,9 @@
 //! KaiGai's rcutest (seed 000): each thread calls write(2) of one byte to
 //! its own file on tmpfs, `writes` times, each write preceded by the
 //! permission check of an open file; the result is the real (wall) time
-//! of all threads together, as rcutest printed it.
+//! of all threads together, as rcutest printed it, here measured in
+//! blocks alternating with blocks of unchecked writes (see
+//! [`run_paired`]).
 //!
 //! Why tmpfs: the write itself is as cheap as a file write gets (no disk,
 //! no journal), so the check's share is as large as it can be. The files
@@ -78,56 +80,116 @@ impl Drop for TempFile {
     }
 }
 
-/// Seconds of real time for `threads` threads doing `writes` checked
-/// writes each.
-pub fn run<C: Checker>(
+/// Writes per block: the variant and the baseline alternate every block.
+pub const BLOCK: usize = 10_000;
+
+/// Seconds of real time for the variant's writes and for the baseline's
+/// (`none`), measured in the same run.
+#[derive(Clone, Copy, Debug)]
+pub struct Paired {
+    pub variant_s: f64,
+    pub baseline_s: f64,
+}
+
+/// `threads` threads each doing `writes` checked writes through `checker`
+/// and as many through `baseline`, in alternating blocks of [`BLOCK`].
+///
+/// Why alternate: on a shared machine another job can slow a whole run by
+/// several percent, more than the overhead being measured. Here every
+/// block starts with all threads released by one barrier, both sides of a
+/// pair of blocks run back to back (the first of each pair swapping
+/// sides), and a block's real time is that of its slowest thread; each
+/// side's time is the sum of its blocks. So both sides see the same
+/// interference, and with two threads each block still runs them at once
+/// through the same variant (what contention needs).
+pub fn run_paired<C: Checker, B: Checker>(
     checker: &C,
+    baseline: &B,
     access: Access,
     dir: &Path,
     threads: usize,
     writes: usize,
-) -> Result<f64, BenchError> {
+) -> Result<Paired, BenchError> {
     let barrier = Barrier::new(threads);
-    let spans: Vec<(Instant, Instant)> = std::thread::scope(|scope| {
+    let pairs = writes.div_ceil(BLOCK).max(1);
+    let block = writes.div_ceil(pairs).max(1);
+    // Per thread: the duration of each block, in schedule order.
+    let per_thread: Vec<Vec<(bool, f64)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|index| {
                 let barrier = &barrier;
-                scope.spawn(move || -> Result<(Instant, Instant), BenchError> {
+                scope.spawn(move || -> Result<Vec<(bool, f64)>, BenchError> {
                     let subject = Subject::new(access.ssid);
                     let object = Object::new(access.tsid);
-                    // Set up, then meet the others at the barrier even on
-                    // failure (so no thread waits forever), then fail.
+                    // Set up; then take part in every barrier even after a
+                    // failure (so no thread waits forever), and fail at the end.
                     let ready = TempFile::create(dir, index).and_then(|tmp| {
                         let mut open = checker.open(index, &subject, &object, access.class, access.perms)?;
-                        // Warm: the check's caches and the file's first page.
+                        let mut base = baseline.open(index, &subject, &object, access.class, access.perms)?;
+                        // Warm: the checks' caches and the file's first page.
                         for _ in 0..1000 {
                             open.permission();
+                            base.permission();
                         }
                         write_byte(&tmp)?;
-                        Ok((tmp, open))
+                        Ok((tmp, open, base))
                     });
-                    barrier.wait();
-                    let (tmp, mut open) = ready?;
-                    let start = Instant::now();
-                    let mut denied = 0usize;
-                    for _ in 0..writes {
-                        if open.permission() {
-                            write_byte(&tmp)?;
-                        } else {
-                            denied += 1;
+                    let (mut ready, mut failure) = match ready {
+                        Ok(r) => (Some(r), None),
+                        Err(e) => (None, Some(e)),
+                    };
+                    let mut times = Vec::with_capacity(2 * pairs);
+                    for k in 0..2 * pairs {
+                        // Pair k/2 runs (variant, none) or (none, variant).
+                        let variant_side = (k % 2 == 0) == ((k / 2) % 2 == 0);
+                        barrier.wait();
+                        let start = Instant::now();
+                        if let (Some((tmp, open, base)), None) = (ready.as_mut(), failure.as_ref()) {
+                            let result = if variant_side {
+                                write_block(open, tmp, block)
+                            } else {
+                                write_block(base, tmp, block)
+                            };
+                            failure = result.err();
                         }
+                        times.push((variant_side, start.elapsed().as_secs_f64()));
                     }
-                    let end = Instant::now();
-                    if denied > 0 {
-                        return Err(BenchError::Workload(format!("{denied} rcutest writes were denied")));
+                    ready.take();
+                    match failure {
+                        Some(e) => Err(e),
+                        None => Ok(times),
                     }
-                    Ok((start, end))
                 })
             })
             .collect();
         handles.into_iter().map(join).collect::<Result<Vec<_>, BenchError>>()
     })?;
-    Ok(wall(&spans))
+    let (mut variant_s, mut baseline_s) = (0.0, 0.0);
+    for k in 0..2 * pairs {
+        let slowest = per_thread.iter().filter_map(|t| t.get(k)).map(|b| b.1).fold(0.0, f64::max);
+        match per_thread.first().and_then(|t| t.get(k)) {
+            Some((true, _)) => variant_s += slowest,
+            Some((false, _)) => baseline_s += slowest,
+            None => {}
+        }
+    }
+    Ok(Paired { variant_s, baseline_s })
+}
+
+/// `n` checked writes; an error if any check denies.
+fn write_block<O: OpenCheck>(open: &mut O, tmp: &TempFile, n: usize) -> Result<(), BenchError> {
+    let mut denied = 0usize;
+    for _ in 0..n {
+        if open.permission() {
+            write_byte(tmp)?;
+        } else {
+            denied += 1;
+        }
+    }
+    if denied > 0 {
+        return Err(BenchError::Workload(format!("{denied} rcutest writes were denied")));
+    }
+    Ok(())
 }
 
 /// One write(2) of one byte (`File` is unbuffered).
