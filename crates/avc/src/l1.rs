@@ -42,7 +42,7 @@
 //! configured maximum: at a quarter full, fewer than one key in 200 has
 //! to go to its secondary set, so nearly every hit takes the one-line
 //! path, and a thread pays memory only for the working set it has. Sizes measured
-//! with `examples/hit.rs` (4096 distinct keys): at a maximum of 8192
+//! with the hit workload of `rampart bench seeds` (4096 distinct keys): at a maximum of 8192
 //! entries, a hit cost 1.53x a plain `HashMap` lookup (3.7% of the keys
 //! in secondary sets); at 16384 (the default), 1.40x.
 

@@ -4,7 +4,7 @@
 //! thread-local pointer, compare a sequence number, compare four keys of
 //! one cache line) and scales with the number of CPUs: about 1.3-1.4x a
 //! plain single-threaded `HashMap` lookup of the same keys with the same
-//! hash, for working sets of 16 to 4096 keys (`examples/hit.rs`).
+//! hash, for working sets of 16 to 4096 keys (`rampart bench seeds`).
 //!
 //! # Why it looks like this
 //!
