@@ -1,0 +1,53 @@
+//! The control socket: `rampart status`, `setenforce`, `reload`,
+//! `setbool`, and the exec context `rampart run` asks for.
+//!
+//! The daemon implements [`ControlHandler`]; the server in this module
+//! owns the socket, checks the peer (root only, SO_PEERCRED) and every
+//! message before the handler sees it.
+
+use serde::{Deserialize, Serialize};
+
+/// What `rampart status` reports.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Status {
+    /// "enforcing" or "permissive".
+    pub mode: String,
+    /// The policy file in use.
+    pub policy: String,
+    /// Bumped by every reload, boolean change or mode change (the AVC's
+    /// snapshot sequence number).
+    pub policy_seqno: u64,
+    /// Permission events answered per second over the last interval.
+    pub events_per_second: f64,
+    /// Events read from the kernel and not yet answered.
+    pub queue_depth: u64,
+    pub allowed: u64,
+    pub denied: u64,
+    /// Denials let through because the domain or the daemon is permissive.
+    pub permissive_denials: u64,
+    /// Events answered with the overload answer.
+    pub overloaded: u64,
+    /// Processes with a domain other than the default.
+    pub tracked_processes: u64,
+    /// Ignore marks placed since the last flush.
+    pub ignore_marks: u64,
+    pub avc_lookups: u64,
+    pub avc_hits: u64,
+    pub avc_misses: u64,
+    pub uptime_seconds: f64,
+}
+
+/// The daemon's side of the control protocol. Every method is called
+/// from the control thread; errors are sent back to the client as text.
+pub trait ControlHandler: Send + Sync {
+    fn status(&self) -> Status;
+    fn set_enforcing(&self, enforcing: bool) -> Result<(), String>;
+    /// Reloads the policy file (and file_contexts); returns the new seqno.
+    fn reload(&self) -> Result<u64, String>;
+    fn set_boolean(&self, name: &str, value: bool) -> Result<u64, String>;
+    /// Like writing `/proc/<pid>/attr/exec`: the next exec of `pid`
+    /// enters `context`. `force` skips the policy checks (root only).
+    fn set_exec_context(&self, pid: u32, context: &str, force: bool) -> Result<(), String>;
+    /// Files were relabeled: drop cached labels and kernel-side grants.
+    fn labels_changed(&self) -> Result<(), String>;
+}
