@@ -67,6 +67,34 @@ impl Avc {
         }
     }
 
+    /// The decision [`Avc::has_perm_noaudit`] would return, without its
+    /// one side effect: a permissive denial is not turned into a grant.
+    /// For questions asked on behalf of no access, such as "could any
+    /// domain be denied this object?" (the enforcer's ignore marks), which
+    /// must not use up the one report a permissive denial gets. A key in
+    /// neither cache is computed and not inserted.
+    pub fn peek(&self, ssid: Sid, tsid: Sid, tclass: ClassIdx, requested: Perms) -> Decision {
+        self.slots.with(|slot| {
+            if self.published.moved_past(slot.seqno.get()) {
+                self.adopt(slot);
+            }
+            let key = CacheKey::new(ssid, tsid, tclass);
+            let (k, hash) = (key.as_u64(), key.hash());
+            if let Some(hit) = slot.l1.get(k, hash).or_else(|| slot.l1.get_secondary(k, hash)) {
+                return hit.decide(requested, slot.seqno.get());
+            }
+            let snapshot = match slot.reader.try_borrow().ok().and_then(|r| r.held().cloned()) {
+                Some(held) => held,
+                None => self.published.load(),
+            };
+            let av = match snapshot.l2.lookup(k, hash) {
+                Some(av) => av,
+                None => snapshot.compute(&self.sids, &self.mapping, ssid, tsid, tclass),
+            };
+            av.decide(requested, snapshot.seqno)
+        })
+    }
+
     /// This thread used another AVC last (or none): find or claim its slot
     /// here, then check.
     #[cold]

@@ -25,6 +25,15 @@ impl Avc {
         decision
     }
 
+    /// Audits `decision` (from [`Avc::has_perm_noaudit`] on the same
+    /// arguments) if the kernel would: for callers that must answer before
+    /// they log, such as a fanotify responder.
+    pub fn audit_decision(&self, ssid: Sid, tsid: Sid, tclass: ClassIdx, decision: &Decision, info: &AuditInfo) {
+        if !decision.audited().is_empty() {
+            self.audit(ssid, tsid, tclass, decision, info);
+        }
+    }
+
     /// Builds and sends the event; names the first module that denied an
     /// audited permission (or asked for an audited grant), asking the
     /// modules again in the snapshot that decided (they are deterministic).

@@ -102,6 +102,14 @@ impl Avc {
         Ok(self.commit(state))
     }
 
+    /// The loaded policy and boolean values (cold: takes the writer
+    /// lock), for callers that compute more than access vectors, such as
+    /// an exec's domain transition.
+    pub fn policy_state(&self) -> (Arc<Policy>, Arc<Booleans>, bool) {
+        let state = self.lock_writer();
+        (Arc::clone(&state.loaded.policy), Arc::clone(&state.bools), state.enforcing)
+    }
+
     /// Global enforcing (true) or permissive (false) mode.
     pub fn set_enforcing(&self, enforcing: bool) -> u64 {
         let mut state = self.lock_writer();

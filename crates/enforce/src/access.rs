@@ -1,0 +1,214 @@
+//! What an open asks for, in SELinux terms: the object class from the
+//! file type, and the permissions from the open flags, as the kernel's
+//! `file_to_av`/`open_file_to_av` map them (`open`, plus `read` for
+//! `FMODE_READ`, `append` or `write` for `FMODE_WRITE`).
+//!
+//! fanotify does not report the opener's flags. The daemon first checks
+//! the most an open can ask ([`ClassPerms::any_open`]); only when some of
+//! that is denied does it read the flags, from the opener's
+//! `/proc/PID/task/TID/syscall` (the opener is blocked in that syscall).
+//! That file names the thread's syscall and its raw arguments; for
+//! `openat2` the flags are read from the opener's memory. When the flags
+//! cannot be known (no thread is in an open call, several are, or the
+//! process went away), the open is taken to ask for everything, so
+//! uncertainty can only deny, never allow.
+
+use std::fs;
+use std::os::unix::fs::FileExt;
+
+use rampart_avc::{ClassIdx, Mapping, Perms};
+
+/// The classes the daemon checks and their permissions, by declared name.
+pub const FILE_CLASSES: [&str; 7] = ["file", "dir", "lnk_file", "chr_file", "blk_file", "sock_file", "fifo_file"];
+const FILE_PERMS: &[&str] = &["open", "read", "write", "append", "execute", "execute_no_trans", "entrypoint"];
+const DIR_PERMS: &[&str] = &["open", "read"];
+const PROCESS_PERMS: &[&str] = &["transition", "setexec"];
+
+/// The AVC mapping the daemon uses.
+pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
+    let mut classes: Vec<(&str, &[&str])> = FILE_CLASSES
+        .iter()
+        .map(|&c| if c == "dir" { (c, DIR_PERMS) } else { (c, &FILE_PERMS[..4]) })
+        .collect();
+    // `file` also carries the exec permissions.
+    if let Some(file) = classes.iter_mut().find(|(c, _)| *c == "file") {
+        file.1 = FILE_PERMS;
+    }
+    classes.push(("process", PROCESS_PERMS));
+    Mapping::new(&classes)
+}
+
+/// One class's permission bits, resolved once.
+#[derive(Clone, Copy, Debug)]
+pub struct ClassPerms {
+    pub class: ClassIdx,
+    pub open: Perms,
+    pub read: Perms,
+    pub write: Perms,
+    pub append: Perms,
+    /// `execute` (files only; empty otherwise).
+    pub execute: Perms,
+    pub execute_no_trans: Perms,
+    pub entrypoint: Perms,
+}
+
+impl ClassPerms {
+    /// Everything an open of this class can ask for.
+    pub fn any_open(&self) -> Perms {
+        self.open | self.read | self.write | self.append
+    }
+
+    /// What an open with `flags` asks for.
+    pub fn for_flags(&self, flags: u64) -> Perms {
+        let flags = flags as i32;
+        let mut perms = self.open;
+        let acc = flags & libc::O_ACCMODE;
+        if acc == libc::O_RDONLY || acc == libc::O_RDWR {
+            perms |= self.read;
+        }
+        if acc == libc::O_WRONLY || acc == libc::O_RDWR || flags & libc::O_TRUNC != 0 {
+            perms |= if flags & libc::O_APPEND != 0 { self.append } else { self.write };
+        }
+        perms
+    }
+}
+
+/// The checked classes, indexed by file type.
+#[derive(Clone, Debug)]
+pub struct Classes {
+    by_kind: [Option<ClassPerms>; 7],
+    pub process: ClassIdx,
+    pub transition: Perms,
+    pub setexec: Perms,
+}
+
+fn resolve(m: &Mapping, name: &str) -> Option<ClassPerms> {
+    let class = m.class(name)?;
+    let p = |n: &str| m.perms(class, &[n]).unwrap_or(Perms::NONE);
+    Some(ClassPerms {
+        class,
+        open: p("open"),
+        read: p("read"),
+        write: p("write"),
+        append: p("append"),
+        execute: p("execute"),
+        execute_no_trans: p("execute_no_trans"),
+        entrypoint: p("entrypoint"),
+    })
+}
+
+impl Classes {
+    pub fn new(m: &Mapping) -> Option<Classes> {
+        let mut by_kind = [None; 7];
+        for (slot, name) in by_kind.iter_mut().zip(FILE_CLASSES) {
+            *slot = Some(resolve(m, name)?);
+        }
+        let process = m.class("process")?;
+        Some(Classes {
+            by_kind,
+            process,
+            transition: m.perms(process, &["transition"])?,
+            setexec: m.perms(process, &["setexec"])?,
+        })
+    }
+
+    /// The class of an object with `st_mode` `mode`.
+    pub fn of_mode(&self, mode: u32) -> Option<ClassPerms> {
+        let i = match mode & libc::S_IFMT {
+            libc::S_IFREG => 0,
+            libc::S_IFDIR => 1,
+            libc::S_IFLNK => 2,
+            libc::S_IFCHR => 3,
+            libc::S_IFBLK => 4,
+            libc::S_IFSOCK => 5,
+            libc::S_IFIFO => 6,
+            _ => return None,
+        };
+        self.by_kind[i]
+    }
+
+    pub fn file(&self) -> Option<ClassPerms> {
+        self.by_kind[0]
+    }
+}
+
+/// The open flags of the call `pid` is blocked in, if exactly one of its
+/// threads is in an open-type syscall (see the module docs).
+pub fn opener_flags(pid: u32) -> Option<u64> {
+    let tasks = fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut found = None;
+    for task in tasks.flatten() {
+        let tid = task.file_name();
+        let Ok(line) = fs::read_to_string(format!("/proc/{pid}/task/{}/syscall", tid.to_string_lossy())) else {
+            continue;
+        };
+        let Some(call) = parse_syscall_line(&line) else { continue };
+        let flags = match call {
+            OpenCall::Flags(f) => f,
+            OpenCall::How(addr) => read_open_how_flags(pid, addr)?,
+        };
+        if found.replace(flags).is_some() {
+            return None;
+        }
+    }
+    found
+}
+
+/// An open-type call in `/proc/.../syscall` format: the flags, or where
+/// `openat2`'s `struct open_how` is.
+#[derive(Debug, PartialEq, Eq)]
+enum OpenCall {
+    Flags(u64),
+    How(u64),
+}
+
+fn parse_syscall_line(line: &str) -> Option<OpenCall> {
+    let mut words = line.split_ascii_whitespace();
+    let nr: i64 = words.next()?.parse().ok()?;
+    let args: Vec<u64> =
+        words.take(6).map(|w| u64::from_str_radix(w.trim_start_matches("0x"), 16)).collect::<Result<_, _>>().ok()?;
+    let arg = |i: usize| args.get(i).copied();
+    match nr {
+        libc::SYS_open => arg(1).map(OpenCall::Flags),
+        libc::SYS_openat => arg(2).map(OpenCall::Flags),
+        libc::SYS_creat => Some(OpenCall::Flags((libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64)),
+        libc::SYS_openat2 => arg(2).map(OpenCall::How),
+        libc::SYS_open_by_handle_at => arg(2).map(OpenCall::Flags),
+        _ => None,
+    }
+}
+
+fn read_open_how_flags(pid: u32, addr: u64) -> Option<u64> {
+    let mem = fs::File::open(format!("/proc/{pid}/mem")).ok()?;
+    let mut word = [0u8; 8];
+    mem.read_exact_at(&mut word, addr).ok()?;
+    Some(u64::from_ne_bytes(word))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn syscall_lines() {
+        let openat = format!("{} 0xffffff9c 0x7ffc 0x241 0x1b6 0x0 0x0 0x7ffc 0x7f00\n", libc::SYS_openat);
+        assert_eq!(parse_syscall_line(&openat), Some(OpenCall::Flags(0x241)));
+        let how = format!("{} 0xffffff9c 0x7ffc 0x7ffd1000 0x18 0x0 0x0 0x7ffc 0x7f00", libc::SYS_openat2);
+        assert_eq!(parse_syscall_line(&how), Some(OpenCall::How(0x7ffd1000)));
+        assert_eq!(parse_syscall_line("0 0x3 0x1 0x2 0x0 0x0 0x0 0x1 0x2"), None, "read is not an open");
+        assert_eq!(parse_syscall_line("running"), None);
+        assert_eq!(parse_syscall_line("-1 0x7ffc 0x7f00"), None);
+        assert_eq!(parse_syscall_line(&format!("{} 0xzz", libc::SYS_openat)), None);
+    }
+
+    #[test]
+    fn flags_map_like_the_kernel() {
+        let m = mapping().unwrap();
+        let c = resolve(&m, "file").unwrap();
+        assert_eq!(c.for_flags(libc::O_RDONLY as u64), c.open | c.read);
+        assert_eq!(c.for_flags(libc::O_WRONLY as u64), c.open | c.write);
+        assert_eq!(c.for_flags((libc::O_WRONLY | libc::O_APPEND) as u64), c.open | c.append);
+        assert_eq!(c.for_flags(libc::O_RDWR as u64), c.open | c.read | c.write);
+        assert_eq!(c.for_flags((libc::O_RDONLY | libc::O_TRUNC) as u64), c.open | c.read | c.write);
+    }
+}

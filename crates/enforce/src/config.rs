@@ -1,0 +1,137 @@
+//! The daemon's settings: command-line flags over a TOML file
+//! (`--config`), over defaults. The file holds the same settings as the
+//! flags plus the tuning knobs:
+//!
+//! ```toml
+//! mark = ["/srv"]                     # mounts to enforce on
+//! policy = "/etc/selinux/default/policy/policy.33"
+//! file-contexts = "/etc/selinux/default/contexts/files/file_contexts"
+//! default-context = "unconfined_u:unconfined_r:unconfined_t:s0"
+//! permissive = false
+//! permissive-domains = ["httpd_t"]    # per-domain permissive
+//! audit-log = "/var/log/rampart/audit.log"
+//! socket = "/run/rampart/rampartd.sock"
+//! threads = 2                         # responder threads
+//! queue-bound = 4096                  # events read and not yet answered
+//! overload-answer = "allow"           # or "deny", beyond the bound
+//! ignore-marks = true                 # kernel-side cache
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+pub const DEFAULT_CONTEXT: &str = "unconfined_u:unconfined_r:unconfined_t:s0";
+pub const DEFAULT_THREADS: usize = 2;
+pub const DEFAULT_QUEUE_BOUND: usize = 4096;
+
+/// The TOML file, every key optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FileConfig {
+    pub mark: Option<Vec<PathBuf>>,
+    pub policy: Option<PathBuf>,
+    pub file_contexts: Option<PathBuf>,
+    pub default_context: Option<String>,
+    pub permissive: Option<bool>,
+    pub permissive_domains: Option<Vec<String>>,
+    pub audit_log: Option<PathBuf>,
+    pub socket: Option<PathBuf>,
+    pub threads: Option<usize>,
+    pub queue_bound: Option<usize>,
+    pub overload_answer: Option<String>,
+    pub ignore_marks: Option<bool>,
+}
+
+impl FileConfig {
+    pub fn load(path: &Path) -> Result<FileConfig, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// The resolved settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DaemonConfig {
+    pub marks: Vec<PathBuf>,
+    /// `None`: the system policy.
+    pub policy: Option<PathBuf>,
+    /// `None`: the system file_contexts.
+    pub file_contexts: Option<PathBuf>,
+    pub default_context: String,
+    pub permissive: bool,
+    pub permissive_domains: Vec<String>,
+    /// `None`: audit lines go to stderr.
+    pub audit_log: Option<PathBuf>,
+    pub socket: PathBuf,
+    pub threads: usize,
+    pub queue_bound: usize,
+    pub overload_allow: bool,
+    pub ignore_marks: bool,
+}
+
+impl DaemonConfig {
+    /// `file` under `flags` (flags win; `--mark` adds to the file's).
+    pub fn resolve(file: FileConfig, flags: FileConfig) -> Result<DaemonConfig, String> {
+        let mut marks = file.mark.unwrap_or_default();
+        marks.extend(flags.mark.unwrap_or_default());
+        if marks.is_empty() {
+            return Err("no mount to enforce on: give --mark PATH (or `mark = [...]` in the config file)".into());
+        }
+        let threads = flags.threads.or(file.threads).unwrap_or(DEFAULT_THREADS);
+        if !(1..=64).contains(&threads) {
+            return Err(format!("threads = {threads}: give 1 to 64 responder threads"));
+        }
+        let queue_bound = flags.queue_bound.or(file.queue_bound).unwrap_or(DEFAULT_QUEUE_BOUND);
+        if queue_bound == 0 {
+            return Err("queue-bound = 0: give at least 1".into());
+        }
+        let overload_allow = match flags.overload_answer.or(file.overload_answer).as_deref() {
+            None | Some("allow") => true,
+            Some("deny") => false,
+            Some(other) => return Err(format!("overload-answer = {other:?}: use \"allow\" or \"deny\"")),
+        };
+        let mut permissive_domains = file.permissive_domains.unwrap_or_default();
+        permissive_domains.extend(flags.permissive_domains.unwrap_or_default());
+        Ok(DaemonConfig {
+            marks,
+            policy: flags.policy.or(file.policy),
+            file_contexts: flags.file_contexts.or(file.file_contexts),
+            default_context: flags.default_context.or(file.default_context).unwrap_or_else(|| DEFAULT_CONTEXT.into()),
+            permissive: flags.permissive.or(file.permissive).unwrap_or(false),
+            permissive_domains,
+            audit_log: flags.audit_log.or(file.audit_log),
+            socket: flags.socket.or(file.socket).unwrap_or_else(|| crate::control::DEFAULT_SOCKET.into()),
+            threads,
+            queue_bound,
+            overload_allow,
+            ignore_marks: flags.ignore_marks.or(file.ignore_marks).unwrap_or(true),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_the_file() {
+        let file: FileConfig =
+            toml::from_str("mark = [\"/a\"]\nthreads = 3\noverload-answer = \"deny\"\npermissive = true").unwrap();
+        let flags = FileConfig { mark: Some(vec!["/b".into()]), threads: Some(4), ..FileConfig::default() };
+        let c = DaemonConfig::resolve(file, flags).unwrap();
+        assert_eq!(c.marks, vec![PathBuf::from("/a"), PathBuf::from("/b")]);
+        assert_eq!(c.threads, 4);
+        assert!(!c.overload_allow);
+        assert!(c.permissive);
+    }
+
+    #[test]
+    fn bad_settings_say_what_to_do() {
+        assert!(toml::from_str::<FileConfig>("bogus = 1").unwrap_err().to_string().contains("bogus"));
+        let e = DaemonConfig::resolve(FileConfig::default(), FileConfig::default()).unwrap_err();
+        assert!(e.contains("--mark"));
+        let f = FileConfig { mark: Some(vec!["/a".into()]), overload_answer: Some("maybe".into()), ..Default::default() };
+        assert!(DaemonConfig::resolve(f, FileConfig::default()).unwrap_err().contains("allow"));
+    }
+}

@@ -1,0 +1,460 @@
+//! The daemon's lifecycle: load, mark, serve, reload, shut down.
+//!
+//! Threads:
+//! * **responders** (`threads`, default 2): each reads the fanotify group
+//!   and answers what it read. Several threads reading one group is how
+//!   events of different processes are decided in parallel without a
+//!   hand-off between threads on the way to the answer.
+//! * **housekeeper**: applies proc connector events as they come (the
+//!   responders also drain it before deciding for a process whose entry
+//!   may be stale), reaps dead entries, and keeps the event rate.
+//! * **control**: the socket server ([`crate::control`]).
+//! * **audit writer**: the [`AsyncSink`]'s thread; the responders only
+//!   enqueue, so a slow or full log never holds an answer.
+//! * the calling thread waits for SIGTERM/SIGINT (stop) and SIGHUP
+//!   (reload).
+//!
+//! Shutdown answers every event already read, then closes the group: the
+//! kernel then allows every event still queued (fail-open). A daemon
+//! killed outright gets the same from the kernel when its descriptor
+//! closes: processes are never left blocked, and nothing is enforced
+//! until it starts again (see docs/architecture.md, "Failure and restart").
+
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::thread::JoinHandleExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rampart_avc::audit::{AsyncConfig, AsyncSink, FileSink, LineFormat, StderrSink};
+use rampart_avc::{AuditSink, Avc, AvcConfig};
+use rampart_label::{FileContexts, ObjectLabeler, SpecFiles};
+use rampart_policy::Policy;
+
+use crate::access::{mapping, Classes};
+use crate::config::DaemonConfig;
+use crate::control::{ControlHandler, ControlServer, Status};
+use crate::enforcer::Enforcer;
+use crate::event;
+use crate::fanotify::{self, Group};
+use crate::objects::{unlabeled_context, ObjectSids};
+use crate::proc_connector::ProcConnector;
+use crate::procs::{Entry, ExecRequest};
+
+/// Events one read takes at most (about 36 bytes each with a pidfd):
+/// small, so one thread does not take a burst the others could share.
+const READ_BUFFER: usize = 1024;
+const HOUSEKEEPING: Duration = Duration::from_millis(500);
+const REAP_EVERY: Duration = Duration::from_secs(5);
+
+/// Why the daemon could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("{0}")]
+    Setup(String),
+    #[error("{what}: {source}")]
+    Io { what: String, source: io::Error },
+}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> DaemonError {
+    let what = what.into();
+    move |source| DaemonError::Io { what, source }
+}
+
+/// The running daemon's state, shared with the control thread.
+pub struct Daemon {
+    pub enforcer: Arc<Enforcer>,
+    config: DaemonConfig,
+    policy_path: PathBuf,
+    started: Instant,
+    /// (time, events) at the last rate sample, and the rate.
+    rate: Mutex<(Instant, u64, f64)>,
+    seqno: AtomicU64,
+}
+
+fn load_policy(path: &Path) -> Result<Policy, String> {
+    Policy::from_file(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn load_contexts(config: &DaemonConfig, policy: &Policy) -> Result<FileContexts, String> {
+    let files = match &config.file_contexts {
+        Some(p) => SpecFiles::from_base(p),
+        None => SpecFiles::system(),
+    };
+    FileContexts::load(&files, policy).map_err(|e| format!("file_contexts: {e}"))
+}
+
+/// `path` must be a mount point: the daemon marks whole mounts, and a
+/// path inside `/` would silently mark `/`.
+fn check_mount_point(path: &Path) -> Result<(), DaemonError> {
+    let md = std::fs::metadata(path).map_err(io_err(format!("--mark {}", path.display())))?;
+    let parent = path.join("..");
+    let pmd = std::fs::metadata(&parent).map_err(io_err(format!("--mark {}", parent.display())))?;
+    if md.dev() == pmd.dev() && md.ino() != pmd.ino() {
+        return Err(DaemonError::Setup(format!(
+            "--mark {}: not a mount point; rampart enforces on whole mounts, so give the mount's root \
+             (see findmnt -T {})",
+            path.display(),
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+impl Daemon {
+    /// Loads everything and builds the enforcer; marks nothing yet.
+    pub fn new(config: DaemonConfig, group: Arc<Group>) -> Result<Daemon, DaemonError> {
+        let policy_path = match &config.policy {
+            Some(p) => p.clone(),
+            None => rampart_policy::default_policy_path().map_err(|e| DaemonError::Setup(e.to_string()))?,
+        };
+        let policy = Arc::new(load_policy(&policy_path).map_err(DaemonError::Setup)?);
+        let parsed = policy
+            .parse_context(&config.default_context)
+            .map_err(|e| DaemonError::Setup(format!("--default-context {}: {e}", config.default_context)))?;
+        if !policy.context_is_valid(&parsed) {
+            return Err(DaemonError::Setup(format!(
+                "--default-context {}: not a valid context in {}",
+                config.default_context,
+                policy_path.display()
+            )));
+        }
+        let contexts = load_contexts(&config, &policy).map_err(DaemonError::Setup)?;
+        let sink: Arc<dyn AuditSink> = match &config.audit_log {
+            Some(path) => {
+                let file = FileSink::open(path, LineFormat::Auditd).map_err(io_err(format!("--audit-log {}", path.display())))?;
+                Arc::new(AsyncSink::new(file, AsyncConfig::default()).map_err(io_err("audit writer thread"))?)
+            }
+            None => Arc::new(
+                AsyncSink::new(StderrSink::new(LineFormat::Dmesg), AsyncConfig::default())
+                    .map_err(io_err("audit writer thread"))?,
+            ),
+        };
+        let map = mapping().map_err(|e| DaemonError::Setup(e.to_string()))?;
+        let classes = Classes::new(&map).ok_or_else(|| DaemonError::Setup("file classes missing".into()))?;
+        let mut avc_config = AvcConfig::new(Arc::clone(&policy), map, sink);
+        avc_config.enforcing = !config.permissive;
+        let avc = Arc::new(Avc::new(avc_config).map_err(|e| DaemonError::Setup(format!("{}: {e}", policy_path.display())))?);
+        for domain in &config.permissive_domains {
+            avc.set_permissive_domain(domain, true)
+                .map_err(|e| DaemonError::Setup(format!("permissive domain {domain}: {e}")))?;
+        }
+        let default_sid = avc.intern(&config.default_context).map_err(|e| DaemonError::Setup(e.to_string()))?;
+        let unlabeled = avc.intern(&unlabeled_context(&policy)).map_err(|e| DaemonError::Setup(e.to_string()))?;
+        let objects = ObjectSids::new(Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
+        let connector = match ProcConnector::open() {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("rampartd: warning: proc connector unavailable ({e}); children of confined processes run in the default domain");
+                None
+            }
+        };
+        let enforcer = Enforcer::new(avc, classes, objects, group, default_sid, connector, config.ignore_marks);
+        Ok(Daemon {
+            enforcer: Arc::new(enforcer),
+            config,
+            policy_path,
+            started: Instant::now(),
+            rate: Mutex::new((Instant::now(), 0, 0.0)),
+            seqno: AtomicU64::new(1),
+        })
+    }
+
+    fn flush_marks(&self) -> Result<(), String> {
+        let mut scope = vec![self.enforcer.default_sid];
+        for d in self.enforcer.procs.domains() {
+            if !scope.contains(&d) {
+                scope.push(d);
+            }
+        }
+        self.enforcer.marks.flush(Some(scope)).map_err(|e| format!("flushing ignore marks: {e}"))
+    }
+
+    fn sample_rate(&self) {
+        let events = self.enforcer.counters.events.load(Ordering::Relaxed);
+        let mut r = self.rate.lock().unwrap_or_else(PoisonError::into_inner);
+        let secs = r.0.elapsed().as_secs_f64();
+        if secs >= 1.0 {
+            *r = (Instant::now(), events, (events - r.1) as f64 / secs);
+        }
+    }
+}
+
+impl ControlHandler for Daemon {
+    fn status(&self) -> Status {
+        let c = &self.enforcer.counters;
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let stats = self.enforcer.avc.stats().total();
+        let (_, _, enforcing) = self.enforcer.avc.policy_state();
+        Status {
+            mode: if enforcing { "enforcing" } else { "permissive" }.into(),
+            policy: self.policy_path.display().to_string(),
+            policy_seqno: self.enforcer.avc.seqno(),
+            events_per_second: self.rate.lock().unwrap_or_else(PoisonError::into_inner).2,
+            queue_depth: load(&c.in_flight),
+            allowed: load(&c.allowed),
+            denied: load(&c.denied),
+            permissive_denials: load(&c.permissive_denials),
+            overloaded: load(&c.overloaded),
+            tracked_processes: self.enforcer.procs.len() as u64,
+            ignore_marks: self.enforcer.marks.placed(),
+            avc_lookups: stats.lookups,
+            avc_hits: stats.hits,
+            avc_misses: stats.misses,
+            uptime_seconds: self.started.elapsed().as_secs_f64(),
+        }
+    }
+
+    fn set_enforcing(&self, enforcing: bool) -> Result<(), String> {
+        self.enforcer.avc.set_enforcing(enforcing);
+        self.flush_marks()
+    }
+
+    fn reload(&self) -> Result<u64, String> {
+        let policy = Arc::new(load_policy(&self.policy_path)?);
+        let contexts = load_contexts(&self.config, &policy)?;
+        let seqno = self.enforcer.avc.load_policy(Arc::clone(&policy)).map_err(|e| e.to_string())?;
+        let unlabeled = self.enforcer.avc.intern(&unlabeled_context(&policy)).map_err(|e| e.to_string())?;
+        self.enforcer.objects.replace(Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
+        self.flush_marks()?;
+        self.seqno.store(seqno, Ordering::Relaxed);
+        Ok(seqno)
+    }
+
+    fn set_boolean(&self, name: &str, value: bool) -> Result<u64, String> {
+        let seqno = self.enforcer.avc.set_booleans(&[(name, value)]).map_err(|e| e.to_string())?;
+        self.flush_marks()?;
+        Ok(seqno)
+    }
+
+    fn set_exec_context(&self, pid: u32, context: &str, force: bool) -> Result<(), String> {
+        let (policy, _, _) = self.enforcer.avc.policy_state();
+        let parsed = policy.parse_context(context).map_err(|e| format!("invalid context {context}: {e}"))?;
+        if !policy.context_is_valid(&parsed) {
+            return Err(format!("invalid context {context}: not valid in the loaded policy"));
+        }
+        let e = &self.enforcer;
+        let sid = e.avc.intern(context).map_err(|err| err.to_string())?;
+        let subject = e.subject(pid, None);
+        if !force {
+            let d = e.avc.has_perm_noaudit(subject, subject, e.classes.process, e.classes.setexec);
+            if !d.passes() {
+                return Err(format!(
+                    "permission denied: {} may not set an exec context (process setexec)",
+                    e.avc.context(subject).unwrap_or("?")
+                ));
+            }
+        }
+        let id = crate::pidfd::process_id(pid).ok();
+        let fresh = Entry { sid: subject, id, request: None, pending: None };
+        e.procs.update(pid, fresh, |entry| entry.request = Some(ExecRequest { sid, force }));
+        Ok(())
+    }
+
+    fn labels_changed(&self) -> Result<(), String> {
+        self.enforcer.objects.clear();
+        self.flush_marks()
+    }
+}
+
+/// Signals the calling thread waits for; blocked in every thread.
+fn control_signals() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise and fill a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+extern "C" fn wake(_: libc::c_int) {}
+
+/// SIGUSR1 interrupts a responder's blocking read at shutdown: a no-op
+/// handler installed without `SA_RESTART`, so `read` returns `EINTR`.
+fn install_wakeup() -> io::Result<()> {
+    // SAFETY: `sa` is fully initialised before use; the handler is an
+    // async-signal-safe no-op.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = wake as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        sa.sa_flags = 0;
+        if libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+fn responder(enforcer: Arc<Enforcer>, group: Arc<Group>, stop: Arc<AtomicBool>, bound: u64, overload_allow: bool) {
+    let mut buf = vec![0u8; READ_BUFFER];
+    let mut events = Vec::with_capacity(32);
+    let counters = &enforcer.counters;
+    // Relaxed: `stop` only ends the loop; the join orders everything else.
+    while !stop.load(Ordering::Relaxed) {
+        let n = match group.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                eprintln!("rampartd: reading fanotify events: {e}");
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        if let Err(e) = event::parse(&buf[..n], &mut events) {
+            eprintln!("rampartd: {e}");
+        }
+        // Relaxed: a gauge for the bound and for `status`.
+        let depth = counters.in_flight.fetch_add(events.len() as u64, Ordering::Relaxed) + events.len() as u64;
+        let mut over = depth.saturating_sub(bound) as usize;
+        for ev in events.drain(..) {
+            if over > 0 {
+                over -= 1;
+                let _ = group.respond(std::os::fd::AsFd::as_fd(&ev.fd), overload_allow);
+                counters.overloaded.fetch_add(1, Ordering::Relaxed);
+            } else {
+                enforcer.handle(&group, ev);
+            }
+            counters.in_flight.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
+    let fd = daemon.enforcer.connector_fd();
+    let mut last_reap = Instant::now();
+    while !stop.load(Ordering::Relaxed) {
+        match fd {
+            Some(fd) => {
+                let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+                // SAFETY: one valid pollfd for the duration of the call.
+                unsafe { libc::poll(&mut p, 1, HOUSEKEEPING.as_millis() as libc::c_int) };
+            }
+            None => std::thread::sleep(HOUSEKEEPING),
+        }
+        daemon.enforcer.sync_processes();
+        daemon.sample_rate();
+        if last_reap.elapsed() >= REAP_EVERY {
+            daemon.enforcer.reap();
+            daemon.enforcer.procs.prune_default(daemon.enforcer.default_sid);
+            last_reap = Instant::now();
+        }
+    }
+}
+
+/// Runs the daemon in the foreground until SIGTERM or SIGINT.
+pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
+    let signals = control_signals();
+    // SAFETY: blocks signals in this thread (inherited by threads spawned
+    // below) so only `sigwait` here receives them.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &signals, std::ptr::null_mut()) };
+    install_wakeup().map_err(io_err("installing the SIGUSR1 handler"))?;
+    for m in &config.marks {
+        check_mount_point(m)?;
+    }
+    let group = Arc::new(Group::new().map_err(io_err("fanotify_init (rampartd needs root and CONFIG_FANOTIFY_ACCESS_PERMISSIONS)"))?);
+    let daemon = Arc::new(Daemon::new(config.clone(), Arc::clone(&group))?);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut responders: Vec<JoinHandle<()>> = Vec::new();
+    for i in 0..config.threads {
+        let (e, g, s) = (Arc::clone(&daemon.enforcer), Arc::clone(&group), Arc::clone(&stop));
+        let bound = config.queue_bound as u64;
+        let allow = config.overload_allow;
+        let h = std::thread::Builder::new()
+            .name(format!("responder-{i}"))
+            .spawn(move || responder(e, g, s, bound, allow))
+            .map_err(io_err("spawning a responder thread"))?;
+        responders.push(h);
+    }
+    let mask = fanotify::OPEN_PERM | fanotify::OPEN_EXEC_PERM | fanotify::ACCESS_PERM | fanotify::ONDIR;
+    let mut marked = Ok(());
+    for m in &config.marks {
+        if let Err(e) = group.mark_mount(m, mask) {
+            marked = Err(DaemonError::Io { what: format!("marking {}", m.display()), source: e });
+            break;
+        }
+    }
+    let housekeeping = {
+        let (d, s) = (Arc::clone(&daemon), Arc::clone(&stop));
+        std::thread::Builder::new().name("housekeeper".into()).spawn(move || housekeeper(d, s))
+    };
+    let server = match (&marked, &housekeeping) {
+        (Ok(()), Ok(_)) => Some(
+            ControlServer::bind(&config.socket, Arc::clone(&daemon) as Arc<dyn ControlHandler>)
+                .map_err(io_err(format!("control socket {}", config.socket.display()))),
+        ),
+        _ => None,
+    };
+    let result = match (marked, housekeeping, server) {
+        (Err(e), _, _) => Err(e),
+        (_, Err(e), _) => Err(io_err("spawning the housekeeper")(e)),
+        (_, _, Some(Err(e))) => Err(e),
+        (Ok(()), Ok(hk), Some(Ok(server))) => {
+            eprintln!(
+                "rampartd: {} on {} (pid {}, policy {}, control socket {})",
+                if config.permissive { "permissive" } else { "enforcing" },
+                config.marks.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", "),
+                std::process::id(),
+                daemon.policy_path.display(),
+                config.socket.display()
+            );
+            wait_for_stop(&daemon, &signals);
+            server.shutdown();
+            stop.store(true, Ordering::Relaxed);
+            let _ = hk.join();
+            Ok(())
+        }
+        (Ok(()), Ok(_), None) => Ok(()),
+    };
+    stop.store(true, Ordering::Relaxed);
+    for h in responders {
+        while !h.is_finished() {
+            // SAFETY: the thread has not been joined, so its pthread_t is
+            // valid; SIGUSR1's handler is a no-op.
+            unsafe { libc::pthread_kill(h.as_pthread_t(), libc::SIGUSR1) };
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = h.join();
+    }
+    let c = &daemon.enforcer.counters;
+    eprintln!(
+        "rampartd: stopping: {} events, {} allowed, {} denied; the kernel allows whatever is still queued",
+        c.events.load(Ordering::Relaxed),
+        c.allowed.load(Ordering::Relaxed),
+        c.denied.load(Ordering::Relaxed)
+    );
+    // Dropping the daemon and the group closes the fanotify descriptor.
+    drop(daemon);
+    drop(group);
+    result
+}
+
+fn wait_for_stop(daemon: &Daemon, signals: &libc::sigset_t) {
+    loop {
+        let mut sig: libc::c_int = 0;
+        // SAFETY: `signals` is an initialised set and `sig` is writable.
+        if unsafe { libc::sigwait(signals, &mut sig) } != 0 {
+            continue;
+        }
+        if sig == libc::SIGHUP {
+            match daemon.reload() {
+                Ok(seqno) => eprintln!("rampartd: reloaded {} (seqno {seqno})", daemon.policy_path.display()),
+                Err(e) => eprintln!("rampartd: reload failed, keeping the old policy: {e}"),
+            }
+            continue;
+        }
+        return;
+    }
+}
+
+/// For `AsRawFd` users that want the group's number (diagnostics).
+pub fn group_fd(group: &Group) -> i32 {
+    std::os::fd::AsFd::as_fd(group).as_raw_fd()
+}

@@ -1,0 +1,90 @@
+//! Object labels for the daemon: `(dev, ino)` -> SID, through the object
+//! label API of `rampart-label` (the `security.selinux` xattr, else
+//! file_contexts by path), cached per inode and revalidated by ctime
+//! (setting an xattr changes the ctime).
+//!
+//! An object with neither label gets the policy's `file` initial SID
+//! context, as the kernel gives a file without an xattr on a filesystem
+//! that supports them.
+
+use std::os::fd::BorrowedFd;
+use std::os::unix::fs::MetadataExt;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use rampart_avc::{Avc, Sid};
+use rampart_label::{Object, ObjectLabeler};
+use rampart_policy::Policy;
+use rustc_hash::FxHashMap;
+
+const SHARDS: usize = 64;
+/// The kernel's `SECINITSID_FILE`.
+const INITIAL_SID_FILE: u32 = 5;
+/// The kernel's `SECINITSID_UNLABELED`.
+const INITIAL_SID_UNLABELED: u32 = 3;
+
+/// The context of objects without a label under `policy`.
+pub fn unlabeled_context(policy: &Policy) -> String {
+    let sids = &policy.ocontexts.initial_sids;
+    sids.iter()
+        .find(|(n, _)| *n == INITIAL_SID_FILE)
+        .or_else(|| sids.iter().find(|(n, _)| *n == INITIAL_SID_UNLABELED))
+        .map(|(_, c)| policy.context_to_string(c))
+        .unwrap_or_else(|| "system_u:object_r:unlabeled_t:s0".to_owned())
+}
+
+#[derive(Clone, Copy)]
+struct Cached {
+    ctime: (i64, i64),
+    sid: Sid,
+}
+
+/// Labels of objects as SIDs.
+pub struct ObjectSids {
+    labeler: RwLock<Arc<ObjectLabeler>>,
+    unlabeled: RwLock<Sid>,
+    shards: Vec<Mutex<FxHashMap<(u64, u64), Cached>>>,
+}
+
+impl ObjectSids {
+    pub fn new(labeler: Arc<ObjectLabeler>, unlabeled: Sid) -> ObjectSids {
+        ObjectSids { labeler: RwLock::new(labeler), unlabeled: RwLock::new(unlabeled), shards: (0..SHARDS).map(|_| Mutex::new(FxHashMap::default())).collect() }
+    }
+
+    fn shard(&self, key: (u64, u64)) -> &Mutex<FxHashMap<(u64, u64), Cached>> {
+        &self.shards[(key.1 ^ key.0.rotate_left(17)) as usize % SHARDS]
+    }
+
+    /// The SID of the object open as `fd`, whose metadata is `md`.
+    pub fn sid_of(&self, avc: &Avc, fd: BorrowedFd<'_>, md: &std::fs::Metadata) -> Sid {
+        let key = (md.dev(), md.ino());
+        let ctime = (md.ctime(), md.ctime_nsec());
+        let shard = self.shard(key);
+        if let Some(c) = shard.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
+            if c.ctime == ctime {
+                return c.sid;
+            }
+        }
+        let labeler = Arc::clone(&self.labeler.read().unwrap_or_else(PoisonError::into_inner));
+        let label = labeler.label_of(Object::Fd(fd), md);
+        let unlabeled = *self.unlabeled.read().unwrap_or_else(PoisonError::into_inner);
+        let sid = label.context.and_then(|ctx| avc.intern(&ctx).ok()).unwrap_or(unlabeled);
+        shard.lock().unwrap_or_else(PoisonError::into_inner).insert(key, Cached { ctime, sid });
+        sid
+    }
+
+    /// Forgets every label (files were relabeled).
+    pub fn clear(&self) {
+        self.labeler.read().unwrap_or_else(PoisonError::into_inner).clear();
+        for s in &self.shards {
+            s.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        }
+    }
+
+    /// Replaces file_contexts and the unlabeled context (a reload), and
+    /// forgets every label.
+    pub fn replace(&self, labeler: Arc<ObjectLabeler>, unlabeled: Sid) {
+        *self.labeler.write().unwrap_or_else(PoisonError::into_inner) = labeler;
+        *self.unlabeled.write().unwrap_or_else(PoisonError::into_inner) = unlabeled;
+        self.clear();
+    }
+}
