@@ -4,6 +4,19 @@
 //! The daemon implements [`ControlHandler`]; the server in this module
 //! owns the socket, checks the peer (root only, SO_PEERCRED) and every
 //! message before the handler sees it.
+//!
+//! - [`protocol`]: the wire format (one JSON line per request and per
+//!   reply) and the only parser of control bytes;
+//! - [`server`]: [`ControlServer`], the socket, its peer check and limits;
+//! - [`client`]: [`Client`], what the `rampart` command uses.
+
+pub mod client;
+pub mod protocol;
+pub mod server;
+
+pub use client::{Client, ControlError};
+pub use protocol::{Reply, Request};
+pub use server::{ControlServer, ServerConfig, DEFAULT_SOCKET};
 
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,394 @@
+//! The control socket server: one thread that accepts connections on a
+//! Unix stream socket, checks who is calling, reads requests through
+//! [`protocol`](super::protocol) and calls the [`ControlHandler`].
+//!
+//! # Why peer credentials
+//!
+//! Every op changes what the machine enforces (permissive mode, booleans,
+//! a new policy, the domain a process will run in), so only root may use
+//! them. The socket file is mode 0600, but a file mode is only a first
+//! fence: it is briefly wider between `bind` and `chmod`, a descriptor can
+//! be passed to another process, and an administrator may loosen it. The
+//! kernel's `SO_PEERCRED` says who connected, and it cannot be forged by
+//! the client, so every connection is checked with it (uid 0 or an error
+//! reply and close). For the same reason the pid that `exec-context`
+//! applies to is the peer's pid from `SO_PEERCRED`, never a number in the
+//! message: a client can only ask for its own next exec.
+//!
+//! # Why timeouts and limits
+//!
+//! Clients are served one at a time on the control thread, which keeps the
+//! handler single-threaded and the daemon simple. In exchange no client may
+//! hold the thread for long: each request line must arrive complete within
+//! [`ServerConfig::line_timeout`] of the server starting to wait for it
+//! (a client trickling one byte a second gains nothing), a connection lives
+//! at most [`ServerConfig::connection_timeout`] and carries at most
+//! [`ServerConfig::max_requests`] requests, and replies are written with a
+//! timeout so a client that never reads cannot block the server either.
+//! Malformed input costs the sender an error reply; the thread goes on
+//! serving the next client. A handler that panics is caught, answered with
+//! an error, and the server keeps serving.
+//!
+//! # Shutdown
+//!
+//! The thread waits in `poll(2)` on the listening socket and on one end of
+//! a socket pair; [`ControlServer::shutdown`] (or dropping the server)
+//! closes the other end, which wakes the thread, then joins it and removes
+//! the socket file (only if it is still the one this server created).
+
+use std::fs;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use super::protocol::{parse_request, LineError, LineReader, Reply, Request, MAX_LINE, PERMISSION_DENIED};
+use super::ControlHandler;
+
+/// Where `rampartd` listens unless told otherwise (`--socket`).
+pub const DEFAULT_SOCKET: &str = "/run/rampart/rampartd.sock";
+
+/// Limits that keep one client from holding the control thread.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// How long a request line may take to arrive, from when the server
+    /// starts waiting for it to its `'\n'`.
+    pub line_timeout: Duration,
+    /// How long one connection may stay open in all.
+    pub connection_timeout: Duration,
+    /// Requests served on one connection; the next one gets an error
+    /// reply and the connection is closed.
+    pub max_requests: usize,
+    /// How long writing one reply may block.
+    pub write_timeout: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            line_timeout: Duration::from_secs(2),
+            connection_timeout: Duration::from_secs(10),
+            max_requests: 64,
+            write_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// The running control socket. Dropping it (or [`shutdown`](Self::shutdown))
+/// stops the thread and removes the socket file.
+#[derive(Debug)]
+pub struct ControlServer {
+    path: PathBuf,
+    /// Device and inode of the socket file we bound, so shutdown never
+    /// removes a file someone else put at the path since.
+    identity: Option<(u64, u64)>,
+    /// Closing this wakes the thread.
+    wake: Option<UnixStream>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ControlServer {
+    /// Binds the control socket at `path` with the default limits and
+    /// serves it on a new thread. See [`bind_with`](Self::bind_with).
+    pub fn bind(path: &Path, handler: Arc<dyn ControlHandler>) -> io::Result<ControlServer> {
+        ControlServer::bind_with(path, handler, ServerConfig::default())
+    }
+
+    /// Binds the control socket at `path` and serves it on a new thread:
+    /// creates the parent directory if missing (mode 0755), refuses to
+    /// start if a live server answers at `path` or if `path` is not a
+    /// socket, removes a stale socket file, binds, and makes the socket
+    /// mode 0600.
+    pub fn bind_with(path: &Path, handler: Arc<dyn ControlHandler>, config: ServerConfig) -> io::Result<ControlServer> {
+        let shown = path.display();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if !parent.exists() {
+                fs::DirBuilder::new().recursive(true).mode(0o755).create(parent).map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!("cannot create {} for the control socket: {e}; create it or pass --socket", parent.display()),
+                    )
+                })?;
+            }
+        }
+        match fs::symlink_metadata(path) {
+            Ok(meta) if !meta.file_type().is_socket() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    format!("{shown} exists and is not a socket; remove it or pass --socket to use another path"),
+                ));
+            }
+            Ok(_) => match UnixStream::connect(path) {
+                Ok(_) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::AddrInUse,
+                        format!("another rampartd is listening on {shown}; stop it first or pass --socket"),
+                    ));
+                }
+                // Nobody listens: a leftover of a daemon that died.
+                Err(_) => match fs::remove_file(path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(io::Error::new(
+                            e.kind(),
+                            format!("cannot remove the stale socket {shown}: {e}; remove it by hand"),
+                        ));
+                    }
+                },
+            },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io::Error::new(e.kind(), format!("cannot inspect {shown}: {e}"))),
+        }
+        let listener = UnixListener::bind(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot bind the control socket at {shown}: {e}")))?;
+        let identity = fs::symlink_metadata(path).map(|m| (m.dev(), m.ino())).ok();
+        // From here on, a failure must not leave our socket file behind.
+        let cleanup = |e: io::Error| {
+            let _ = fs::remove_file(path);
+            e
+        };
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+            .map_err(|e| cleanup(io::Error::new(e.kind(), format!("cannot chmod 0600 {shown}: {e}"))))?;
+        listener.set_nonblocking(true).map_err(cleanup)?;
+        let (wake, wake_rx) = UnixStream::pair().map_err(cleanup)?;
+        let thread = thread::Builder::new()
+            .name("rampart-control".into())
+            .spawn(move || serve(listener, wake_rx, handler, config))
+            .map_err(cleanup)?;
+        Ok(ControlServer { path: path.to_path_buf(), identity, wake: Some(wake), thread: Some(thread) })
+    }
+
+    /// The socket path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Stops the control thread (after the client being served, if any)
+    /// and removes the socket file.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        // Closing our end of the pair makes the thread's end readable.
+        drop(self.wake.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+            let still_ours = fs::symlink_metadata(&self.path).ok().map(|m| (m.dev(), m.ino()));
+            if still_ours.is_some() && still_ours == self.identity {
+                let _ = fs::remove_file(&self.path);
+            }
+        }
+    }
+}
+
+impl Drop for ControlServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The control thread: wait for a connection or the wake-up, serve.
+fn serve(listener: UnixListener, wake: UnixStream, handler: Arc<dyn ControlHandler>, config: ServerConfig) {
+    loop {
+        match wait_readable(listener.as_raw_fd(), wake.as_raw_fd()) {
+            Ok(Ready::Wake) => return,
+            Ok(Ready::Listener) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // poll itself failing (ENOMEM): do not spin.
+            Err(_) => thread::sleep(Duration::from_millis(50)),
+        }
+        match listener.accept() {
+            Ok((stream, _)) => serve_connection(stream, handler.as_ref(), &config),
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {}
+            Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {}
+            // EMFILE and friends: the condition lasts, so do not spin on it.
+            Err(_) => thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+enum Ready {
+    Listener,
+    Wake,
+}
+
+fn wait_readable(listener: RawFd, wake: RawFd) -> io::Result<Ready> {
+    let mut fds = [
+        libc::pollfd { fd: listener, events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 },
+    ];
+    // SAFETY: `fds` is a valid array of two initialized pollfd structs that
+    // lives across the call, and its length is passed as nfds; both
+    // descriptors are owned by the caller and open for the whole call.
+    let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if fds[1].revents != 0 {
+        Ok(Ready::Wake)
+    } else {
+        Ok(Ready::Listener)
+    }
+}
+
+/// The connecting process as the kernel saw it at `connect(2)`.
+#[derive(Clone, Copy, Debug)]
+struct Peer {
+    pid: i32,
+    uid: u32,
+}
+
+fn peer_credentials(stream: &UnixStream) -> io::Result<Peer> {
+    // Start from an unprivileged uid, so a short answer cannot read as root.
+    let mut cred = libc::ucred { pid: 0, uid: u32::MAX, gid: u32::MAX };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` is a live, writable ucred and `len` holds its exact
+    // size, which is what SO_PEERCRED expects; the kernel writes at most
+    // `len` bytes. The descriptor is owned by `stream` and open.
+    let rc = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast::<libc::c_void>(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if len as usize != std::mem::size_of::<libc::ucred>() {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "short SO_PEERCRED answer"));
+    }
+    Ok(Peer { pid: cred.pid, uid: cred.uid })
+}
+
+/// Reads from the stream but never past `deadline`: each read's timeout
+/// is the time left, so the deadline holds however the bytes trickle in.
+struct Deadline<'a> {
+    stream: &'a UnixStream,
+    deadline: Instant,
+}
+
+impl Read for Deadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        let mut stream = self.stream;
+        stream.read(buf)
+    }
+}
+
+fn send(mut stream: &UnixStream, reply: &Reply) -> io::Result<()> {
+    stream.write_all(&reply.to_line())
+}
+
+fn serve_connection(stream: UnixStream, handler: &dyn ControlHandler, config: &ServerConfig) {
+    // Accepted sockets are blocking on Linux; say so rather than rely on it.
+    if stream.set_nonblocking(false).is_err() || stream.set_write_timeout(Some(config.write_timeout)).is_err() {
+        return;
+    }
+    let peer = match peer_credentials(&stream) {
+        Ok(peer) => peer,
+        Err(e) => {
+            let _ = send(&stream, &Reply::error(format!("cannot identify the caller (SO_PEERCRED: {e})")));
+            return;
+        }
+    };
+    if peer.uid != 0 {
+        let _ = send(&stream, &Reply::error(PERMISSION_DENIED));
+        return;
+    }
+    let opened = Instant::now();
+    let mut lines = LineReader::new(MAX_LINE);
+    let mut served = 0;
+    loop {
+        let deadline = (Instant::now() + config.line_timeout).min(opened + config.connection_timeout);
+        let line = match lines.read_line(&mut Deadline { stream: &stream, deadline }) {
+            Ok(Some(line)) => line,
+            // The client is done.
+            Ok(None) => return,
+            Err(LineError::Io(_)) => return,
+            Err(LineError::TimedOut) => {
+                let why = if Instant::now() >= opened + config.connection_timeout {
+                    format!(
+                        "connection open longer than {:?}; closing it, reconnect for more requests",
+                        config.connection_timeout
+                    )
+                } else {
+                    format!(
+                        "timed out: no complete request line within {:?}; send the whole line at once, ended by '\\n'",
+                        config.line_timeout
+                    )
+                };
+                let _ = send(&stream, &Reply::error(why));
+                return;
+            }
+            // Too long: the framing is lost, so close. Truncated: the peer
+            // is gone, but a half-closed client may still read the reply.
+            Err(e @ (LineError::TooLong { .. } | LineError::Truncated { .. })) => {
+                let _ = send(&stream, &Reply::error(e));
+                return;
+            }
+        };
+        if served == config.max_requests {
+            let why = format!(
+                "too many requests on one connection (limit {}); reconnect for more",
+                config.max_requests
+            );
+            let _ = send(&stream, &Reply::error(why));
+            return;
+        }
+        served += 1;
+        let reply = match parse_request(&line) {
+            Ok(request) => dispatch(handler, &request, peer),
+            Err(e) => Reply::error(e),
+        };
+        if send(&stream, &reply).is_err() {
+            return;
+        }
+    }
+}
+
+fn dispatch(handler: &dyn ControlHandler, request: &Request, peer: Peer) -> Reply {
+    let op = request.op();
+    let answer = catch_unwind(AssertUnwindSafe(|| match request {
+        Request::Status => Reply::Status(handler.status()),
+        Request::SetEnforce { enforcing } => done(handler.set_enforcing(*enforcing)),
+        Request::Reload => seqno(handler.reload()),
+        Request::SetBool { name, value } => seqno(handler.set_boolean(name, *value)),
+        Request::ExecContext { context, force } => match u32::try_from(peer.pid) {
+            Ok(pid) if pid > 0 => done(handler.set_exec_context(pid, context, *force)),
+            _ => Reply::error(
+                "exec-context: the kernel did not report the caller's pid (is the client in another pid \
+                 namespace?); run the client in rampartd's pid namespace",
+            ),
+        },
+        Request::LabelsChanged => done(handler.labels_changed()),
+    }));
+    answer.unwrap_or_else(|_| Reply::error(format!("{op}: internal error in rampartd (it panicked); see the daemon's log")))
+}
+
+fn done(result: Result<(), String>) -> Reply {
+    match result {
+        Ok(()) => Reply::Done,
+        Err(e) => Reply::Error(e),
+    }
+}
+
+fn seqno(result: Result<u64, String>) -> Reply {
+    match result {
+        Ok(n) => Reply::Seqno(n),
+        Err(e) => Reply::Error(e),
+    }
+}
