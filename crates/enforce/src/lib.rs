@@ -5,3 +5,5 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod control;
+pub mod pidfd;
+pub mod proc_connector;
