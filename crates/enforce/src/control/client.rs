@@ -133,7 +133,9 @@ impl Client {
             Err(LineError::Io(e)) => return Err(ControlError::Io(e)),
         };
         match Reply::parse(&reply).map_err(|e| ControlError::MalformedReply(e.to_string()))? {
-            Reply::Error(e) if e == PERMISSION_DENIED => Err(ControlError::PermissionDenied { path: self.path.clone() }),
+            Reply::Error(e) if e == PERMISSION_DENIED => Err(ControlError::PermissionDenied {
+                path: self.path.clone(),
+            }),
             Reply::Error(e) => Err(ControlError::Refused(e)),
             ok => Ok(ok),
         }
@@ -160,13 +162,19 @@ impl Client {
     /// `{"op":"setbool","name":N,"value":B}`; the new policy sequence
     /// number.
     pub fn set_boolean(&mut self, name: &str, value: bool) -> Result<u64, ControlError> {
-        self.expect_seqno(&Request::SetBool { name: name.to_string(), value })
+        self.expect_seqno(&Request::SetBool {
+            name: name.to_string(),
+            value,
+        })
     }
 
     /// `{"op":"exec-context","context":C,"force":B}`: this process's next
     /// exec enters `context` (the daemon takes our pid from the kernel).
     pub fn set_exec_context(&mut self, context: &str, force: bool) -> Result<(), ControlError> {
-        self.expect_done(&Request::ExecContext { context: context.to_string(), force })
+        self.expect_done(&Request::ExecContext {
+            context: context.to_string(),
+            force,
+        })
     }
 
     /// `{"op":"labels-changed"}`.

@@ -236,8 +236,10 @@ impl Reply {
 
     /// Parses one reply line (without its `'\n'`).
     pub fn parse(line: &[u8]) -> Result<Reply, ProtocolError> {
-        let text = std::str::from_utf8(line).map_err(|e| ProtocolError::NotUtf8 { at: e.valid_up_to() })?;
-        serde_json::from_str(text).map_err(|e| ProtocolError::Json(e.to_string()))
+        let text = std::str::from_utf8(line).map_err(|e| {
+            ProtocolError::BadReply(format!("not valid UTF-8 (bad byte at offset {})", e.valid_up_to()))
+        })?;
+        serde_json::from_str(text).map_err(|e| ProtocolError::BadReply(e.to_string()))
     }
 }
 
@@ -257,7 +259,12 @@ struct WireReply {
 
 impl From<Reply> for WireReply {
     fn from(reply: Reply) -> WireReply {
-        let mut wire = WireReply { ok: true, status: None, seqno: None, error: None };
+        let mut wire = WireReply {
+            ok: true,
+            status: None,
+            seqno: None,
+            error: None,
+        };
         match reply {
             Reply::Done => {}
             Reply::Status(status) => wire.status = Some(finite_status(status)),
@@ -276,15 +283,43 @@ impl TryFrom<WireReply> for Reply {
 
     fn try_from(wire: WireReply) -> Result<Reply, String> {
         match wire {
-            WireReply { ok: false, error: Some(error), .. } => Ok(Reply::Error(error)),
-            WireReply { ok: false, error: None, .. } => Err("\"ok\":false without an \"error\" text".to_string()),
-            WireReply { ok: true, error: Some(_), .. } => Err("\"ok\":true with an \"error\" text".to_string()),
-            WireReply { ok: true, status: Some(_), seqno: Some(_), .. } => {
-                Err("both \"status\" and \"seqno\" in one reply".to_string())
-            }
-            WireReply { ok: true, status: Some(status), seqno: None, .. } => Ok(Reply::Status(status)),
-            WireReply { ok: true, status: None, seqno: Some(seqno), .. } => Ok(Reply::Seqno(seqno)),
-            WireReply { ok: true, status: None, seqno: None, .. } => Ok(Reply::Done),
+            WireReply {
+                ok: false,
+                error: Some(error),
+                ..
+            } => Ok(Reply::Error(error)),
+            WireReply {
+                ok: false, error: None, ..
+            } => Err("\"ok\":false without an \"error\" text".to_string()),
+            WireReply {
+                ok: true,
+                error: Some(_),
+                ..
+            } => Err("\"ok\":true with an \"error\" text".to_string()),
+            WireReply {
+                ok: true,
+                status: Some(_),
+                seqno: Some(_),
+                ..
+            } => Err("both \"status\" and \"seqno\" in one reply".to_string()),
+            WireReply {
+                ok: true,
+                status: Some(status),
+                seqno: None,
+                ..
+            } => Ok(Reply::Status(status)),
+            WireReply {
+                ok: true,
+                status: None,
+                seqno: Some(seqno),
+                ..
+            } => Ok(Reply::Seqno(seqno)),
+            WireReply {
+                ok: true,
+                status: None,
+                seqno: None,
+                ..
+            } => Ok(Reply::Done),
         }
     }
 }
@@ -321,6 +356,8 @@ pub enum ProtocolError {
     NulInField { op: &'static str, field: &'static str },
     /// A request could not be encoded (client side).
     Encode(String),
+    /// A reply line is not a reply (client side).
+    BadReply(String),
 }
 
 /// What a valid request looks like, appended to parse errors.
@@ -337,7 +374,10 @@ impl fmt::Display for ProtocolError {
                  of at most {limit} bytes ended by '\\n'"
             ),
             ProtocolError::NulByte { at } => {
-                write!(f, "request contains a NUL byte at offset {at}; requests are JSON text without NUL bytes")
+                write!(
+                    f,
+                    "request contains a NUL byte at offset {at}; requests are JSON text without NUL bytes"
+                )
             }
             ProtocolError::NotUtf8 { at } => {
                 write!(f, "request is not valid UTF-8 (bad byte at offset {at}); {EXAMPLE}")
@@ -351,6 +391,7 @@ impl fmt::Display for ProtocolError {
                 write!(f, "{op}: \"{field}\" contains a NUL character; remove it")
             }
             ProtocolError::Encode(e) => write!(f, "cannot encode the request: {e}"),
+            ProtocolError::BadReply(e) => write!(f, "not a reply: {e}"),
         }
     }
 }
@@ -384,7 +425,10 @@ impl fmt::Display for LineError {
         match self {
             LineError::TooLong { limit } => ProtocolError::TooLong { limit: *limit }.fmt(f),
             LineError::Truncated { len } => {
-                write!(f, "connection closed after {len} bytes of an unfinished line; end each line with '\\n'")
+                write!(
+                    f,
+                    "connection closed after {len} bytes of an unfinished line; end each line with '\\n'"
+                )
             }
             LineError::TimedOut => write!(f, "timed out waiting for a complete line"),
             LineError::Io(e) => write!(f, "{e}"),
@@ -449,8 +493,14 @@ mod tests {
             Request::SetEnforce { enforcing: true },
             Request::SetEnforce { enforcing: false },
             Request::Reload,
-            Request::SetBool { name: "httpd_can_network_connect".into(), value: true },
-            Request::ExecContext { context: "system_u:system_r:httpd_t:s0".into(), force: true },
+            Request::SetBool {
+                name: "httpd_can_network_connect".into(),
+                value: true,
+            },
+            Request::ExecContext {
+                context: "system_u:system_r:httpd_t:s0".into(),
+                force: true,
+            },
             Request::LabelsChanged,
         ];
         for request in all {
@@ -470,13 +520,22 @@ mod tests {
         );
         assert_eq!(
             parse_request(br#" {"value":true,"op":"setbool","name":"b"} "#).unwrap(),
-            Request::SetBool { name: "b".into(), value: true }
+            Request::SetBool {
+                name: "b".into(),
+                value: true
+            }
         );
         assert_eq!(
             parse_request(br#"{"op":"exec-context","context":"u:r:t:s0"}"#).unwrap(),
-            Request::ExecContext { context: "u:r:t:s0".into(), force: false }
+            Request::ExecContext {
+                context: "u:r:t:s0".into(),
+                force: false
+            }
         );
-        assert_eq!(parse_request(b"{\"op\":\"labels-changed\"}\r").unwrap(), Request::LabelsChanged);
+        assert_eq!(
+            parse_request(b"{\"op\":\"labels-changed\"}\r").unwrap(),
+            Request::LabelsChanged
+        );
     }
 
     #[test]
@@ -489,7 +548,8 @@ mod tests {
         assert!(err(br#"{"op":"frobnicate"}"#).contains("unknown variant `frobnicate`"));
         assert!(err(br#"{"enforcing":true}"#).contains("missing field `op`"));
         assert!(err(br#"{"op":"setenforce"}"#).contains("missing field `enforcing`"));
-        assert!(err(br#"{"op":"setenforce","enforcing":"yes"}"#).contains("invalid type: string \"yes\", expected a boolean"));
+        assert!(err(br#"{"op":"setenforce","enforcing":"yes"}"#)
+            .contains("invalid type: string \"yes\", expected a boolean"));
         assert!(err(br#"{"op":"setbool","name":7,"value":true}"#).contains("invalid type"));
         assert!(err(br#"{"op":"setbool","name":"b","value":true,"extra":1}"#).contains("unknown field `extra`"));
         assert!(err(br#"{"op":"status","pid":1}"#).contains("unknown field `pid`"));
@@ -512,9 +572,15 @@ mod tests {
 
     #[test]
     fn client_refuses_requests_the_server_would() {
-        let long = Request::SetBool { name: "x".repeat(MAX_LINE), value: true };
+        let long = Request::SetBool {
+            name: "x".repeat(MAX_LINE),
+            value: true,
+        };
         assert_eq!(long.to_line().unwrap_err(), ProtocolError::TooLong { limit: MAX_LINE });
-        let nul = Request::ExecContext { context: "a\0b".into(), force: false };
+        let nul = Request::ExecContext {
+            context: "a\0b".into(),
+            force: false,
+        };
         assert!(nul.to_line().unwrap_err().to_string().contains("NUL"));
     }
 
@@ -528,7 +594,12 @@ mod tests {
             allowed: 3,
             ..Status::default()
         };
-        for reply in [Reply::Done, Reply::Status(status), Reply::Seqno(9), Reply::error("no such boolean")] {
+        for reply in [
+            Reply::Done,
+            Reply::Status(status),
+            Reply::Seqno(9),
+            Reply::error("no such boolean"),
+        ] {
             let line = reply.to_line();
             assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
             assert_eq!(Reply::parse(&line[..line.len() - 1]).unwrap(), reply);
@@ -540,7 +611,11 @@ mod tests {
 
     #[test]
     fn non_finite_rates_are_sent_as_zero() {
-        let status = Status { events_per_second: f64::NAN, uptime_seconds: f64::INFINITY, ..Status::default() };
+        let status = Status {
+            events_per_second: f64::NAN,
+            uptime_seconds: f64::INFINITY,
+            ..Status::default()
+        };
         let line = Reply::Status(status).to_line();
         match Reply::parse(&line[..line.len() - 1]).unwrap() {
             Reply::Status(s) => {
@@ -564,7 +639,10 @@ mod tests {
             assert!(Reply::parse(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
         // Newer daemons may add fields.
-        assert_eq!(Reply::parse(br#"{"ok":true,"seqno":1,"took_ms":3}"#).unwrap(), Reply::Seqno(1));
+        assert_eq!(
+            Reply::parse(br#"{"ok":true,"seqno":1,"took_ms":3}"#).unwrap(),
+            Reply::Seqno(1)
+        );
     }
 
     /// Hands out its bytes a few at a time, like a socket.
@@ -587,17 +665,29 @@ mod tests {
             assert_eq!(lines.read_line(&mut src).unwrap().unwrap(), b"a");
             assert_eq!(lines.read_line(&mut src).unwrap().unwrap(), b"");
             assert_eq!(lines.read_line(&mut src).unwrap().unwrap(), b"bc");
-            assert!(matches!(lines.read_line(&mut src), Err(LineError::Truncated { len: 4 })));
+            assert!(matches!(
+                lines.read_line(&mut src),
+                Err(LineError::Truncated { len: 4 })
+            ));
         }
         let mut lines = LineReader::new(4);
         assert_eq!(lines.read_line(&mut Trickle(b"abcd\n", 1)).unwrap().unwrap(), b"abcd");
         assert!(lines.read_line(&mut Trickle(b"", 1)).unwrap().is_none());
         let mut lines = LineReader::new(4);
-        assert!(matches!(lines.read_line(&mut Trickle(b"abcde\n", 1)), Err(LineError::TooLong { limit: 4 })));
+        assert!(matches!(
+            lines.read_line(&mut Trickle(b"abcde\n", 1)),
+            Err(LineError::TooLong { limit: 4 })
+        ));
         let mut lines = LineReader::new(4);
-        assert!(matches!(lines.read_line(&mut Trickle(b"abcdef\n", 4096)), Err(LineError::TooLong { limit: 4 })));
+        assert!(matches!(
+            lines.read_line(&mut Trickle(b"abcdef\n", 4096)),
+            Err(LineError::TooLong { limit: 4 })
+        ));
         // An endless line stops at the limit, not at the end of memory.
         let mut lines = LineReader::new(MAX_LINE);
-        assert!(matches!(lines.read_line(&mut io::repeat(b'x')), Err(LineError::TooLong { .. })));
+        assert!(matches!(
+            lines.read_line(&mut io::repeat(b'x')),
+            Err(LineError::TooLong { .. })
+        ));
     }
 }

@@ -108,12 +108,19 @@ impl ControlServer {
         let shown = path.display();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             if !parent.exists() {
-                fs::DirBuilder::new().recursive(true).mode(0o755).create(parent).map_err(|e| {
-                    io::Error::new(
-                        e.kind(),
-                        format!("cannot create {} for the control socket: {e}; create it or pass --socket", parent.display()),
-                    )
-                })?;
+                fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o755)
+                    .create(parent)
+                    .map_err(|e| {
+                        io::Error::new(
+                            e.kind(),
+                            format!(
+                                "cannot create {} for the control socket: {e}; create it or pass --socket",
+                                parent.display()
+                            ),
+                        )
+                    })?;
             }
         }
         match fs::symlink_metadata(path) {
@@ -161,7 +168,12 @@ impl ControlServer {
             .name("rampart-control".into())
             .spawn(move || serve(listener, wake_rx, handler, config))
             .map_err(cleanup)?;
-        Ok(ControlServer { path: path.to_path_buf(), identity, wake: Some(wake), thread: Some(thread) })
+        Ok(ControlServer {
+            path: path.to_path_buf(),
+            identity,
+            wake: Some(wake),
+            thread: Some(thread),
+        })
     }
 
     /// The socket path.
@@ -221,8 +233,16 @@ enum Ready {
 
 fn wait_readable(listener: RawFd, wake: RawFd) -> io::Result<Ready> {
     let mut fds = [
-        libc::pollfd { fd: listener, events: libc::POLLIN, revents: 0 },
-        libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 },
+        libc::pollfd {
+            fd: listener,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: wake,
+            events: libc::POLLIN,
+            revents: 0,
+        },
     ];
     // SAFETY: `fds` is a valid array of two initialized pollfd structs that
     // lives across the call, and its length is passed as nfds; both
@@ -247,7 +267,11 @@ struct Peer {
 
 fn peer_credentials(stream: &UnixStream) -> io::Result<Peer> {
     // Start from an unprivileged uid, so a short answer cannot read as root.
-    let mut cred = libc::ucred { pid: 0, uid: u32::MAX, gid: u32::MAX };
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: u32::MAX,
+        gid: u32::MAX,
+    };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
     // SAFETY: `cred` is a live, writable ucred and `len` holds its exact
     // size, which is what SO_PEERCRED expects; the kernel writes at most
@@ -267,7 +291,10 @@ fn peer_credentials(stream: &UnixStream) -> io::Result<Peer> {
     if len as usize != std::mem::size_of::<libc::ucred>() {
         return Err(io::Error::new(io::ErrorKind::InvalidData, "short SO_PEERCRED answer"));
     }
-    Ok(Peer { pid: cred.pid, uid: cred.uid })
+    Ok(Peer {
+        pid: cred.pid,
+        uid: cred.uid,
+    })
 }
 
 /// Reads from the stream but never past `deadline`: each read's timeout
@@ -301,7 +328,10 @@ fn serve_connection(stream: UnixStream, handler: &dyn ControlHandler, config: &S
     let peer = match peer_credentials(&stream) {
         Ok(peer) => peer,
         Err(e) => {
-            let _ = send(&stream, &Reply::error(format!("cannot identify the caller (SO_PEERCRED: {e})")));
+            let _ = send(
+                &stream,
+                &Reply::error(format!("cannot identify the caller (SO_PEERCRED: {e})")),
+            );
             return;
         }
     };
@@ -313,14 +343,19 @@ fn serve_connection(stream: UnixStream, handler: &dyn ControlHandler, config: &S
     let mut lines = LineReader::new(MAX_LINE);
     let mut served = 0;
     loop {
-        let deadline = (Instant::now() + config.line_timeout).min(opened + config.connection_timeout);
-        let line = match lines.read_line(&mut Deadline { stream: &stream, deadline }) {
+        let line_deadline = Instant::now() + config.line_timeout;
+        let closing_deadline = opened + config.connection_timeout;
+        let deadline = line_deadline.min(closing_deadline);
+        let line = match lines.read_line(&mut Deadline {
+            stream: &stream,
+            deadline,
+        }) {
             Ok(Some(line)) => line,
             // The client is done.
             Ok(None) => return,
             Err(LineError::Io(_)) => return,
             Err(LineError::TimedOut) => {
-                let why = if Instant::now() >= opened + config.connection_timeout {
+                let why = if closing_deadline <= line_deadline {
                     format!(
                         "connection open longer than {:?}; closing it, reconnect for more requests",
                         config.connection_timeout
@@ -376,7 +411,11 @@ fn dispatch(handler: &dyn ControlHandler, request: &Request, peer: Peer) -> Repl
         },
         Request::LabelsChanged => done(handler.labels_changed()),
     }));
-    answer.unwrap_or_else(|_| Reply::error(format!("{op}: internal error in rampartd (it panicked); see the daemon's log")))
+    answer.unwrap_or_else(|_| {
+        Reply::error(format!(
+            "{op}: internal error in rampartd (it panicked); see the daemon's log"
+        ))
+    })
 }
 
 fn done(result: Result<(), String>) -> Reply {
