@@ -32,6 +32,9 @@ pub enum Command {
     Bench(BenchArgs),
     /// `label`, `getlabel`, `relabel` (parsed by `cmd::label::args`).
     Label(crate::cmd::label::LabelCommand),
+    /// `daemon`, `run`, `status`, `setenforce`, `reload`, `setbool`,
+    /// `demo` (parsed by `cmd::enforce::args`).
+    Enforce(crate::cmd::enforce::EnforceCommand),
 }
 
 /// A `--bool NAME=on|off` setting.
@@ -90,6 +93,9 @@ pub fn parse(argv: Vec<OsString>) -> Result<Cli, CliError> {
     // File-label commands take file names (bytes) and restorecon's flags.
     if crate::cmd::label::args::applies(&argv) {
         return crate::cmd::label::args::parse(argv);
+    }
+    if crate::cmd::enforce::args::applies(&argv) {
+        return Ok(Cli { policy: None, command: Command::Enforce(crate::cmd::enforce::args::parse(argv)?) });
     }
     let mut opts = Options::default();
     let mut words: Vec<String> = Vec::new();

@@ -50,6 +50,7 @@ fn run() -> Result<u8, CliError> {
         Command::Explain(a) => cmd::explain::run(&load()?.1, a)?,
         Command::Bench(a) => cmd::bench::run(cli.policy.as_deref(), a)?,
         Command::Label(a) => (String::new(), cmd::label::run(cli.policy.as_deref(), a)?),
+        Command::Enforce(c) => (String::new(), cmd::enforce::run(c.clone())?),
         Command::Batch(a) => {
             let (_, policy) = load()?;
             let bools = load::booleans(&policy, &a.bools)?;

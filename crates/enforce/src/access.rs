@@ -20,15 +20,18 @@ use rampart_avc::{ClassIdx, Mapping, Perms};
 
 /// The classes the daemon checks and their permissions, by declared name.
 pub const FILE_CLASSES: [&str; 7] = ["file", "dir", "lnk_file", "chr_file", "blk_file", "sock_file", "fifo_file"];
-const FILE_PERMS: &[&str] = &["open", "read", "write", "append", "execute", "execute_no_trans", "entrypoint"];
-const DIR_PERMS: &[&str] = &["open", "read"];
+// In the policy's own order (common permissions, then the class's), so
+// audit lines list permissions as the kernel's do: `{ read open }`.
+const FILE_PERMS: &[&str] = &["read", "write", "append", "execute", "execute_no_trans", "entrypoint", "open"];
+const OPEN_PERMS: &[&str] = &["read", "write", "append", "open"];
+const DIR_PERMS: &[&str] = &["read", "open"];
 const PROCESS_PERMS: &[&str] = &["transition", "setexec"];
 
 /// The AVC mapping the daemon uses.
 pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
     let mut classes: Vec<(&str, &[&str])> = FILE_CLASSES
         .iter()
-        .map(|&c| if c == "dir" { (c, DIR_PERMS) } else { (c, &FILE_PERMS[..4]) })
+        .map(|&c| if c == "dir" { (c, DIR_PERMS) } else { (c, OPEN_PERMS) })
         .collect();
     // `file` also carries the exec permissions.
     if let Some(file) = classes.iter_mut().find(|(c, _)| *c == "file") {

@@ -26,7 +26,7 @@ pub const DEFAULT_THREADS: usize = 2;
 pub const DEFAULT_QUEUE_BOUND: usize = 4096;
 
 /// The TOML file, every key optional.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct FileConfig {
     pub mark: Option<Vec<PathBuf>>,

@@ -259,10 +259,10 @@ impl Enforcer {
         drop(connector);
         for event in events {
             match event {
-                ProcEvent::Fork { parent_tgid, child_pid, child_tgid, .. } if child_pid == child_tgid => {
-                    if self.procs.get(parent_tgid).is_some() {
-                        self.procs.fork(parent_tgid, child_tgid, pidfd::process_id(child_tgid).ok());
-                    }
+                ProcEvent::Fork { parent_tgid, child_pid, child_tgid, .. }
+                    if child_pid == child_tgid && self.procs.get(parent_tgid).is_some() =>
+                {
+                    self.procs.fork(parent_tgid, child_tgid, pidfd::process_id(child_tgid).ok());
                 }
                 ProcEvent::Exec { tgid, .. } => {
                     if let Some(e) = self.procs.exec(tgid) {

@@ -1,9 +1,27 @@
 //! rampartd: Rampart's decisions enforced on real processes through
-//! fanotify permission events.
+//! fanotify permission events, on kernels where SELinux is not active.
+//!
+//! Modules, in the order an event meets them: [`fanotify`] (the group:
+//! marks, reads, answers) and [`event`] (parsing its records);
+//! [`procs`] with [`proc_connector`] and [`pidfd`] (which domain a
+//! process runs in); [`objects`] (object labels as SIDs); [`access`]
+//! (classes and permissions of an open); [`enforcer`] (the decision);
+//! [`marks`] (the kernel-side cache of ignore marks); [`daemon`]
+//! (threads, lifecycle, reload) with [`config`] and [`control`] (the
+//! control socket).
 
 // The workspace denies these outside tests; unit tests may unwrap.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod access;
+pub mod config;
 pub mod control;
+pub mod daemon;
+pub mod enforcer;
+pub mod event;
+pub mod fanotify;
+pub mod marks;
+pub mod objects;
 pub mod pidfd;
 pub mod proc_connector;
+pub mod procs;

@@ -3,6 +3,7 @@
 pub mod batch;
 pub mod bench;
 pub mod check;
+pub mod enforce;
 pub mod explain;
 pub mod info;
 pub mod label;

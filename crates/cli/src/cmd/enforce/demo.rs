@@ -1,0 +1,222 @@
+//! `rampart demo`: enforcement on real processes, end to end, touching
+//! nothing outside a tmpfs it creates in a private mount namespace.
+//!
+//! The scene: a tmpfs labeled like a small web server (content, an
+//! executable, a shadow file, an init script interpreter). An unconfined
+//! shell runs the init script interpreter (`initrc_exec_t`: the policy
+//! moves it to `initrc_t`), which starts the web server binary
+//! (`httpd_exec_t`: moved to `httpd_t`). The web server may read its
+//! content and may not read the shadow file. `rampart run` then asks for
+//! `httpd_t` directly, which the policy refuses to an unconfined shell
+//! (no `process transition`), exactly as `runcon` would fail.
+
+use std::ffi::CString;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rampart_enforce::control::Client;
+
+use crate::error::CliError;
+
+const CONTENT: &str = "system_u:object_r:httpd_sys_content_t:s0";
+const SHADOW: &str = "system_u:object_r:shadow_t:s0";
+const HTTPD_EXEC: &str = "system_u:object_r:httpd_exec_t:s0";
+const INITRC_EXEC: &str = "system_u:object_r:initrc_exec_t:s0";
+const HTTPD: &str = "system_u:system_r:httpd_t:s0";
+
+fn err(what: &str) -> impl Fn(io::Error) -> CliError + '_ {
+    move |e| CliError::input(format!("demo: {what}: {e}"))
+}
+
+fn check(ret: libc::c_int, what: &str) -> Result<(), CliError> {
+    if ret != 0 {
+        return Err(err(what)(io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// A private mount namespace, so the tmpfs and the marks on it are
+/// invisible to (and cannot affect) the rest of the machine.
+fn private_namespace() -> Result<(), CliError> {
+    // SAFETY: unshare and mount take flags and NUL-terminated strings that
+    // outlive the calls; the process is still single-threaded here.
+    unsafe {
+        check(libc::unshare(libc::CLONE_NEWNS), "unshare(CLONE_NEWNS) (run as root)")?;
+        let root = c"/";
+        check(
+            libc::mount(std::ptr::null(), root.as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()),
+            "making / private in the new namespace",
+        )
+    }
+}
+
+fn mount_tmpfs(dir: &Path) -> Result<(), CliError> {
+    let target = CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| CliError::input("demo: bad path"))?;
+    // SAFETY: NUL-terminated strings that outlive the call.
+    check(
+        unsafe { libc::mount(c"tmpfs".as_ptr(), target.as_ptr(), c"tmpfs".as_ptr(), 0, c"size=64m".as_ptr().cast()) },
+        "mounting a tmpfs",
+    )
+}
+
+fn unmount(dir: &Path) {
+    if let Ok(target) = CString::new(dir.as_os_str().as_encoded_bytes()) {
+        // SAFETY: a NUL-terminated string that outlives the call.
+        unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
+    }
+}
+
+fn write_labeled(path: &Path, contents: &[u8], context: &str, mode: u32) -> Result<(), CliError> {
+    fs::write(path, contents).map_err(err("writing the demo files"))?;
+    fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode)).map_err(err("chmod"))?;
+    rampart_label::set_label(path, context).map_err(err("labeling the demo files"))
+}
+
+struct Scene {
+    dir: PathBuf,
+    socket: PathBuf,
+    log: PathBuf,
+}
+
+impl Scene {
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.join(rel)
+    }
+
+    fn build(&self) -> Result<(), CliError> {
+        for d in ["www", "etc", "bin", "run"] {
+            fs::create_dir(self.path(d)).map_err(err("creating the demo tree"))?;
+        }
+        write_labeled(&self.path("www/index.html"), b"<h1>hello from httpd_t</h1>\n", CONTENT, 0o644)?;
+        write_labeled(&self.path("etc/shadow"), b"root:$6$not-a-real-hash:19000:0:99999:7:::\n", SHADOW, 0o600)?;
+        let cat = fs::read("/bin/cat").map_err(err("reading /bin/cat"))?;
+        write_labeled(&self.path("bin/httpd"), &cat, HTTPD_EXEC, 0o755)?;
+        let sh = fs::read("/bin/sh").map_err(err("reading /bin/sh"))?;
+        write_labeled(&self.path("bin/rc"), &sh, INITRC_EXEC, 0o755)
+    }
+}
+
+fn start_daemon(scene: &Scene) -> Result<Child, CliError> {
+    let exe = std::env::current_exe().map_err(err("finding the rampart binary"))?;
+    let stderr = fs::File::create(scene.path("run/rampartd.log")).map_err(err("creating the daemon log"))?;
+    let mut child = Command::new(exe)
+        .arg("daemon")
+        .arg("--mark")
+        .arg(&scene.dir)
+        .arg("--socket")
+        .arg(&scene.socket)
+        .arg("--audit-log")
+        .arg(&scene.log)
+        .stdin(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .map_err(err("starting rampart daemon"))?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if Client::connect(&scene.socket).is_ok() {
+            return Ok(child);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let log = fs::read_to_string(scene.path("run/rampartd.log")).unwrap_or_default();
+            return Err(CliError::input(format!("demo: rampart daemon exited ({status}):\n{log}")));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stop_daemon(&mut child);
+    Err(CliError::input("demo: rampart daemon did not open its control socket within 20 s"))
+}
+
+fn stop_daemon(child: &mut Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill takes plain integers; `pid` is our own child.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Runs one step, printing the command, its output and its status.
+fn step(title: &str, program: &Path, args: &[&std::ffi::OsStr]) {
+    println!("\n## {title}");
+    let shown: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    println!("$ {} {}", program.display(), shown.join(" "));
+    match Command::new(program).args(args).output() {
+        Ok(out) => {
+            print!("{}", String::from_utf8_lossy(&out.stdout));
+            print!("{}", String::from_utf8_lossy(&out.stderr));
+            println!("(exit status {})", out.status.code().map_or("signal".to_owned(), |c| c.to_string()));
+        }
+        Err(e) => println!("(could not run: {e})"),
+    }
+}
+
+fn scenes(scene: &Scene) -> Result<(), CliError> {
+    let exe = std::env::current_exe().map_err(err("finding the rampart binary"))?;
+    let rc = scene.path("bin/rc");
+    let httpd = scene.path("bin/httpd");
+    let index = scene.path("www/index.html");
+    let shadow = scene.path("etc/shadow");
+    let serve = |file: &Path| format!("{} {}", httpd.display(), file.display());
+    step(
+        "an unconfined shell starts the init script interpreter (initrc_t), which starts httpd (httpd_t); httpd reads its content: allowed",
+        &rc,
+        &["-c".as_ref(), serve(&index).as_ref()],
+    );
+    step("the same httpd reads the shadow file: denied", &rc, &["-c".as_ref(), serve(&shadow).as_ref()]);
+    step("an unconfined shell reads the shadow file: allowed (unconfined_t)", Path::new("/bin/cat"), &[shadow.as_ref()]);
+    step(
+        "rampart run into httpd_t directly: the policy has no process transition from unconfined_t (like runcon)",
+        &exe,
+        &[
+            "run".as_ref(),
+            "--socket".as_ref(),
+            scene.socket.as_ref(),
+            "--context".as_ref(),
+            HTTPD.as_ref(),
+            "--".as_ref(),
+            httpd.as_ref(),
+            index.as_ref(),
+        ],
+    );
+    step("statistics", &exe, &["status".as_ref(), "--socket".as_ref(), scene.socket.as_ref()]);
+    Ok(())
+}
+
+/// Runs the demo; exit status 0 when every scene behaved as the policy says.
+pub fn run() -> Result<u8, CliError> {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(CliError::input("demo: run as root (it mounts a tmpfs and listens to fanotify)"));
+    }
+    private_namespace()?;
+    let dir = std::env::temp_dir().join(format!("rampart-demo.{}", std::process::id()));
+    fs::create_dir_all(&dir).map_err(err("creating the demo directory"))?;
+    mount_tmpfs(&dir)?;
+    let scene = Scene { socket: dir.join("run/rampartd.sock"), log: dir.join("run/audit.log"), dir: dir.clone() };
+    let result = (|| {
+        scene.build()?;
+        println!("# rampart demo: a labeled tmpfs at {} (private mount namespace)", dir.display());
+        let mut daemon = start_daemon(&scene)?;
+        let outcome = scenes(&scene);
+        stop_daemon(&mut daemon);
+        outcome?;
+        println!("\n## audit log ({}): kernel AVC lines, readable by audit2allow", scene.log.display());
+        print!("{}", fs::read_to_string(&scene.log).unwrap_or_default());
+        println!("\n## daemon log");
+        print!("{}", fs::read_to_string(scene.path("run/rampartd.log")).unwrap_or_default());
+        Ok(())
+    })();
+    unmount(&dir);
+    let _ = fs::remove_dir(&dir);
+    result.map(|()| 0)
+}

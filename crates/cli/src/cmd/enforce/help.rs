@@ -1,0 +1,54 @@
+//! Help texts of the enforcement commands.
+
+pub const DAEMON: &str = "\
+usage: rampart daemon --mark PATH... [--policy FILE] [--file-contexts FILE]
+                      [--default-context CTX] [--permissive] [--audit-log FILE]
+                      [--socket PATH] [--config FILE] [--threads N]
+                      [--queue-bound N] [--overload-answer allow|deny]
+                      [--permissive-domain TYPE] [--no-ignore-marks]
+
+Runs rampartd in the foreground: answers fanotify open, exec and read
+permission events on the mounts given (each PATH must be a mount point)
+with the policy's decisions. Processes not started under `rampart run`
+run in the default context (unconfined_u:unconfined_r:unconfined_t:s0).
+Denials go to the audit log (auditd format; stderr in dmesg format when
+no log is given). SIGHUP reloads the policy; SIGTERM stops, and the
+kernel then allows whatever is still queued.
+";
+
+pub const RUN: &str = "\
+usage: rampart run [--socket PATH] --context CTX [--force] -- CMD [ARGS...]
+
+Runs CMD in context CTX (the runcon analog): the daemon checks process
+setexec, then at the exec process transition and file entrypoint, as
+SELinux does. Root may skip those checks with --force. Exit status 125
+when rampart fails, 126 when CMD cannot run, 127 when it is not found.
+";
+
+pub const CONTROL: &str = "\
+usage: rampart status [--socket PATH] [--json]
+       rampart setenforce 1|0
+       rampart reload
+       rampart setbool NAME on|off
+
+Talk to rampartd over its control socket (root only; default
+/run/rampart/rampartd.sock).
+";
+
+pub const DEMO: &str = "\
+usage: rampart demo
+
+In a private mount namespace, on a tmpfs it labels, starts rampartd with
+the system policy, runs a confined web server domain that reads its
+content (allowed) and a shadow file (denied), prints the audit lines and
+statistics, and cleans up. Needs root and the SELinux reference policy.
+";
+
+pub fn text(command: &str) -> &'static str {
+    match command {
+        "daemon" => DAEMON,
+        "run" => RUN,
+        "demo" => DEMO,
+        _ => CONTROL,
+    }
+}

@@ -1,0 +1,111 @@
+//! The enforcement commands: `daemon` (rampartd in the foreground),
+//! `run` (the runcon analog), the control commands `status`,
+//! `setenforce`, `reload` and `setbool`, and `demo`.
+
+pub mod args;
+mod demo;
+pub mod help;
+
+use std::os::unix::process::CommandExt;
+
+use rampart_enforce::config::{DaemonConfig, FileConfig};
+use rampart_enforce::control::{Client, ControlError, Status};
+
+pub use args::EnforceCommand;
+
+use crate::error::CliError;
+
+fn control(e: ControlError) -> CliError {
+    CliError::input(e.to_string())
+}
+
+fn client(socket: &std::path::Path) -> Result<Client, CliError> {
+    Client::connect(socket).map_err(|e| control(e.into()))
+}
+
+/// Runs the command; `Ok` holds the exit status.
+pub fn run(command: EnforceCommand) -> Result<u8, CliError> {
+    match command {
+        EnforceCommand::Help(text) => {
+            print!("{text}");
+            Ok(0)
+        }
+        EnforceCommand::Daemon { config_file, flags } => {
+            let file = match &config_file {
+                Some(p) => FileConfig::load(p).map_err(CliError::input)?,
+                None => FileConfig::default(),
+            };
+            let config = DaemonConfig::resolve(file, flags).map_err(CliError::usage)?;
+            rampart_enforce::daemon::run(config).map_err(|e| CliError::input(format!("rampartd: {e}")))?;
+            Ok(0)
+        }
+        EnforceCommand::Run { socket, context, force, command } => Ok(run_in_context(&socket, &context, force, command)),
+        EnforceCommand::Status { socket, json } => {
+            let status = client(&socket)?.status().map_err(control)?;
+            if json {
+                let text = serde_json::to_string_pretty(&status).map_err(|e| CliError::input(e.to_string()))?;
+                println!("{text}");
+            } else {
+                print!("{}", render_status(&status));
+            }
+            Ok(0)
+        }
+        EnforceCommand::SetEnforce { socket, enforcing } => {
+            client(&socket)?.set_enforcing(enforcing).map_err(control)?;
+            Ok(0)
+        }
+        EnforceCommand::Reload { socket } => {
+            let seqno = client(&socket)?.reload().map_err(control)?;
+            println!("policy reloaded (sequence number {seqno})");
+            Ok(0)
+        }
+        EnforceCommand::SetBool { socket, name, value } => {
+            client(&socket)?.set_boolean(&name, value).map_err(control)?;
+            Ok(0)
+        }
+        EnforceCommand::Demo => demo::run(),
+    }
+}
+
+/// `rampart run`: asks the daemon for the exec context, then execs.
+/// Exit statuses as runcon's: 125 when rampart itself fails, 126 when
+/// the command cannot be run, 127 when it is not found.
+fn run_in_context(socket: &std::path::Path, context: &str, force: bool, command: Vec<std::ffi::OsString>) -> u8 {
+    let fail = |msg: String, code: u8| {
+        eprintln!("rampart: run: {msg}");
+        code
+    };
+    let mut client = match Client::connect(socket) {
+        Ok(c) => c,
+        Err(e) => return fail(control(e.into()).to_string(), 125),
+    };
+    if let Err(e) = client.set_exec_context(context, force) {
+        return fail(e.to_string(), 125);
+    }
+    drop(client);
+    let Some((program, args)) = command.split_first() else { return fail("no command given".into(), 125) };
+    let err = std::process::Command::new(program).args(args).exec();
+    let code = if err.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
+    fail(format!("{}: {err}", program.to_string_lossy()), code)
+}
+
+/// `sestatus`-style text.
+pub fn render_status(s: &Status) -> String {
+    let rows: [(&str, String); 14] = [
+        ("rampartd status:", "running".into()),
+        ("Current mode:", s.mode.clone()),
+        ("Loaded policy:", s.policy.clone()),
+        ("Policy sequence number:", s.policy_seqno.to_string()),
+        ("Uptime (s):", format!("{:.1}", s.uptime_seconds)),
+        ("Events per second:", format!("{:.1}", s.events_per_second)),
+        ("Queue depth:", s.queue_depth.to_string()),
+        ("Allowed:", s.allowed.to_string()),
+        ("Denied:", s.denied.to_string()),
+        ("Permissive denials:", s.permissive_denials.to_string()),
+        ("Overload answers:", s.overloaded.to_string()),
+        ("Tracked processes:", s.tracked_processes.to_string()),
+        ("Ignore marks:", s.ignore_marks.to_string()),
+        ("AVC lookups/hits/misses:", format!("{} {} {}", s.avc_lookups, s.avc_hits, s.avc_misses)),
+    ];
+    rows.iter().map(|(k, v)| format!("{k:<32}{v}\n")).collect()
+}
