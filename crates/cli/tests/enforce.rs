@@ -110,6 +110,9 @@ start_daemon
 echo "APP_DATA=$(app_read "$T/data/data.txt")"
 echo "APP_SECRET=$(app_read "$T/data/secret.txt")"
 echo "APP_PLAIN=$(app_read "$T/data/plain.txt")"
+# A child of an app_t process (a forked subshell) inherits app_t.
+echo "APP_CHILD=$("$T/bin/app" -c "(read l < '$T/data/secret.txt' && echo read || echo denied) 2>/dev/null")"
+echo "APP_CHILD_DATA=$("$T/bin/app" -c "(read l < '$T/data/data.txt' && echo \$l) 2>/dev/null")"
 echo "UNCONFINED_SECRET=$(cat "$T/data/secret.txt" 2>/dev/null || echo denied)"
 echo "WRITE_PLAIN=$("$T/bin/app" -c "echo x >> '$T/data/plain.txt' && echo ok || echo denied" 2>/dev/null)"
 stop_daemon
@@ -124,11 +127,14 @@ echo "AUDIT_APPEND=$(grep -c 'denied  {{ append }} for .*tcontext=system_u:objec
     assert_eq!(r.get("APP_SECRET"), "denied");
     // Unlabeled files get file_contexts' file_t, which app_t may read.
     assert_eq!(r.get("APP_PLAIN"), "ok:plain");
+    assert_eq!(r.get("APP_CHILD"), "denied");
+    assert_eq!(r.get("APP_CHILD_DATA"), "line1");
     // The default domain (unconfined_t) reads everything.
     assert_eq!(r.get("UNCONFINED_SECRET"), "secret");
     // app_t has no write or append on file_t; `>>` opens O_APPEND.
     assert_eq!(r.get("WRITE_PLAIN"), "denied");
-    assert_eq!(r.num("AUDIT_SECRET"), 1, "{}", r.stderr);
+    // Each denial is reported: the shell's and its child's.
+    assert_eq!(r.num("AUDIT_SECRET"), 2, "{}", r.stderr);
     assert_eq!(r.num("AUDIT_APPEND"), 1);
 }
 
@@ -147,18 +153,27 @@ set +e
 run --context system_u:system_r:app_t:s0 -- "$T/bin/app" -c 'echo ran' >/dev/null 2>&1; echo "NO_ENTRYPOINT=$?"
 # --force skips transition and entrypoint (root only), and the domain holds.
 echo "FORCED=$(run --force --context system_u:system_r:app_t:s0 -- "$T/bin/app" -c "read l < '$T/data/secret.txt' && echo read || echo denied" 2>/dev/null)"
+# The same checks for a program on a mount the daemon does not watch
+# (checked when asked, applied at the exec): /bin/dash is file_t here.
+run --context system_u:system_r:app_t:s0 -- /bin/dash -c 'echo ran' >/dev/null 2>&1; echo "UNMARKED_NO_ENTRYPOINT=$?"
+echo "UNMARKED_FORCED=$(run --force --context system_u:system_r:app_t:s0 -- /bin/dash -c "read l < '$T/data/secret.txt' && echo read || echo denied" 2>/dev/null)"
 # An invalid context is refused before anything runs: status 125.
 run --context system_u:system_r:nosuch_t:s0 -- /bin/true 2>/dev/null; echo "INVALID=$?"
 run --context system_u:system_r:app_t:s0 -- "$T/nonexistent" 2>/dev/null; echo "MISSING=$?"
 set -e
 stop_daemon
 echo "AUDIT_ENTRYPOINT=$(grep -c 'denied  {{ entrypoint }} for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:other_exec_t:s0' "$LOG")"
+echo "AUDIT_ENTRYPOINT_FILE_T=$(grep -c 'denied  {{ entrypoint }} for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:file_t:s0' "$LOG")"
 "#
         ),
     );
     assert_eq!(r.num("NO_ENTRYPOINT"), 126);
+    // Once for the watched program, once for /bin/dash (file_t).
     assert_eq!(r.num("AUDIT_ENTRYPOINT"), 1);
+    assert_eq!(r.num("AUDIT_ENTRYPOINT_FILE_T"), 1);
     assert_eq!(r.get("FORCED"), "denied", "app_t may not read secret_t");
+    assert_eq!(r.num("UNMARKED_NO_ENTRYPOINT"), 126);
+    assert_eq!(r.get("UNMARKED_FORCED"), "denied", "the forced domain did not apply to an unwatched program");
     assert_eq!(r.num("INVALID"), 125);
     assert_eq!(r.num("MISSING"), 127);
 }

@@ -22,7 +22,7 @@
 
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::thread::JoinHandleExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -231,7 +231,7 @@ impl ControlHandler for Daemon {
         Ok(seqno)
     }
 
-    fn set_exec_context(&self, pid: u32, context: &str, force: bool) -> Result<(), String> {
+    fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<(), String> {
         let (policy, _, _) = self.enforcer.avc.policy_state();
         let parsed = policy.parse_context(context).map_err(|e| format!("invalid context {context}: {e}"))?;
         if !policy.context_is_valid(&parsed) {
@@ -249,9 +249,20 @@ impl ControlHandler for Daemon {
                 ));
             }
         }
+        let request = ExecRequest { sid, force };
+        if let Some(path) = path {
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+                .map_err(|err| format!("{path}: {err}"))?;
+            e.check_exec_request(pid, subject, &file, request).map_err(|err| format!("{path}: {err}"))?;
+        }
+        // The new domain is in scope before any of its processes runs.
+        e.marks.enter_scope(sid).map_err(|err| format!("flushing ignore marks: {err}"))?;
         let id = crate::pidfd::process_id(pid).ok();
         let fresh = Entry { sid: subject, id, request: None, pending: None };
-        e.procs.update(pid, fresh, |entry| entry.request = Some(ExecRequest { sid, force }));
+        e.procs.update(pid, fresh, |entry| entry.request = Some(request));
         Ok(())
     }
 

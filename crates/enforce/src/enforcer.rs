@@ -28,7 +28,7 @@ use crate::marks::{Marks, Target};
 use crate::objects::ObjectSids;
 use crate::pidfd;
 use crate::proc_connector::{ProcConnector, ProcEvent};
-use crate::procs::{Entry, PendingExec, Processes, PENDING_EXEC_WINDOW};
+use crate::procs::{Entry, ExecRequest, PendingExec, Processes, PENDING_EXEC_WINDOW};
 
 /// Event counters (Relaxed: statistics only; nothing is ordered by them).
 #[derive(Debug, Default)]
@@ -156,30 +156,11 @@ impl Enforcer {
         let interpreter = entry
             .and_then(|e| e.pending)
             .is_some_and(|p| now.duration_since(p.since) < PENDING_EXEC_WINDOW);
-        let mut checks = vec![self.check(subject, tsid, cp.class, cp.execute)];
-        let mut new_domain = None;
-        if !interpreter {
-            let request = entry.and_then(|e| e.request);
-            let new = match request {
-                Some(r) => Some(r.sid),
-                None => self.transition(subject, tsid),
-            };
-            match new {
-                None => checks.push(self.denial(subject, tsid, cp.class, cp.execute_no_trans)),
-                Some(new) if new == subject => {
-                    if request.is_none() {
-                        checks.push(self.check(subject, tsid, cp.class, cp.execute_no_trans));
-                    }
-                }
-                Some(new) => {
-                    if !request.is_some_and(|r| r.force) {
-                        checks.push(self.check(subject, new, self.classes.process, self.classes.transition));
-                        checks.push(self.check(new, tsid, cp.class, cp.entrypoint));
-                    }
-                }
-            }
-            new_domain = new.filter(|_| checks.iter().all(|c| c.decision.passes()));
-        }
+        let (checks, new_domain) = if interpreter {
+            (vec![self.check(subject, tsid, cp.class, cp.execute)], None)
+        } else {
+            self.exec_checks(subject, tsid, cp, entry.and_then(|e| e.request))
+        };
         let allow = checks.iter().all(|c| c.decision.passes());
         if let Some(new) = new_domain {
             // Before the answer: once the exec runs, the new domain's
@@ -194,6 +175,60 @@ impl Enforcer {
         }
         self.answer(group, file.as_fd(), allow);
         self.audit(pid, file.as_fd(), &checks);
+    }
+
+    /// SELinux's exec checks of `subject` executing a file labeled `tsid`
+    /// (`execute`; then `execute_no_trans`, or `process transition` and
+    /// `entrypoint` of the new domain, which `request` may name and whose
+    /// checks `request.force` skips), and the domain the exec enters if
+    /// they all pass.
+    fn exec_checks(&self, subject: Sid, tsid: Sid, cp: ClassPerms, request: Option<ExecRequest>) -> (Vec<Checked>, Option<Sid>) {
+        let mut checks = vec![self.check(subject, tsid, cp.class, cp.execute)];
+        let new = match request {
+            Some(r) => Some(r.sid),
+            None => self.transition(subject, tsid),
+        };
+        match new {
+            None => checks.push(self.denial(subject, tsid, cp.class, cp.execute_no_trans)),
+            Some(new) if new == subject => {
+                if request.is_none() {
+                    checks.push(self.check(subject, tsid, cp.class, cp.execute_no_trans));
+                }
+            }
+            Some(new) => {
+                if !request.is_some_and(|r| r.force) {
+                    checks.push(self.check(subject, new, self.classes.process, self.classes.transition));
+                    checks.push(self.check(new, tsid, cp.class, cp.entrypoint));
+                }
+            }
+        }
+        let entered = new.filter(|_| checks.iter().all(|c| c.decision.passes()));
+        (checks, entered)
+    }
+
+    /// Checks an exec request (`rampart run`) against the file it will
+    /// execute, before the exec, auditing denials. Returns the domain it
+    /// would enter, or what was denied.
+    pub fn check_exec_request(&self, pid: u32, subject: Sid, file: &File, request: ExecRequest) -> Result<(), String> {
+        let md = file.metadata().map_err(|e| e.to_string())?;
+        let cp = self.classes.file().filter(|_| md.is_file()).ok_or("not a regular file")?;
+        let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
+        let (checks, entered) = self.exec_checks(subject, tsid, cp, Some(request));
+        self.audit(pid, file.as_fd(), &checks);
+        match entered {
+            Some(_) => Ok(()),
+            None => {
+                let denied: Vec<String> = checks
+                    .iter()
+                    .filter(|c| !c.decision.passes())
+                    .map(|c| {
+                        let class = self.avc.mapping().class_name(c.class).unwrap_or("?");
+                        format!("{{ {} }} {class}", self.avc.mapping().perm_names(c.class, c.decision.denied).join(" "))
+                    })
+                    .collect();
+                Err(format!("Permission denied: the policy denies {}", denied.join(", ")))
+            }
+        }
     }
 
     /// The domain `subject` enters by executing a file labeled `tsid`
@@ -227,7 +262,8 @@ impl Enforcer {
         let mut entry = self.procs.get(pid);
         let needs_sync = match entry {
             None => !self.procs.is_empty(),
-            Some(e) => e.pending.is_some(),
+            // An exec may have completed: apply it before deciding.
+            Some(e) => e.pending.is_some() || e.request.is_some(),
         };
         if needs_sync {
             self.sync_processes();

@@ -139,13 +139,17 @@ impl Processes {
         }
     }
 
-    /// Exec completed: a pending transition takes effect; an exec request
-    /// is consumed. Returns the entry after the exec.
+    /// Exec completed: a pending transition takes effect; else an exec
+    /// request (checked when it was made: the file was on a mount the
+    /// daemon does not watch, so no exec event came) does; either way the
+    /// request is consumed. Returns the entry after the exec.
     pub fn exec(&self, pid: u32) -> Option<Entry> {
         let mut shard = self.write(pid);
         let entry = shard.get_mut(&pid)?;
         if let Some(p) = entry.pending.take() {
             entry.sid = p.sid;
+        } else if let Some(r) = entry.request {
+            entry.sid = r.sid;
         }
         entry.request = None;
         Some(*entry)

@@ -129,7 +129,7 @@ impl ControlHandler for Fake {
         Ok(self.seqno.fetch_add(1, Ordering::Relaxed) + 1)
     }
 
-    fn set_exec_context(&self, pid: u32, context: &str, force: bool) -> Result<(), String> {
+    fn set_exec_context(&self, pid: u32, context: &str, force: bool, _path: Option<&str>) -> Result<(), String> {
         self.record(Call::ExecContext(pid, context.into(), force));
         match context {
             "bad" => Err("invalid context bad; give user:role:type:level".into()),
@@ -215,9 +215,9 @@ fn every_op_round_trips_through_the_client() {
     client.set_enforcing(true).unwrap();
     assert_eq!(client.reload().unwrap(), 1);
     assert_eq!(client.set_boolean("httpd_can_network_connect", true).unwrap(), 2);
-    client.set_exec_context("system_u:system_r:httpd_t:s0", false).unwrap();
+    client.set_exec_context("system_u:system_r:httpd_t:s0", false, None).unwrap();
     client
-        .set_exec_context("unconfined_u:unconfined_r:unconfined_t:s0", true)
+        .set_exec_context("unconfined_u:unconfined_r:unconfined_t:s0", true, None)
         .unwrap();
     client.labels_changed().unwrap();
     let me = std::process::id();
@@ -280,14 +280,14 @@ fn handler_errors_and_panics_are_error_replies() {
         err.to_string(),
         "rampartd: unknown boolean no_such_bool; list them with `rampart policy info`"
     );
-    let err = client.set_exec_context("bad", false).unwrap_err();
+    let err = client.set_exec_context("bad", false, None).unwrap_err();
     assert!(
         err.to_string()
             .contains("invalid context bad; give user:role:type:level"),
         "{err}"
     );
     // A panicking handler costs one error reply, not the server.
-    let err = client.set_exec_context("panic", false).unwrap_err();
+    let err = client.set_exec_context("panic", false, None).unwrap_err();
     assert!(
         err.to_string().contains("exec-context: internal error in rampartd"),
         "{err}"
@@ -900,7 +900,7 @@ fn client_refuses_to_send_what_the_server_would_refuse() {
     let err = client.set_boolean(&"b".repeat(MAX_LINE), true).unwrap_err();
     assert!(matches!(err, ControlError::InvalidRequest(_)));
     assert!(err.to_string().contains("too long"), "{err}");
-    let err = client.set_exec_context("u:r:t\0:s0", false).unwrap_err();
+    let err = client.set_exec_context("u:r:t\0:s0", false, None).unwrap_err();
     assert!(err.to_string().contains("NUL"), "{err}");
     // The connection is still good.
     client.labels_changed().unwrap();

@@ -168,12 +168,14 @@ impl Client {
         })
     }
 
-    /// `{"op":"exec-context","context":C,"force":B}`: this process's next
-    /// exec enters `context` (the daemon takes our pid from the kernel).
-    pub fn set_exec_context(&mut self, context: &str, force: bool) -> Result<(), ControlError> {
+    /// `{"op":"exec-context","context":C,"force":B,"path":P}`: this
+    /// process's next exec (of `path`, if given) enters `context` (the
+    /// daemon takes our pid from the kernel).
+    pub fn set_exec_context(&mut self, context: &str, force: bool, path: Option<&str>) -> Result<(), ControlError> {
         self.expect_done(&Request::ExecContext {
             context: context.to_string(),
             force,
+            path: path.map(str::to_owned),
         })
     }
 

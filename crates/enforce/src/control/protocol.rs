@@ -83,14 +83,19 @@ pub enum Request {
     /// answered with [`Reply::Seqno`].
     #[serde(rename = "setbool")]
     SetBool { name: String, value: bool },
-    /// `{"op":"exec-context","context":C,"force":B}`: the next exec of
-    /// the *connecting* process (its pid comes from the kernel, never from
-    /// the message) enters `context`; answered with [`Reply::Done`].
+    /// `{"op":"exec-context","context":C,"force":B,"path":P}`: the next
+    /// exec of the *connecting* process (its pid comes from the kernel,
+    /// never from the message) enters `context`; answered with
+    /// [`Reply::Done`]. `path`, optional, names the file the client will
+    /// execute, so the daemon can check the transition before the exec
+    /// even when the file is on a mount it does not watch.
     #[serde(rename = "exec-context")]
     ExecContext {
         context: String,
         #[serde(default)]
         force: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<String>,
     },
     /// `{"op":"labels-changed"}`: files were relabeled; answered with
     /// [`Reply::Done`].
@@ -118,6 +123,8 @@ enum WireRequest {
         context: String,
         #[serde(default)]
         force: bool,
+        #[serde(default)]
+        path: Option<String>,
     },
     #[serde(rename = "labels-changed")]
     LabelsChanged {},
@@ -130,7 +137,7 @@ impl From<WireRequest> for Request {
             WireRequest::SetEnforce { enforcing } => Request::SetEnforce { enforcing },
             WireRequest::Reload {} => Request::Reload,
             WireRequest::SetBool { name, value } => Request::SetBool { name, value },
-            WireRequest::ExecContext { context, force } => Request::ExecContext { context, force },
+            WireRequest::ExecContext { context, force, path } => Request::ExecContext { context, force, path },
             WireRequest::LabelsChanged {} => Request::LabelsChanged,
         }
     }
@@ -169,6 +176,7 @@ impl Request {
     fn check_strings(&self) -> Result<(), ProtocolError> {
         let (field, value) = match self {
             Request::SetBool { name, .. } => ("name", name),
+            Request::ExecContext { path: Some(path), .. } if path.is_empty() || path.contains('\0') => ("path", path),
             Request::ExecContext { context, .. } => ("context", context),
             _ => return Ok(()),
         };
@@ -500,6 +508,7 @@ mod tests {
             Request::ExecContext {
                 context: "system_u:system_r:httpd_t:s0".into(),
                 force: true,
+                path: None,
             },
             Request::LabelsChanged,
         ];
@@ -529,7 +538,16 @@ mod tests {
             parse_request(br#"{"op":"exec-context","context":"u:r:t:s0"}"#).unwrap(),
             Request::ExecContext {
                 context: "u:r:t:s0".into(),
-                force: false
+                force: false,
+                path: None,
+            }
+        );
+        assert_eq!(
+            parse_request(br#"{"op":"exec-context","context":"u:r:t:s0","path":"/bin/x"}"#).unwrap(),
+            Request::ExecContext {
+                context: "u:r:t:s0".into(),
+                force: false,
+                path: Some("/bin/x".into()),
             }
         );
         assert_eq!(
@@ -580,6 +598,7 @@ mod tests {
         let nul = Request::ExecContext {
             context: "a\0b".into(),
             force: false,
+            path: None,
         };
         assert!(nul.to_line().unwrap_err().to_string().contains("NUL"));
     }

@@ -402,8 +402,8 @@ fn dispatch(handler: &dyn ControlHandler, request: &Request, peer: Peer) -> Repl
         Request::SetEnforce { enforcing } => done(handler.set_enforcing(*enforcing)),
         Request::Reload => seqno(handler.reload()),
         Request::SetBool { name, value } => seqno(handler.set_boolean(name, *value)),
-        Request::ExecContext { context, force } => match u32::try_from(peer.pid) {
-            Ok(pid) if pid > 0 => done(handler.set_exec_context(pid, context, *force)),
+        Request::ExecContext { context, force, path } => match u32::try_from(peer.pid) {
+            Ok(pid) if pid > 0 => done(handler.set_exec_context(pid, context, *force, path.as_deref())),
             _ => Reply::error(
                 "exec-context: the kernel did not report the caller's pid (is the client in another pid \
                  namespace?); run the client in rampartd's pid namespace",

@@ -79,14 +79,33 @@ fn run_in_context(socket: &std::path::Path, context: &str, force: bool, command:
         Ok(c) => c,
         Err(e) => return fail(control(e.into()).to_string(), 125),
     };
-    if let Err(e) = client.set_exec_context(context, force) {
-        return fail(e.to_string(), 125);
+    let Some((program, args)) = command.split_first() else { return fail("no command given".into(), 125) };
+    let Some(path) = resolve_program(program) else {
+        return fail(format!("{}: command not found", program.to_string_lossy()), 127);
+    };
+    if let Err(e) = client.set_exec_context(context, force, Some(&path.to_string_lossy())) {
+        // A denial by the policy is the exec failing, as with runcon.
+        let code = if e.to_string().contains("Permission denied") { 126 } else { 125 };
+        return fail(e.to_string(), code);
     }
     drop(client);
-    let Some((program, args)) = command.split_first() else { return fail("no command given".into(), 125) };
     let err = std::process::Command::new(program).args(args).exec();
     let code = if err.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
     fail(format!("{}: {err}", program.to_string_lossy()), code)
+}
+
+/// The file `execvp` would run for `program`: itself if it contains a
+/// slash, else the first executable match in `PATH`.
+fn resolve_program(program: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let p = std::path::Path::new(program);
+    if program.as_encoded_bytes().contains(&b'/') {
+        return p.exists().then(|| p.to_path_buf());
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(p))
+        .find(|c| std::fs::metadata(c).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
 }
 
 /// `sestatus`-style text.
