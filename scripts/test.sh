@@ -8,6 +8,8 @@ if [[ "${CI:-}" == "true" ]]; then
   export RAMPART_FULL=1
 fi
 cargo test --release --workspace --all-targets -- --nocapture 2>&1
-# The AVC's concurrency protocols, model-checked (separate target dir:
+# The concurrency protocols (AVC, ignore-mark epochs), model-checked
+# (separate target dir:
 # --cfg loom rebuilds everything).
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p rampart-avc --test loom 2>&1
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release -p rampart-enforce --test loom 2>&1

@@ -20,11 +20,9 @@
 //! reading domain (revocation), and the access mark is re-armed only if
 //! all the inode's readers still may read it.
 //!
-//! Races: a thread that decided under epoch `e` places its mark, then
-//! reloads the epoch; if it moved, it removes the mark it placed. With
-//! the epoch bump and both loads `SeqCst`, either the placing thread sees
-//! the bump (and removes its mark), or its mark was placed before the
-//! flush that follows the bump (and the flush removes it).
+//! Races: placing and flushing follow the protocol of [`crate::epoch`]
+//! (a placer re-checks the epoch after placing and removes its own mark
+//! if a flush began meanwhile), model-checked with loom.
 //!
 //! Bounds: readers are remembered for at most [`MAX_TRACKED_INODES`]
 //! inodes and [`MAX_READERS`] domains each; beyond either, no access mark
@@ -33,10 +31,12 @@
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::epoch::Epoch;
 use std::sync::{Mutex, PoisonError, RwLock};
 
 use rampart_avc::{Avc, ClassIdx, Perms, Sid};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use crate::fanotify::{self, Group};
 
@@ -80,16 +80,17 @@ pub struct Target {
 #[derive(Default)]
 struct Shard {
     readers: FxHashMap<InodeKey, Vec<Sid>>,
-    /// Inodes whose access mark was placed this epoch.
-    access_armed: FxHashSet<InodeKey>,
+    /// Inodes given an access mark, and in which epoch (a mark of an
+    /// older epoch was flushed).
+    access_armed: FxHashMap<InodeKey, u64>,
 }
 
 /// Ignore-mark bookkeeping (see the module docs).
 pub struct Marks<T: MarkTarget> {
     target: T,
     enabled: bool,
-    /// Bumped (SeqCst) before every flush; see "Races".
-    epoch: AtomicU64,
+    /// Bumped before every flush; see "Races".
+    epoch: Epoch,
     scope: RwLock<Vec<Sid>>,
     /// (object SID, class) -> (every domain in scope may open it fully,
     /// the epoch that answer was computed in).
@@ -106,7 +107,7 @@ impl<T: MarkTarget> Marks<T> {
         Marks {
             target,
             enabled,
-            epoch: AtomicU64::new(0),
+            epoch: Epoch::new(),
             scope: RwLock::new(scope),
             open_ok: RwLock::new(FxHashMap::default()),
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
@@ -142,11 +143,14 @@ impl<T: MarkTarget> Marks<T> {
     /// every mark. `scope`, if given, replaces the domains in scope.
     /// Readers are kept: they still hold their descriptors.
     pub fn flush(&self, scope: Option<Vec<Sid>>) -> io::Result<()> {
-        // SeqCst: see "Races" in the module docs.
-        self.epoch.fetch_add(1, Ordering::SeqCst);
+        // The change is published before the bump (crate::epoch): the
+        // caller's (AVC snapshot, labels) already, the scope here.
         if let Some(scope) = scope {
             *self.scope.write().unwrap_or_else(PoisonError::into_inner) = scope;
         }
+        self.epoch.bump();
+        // Cached answers carry their epoch and are never used after the
+        // bump; clearing only frees them.
         self.open_ok.write().unwrap_or_else(PoisonError::into_inner).clear();
         for s in &self.shards {
             s.lock().unwrap_or_else(PoisonError::into_inner).access_armed.clear();
@@ -173,12 +177,12 @@ impl<T: MarkTarget> Marks<T> {
         if !self.enabled {
             return;
         }
-        let epoch = self.epoch.load(Ordering::SeqCst);
+        let epoch = self.epoch.begin();
         let mut mask = 0;
         if self.open_ignorable(avc, target, epoch) {
             mask |= fanotify::OPEN_PERM;
         }
-        if self.access_ignorable(avc, target, granted_read.then_some(subject)) {
+        if self.access_ignorable(avc, target, granted_read.then_some(subject), epoch, true) {
             mask |= fanotify::ACCESS_PERM;
         }
         self.place(fd, target.inode, mask, epoch);
@@ -191,7 +195,7 @@ impl<T: MarkTarget> Marks<T> {
         if !self.enabled {
             return;
         }
-        let epoch = self.epoch.load(Ordering::SeqCst);
+        let epoch = self.epoch.begin();
         let reader = Some(subject);
         if !allowed {
             // Remember the denied reader: its descriptor keeps the inode
@@ -199,7 +203,9 @@ impl<T: MarkTarget> Marks<T> {
             self.add_reader(target.inode, subject);
             return;
         }
-        if self.access_ignorable(avc, target, reader) {
+        // The kernel asked, so no access mark covers the inode, whatever
+        // `access_armed` remembers: do not consult it.
+        if self.access_ignorable(avc, target, reader, epoch, false) {
             self.place(fd, target.inode, fanotify::ACCESS_PERM, epoch);
         }
     }
@@ -219,7 +225,7 @@ impl<T: MarkTarget> Marks<T> {
             }
             Err(_) => return,
         }
-        if self.epoch.load(Ordering::SeqCst) != epoch {
+        if !self.epoch.still(epoch) {
             // A flush raced with us: our mark may predate it.
             let _ = self.target.unignore(fd, inode, mask);
         }
@@ -242,19 +248,28 @@ impl<T: MarkTarget> Marks<T> {
         Some(readers.clone())
     }
 
-    /// Every reader of the inode (with `new_reader` added) may read it.
-    fn access_ignorable(&self, avc: &Avc, target: &Target, new_reader: Option<Sid>) -> bool {
+    /// Every reader of the inode (with `new_reader` added) may read it,
+    /// and (if `consult_armed`) no access mark was placed on it in
+    /// `epoch` already.
+    fn access_ignorable(
+        &self,
+        avc: &Avc,
+        target: &Target,
+        new_reader: Option<Sid>,
+        epoch: u64,
+        consult_armed: bool,
+    ) -> bool {
         let readers = match new_reader {
             Some(s) => self.add_reader(target.inode, s),
             None => Some(self.shard(target.inode).readers.get(&target.inode).cloned().unwrap_or_default()),
         };
         let Some(readers) = readers else { return false };
-        if self.shard(target.inode).access_armed.contains(&target.inode) {
+        if consult_armed && self.shard(target.inode).access_armed.get(&target.inode) == Some(&epoch) {
             return false;
         }
         let ok = readers.iter().all(|&r| avc.peek(r, target.sid, target.class, target.read).denied.is_empty());
         if ok {
-            self.shard(target.inode).access_armed.insert(target.inode);
+            self.shard(target.inode).access_armed.insert(target.inode, epoch);
         }
         ok
     }

@@ -48,5 +48,23 @@ pub fn run(fc: &FileContexts, args: &RelabelArgs) -> u8 {
         elapsed: summary.elapsed,
     }));
     out.finish(&summary);
+    if !args.dry_run && summary.relabeled > 0 {
+        tell_the_daemon();
+    }
     summary.exit_code()
+}
+
+/// A running rampartd caches labels and has placed ignore marks from
+/// them: tell it labels changed (best effort; no daemon is no error).
+fn tell_the_daemon() {
+    let socket = Path::new(rampart_enforce::control::DEFAULT_SOCKET);
+    if !socket.exists() {
+        return;
+    }
+    let told = rampart_enforce::control::Client::connect(socket)
+        .map_err(rampart_enforce::control::ControlError::from)
+        .and_then(|mut c| c.labels_changed());
+    if let Err(e) = told {
+        crate::error::warn(&format!("could not tell rampartd that labels changed ({e}); run `rampart reload`"));
+    }
 }

@@ -1,0 +1,8 @@
+//! Atomics from `std`, or from loom in the loom build
+//! (`RUSTFLAGS="--cfg loom"`), so the loom models exercise the very
+//! protocol code the daemon runs ([`crate::epoch`]).
+
+#[cfg(loom)]
+pub use loom::sync::atomic::AtomicU64;
+#[cfg(not(loom))]
+pub use std::sync::atomic::AtomicU64;
