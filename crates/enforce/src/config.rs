@@ -127,6 +127,15 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_example_parses() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contrib/rampartd.toml");
+        let c = DaemonConfig::resolve(FileConfig::load(&path).unwrap(), FileConfig::default()).unwrap();
+        assert_eq!(c.marks, vec![PathBuf::from("/srv")]);
+        assert_eq!(c.socket, PathBuf::from(crate::control::DEFAULT_SOCKET));
+        assert!(c.ignore_marks && c.overload_allow && !c.permissive);
+    }
+
+    #[test]
     fn bad_settings_say_what_to_do() {
         assert!(toml::from_str::<FileConfig>("bogus = 1").unwrap_err().to_string().contains("bogus"));
         let e = DaemonConfig::resolve(FileConfig::default(), FileConfig::default()).unwrap_err();
