@@ -368,3 +368,54 @@ PY
     // Nothing changed the mode, and the daemon still answers.
     assert_eq!(r.get("MODE"), "enforcing");
 }
+
+/// Stress: app_t processes read data.txt in tight loops (opens, reads,
+/// marks re-armed from two responder threads) while the boolean that
+/// lets app_t read it flips 25 times. After each `setbool` returns, a
+/// fresh app_t process and a long-lived one holding the file open must
+/// get exactly the new answer: a stale mark would let a read through.
+#[test]
+fn stress_boolean_flips_under_concurrent_reads() {
+    let Some(p) = can_run() else { return };
+    let r = scenario(
+        p,
+        &format!(
+            r#"{APP_READ}
+seq 1 20000 > "$T/data/big.txt"; label system_u:object_r:data_t:s0 "$T/data/big.txt"
+mkfifo "$S/ctl" "$S/ans"
+start_daemon --threads 2
+"$T/bin/app" -c '
+exec 3< "$0"
+while read cmd < "$1/ctl"; do
+    if read l <&3; then r=ok; else r=denied; fi
+    echo "$r" > "$1/ans"
+done' "$T/data/big.txt" "$S" 2>/dev/null &
+P=$!
+L=""
+for i in 1 2; do
+    "$T/bin/app" -c 'end=$(($(date +%s) + 60)); while [ $(date +%s) -lt $end ]; do while read l; do :; done < "$0" 2>/dev/null; done' "$T/data/data.txt" &
+    L="$L $!"
+done
+ask() {{ echo go > "$S/ctl"; read r < "$S/ans"; echo "$r"; }}
+bad=0; checks=0
+for i in $(seq 25); do
+    "$RAMPART" setbool --socket "$SOCK" app_read_data off
+    a=$(app_read "$T/data/data.txt"); [ "$a" = denied ] || {{ bad=$((bad+1)); echo "STALE $i off fresh: $a"; }}
+    a=$(ask); [ "$a" = denied ] || {{ bad=$((bad+1)); echo "STALE $i off open: $a"; }}
+    "$RAMPART" setbool --socket "$SOCK" app_read_data on
+    a=$(app_read "$T/data/data.txt"); [ "$a" = ok:line1 ] || {{ bad=$((bad+1)); echo "STALE $i on fresh: $a"; }}
+    a=$(ask); [ "$a" = ok ] || {{ bad=$((bad+1)); echo "STALE $i on open: $a"; }}
+    checks=$((checks+4))
+done
+kill $L $P 2>/dev/null || true
+wait $L $P 2>/dev/null || true
+echo "BAD=$bad"
+echo "CHECKS=$checks"
+echo "EVENTS=$(events)"
+"#
+        ),
+    );
+    assert_eq!(r.num("CHECKS"), 100);
+    assert_eq!(r.num("BAD"), 0, "answers after a boolean flip were stale:\n{}", r.stdout);
+    assert!(r.num("EVENTS") > 200, "the loops caused too few events to stress anything");
+}

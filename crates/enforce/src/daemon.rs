@@ -110,12 +110,13 @@ impl Daemon {
     pub fn new(config: DaemonConfig, group: Arc<Group>) -> Result<Daemon, DaemonError> {
         let policy_path = match &config.policy {
             Some(p) => p.clone(),
-            None => rampart_policy::default_policy_path().map_err(|e| DaemonError::Setup(e.to_string()))?,
+            None => rampart_policy::default_policy_path()
+                .map_err(|e| DaemonError::Setup(e.to_string()))?,
         };
         let policy = Arc::new(load_policy(&policy_path).map_err(DaemonError::Setup)?);
-        let parsed = policy
-            .parse_context(&config.default_context)
-            .map_err(|e| DaemonError::Setup(format!("--default-context {}: {e}", config.default_context)))?;
+        let parsed = policy.parse_context(&config.default_context).map_err(|e| {
+            DaemonError::Setup(format!("--default-context {}: {e}", config.default_context))
+        })?;
         if !policy.context_is_valid(&parsed) {
             return Err(DaemonError::Setup(format!(
                 "--default-context {}: not a valid context in {}",
@@ -126,8 +127,12 @@ impl Daemon {
         let contexts = load_contexts(&config, &policy).map_err(DaemonError::Setup)?;
         let sink: Arc<dyn AuditSink> = match &config.audit_log {
             Some(path) => {
-                let file = FileSink::open(path, LineFormat::Auditd).map_err(io_err(format!("--audit-log {}", path.display())))?;
-                Arc::new(AsyncSink::new(file, AsyncConfig::default()).map_err(io_err("audit writer thread"))?)
+                let file = FileSink::open(path, LineFormat::Auditd)
+                    .map_err(io_err(format!("--audit-log {}", path.display())))?;
+                Arc::new(
+                    AsyncSink::new(file, AsyncConfig::default())
+                        .map_err(io_err("audit writer thread"))?,
+                )
             }
             None => Arc::new(
                 AsyncSink::new(StderrSink::new(LineFormat::Dmesg), AsyncConfig::default())
@@ -135,16 +140,24 @@ impl Daemon {
             ),
         };
         let map = mapping().map_err(|e| DaemonError::Setup(e.to_string()))?;
-        let classes = Classes::new(&map).ok_or_else(|| DaemonError::Setup("file classes missing".into()))?;
+        let classes =
+            Classes::new(&map).ok_or_else(|| DaemonError::Setup("file classes missing".into()))?;
         let mut avc_config = AvcConfig::new(Arc::clone(&policy), map, sink);
         avc_config.enforcing = !config.permissive;
-        let avc = Arc::new(Avc::new(avc_config).map_err(|e| DaemonError::Setup(format!("{}: {e}", policy_path.display())))?);
+        let avc = Arc::new(
+            Avc::new(avc_config)
+                .map_err(|e| DaemonError::Setup(format!("{}: {e}", policy_path.display())))?,
+        );
         for domain in &config.permissive_domains {
             avc.set_permissive_domain(domain, true)
                 .map_err(|e| DaemonError::Setup(format!("permissive domain {domain}: {e}")))?;
         }
-        let default_sid = avc.intern(&config.default_context).map_err(|e| DaemonError::Setup(e.to_string()))?;
-        let unlabeled = avc.intern(&unlabeled_context(&policy)).map_err(|e| DaemonError::Setup(e.to_string()))?;
+        let default_sid = avc
+            .intern(&config.default_context)
+            .map_err(|e| DaemonError::Setup(e.to_string()))?;
+        let unlabeled = avc
+            .intern(&unlabeled_context(&policy))
+            .map_err(|e| DaemonError::Setup(e.to_string()))?;
         let objects = ObjectSids::new(Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
         let connector = match ProcConnector::open() {
             Ok(c) => Some(c),
@@ -153,7 +166,15 @@ impl Daemon {
                 None
             }
         };
-        let enforcer = Enforcer::new(avc, classes, objects, group, default_sid, connector, config.ignore_marks);
+        let enforcer = Enforcer::new(
+            avc,
+            classes,
+            objects,
+            group,
+            default_sid,
+            connector,
+            config.ignore_marks,
+        );
         Ok(Daemon {
             enforcer: Arc::new(enforcer),
             config,
@@ -171,7 +192,10 @@ impl Daemon {
                 scope.push(d);
             }
         }
-        self.enforcer.marks.flush(Some(scope)).map_err(|e| format!("flushing ignore marks: {e}"))
+        self.enforcer
+            .marks
+            .flush(Some(scope))
+            .map_err(|e| format!("flushing ignore marks: {e}"))
     }
 
     fn sample_rate(&self) {
@@ -217,31 +241,57 @@ impl ControlHandler for Daemon {
     fn reload(&self) -> Result<u64, String> {
         let policy = Arc::new(load_policy(&self.policy_path)?);
         let contexts = load_contexts(&self.config, &policy)?;
-        let seqno = self.enforcer.avc.load_policy(Arc::clone(&policy)).map_err(|e| e.to_string())?;
-        let unlabeled = self.enforcer.avc.intern(&unlabeled_context(&policy)).map_err(|e| e.to_string())?;
-        self.enforcer.objects.replace(Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
+        let seqno = self
+            .enforcer
+            .avc
+            .load_policy(Arc::clone(&policy))
+            .map_err(|e| e.to_string())?;
+        let unlabeled = self
+            .enforcer
+            .avc
+            .intern(&unlabeled_context(&policy))
+            .map_err(|e| e.to_string())?;
+        self.enforcer
+            .objects
+            .replace(Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
         self.flush_marks()?;
         self.seqno.store(seqno, Ordering::Relaxed);
         Ok(seqno)
     }
 
     fn set_boolean(&self, name: &str, value: bool) -> Result<u64, String> {
-        let seqno = self.enforcer.avc.set_booleans(&[(name, value)]).map_err(|e| e.to_string())?;
+        let seqno = self
+            .enforcer
+            .avc
+            .set_booleans(&[(name, value)])
+            .map_err(|e| e.to_string())?;
         self.flush_marks()?;
         Ok(seqno)
     }
 
-    fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<(), String> {
+    fn set_exec_context(
+        &self,
+        pid: u32,
+        context: &str,
+        force: bool,
+        path: Option<&str>,
+    ) -> Result<(), String> {
         let (policy, _, _) = self.enforcer.avc.policy_state();
-        let parsed = policy.parse_context(context).map_err(|e| format!("invalid context {context}: {e}"))?;
+        let parsed = policy
+            .parse_context(context)
+            .map_err(|e| format!("invalid context {context}: {e}"))?;
         if !policy.context_is_valid(&parsed) {
-            return Err(format!("invalid context {context}: not valid in the loaded policy"));
+            return Err(format!(
+                "invalid context {context}: not valid in the loaded policy"
+            ));
         }
         let e = &self.enforcer;
         let sid = e.avc.intern(context).map_err(|err| err.to_string())?;
         let subject = e.subject(pid, None);
         if !force {
-            let d = e.avc.has_perm_noaudit(subject, subject, e.classes.process, e.classes.setexec);
+            let d = e
+                .avc
+                .has_perm_noaudit(subject, subject, e.classes.process, e.classes.setexec);
             if !d.passes() {
                 return Err(format!(
                     "permission denied: {} may not set an exec context (process setexec)",
@@ -256,13 +306,22 @@ impl ControlHandler for Daemon {
                 .custom_flags(libc::O_NONBLOCK)
                 .open(path)
                 .map_err(|err| format!("{path}: {err}"))?;
-            e.check_exec_request(pid, subject, &file, request).map_err(|err| format!("{path}: {err}"))?;
+            e.check_exec_request(pid, subject, &file, request)
+                .map_err(|err| format!("{path}: {err}"))?;
         }
         // The new domain is in scope before any of its processes runs.
-        e.marks.enter_scope(sid).map_err(|err| format!("flushing ignore marks: {err}"))?;
+        e.marks
+            .enter_scope(sid)
+            .map_err(|err| format!("flushing ignore marks: {err}"))?;
         let id = crate::pidfd::process_id(pid).ok();
-        let fresh = Entry { sid: subject, id, request: None, pending: None };
-        e.procs.update(pid, fresh, |entry| entry.request = Some(request));
+        let fresh = Entry {
+            sid: subject,
+            id,
+            request: None,
+            pending: None,
+        };
+        e.procs
+            .update(pid, fresh, |entry| entry.request = Some(request));
         Ok(())
     }
 
@@ -304,7 +363,13 @@ fn install_wakeup() -> io::Result<()> {
     Ok(())
 }
 
-fn responder(enforcer: Arc<Enforcer>, group: Arc<Group>, stop: Arc<AtomicBool>, bound: u64, overload_allow: bool) {
+fn responder(
+    enforcer: Arc<Enforcer>,
+    group: Arc<Group>,
+    stop: Arc<AtomicBool>,
+    bound: u64,
+    overload_allow: bool,
+) {
     let mut buf = vec![0u8; READ_BUFFER];
     let mut events = Vec::with_capacity(32);
     let counters = &enforcer.counters;
@@ -323,7 +388,10 @@ fn responder(enforcer: Arc<Enforcer>, group: Arc<Group>, stop: Arc<AtomicBool>, 
             eprintln!("rampartd: {e}");
         }
         // Relaxed: a gauge for the bound and for `status`.
-        let depth = counters.in_flight.fetch_add(events.len() as u64, Ordering::Relaxed) + events.len() as u64;
+        let depth = counters
+            .in_flight
+            .fetch_add(events.len() as u64, Ordering::Relaxed)
+            + events.len() as u64;
         let mut over = depth.saturating_sub(bound) as usize;
         for ev in events.drain(..) {
             if over > 0 {
@@ -344,7 +412,11 @@ fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
     while !stop.load(Ordering::Relaxed) {
         match fd {
             Some(fd) => {
-                let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+                let mut p = libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
                 // SAFETY: one valid pollfd for the duration of the call.
                 unsafe { libc::poll(&mut p, 1, HOUSEKEEPING.as_millis() as libc::c_int) };
             }
@@ -354,7 +426,10 @@ fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
         daemon.sample_rate();
         if last_reap.elapsed() >= REAP_EVERY {
             daemon.enforcer.reap();
-            daemon.enforcer.procs.prune_default(daemon.enforcer.default_sid);
+            daemon
+                .enforcer
+                .procs
+                .prune_default(daemon.enforcer.default_sid);
             last_reap = Instant::now();
         }
     }
@@ -370,12 +445,18 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
     for m in &config.marks {
         check_mount_point(m)?;
     }
-    let group = Arc::new(Group::new().map_err(io_err("fanotify_init (rampartd needs root and CONFIG_FANOTIFY_ACCESS_PERMISSIONS)"))?);
+    let group = Arc::new(Group::new().map_err(io_err(
+        "fanotify_init (rampartd needs root and CONFIG_FANOTIFY_ACCESS_PERMISSIONS)",
+    ))?);
     let daemon = Arc::new(Daemon::new(config.clone(), Arc::clone(&group))?);
     let stop = Arc::new(AtomicBool::new(false));
     let mut responders: Vec<JoinHandle<()>> = Vec::new();
     for i in 0..config.threads {
-        let (e, g, s) = (Arc::clone(&daemon.enforcer), Arc::clone(&group), Arc::clone(&stop));
+        let (e, g, s) = (
+            Arc::clone(&daemon.enforcer),
+            Arc::clone(&group),
+            Arc::clone(&stop),
+        );
         let bound = config.queue_bound as u64;
         let allow = config.overload_allow;
         let h = std::thread::Builder::new()
@@ -384,22 +465,34 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
             .map_err(io_err("spawning a responder thread"))?;
         responders.push(h);
     }
-    let mask = fanotify::OPEN_PERM | fanotify::OPEN_EXEC_PERM | fanotify::ACCESS_PERM | fanotify::ONDIR;
+    let mask =
+        fanotify::OPEN_PERM | fanotify::OPEN_EXEC_PERM | fanotify::ACCESS_PERM | fanotify::ONDIR;
     let mut marked = Ok(());
     for m in &config.marks {
         if let Err(e) = group.mark_mount(m, mask) {
-            marked = Err(DaemonError::Io { what: format!("marking {}", m.display()), source: e });
+            marked = Err(DaemonError::Io {
+                what: format!("marking {}", m.display()),
+                source: e,
+            });
             break;
         }
     }
     let housekeeping = {
         let (d, s) = (Arc::clone(&daemon), Arc::clone(&stop));
-        std::thread::Builder::new().name("housekeeper".into()).spawn(move || housekeeper(d, s))
+        std::thread::Builder::new()
+            .name("housekeeper".into())
+            .spawn(move || housekeeper(d, s))
     };
     let server = match (&marked, &housekeeping) {
         (Ok(()), Ok(_)) => Some(
-            ControlServer::bind(&config.socket, Arc::clone(&daemon) as Arc<dyn ControlHandler>)
-                .map_err(io_err(format!("control socket {}", config.socket.display()))),
+            ControlServer::bind(
+                &config.socket,
+                Arc::clone(&daemon) as Arc<dyn ControlHandler>,
+            )
+            .map_err(io_err(format!(
+                "control socket {}",
+                config.socket.display()
+            ))),
         ),
         _ => None,
     };
@@ -410,8 +503,17 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
         (Ok(()), Ok(hk), Some(Ok(server))) => {
             eprintln!(
                 "rampartd: {} on {} (pid {}, policy {}, control socket {})",
-                if config.permissive { "permissive" } else { "enforcing" },
-                config.marks.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", "),
+                if config.permissive {
+                    "permissive"
+                } else {
+                    "enforcing"
+                },
+                config
+                    .marks
+                    .iter()
+                    .map(|m| m.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 std::process::id(),
                 daemon.policy_path.display(),
                 config.socket.display()
@@ -456,7 +558,10 @@ fn wait_for_stop(daemon: &Daemon, signals: &libc::sigset_t) {
         }
         if sig == libc::SIGHUP {
             match daemon.reload() {
-                Ok(seqno) => eprintln!("rampartd: reloaded {} (seqno {seqno})", daemon.policy_path.display()),
+                Ok(seqno) => eprintln!(
+                    "rampartd: reloaded {} (seqno {seqno})",
+                    daemon.policy_path.display()
+                ),
                 Err(e) => eprintln!("rampartd: reload failed, keeping the old policy: {e}"),
             }
             continue;

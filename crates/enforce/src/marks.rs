@@ -6,10 +6,22 @@
 //!   scope may open the object for anything (`open read write append`).
 //!   The answer is then subject-independent, so no open needs asking.
 //! * **access** (`FAN_ACCESS_PERM` ignored): placed when every domain
-//!   known to have opened the object for reading (its *readers*) may
-//!   still read it. Reads are then decided at open, like SELinux's
+//!   that may hold a descriptor open for reading on the object may still
+//!   read it. Reads are then decided at open, like SELinux's
 //!   `file_permission` revalidation that does nothing while the policy
 //!   is unchanged (seed 002): in steady state reads cause no events.
+//!
+//! Who may hold a reading descriptor: for an inode whose every open was
+//! an event (*complete*), its *readers* (the domains whose reading opens
+//! were allowed, and those denied a read since: they still hold their
+//! descriptor) plus the default domain (processes that opened it before
+//! the daemon started). Otherwise, every domain in scope as well: an
+//! inode is *incomplete* once an open mark lets opens through unseen,
+//! once more than [`MAX_READERS`] domains read it, when its first event
+//! is a read (opened before its mount was marked or the daemon
+//! started), and always beyond [`MAX_TRACKED_INODES`] inodes. Slower
+//! for those inodes (a domain in scope that may not read keeps their
+//! reads events), never wrong.
 //!
 //! Invariant: a mark exists only while the AVC snapshot and the scope it
 //! was justified under are current. Every change that could turn an
@@ -18,21 +30,20 @@
 //! epoch and flushes every inode mark. After a flush the next read of
 //! each open file is an event again: that read is re-decided for the
 //! reading domain (revocation), and the access mark is re-armed only if
-//! all the inode's readers still may read it.
+//! all who may hold it open still may read it. Readers and completeness
+//! outlive flushes: descriptors do.
 //!
 //! Races: placing and flushing follow the protocol of [`crate::epoch`]
-//! (a placer re-checks the epoch after placing and removes its own mark
-//! if a flush began meanwhile), model-checked with loom.
-//!
-//! Bounds: readers are remembered for at most [`MAX_TRACKED_INODES`]
-//! inodes and [`MAX_READERS`] domains each; beyond either, no access mark
-//! is placed (reads stay events: slower, never wrong).
+//! (an event takes a ticket before it reads any state; its marks are
+//! placed only if no flush happened since, and a flush waits for
+//! placements in progress), model-checked with loom. An inode is made
+//! incomplete before its open mark is placed.
 
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::epoch::Epoch;
+use crate::epoch::{Epoch, Ticket};
 use std::sync::{Mutex, PoisonError, RwLock};
 
 use rampart_avc::{Avc, ClassIdx, Perms, Sid};
@@ -50,16 +61,12 @@ pub type InodeKey = (u64, u64);
 /// Where marks go: the fanotify group, or a model in tests.
 pub trait MarkTarget: Send + Sync {
     fn ignore(&self, fd: BorrowedFd<'_>, inode: InodeKey, mask: u64) -> io::Result<()>;
-    fn unignore(&self, fd: BorrowedFd<'_>, inode: InodeKey, mask: u64) -> io::Result<()>;
     fn flush(&self) -> io::Result<()>;
 }
 
 impl MarkTarget for Group {
     fn ignore(&self, fd: BorrowedFd<'_>, _inode: InodeKey, mask: u64) -> io::Result<()> {
         self.ignore_inode(fd, mask)
-    }
-    fn unignore(&self, fd: BorrowedFd<'_>, _inode: InodeKey, mask: u64) -> io::Result<()> {
-        self.unignore_inode(fd, mask)
     }
     fn flush(&self) -> io::Result<()> {
         self.flush_inode_marks()
@@ -77,9 +84,72 @@ pub struct Target {
     pub read: Perms,
 }
 
+/// Who may hold an inode open for reading (see the module docs).
+#[derive(Clone, Debug, Default)]
+struct Readers {
+    domains: Vec<Sid>,
+    /// Every open of the inode was an event and every reader is in
+    /// `domains`.
+    complete: bool,
+}
+
+impl Readers {
+    /// An inode beyond [`MAX_TRACKED_INODES`].
+    fn untracked() -> Readers {
+        Readers {
+            domains: Vec::new(),
+            complete: false,
+        }
+    }
+}
+
+/// How an inode came to be known.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FirstSeen {
+    /// By an open event: it may be complete.
+    Open,
+    /// By a read event: it was opened unseen.
+    Read,
+}
+
+/// Per (object SID, class): an answer about every domain in scope, and
+/// the epoch it was computed in (never used in a later one).
+#[derive(Default)]
+struct ScopeAnswers(RwLock<FxHashMap<(Sid, ClassIdx), (bool, u64)>>);
+
+impl ScopeAnswers {
+    fn get_or(&self, key: (Sid, ClassIdx), epoch: u64, compute: impl FnOnce() -> bool) -> bool {
+        if let Some(&(ok, at)) = self
+            .0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+        {
+            if at == epoch {
+                return ok;
+            }
+        }
+        let ok = compute();
+        // An answer computed across a flush is stored under the old
+        // epoch, so it is never used after the flush.
+        self.0
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, (ok, epoch));
+        ok
+    }
+
+    fn clear(&self) {
+        self.0
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
+
 #[derive(Default)]
 struct Shard {
-    readers: FxHashMap<InodeKey, Vec<Sid>>,
+    readers: FxHashMap<InodeKey, Readers>,
     /// Inodes given an access mark, and in which epoch (a mark of an
     /// older epoch was flushed).
     access_armed: FxHashMap<InodeKey, u64>,
@@ -91,10 +161,15 @@ pub struct Marks<T: MarkTarget> {
     enabled: bool,
     /// Bumped before every flush; see "Races".
     epoch: Epoch,
+    /// Processes not started under Rampart, also those that were running
+    /// before the daemon: always in scope, and a possible reader of
+    /// every inode.
+    default: Sid,
     scope: RwLock<Vec<Sid>>,
-    /// (object SID, class) -> (every domain in scope may open it fully,
-    /// the epoch that answer was computed in).
-    open_ok: RwLock<FxHashMap<(Sid, ClassIdx), (bool, u64)>>,
+    /// Every domain in scope may open the object for anything.
+    open_ok: ScopeAnswers,
+    /// Every domain in scope may read the object.
+    read_ok: ScopeAnswers,
     shards: Vec<Mutex<Shard>>,
     placed: AtomicU64,
     flushes: AtomicU64,
@@ -103,13 +178,15 @@ pub struct Marks<T: MarkTarget> {
 impl<T: MarkTarget> Marks<T> {
     /// `enabled: false` never places a mark (every open and read is an
     /// event): for measuring, and for debugging a suspected mark bug.
-    pub fn new(target: T, scope: Vec<Sid>, enabled: bool) -> Marks<T> {
+    pub fn new(target: T, default: Sid, enabled: bool) -> Marks<T> {
         Marks {
             target,
             enabled,
             epoch: Epoch::new(),
-            scope: RwLock::new(scope),
-            open_ok: RwLock::new(FxHashMap::default()),
+            default,
+            scope: RwLock::new(vec![default]),
+            open_ok: ScopeAnswers::default(),
+            read_ok: ScopeAnswers::default(),
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             placed: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
@@ -122,12 +199,17 @@ impl<T: MarkTarget> Marks<T> {
 
     fn shard(&self, inode: InodeKey) -> std::sync::MutexGuard<'_, Shard> {
         let i = (inode.1 ^ inode.0.rotate_left(29)) as usize % SHARDS;
-        self.shards[i].lock().unwrap_or_else(PoisonError::into_inner)
+        self.shards[i]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Domains in scope now.
     pub fn scope(&self) -> Vec<Sid> {
-        self.scope.read().unwrap_or_else(PoisonError::into_inner).clone()
+        self.scope
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Marks placed since the last flush.
@@ -140,30 +222,51 @@ impl<T: MarkTarget> Marks<T> {
     }
 
     /// Something that may turn an allow into a deny happened: remove
-    /// every mark. `scope`, if given, replaces the domains in scope.
-    /// Readers are kept: they still hold their descriptors.
+    /// every mark. `scope`, if given, replaces the domains in scope (the
+    /// default domain is always kept). Readers are kept: they still hold
+    /// their descriptors.
     pub fn flush(&self, scope: Option<Vec<Sid>>) -> io::Result<()> {
-        // The change is published before the bump (crate::epoch): the
-        // caller's (AVC snapshot, labels) already, the scope here.
-        if let Some(scope) = scope {
+        // The caller published its change (AVC snapshot, labels) already
+        // (crate::epoch); placers read the scope only while holding off
+        // this flush.
+        let _flushing = self.epoch.advance();
+        if let Some(mut scope) = scope {
+            if !scope.contains(&self.default) {
+                scope.insert(0, self.default);
+            }
             *self.scope.write().unwrap_or_else(PoisonError::into_inner) = scope;
         }
-        self.epoch.bump();
         // Cached answers carry their epoch and are never used after the
         // bump; clearing only frees them.
-        self.open_ok.write().unwrap_or_else(PoisonError::into_inner).clear();
+        self.open_ok.clear();
+        self.read_ok.clear();
         for s in &self.shards {
-            s.lock().unwrap_or_else(PoisonError::into_inner).access_armed.clear();
+            s.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .access_armed
+                .clear();
         }
         self.placed.store(0, Ordering::Relaxed);
         self.flushes.fetch_add(1, Ordering::Relaxed);
         self.target.flush()
     }
 
+    /// When an event begins, before its subject, label or decision is
+    /// looked up: marks it justifies are placed only if nothing changed
+    /// since.
+    pub fn ticket(&self) -> Ticket {
+        self.epoch.ticket()
+    }
+
     /// `sid` is about to run (an exec transition): if it is new to the
     /// scope, the open marks placed without it are no longer justified.
     pub fn enter_scope(&self, sid: Sid) -> io::Result<()> {
-        if self.scope.read().unwrap_or_else(PoisonError::into_inner).contains(&sid) {
+        if self
+            .scope
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(&sid)
+        {
             return Ok(());
         }
         let mut scope = self.scope();
@@ -171,124 +274,183 @@ impl<T: MarkTarget> Marks<T> {
         self.flush(Some(scope))
     }
 
-    /// After an allowed open of `target` by `subject` (answered already):
-    /// record the reader and place what marks are justified.
-    pub fn after_open(&self, avc: &Avc, fd: BorrowedFd<'_>, target: &Target, subject: Sid, granted_read: bool) {
+    /// After an allowed open of `target` by `subject` (answered already),
+    /// in an event begun with `ticket`: record the reader and place what
+    /// marks are justified.
+    pub fn after_open(
+        &self,
+        avc: &Avc,
+        fd: BorrowedFd<'_>,
+        target: &Target,
+        subject: Sid,
+        granted_read: bool,
+        ticket: Ticket,
+    ) {
         if !self.enabled {
             return;
         }
-        let epoch = self.epoch.begin();
-        let mut mask = 0;
-        if self.open_ignorable(avc, target, epoch) {
-            mask |= fanotify::OPEN_PERM;
-        }
-        if self.access_ignorable(avc, target, granted_read.then_some(subject), epoch, true) {
+        let reader = granted_read.then_some(subject);
+        let Some(placing) = self.epoch.hold(ticket) else {
+            // Something changed since the event began: no marks, but the
+            // reader holds its descriptor all the same.
+            self.note_reader(target.inode, reader, FirstSeen::Open, false);
+            return;
+        };
+        let epoch = ticket.epoch();
+        let open_mark = self.open_ignorable(avc, target, epoch);
+        // With an open mark, opens will pass unseen: the inode is made
+        // incomplete before the mark exists.
+        let readers = self.note_reader(target.inode, reader, FirstSeen::Open, open_mark);
+        let mut mask = if open_mark { fanotify::OPEN_PERM } else { 0 };
+        if self.access_ignorable(avc, target, &readers, epoch, true) {
             mask |= fanotify::ACCESS_PERM;
         }
-        self.place(fd, target.inode, mask, epoch);
+        let full = self.place(fd, target.inode, mask);
+        drop(placing);
+        if full {
+            // The group's mark limit: start over.
+            let _ = self.flush(None);
+        }
     }
 
     /// After a read event (a read since the last flush, or of a file no
-    /// access mark covers): record the reader if allowed, and re-arm the
-    /// access mark if every reader may read.
-    pub fn after_access(&self, avc: &Avc, fd: BorrowedFd<'_>, target: &Target, subject: Sid, allowed: bool) {
+    /// access mark covers), in an event begun with `ticket`: record the
+    /// reader (a denied one too: it still holds its descriptor), and
+    /// re-arm the access mark if all who may hold the inode open may
+    /// read it.
+    pub fn after_access(
+        &self,
+        avc: &Avc,
+        fd: BorrowedFd<'_>,
+        target: &Target,
+        subject: Sid,
+        allowed: bool,
+        ticket: Ticket,
+    ) {
         if !self.enabled {
             return;
         }
-        let epoch = self.epoch.begin();
-        let reader = Some(subject);
+        let readers = self.note_reader(target.inode, Some(subject), FirstSeen::Read, false);
         if !allowed {
-            // Remember the denied reader: its descriptor keeps the inode
-            // from being re-armed.
-            self.add_reader(target.inode, subject);
             return;
         }
+        let Some(placing) = self.epoch.hold(ticket) else {
+            return;
+        };
         // The kernel asked, so no access mark covers the inode, whatever
         // `access_armed` remembers: do not consult it.
-        if self.access_ignorable(avc, target, reader, epoch, false) {
-            self.place(fd, target.inode, fanotify::ACCESS_PERM, epoch);
+        let full = self.access_ignorable(avc, target, &readers, ticket.epoch(), false)
+            && self.place(fd, target.inode, fanotify::ACCESS_PERM);
+        drop(placing);
+        if full {
+            let _ = self.flush(None);
         }
     }
 
-    fn place(&self, fd: BorrowedFd<'_>, inode: InodeKey, mask: u64, epoch: u64) {
+    /// Places `mask` on the inode of `fd`; true if the group is out of
+    /// marks (the caller flushes, once it no longer holds off flushes).
+    fn place(&self, fd: BorrowedFd<'_>, inode: InodeKey, mask: u64) -> bool {
         if mask == 0 {
-            return;
+            return false;
         }
         match self.target.ignore(fd, inode, mask) {
             Ok(()) => {
                 self.placed.fetch_add(1, Ordering::Relaxed);
+                false
             }
-            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => {
-                // The group's mark limit: start over.
-                let _ = self.flush(None);
-                return;
-            }
-            Err(_) => return,
-        }
-        if !self.epoch.still(epoch) {
-            // A flush raced with us: our mark may predate it.
-            let _ = self.target.unignore(fd, inode, mask);
+            Err(e) => e.raw_os_error() == Some(libc::ENOSPC),
         }
     }
 
-    fn add_reader(&self, inode: InodeKey, subject: Sid) -> Option<Vec<Sid>> {
+    /// Records `reader` (if any) of `inode`, and that its opens will pass
+    /// unseen (`opens_unseen`); returns who is known to read it.
+    fn note_reader(
+        &self,
+        inode: InodeKey,
+        reader: Option<Sid>,
+        first_seen: FirstSeen,
+        opens_unseen: bool,
+    ) -> Readers {
         let mut shard = self.shard(inode);
         let tracked = shard.readers.len();
-        let readers = match shard.readers.get_mut(&inode) {
+        let entry = match shard.readers.get_mut(&inode) {
             Some(r) => r,
-            None if tracked * SHARDS >= MAX_TRACKED_INODES => return None,
-            None => shard.readers.entry(inode).or_default(),
-        };
-        if !readers.contains(&subject) {
-            if readers.len() >= MAX_READERS {
-                return None;
+            None if tracked * SHARDS >= MAX_TRACKED_INODES => {
+                let mut r = Readers::untracked();
+                r.domains.extend(reader);
+                return r;
             }
-            readers.push(subject);
+            None => shard.readers.entry(inode).or_insert(Readers {
+                domains: Vec::new(),
+                complete: first_seen == FirstSeen::Open,
+            }),
+        };
+        if opens_unseen {
+            entry.complete = false;
         }
-        Some(readers.clone())
+        if let Some(reader) = reader {
+            if !entry.domains.contains(&reader) {
+                if entry.domains.len() < MAX_READERS {
+                    entry.domains.push(reader);
+                } else {
+                    entry.complete = false;
+                }
+            }
+        }
+        let mut out = entry.clone();
+        // A reader beyond the bound is still checked this time.
+        if let Some(reader) = reader {
+            if !out.domains.contains(&reader) {
+                out.domains.push(reader);
+            }
+        }
+        out
     }
 
-    /// Every reader of the inode (with `new_reader` added) may read it,
-    /// and (if `consult_armed`) no access mark was placed on it in
-    /// `epoch` already.
+    /// All who may hold the inode open for reading may read it, and (if
+    /// `consult_armed`) no access mark was placed on it in `epoch`
+    /// already.
     fn access_ignorable(
         &self,
         avc: &Avc,
         target: &Target,
-        new_reader: Option<Sid>,
+        readers: &Readers,
         epoch: u64,
         consult_armed: bool,
     ) -> bool {
-        let readers = match new_reader {
-            Some(s) => self.add_reader(target.inode, s),
-            None => Some(self.shard(target.inode).readers.get(&target.inode).cloned().unwrap_or_default()),
-        };
-        let Some(readers) = readers else { return false };
-        if consult_armed && self.shard(target.inode).access_armed.get(&target.inode) == Some(&epoch) {
+        if consult_armed && self.shard(target.inode).access_armed.get(&target.inode) == Some(&epoch)
+        {
             return false;
         }
-        let ok = readers.iter().all(|&r| avc.peek(r, target.sid, target.class, target.read).denied.is_empty());
+        let may_read = |s: Sid| {
+            avc.peek(s, target.sid, target.class, target.read)
+                .denied
+                .is_empty()
+        };
+        let ok = readers.domains.iter().all(|&r| may_read(r))
+            && if readers.complete {
+                may_read(self.default)
+            } else {
+                self.read_ok.get_or((target.sid, target.class), epoch, || {
+                    self.scope().into_iter().all(may_read)
+                })
+            };
         if ok {
-            self.shard(target.inode).access_armed.insert(target.inode, epoch);
+            self.shard(target.inode)
+                .access_armed
+                .insert(target.inode, epoch);
         }
         ok
     }
 
     /// Every domain in scope may open the object for anything.
     fn open_ignorable(&self, avc: &Avc, target: &Target, epoch: u64) -> bool {
-        let key = (target.sid, target.class);
-        if let Some(&(ok, at)) = self.open_ok.read().unwrap_or_else(PoisonError::into_inner).get(&key) {
-            if at == epoch {
-                return ok;
-            }
-        }
-        let ok = self
-            .scope()
-            .iter()
-            .all(|&s| avc.peek(s, target.sid, target.class, target.any_open).denied.is_empty());
-        // An answer computed across a flush is stored under the old
-        // epoch, so it is never used after the flush.
-        self.open_ok.write().unwrap_or_else(PoisonError::into_inner).insert(key, (ok, epoch));
-        ok
+        self.open_ok.get_or((target.sid, target.class), epoch, || {
+            self.scope().iter().all(|&s| {
+                avc.peek(s, target.sid, target.class, target.any_open)
+                    .denied
+                    .is_empty()
+            })
+        })
     }
 }

@@ -1,8 +1,8 @@
-//! Atomics from `std`, or from loom in the loom build
+//! Atomics and locks from `std`, or from loom in the loom build
 //! (`RUSTFLAGS="--cfg loom"`), so the loom models exercise the very
 //! protocol code the daemon runs ([`crate::epoch`]).
 
 #[cfg(loom)]
-pub use loom::sync::atomic::AtomicU64;
+pub use loom::sync::{atomic::AtomicU64, RwLock, RwLockReadGuard, RwLockWriteGuard};
 #[cfg(not(loom))]
-pub use std::sync::atomic::AtomicU64;
+pub use std::sync::{atomic::AtomicU64, RwLock, RwLockReadGuard, RwLockWriteGuard};

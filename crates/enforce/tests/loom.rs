@@ -1,6 +1,6 @@
-//! Loom model of the ignore-mark epoch protocol (`rampart_enforce::epoch`),
-//! run on the very `Epoch` the daemon uses, whose atomic comes from loom
-//! in this build:
+//! Loom model of the ignore-mark protocol (`rampart_enforce::epoch`), run
+//! on the very `Epoch` the daemon uses, whose atomic and lock come from
+//! loom in this build:
 //!
 //! ```sh
 //! RUSTFLAGS="--cfg loom" cargo test -p rampart-enforce --test loom --release
@@ -8,8 +8,10 @@
 //!
 //! The kernel's mark table is a mutex-protected set (the fanotify group
 //! serializes mark operations with its own mutex); "the policy" is an
-//! atomic flag published before the bump, as the AVC publishes a snapshot
-//! before `Marks::flush`.
+//! atomic flag published before the advance, as the AVC publishes a
+//! snapshot before `Marks::flush`. The property is the one `rampart
+//! setbool` promises: from the moment the change's flush returns, no mark
+//! decided under the old policy is in the kernel.
 #![cfg(loom)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -34,29 +36,39 @@ struct World {
     marks: Mutex<Vec<u32>>,
 }
 
-/// A placer: decide under `begin`, place, re-check, remove if moved.
-fn place(w: &World, inode: u32) {
-    let e = w.epoch.begin();
-    if !w.allowed.load(Acquire) {
-        return;
-    }
-    w.marks.lock().unwrap().push(inode);
-    if !w.epoch.still(e) {
-        w.marks.lock().unwrap().retain(|&m| m != inode);
+impl World {
+    fn new() -> Arc<World> {
+        Arc::new(World {
+            epoch: Epoch::new(),
+            allowed: AtomicBool::new(true),
+            marks: Mutex::new(Vec::new()),
+        })
     }
 }
 
-/// A changer: publish the deny, bump, flush.
+/// A placer: ticket at the event's start, decide, place inside `hold`.
+fn place(w: &World, inode: u32) {
+    let ticket = w.epoch.ticket();
+    if !w.allowed.load(Acquire) {
+        return;
+    }
+    let Some(_placing) = w.epoch.hold(ticket) else {
+        return;
+    };
+    w.marks.lock().unwrap().push(inode);
+}
+
+/// A changer: publish the deny, advance, flush.
 fn revoke(w: &World) {
     w.allowed.store(false, Release);
-    w.epoch.bump();
+    let _flushing = w.epoch.advance();
     w.marks.lock().unwrap().clear();
 }
 
 #[test]
-fn no_mark_survives_a_revocation() {
+fn no_mark_outlives_a_revocation() {
     model(|| {
-        let w = Arc::new(World { epoch: Epoch::new(), allowed: AtomicBool::new(true), marks: Mutex::new(Vec::new()) });
+        let w = World::new();
         let placers: Vec<_> = (0..2)
             .map(|i| {
                 let w = Arc::clone(&w);
@@ -64,34 +76,50 @@ fn no_mark_survives_a_revocation() {
             })
             .collect();
         revoke(&w);
+        // `setbool` has returned: from now on, no mark may be present.
+        assert!(
+            w.marks.lock().unwrap().is_empty(),
+            "a mark was present after the flush returned"
+        );
         for p in placers {
             p.join().unwrap();
         }
-        // The policy now denies: no mark may remain.
-        assert!(w.marks.lock().unwrap().is_empty(), "a mark outlived the flush");
+        assert!(
+            w.marks.lock().unwrap().is_empty(),
+            "a mark was placed after the flush returned"
+        );
     });
 }
 
 #[test]
-fn without_the_recheck_a_mark_survives() {
-    // The same race without `still`: loom must find the stale mark, which
-    // shows the model can fail and that the re-check is what prevents it.
+fn placing_then_rechecking_leaves_a_stale_mark_for_a_moment() {
+    // The protocol rampartd used before: place, then remove the mark if
+    // the epoch moved. Loom must find a moment after the flush returned
+    // with the stale mark in the kernel (a process started right after
+    // `setbool` passes unasked): the model can fail, and the fence is
+    // what prevents it.
     let found = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let seen = std::sync::Arc::clone(&found);
     model(move || {
-        let w = Arc::new(World { epoch: Epoch::new(), allowed: AtomicBool::new(true), marks: Mutex::new(Vec::new()) });
+        let w = World::new();
         let w2 = Arc::clone(&w);
         let placer = thread::spawn(move || {
-            let _e = w2.epoch.begin();
+            let ticket = w2.epoch.ticket();
             if w2.allowed.load(Acquire) {
                 w2.marks.lock().unwrap().push(7);
+                if w2.epoch.ticket() != ticket {
+                    w2.marks.lock().unwrap().retain(|&m| m != 7);
+                }
             }
         });
         revoke(&w);
-        placer.join().unwrap();
         if !w.marks.lock().unwrap().is_empty() {
             seen.store(true, std::sync::atomic::Ordering::Relaxed);
         }
+        placer.join().unwrap();
     });
-    assert!(found.load(std::sync::atomic::Ordering::Relaxed), "loom found no stale mark without the re-check");
+    assert!(
+        found.load(std::sync::atomic::Ordering::Relaxed),
+        "loom found no stale mark in the old protocol"
+    );
 }

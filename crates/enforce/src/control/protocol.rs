@@ -137,7 +137,15 @@ impl From<WireRequest> for Request {
             WireRequest::SetEnforce { enforcing } => Request::SetEnforce { enforcing },
             WireRequest::Reload {} => Request::Reload,
             WireRequest::SetBool { name, value } => Request::SetBool { name, value },
-            WireRequest::ExecContext { context, force, path } => Request::ExecContext { context, force, path },
+            WireRequest::ExecContext {
+                context,
+                force,
+                path,
+            } => Request::ExecContext {
+                context,
+                force,
+                path,
+            },
             WireRequest::LabelsChanged {} => Request::LabelsChanged,
         }
     }
@@ -161,7 +169,8 @@ impl Request {
     /// refuse, so a client learns that before sending.
     pub fn to_line(&self) -> Result<Vec<u8>, ProtocolError> {
         self.check_strings()?;
-        let mut line = serde_json::to_vec(self).map_err(|e| ProtocolError::Encode(e.to_string()))?;
+        let mut line =
+            serde_json::to_vec(self).map_err(|e| ProtocolError::Encode(e.to_string()))?;
         if line.len() > MAX_LINE {
             return Err(ProtocolError::TooLong { limit: MAX_LINE });
         }
@@ -176,15 +185,23 @@ impl Request {
     fn check_strings(&self) -> Result<(), ProtocolError> {
         let (field, value) = match self {
             Request::SetBool { name, .. } => ("name", name),
-            Request::ExecContext { path: Some(path), .. } if path.is_empty() || path.contains('\0') => ("path", path),
+            Request::ExecContext {
+                path: Some(path), ..
+            } if path.is_empty() || path.contains('\0') => ("path", path),
             Request::ExecContext { context, .. } => ("context", context),
             _ => return Ok(()),
         };
         if value.is_empty() {
-            return Err(ProtocolError::EmptyField { op: self.op(), field });
+            return Err(ProtocolError::EmptyField {
+                op: self.op(),
+                field,
+            });
         }
         if value.contains('\0') {
-            return Err(ProtocolError::NulInField { op: self.op(), field });
+            return Err(ProtocolError::NulInField {
+                op: self.op(),
+                field,
+            });
         }
         Ok(())
     }
@@ -198,11 +215,14 @@ pub fn parse_request(line: &[u8]) -> Result<Request, ProtocolError> {
     if let Some(at) = line.iter().position(|&b| b == 0) {
         return Err(ProtocolError::NulByte { at });
     }
-    let text = std::str::from_utf8(line).map_err(|e| ProtocolError::NotUtf8 { at: e.valid_up_to() })?;
+    let text = std::str::from_utf8(line).map_err(|e| ProtocolError::NotUtf8 {
+        at: e.valid_up_to(),
+    })?;
     if text.trim().is_empty() {
         return Err(ProtocolError::Empty);
     }
-    let request: Request = serde_json::from_str(text).map_err(|e| ProtocolError::Json(e.to_string()))?;
+    let request: Request =
+        serde_json::from_str(text).map_err(|e| ProtocolError::Json(e.to_string()))?;
     request.check_strings()?;
     Ok(request)
 }
@@ -236,7 +256,9 @@ impl Reply {
             Ok(line) => line,
             // Serializing a WireReply cannot fail (no maps with non-string
             // keys, no custom Serialize); answer something valid anyway.
-            Err(_) => br#"{"ok":false,"error":"internal error: the reply could not be encoded"}"#.to_vec(),
+            Err(_) => {
+                br#"{"ok":false,"error":"internal error: the reply could not be encoded"}"#.to_vec()
+            }
         };
         line.push(b'\n');
         line
@@ -245,7 +267,10 @@ impl Reply {
     /// Parses one reply line (without its `'\n'`).
     pub fn parse(line: &[u8]) -> Result<Reply, ProtocolError> {
         let text = std::str::from_utf8(line).map_err(|e| {
-            ProtocolError::BadReply(format!("not valid UTF-8 (bad byte at offset {})", e.valid_up_to()))
+            ProtocolError::BadReply(format!(
+                "not valid UTF-8 (bad byte at offset {})",
+                e.valid_up_to()
+            ))
         })?;
         serde_json::from_str(text).map_err(|e| ProtocolError::BadReply(e.to_string()))
     }
@@ -297,7 +322,9 @@ impl TryFrom<WireReply> for Reply {
                 ..
             } => Ok(Reply::Error(error)),
             WireReply {
-                ok: false, error: None, ..
+                ok: false,
+                error: None,
+                ..
             } => Err("\"ok\":false without an \"error\" text".to_string()),
             WireReply {
                 ok: true,
@@ -359,9 +386,15 @@ pub enum ProtocolError {
     /// field, the expected type and the position).
     Json(String),
     /// A string field that must not be empty is.
-    EmptyField { op: &'static str, field: &'static str },
+    EmptyField {
+        op: &'static str,
+        field: &'static str,
+    },
     /// A string field contains NUL (written as `\u0000`).
-    NulInField { op: &'static str, field: &'static str },
+    NulInField {
+        op: &'static str,
+        field: &'static str,
+    },
     /// A request could not be encoded (client side).
     Encode(String),
     /// A reply line is not a reply (client side).
@@ -449,7 +482,10 @@ impl std::error::Error for LineError {}
 impl LineReader {
     /// A reader for lines of at most `limit` bytes (without the `'\n'`).
     pub fn new(limit: usize) -> LineReader {
-        LineReader { buf: Vec::new(), limit }
+        LineReader {
+            buf: Vec::new(),
+            limit,
+        }
     }
 
     /// The next line without its `'\n'`, or `None` at a clean end of
@@ -474,10 +510,19 @@ impl LineReader {
             }
             match reader.read(&mut chunk) {
                 Ok(0) if self.buf.is_empty() => return Ok(None),
-                Ok(0) => return Err(LineError::Truncated { len: self.buf.len() }),
+                Ok(0) => {
+                    return Err(LineError::Truncated {
+                        len: self.buf.len(),
+                    })
+                }
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
                     return Err(LineError::TimedOut)
                 }
                 Err(e) => return Err(LineError::Io(e)),
@@ -543,7 +588,8 @@ mod tests {
             }
         );
         assert_eq!(
-            parse_request(br#"{"op":"exec-context","context":"u:r:t:s0","path":"/bin/x"}"#).unwrap(),
+            parse_request(br#"{"op":"exec-context","context":"u:r:t:s0","path":"/bin/x"}"#)
+                .unwrap(),
             Request::ExecContext {
                 context: "u:r:t:s0".into(),
                 force: false,
@@ -569,10 +615,17 @@ mod tests {
         assert!(err(br#"{"op":"setenforce","enforcing":"yes"}"#)
             .contains("invalid type: string \"yes\", expected a boolean"));
         assert!(err(br#"{"op":"setbool","name":7,"value":true}"#).contains("invalid type"));
-        assert!(err(br#"{"op":"setbool","name":"b","value":true,"extra":1}"#).contains("unknown field `extra`"));
+        assert!(
+            err(br#"{"op":"setbool","name":"b","value":true,"extra":1}"#)
+                .contains("unknown field `extra`")
+        );
         assert!(err(br#"{"op":"status","pid":1}"#).contains("unknown field `pid`"));
-        assert!(err(br#"{"op":"exec-context","context":"a","force":true,"pid":1}"#).contains("unknown field `pid`"));
-        assert!(err(br#"{"op":"setbool","name":"a\u0000b","value":true}"#).contains("\"name\" contains a NUL"));
+        assert!(
+            err(br#"{"op":"exec-context","context":"a","force":true,"pid":1}"#)
+                .contains("unknown field `pid`")
+        );
+        assert!(err(br#"{"op":"setbool","name":"a\u0000b","value":true}"#)
+            .contains("\"name\" contains a NUL"));
         assert!(err(br#"{"op":"exec-context","context":""}"#).contains("\"context\" is empty"));
         assert!(err(br#"[1,2]"#).contains("malformed request"));
         assert!(err(br#"{"op":"status"} {"op":"status"}"#).contains("trailing characters"));
@@ -594,7 +647,10 @@ mod tests {
             name: "x".repeat(MAX_LINE),
             value: true,
         };
-        assert_eq!(long.to_line().unwrap_err(), ProtocolError::TooLong { limit: MAX_LINE });
+        assert_eq!(
+            long.to_line().unwrap_err(),
+            ProtocolError::TooLong { limit: MAX_LINE }
+        );
         let nul = Request::ExecContext {
             context: "a\0b".into(),
             force: false,
@@ -625,7 +681,10 @@ mod tests {
         }
         assert_eq!(Reply::Done.to_line(), b"{\"ok\":true}\n");
         assert_eq!(Reply::Seqno(3).to_line(), b"{\"ok\":true,\"seqno\":3}\n");
-        assert_eq!(Reply::error("x\ny").to_line(), b"{\"ok\":false,\"error\":\"x\\ny\"}\n");
+        assert_eq!(
+            Reply::error("x\ny").to_line(),
+            b"{\"ok\":false,\"error\":\"x\\ny\"}\n"
+        );
     }
 
     #[test]
@@ -655,7 +714,11 @@ mod tests {
             br#"{"ok":"yes"}"#,
             b"\xff",
         ] {
-            assert!(Reply::parse(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+            assert!(
+                Reply::parse(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
         // Newer daemons may add fields.
         assert_eq!(
@@ -690,7 +753,13 @@ mod tests {
             ));
         }
         let mut lines = LineReader::new(4);
-        assert_eq!(lines.read_line(&mut Trickle(b"abcd\n", 1)).unwrap().unwrap(), b"abcd");
+        assert_eq!(
+            lines
+                .read_line(&mut Trickle(b"abcd\n", 1))
+                .unwrap()
+                .unwrap(),
+            b"abcd"
+        );
         assert!(lines.read_line(&mut Trickle(b"", 1)).unwrap().is_none());
         let mut lines = LineReader::new(4);
         assert!(matches!(

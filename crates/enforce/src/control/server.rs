@@ -47,7 +47,9 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use super::protocol::{parse_request, LineError, LineReader, Reply, Request, MAX_LINE, PERMISSION_DENIED};
+use super::protocol::{
+    parse_request, LineError, LineReader, Reply, Request, MAX_LINE, PERMISSION_DENIED,
+};
 use super::ControlHandler;
 
 /// Where `rampartd` listens unless told otherwise (`--socket`).
@@ -104,7 +106,11 @@ impl ControlServer {
     /// start if a live server answers at `path` or if `path` is not a
     /// socket, removes a stale socket file, binds, and makes the socket
     /// mode 0600.
-    pub fn bind_with(path: &Path, handler: Arc<dyn ControlHandler>, config: ServerConfig) -> io::Result<ControlServer> {
+    pub fn bind_with(
+        path: &Path,
+        handler: Arc<dyn ControlHandler>,
+        config: ServerConfig,
+    ) -> io::Result<ControlServer> {
         let shown = path.display();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             if !parent.exists() {
@@ -130,38 +136,53 @@ impl ControlServer {
                     format!("{shown} exists and is not a socket; remove it or pass --socket to use another path"),
                 ));
             }
-            Ok(_) => match UnixStream::connect(path) {
-                Ok(_) => {
-                    return Err(io::Error::new(
+            Ok(_) => {
+                match UnixStream::connect(path) {
+                    Ok(_) => {
+                        return Err(io::Error::new(
                         io::ErrorKind::AddrInUse,
                         format!("another rampartd is listening on {shown}; stop it first or pass --socket"),
                     ));
-                }
-                // Nobody listens: a leftover of a daemon that died.
-                Err(_) => match fs::remove_file(path) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(e) => {
-                        return Err(io::Error::new(
+                    }
+                    // Nobody listens: a leftover of a daemon that died.
+                    Err(_) => match fs::remove_file(path) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                        Err(e) => {
+                            return Err(io::Error::new(
                             e.kind(),
                             format!("cannot remove the stale socket {shown}: {e}; remove it by hand"),
                         ));
-                    }
-                },
-            },
+                        }
+                    },
+                }
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io::Error::new(e.kind(), format!("cannot inspect {shown}: {e}"))),
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("cannot inspect {shown}: {e}"),
+                ))
+            }
         }
-        let listener = UnixListener::bind(path)
-            .map_err(|e| io::Error::new(e.kind(), format!("cannot bind the control socket at {shown}: {e}")))?;
+        let listener = UnixListener::bind(path).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot bind the control socket at {shown}: {e}"),
+            )
+        })?;
         let identity = fs::symlink_metadata(path).map(|m| (m.dev(), m.ino())).ok();
         // From here on, a failure must not leave our socket file behind.
         let cleanup = |e: io::Error| {
             let _ = fs::remove_file(path);
             e
         };
-        fs::set_permissions(path, fs::Permissions::from_mode(0o600))
-            .map_err(|e| cleanup(io::Error::new(e.kind(), format!("cannot chmod 0600 {shown}: {e}"))))?;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600)).map_err(|e| {
+            cleanup(io::Error::new(
+                e.kind(),
+                format!("cannot chmod 0600 {shown}: {e}"),
+            ))
+        })?;
         listener.set_nonblocking(true).map_err(cleanup)?;
         let (wake, wake_rx) = UnixStream::pair().map_err(cleanup)?;
         let thread = thread::Builder::new()
@@ -192,7 +213,9 @@ impl ControlServer {
         drop(self.wake.take());
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
-            let still_ours = fs::symlink_metadata(&self.path).ok().map(|m| (m.dev(), m.ino()));
+            let still_ours = fs::symlink_metadata(&self.path)
+                .ok()
+                .map(|m| (m.dev(), m.ino()));
             if still_ours.is_some() && still_ours == self.identity {
                 let _ = fs::remove_file(&self.path);
             }
@@ -207,7 +230,12 @@ impl Drop for ControlServer {
 }
 
 /// The control thread: wait for a connection or the wake-up, serve.
-fn serve(listener: UnixListener, wake: UnixStream, handler: Arc<dyn ControlHandler>, config: ServerConfig) {
+fn serve(
+    listener: UnixListener,
+    wake: UnixStream,
+    handler: Arc<dyn ControlHandler>,
+    config: ServerConfig,
+) {
     loop {
         match wait_readable(listener.as_raw_fd(), wake.as_raw_fd()) {
             Ok(Ready::Wake) => return,
@@ -218,7 +246,11 @@ fn serve(listener: UnixListener, wake: UnixStream, handler: Arc<dyn ControlHandl
         }
         match listener.accept() {
             Ok((stream, _)) => serve_connection(stream, handler.as_ref(), &config),
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                ) => {}
             Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {}
             // EMFILE and friends: the condition lasts, so do not spin on it.
             Err(_) => thread::sleep(Duration::from_millis(50)),
@@ -289,7 +321,10 @@ fn peer_credentials(stream: &UnixStream) -> io::Result<Peer> {
         return Err(io::Error::last_os_error());
     }
     if len as usize != std::mem::size_of::<libc::ucred>() {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "short SO_PEERCRED answer"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "short SO_PEERCRED answer",
+        ));
     }
     Ok(Peer {
         pid: cred.pid,
@@ -322,7 +357,11 @@ fn send(mut stream: &UnixStream, reply: &Reply) -> io::Result<()> {
 
 fn serve_connection(stream: UnixStream, handler: &dyn ControlHandler, config: &ServerConfig) {
     // Accepted sockets are blocking on Linux; say so rather than rely on it.
-    if stream.set_nonblocking(false).is_err() || stream.set_write_timeout(Some(config.write_timeout)).is_err() {
+    if stream.set_nonblocking(false).is_err()
+        || stream
+            .set_write_timeout(Some(config.write_timeout))
+            .is_err()
+    {
         return;
     }
     let peer = match peer_credentials(&stream) {
@@ -397,7 +436,8 @@ fn serve_connection(stream: UnixStream, handler: &dyn ControlHandler, config: &S
 
 fn dispatch(handler: &dyn ControlHandler, request: &Request, peer: Peer) -> Reply {
     let op = request.op();
-    let answer = catch_unwind(AssertUnwindSafe(|| match request {
+    let answer = catch_unwind(AssertUnwindSafe(|| {
+        match request {
         Request::Status => Reply::Status(handler.status()),
         Request::SetEnforce { enforcing } => done(handler.set_enforcing(*enforcing)),
         Request::Reload => seqno(handler.reload()),
@@ -410,6 +450,7 @@ fn dispatch(handler: &dyn ControlHandler, request: &Request, peer: Peer) -> Repl
             ),
         },
         Request::LabelsChanged => done(handler.labels_changed()),
+    }
     }));
     answer.unwrap_or_else(|_| {
         Reply::error(format!(
