@@ -19,42 +19,18 @@ use std::os::unix::fs::FileExt;
 use rampart_avc::{ClassIdx, Mapping, Perms};
 
 /// The classes the daemon checks and their permissions, by declared name.
-pub const FILE_CLASSES: [&str; 7] = [
-    "file",
-    "dir",
-    "lnk_file",
-    "chr_file",
-    "blk_file",
-    "sock_file",
-    "fifo_file",
-];
+pub const FILE_CLASSES: [&str; 7] = ["file", "dir", "lnk_file", "chr_file", "blk_file", "sock_file", "fifo_file"];
 // In the policy's own order (common permissions, then the class's), so
 // audit lines list permissions as the kernel's do: `{ read open }`.
-const FILE_PERMS: &[&str] = &[
-    "read",
-    "write",
-    "append",
-    "execute",
-    "execute_no_trans",
-    "entrypoint",
-    "open",
-];
+const FILE_PERMS: &[&str] = &["read", "write", "append", "execute", "execute_no_trans", "entrypoint", "open"];
 const OPEN_PERMS: &[&str] = &["read", "write", "append", "open"];
 const DIR_PERMS: &[&str] = &["read", "open"];
 const PROCESS_PERMS: &[&str] = &["transition", "setexec"];
 
 /// The AVC mapping the daemon uses.
 pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
-    let mut classes: Vec<(&str, &[&str])> = FILE_CLASSES
-        .iter()
-        .map(|&c| {
-            if c == "dir" {
-                (c, DIR_PERMS)
-            } else {
-                (c, OPEN_PERMS)
-            }
-        })
-        .collect();
+    let mut classes: Vec<(&str, &[&str])> =
+        FILE_CLASSES.iter().map(|&c| if c == "dir" { (c, DIR_PERMS) } else { (c, OPEN_PERMS) }).collect();
     // `file` also carries the exec permissions.
     if let Some(file) = classes.iter_mut().find(|(c, _)| *c == "file") {
         file.1 = FILE_PERMS;
@@ -92,11 +68,7 @@ impl ClassPerms {
             perms |= self.read;
         }
         if acc == libc::O_WRONLY || acc == libc::O_RDWR || flags & libc::O_TRUNC != 0 {
-            perms |= if flags & libc::O_APPEND != 0 {
-                self.append
-            } else {
-                self.write
-            };
+            perms |= if flags & libc::O_APPEND != 0 { self.append } else { self.write };
         }
         perms
     }
@@ -172,10 +144,7 @@ pub fn opener_flags(pid: u32) -> Option<u64> {
     let tasks = fs::read_dir(format!("/proc/{pid}/task")).ok()?;
     let mut found = None;
     for task in tasks.flatten() {
-        let path = format!(
-            "/proc/{pid}/task/{}/syscall",
-            task.file_name().to_string_lossy()
-        );
+        let path = format!("/proc/{pid}/task/{}/syscall", task.file_name().to_string_lossy());
         let Some(line) = read_blocked_syscall(&path) else {
             continue;
         };
@@ -224,18 +193,13 @@ enum OpenCall {
 fn parse_syscall_line(line: &str) -> Option<OpenCall> {
     let mut words = line.split_ascii_whitespace();
     let nr: i64 = words.next()?.parse().ok()?;
-    let args: Vec<u64> = words
-        .take(6)
-        .map(|w| u64::from_str_radix(w.trim_start_matches("0x"), 16))
-        .collect::<Result<_, _>>()
-        .ok()?;
+    let args: Vec<u64> =
+        words.take(6).map(|w| u64::from_str_radix(w.trim_start_matches("0x"), 16)).collect::<Result<_, _>>().ok()?;
     let arg = |i: usize| args.get(i).copied();
     match nr {
         libc::SYS_open => arg(1).map(OpenCall::Flags),
         libc::SYS_openat => arg(2).map(OpenCall::Flags),
-        libc::SYS_creat => Some(OpenCall::Flags(
-            (libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64,
-        )),
+        libc::SYS_creat => Some(OpenCall::Flags((libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64)),
         libc::SYS_openat2 => arg(2).map(OpenCall::How),
         libc::SYS_open_by_handle_at => arg(2).map(OpenCall::Flags),
         _ => None,
@@ -255,27 +219,14 @@ mod tests {
 
     #[test]
     fn syscall_lines() {
-        let openat = format!(
-            "{} 0xffffff9c 0x7ffc 0x241 0x1b6 0x0 0x0 0x7ffc 0x7f00\n",
-            libc::SYS_openat
-        );
+        let openat = format!("{} 0xffffff9c 0x7ffc 0x241 0x1b6 0x0 0x0 0x7ffc 0x7f00\n", libc::SYS_openat);
         assert_eq!(parse_syscall_line(&openat), Some(OpenCall::Flags(0x241)));
-        let how = format!(
-            "{} 0xffffff9c 0x7ffc 0x7ffd1000 0x18 0x0 0x0 0x7ffc 0x7f00",
-            libc::SYS_openat2
-        );
+        let how = format!("{} 0xffffff9c 0x7ffc 0x7ffd1000 0x18 0x0 0x0 0x7ffc 0x7f00", libc::SYS_openat2);
         assert_eq!(parse_syscall_line(&how), Some(OpenCall::How(0x7ffd1000)));
-        assert_eq!(
-            parse_syscall_line("0 0x3 0x1 0x2 0x0 0x0 0x0 0x1 0x2"),
-            None,
-            "read is not an open"
-        );
+        assert_eq!(parse_syscall_line("0 0x3 0x1 0x2 0x0 0x0 0x0 0x1 0x2"), None, "read is not an open");
         assert_eq!(parse_syscall_line("running"), None);
         assert_eq!(parse_syscall_line("-1 0x7ffc 0x7f00"), None);
-        assert_eq!(
-            parse_syscall_line(&format!("{} 0xzz", libc::SYS_openat)),
-            None
-        );
+        assert_eq!(parse_syscall_line(&format!("{} 0xzz", libc::SYS_openat)), None);
     }
 
     #[test]
@@ -284,14 +235,8 @@ mod tests {
         let c = resolve(&m, "file").unwrap();
         assert_eq!(c.for_flags(libc::O_RDONLY as u64), c.open | c.read);
         assert_eq!(c.for_flags(libc::O_WRONLY as u64), c.open | c.write);
-        assert_eq!(
-            c.for_flags((libc::O_WRONLY | libc::O_APPEND) as u64),
-            c.open | c.append
-        );
+        assert_eq!(c.for_flags((libc::O_WRONLY | libc::O_APPEND) as u64), c.open | c.append);
         assert_eq!(c.for_flags(libc::O_RDWR as u64), c.open | c.read | c.write);
-        assert_eq!(
-            c.for_flags((libc::O_RDONLY | libc::O_TRUNC) as u64),
-            c.open | c.read | c.write
-        );
+        assert_eq!(c.for_flags((libc::O_RDONLY | libc::O_TRUNC) as u64), c.open | c.read | c.write);
     }
 }

@@ -76,32 +76,20 @@ impl DaemonConfig {
         let mut marks = file.mark.unwrap_or_default();
         marks.extend(flags.mark.unwrap_or_default());
         if marks.is_empty() {
-            return Err(
-                "no mount to enforce on: give --mark PATH (or `mark = [...]` in the config file)"
-                    .into(),
-            );
+            return Err("no mount to enforce on: give --mark PATH (or `mark = [...]` in the config file)".into());
         }
         let threads = flags.threads.or(file.threads).unwrap_or(DEFAULT_THREADS);
         if !(1..=64).contains(&threads) {
-            return Err(format!(
-                "threads = {threads}: give 1 to 64 responder threads"
-            ));
+            return Err(format!("threads = {threads}: give 1 to 64 responder threads"));
         }
-        let queue_bound = flags
-            .queue_bound
-            .or(file.queue_bound)
-            .unwrap_or(DEFAULT_QUEUE_BOUND);
+        let queue_bound = flags.queue_bound.or(file.queue_bound).unwrap_or(DEFAULT_QUEUE_BOUND);
         if queue_bound == 0 {
             return Err("queue-bound = 0: give at least 1".into());
         }
         let overload_allow = match flags.overload_answer.or(file.overload_answer).as_deref() {
             None | Some("allow") => true,
             Some("deny") => false,
-            Some(other) => {
-                return Err(format!(
-                    "overload-answer = {other:?}: use \"allow\" or \"deny\""
-                ))
-            }
+            Some(other) => return Err(format!("overload-answer = {other:?}: use \"allow\" or \"deny\"")),
         };
         let mut permissive_domains = file.permissive_domains.unwrap_or_default();
         permissive_domains.extend(flags.permissive_domains.unwrap_or_default());
@@ -109,17 +97,11 @@ impl DaemonConfig {
             marks,
             policy: flags.policy.or(file.policy),
             file_contexts: flags.file_contexts.or(file.file_contexts),
-            default_context: flags
-                .default_context
-                .or(file.default_context)
-                .unwrap_or_else(|| DEFAULT_CONTEXT.into()),
+            default_context: flags.default_context.or(file.default_context).unwrap_or_else(|| DEFAULT_CONTEXT.into()),
             permissive: flags.permissive.or(file.permissive).unwrap_or(false),
             permissive_domains,
             audit_log: flags.audit_log.or(file.audit_log),
-            socket: flags
-                .socket
-                .or(file.socket)
-                .unwrap_or_else(|| crate::control::DEFAULT_SOCKET.into()),
+            socket: flags.socket.or(file.socket).unwrap_or_else(|| crate::control::DEFAULT_SOCKET.into()),
             threads,
             queue_bound,
             overload_allow,
@@ -134,15 +116,9 @@ mod tests {
 
     #[test]
     fn flags_override_the_file() {
-        let file: FileConfig = toml::from_str(
-            "mark = [\"/a\"]\nthreads = 3\noverload-answer = \"deny\"\npermissive = true",
-        )
-        .unwrap();
-        let flags = FileConfig {
-            mark: Some(vec!["/b".into()]),
-            threads: Some(4),
-            ..FileConfig::default()
-        };
+        let file: FileConfig =
+            toml::from_str("mark = [\"/a\"]\nthreads = 3\noverload-answer = \"deny\"\npermissive = true").unwrap();
+        let flags = FileConfig { mark: Some(vec!["/b".into()]), threads: Some(4), ..FileConfig::default() };
         let c = DaemonConfig::resolve(file, flags).unwrap();
         assert_eq!(c.marks, vec![PathBuf::from("/a"), PathBuf::from("/b")]);
         assert_eq!(c.threads, 4);
@@ -153,8 +129,7 @@ mod tests {
     #[test]
     fn the_shipped_example_parses() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contrib/rampartd.toml");
-        let c =
-            DaemonConfig::resolve(FileConfig::load(&path).unwrap(), FileConfig::default()).unwrap();
+        let c = DaemonConfig::resolve(FileConfig::load(&path).unwrap(), FileConfig::default()).unwrap();
         assert_eq!(c.marks, vec![PathBuf::from("/srv")]);
         assert_eq!(c.socket, PathBuf::from(crate::control::DEFAULT_SOCKET));
         assert!(c.ignore_marks && c.overload_allow && !c.permissive);
@@ -162,19 +137,11 @@ mod tests {
 
     #[test]
     fn bad_settings_say_what_to_do() {
-        assert!(toml::from_str::<FileConfig>("bogus = 1")
-            .unwrap_err()
-            .to_string()
-            .contains("bogus"));
+        assert!(toml::from_str::<FileConfig>("bogus = 1").unwrap_err().to_string().contains("bogus"));
         let e = DaemonConfig::resolve(FileConfig::default(), FileConfig::default()).unwrap_err();
         assert!(e.contains("--mark"));
-        let f = FileConfig {
-            mark: Some(vec!["/a".into()]),
-            overload_answer: Some("maybe".into()),
-            ..Default::default()
-        };
-        assert!(DaemonConfig::resolve(f, FileConfig::default())
-            .unwrap_err()
-            .contains("allow"));
+        let f =
+            FileConfig { mark: Some(vec!["/a".into()]), overload_answer: Some("maybe".into()), ..Default::default() };
+        assert!(DaemonConfig::resolve(f, FileConfig::default()).unwrap_err().contains("allow"));
     }
 }

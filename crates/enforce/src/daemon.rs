@@ -21,7 +21,6 @@
 //! until it starts again (see docs/architecture.md, "Failure and restart").
 
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::thread::JoinHandleExt;
 use std::path::{Path, PathBuf};
@@ -40,7 +39,7 @@ use crate::config::DaemonConfig;
 use crate::control::{ControlHandler, ControlServer, Status};
 use crate::enforcer::Enforcer;
 use crate::event;
-use crate::fanotify::{self, Group};
+use crate::groups::Groups;
 use crate::objects::{unlabeled_context, ObjectSids};
 use crate::proc_connector::ProcConnector;
 use crate::procs::{Entry, ExecRequest};
@@ -49,6 +48,9 @@ use crate::procs::{Entry, ExecRequest};
 /// small, so one thread does not take a burst the others could share.
 const READ_BUFFER: usize = 1024;
 const HOUSEKEEPING: Duration = Duration::from_millis(500);
+/// How long a responder waits for events before checking for shutdown
+/// (SIGUSR1 interrupts the wait sooner).
+const WAIT_MS: i32 = 1000;
 const REAP_EVERY: Duration = Duration::from_secs(5);
 
 /// Why the daemon could not start.
@@ -107,16 +109,15 @@ fn check_mount_point(path: &Path) -> Result<(), DaemonError> {
 
 impl Daemon {
     /// Loads everything and builds the enforcer; marks nothing yet.
-    pub fn new(config: DaemonConfig, group: Arc<Group>) -> Result<Daemon, DaemonError> {
+    pub fn new(config: DaemonConfig, groups: Groups) -> Result<Daemon, DaemonError> {
         let policy_path = match &config.policy {
             Some(p) => p.clone(),
-            None => rampart_policy::default_policy_path()
-                .map_err(|e| DaemonError::Setup(e.to_string()))?,
+            None => rampart_policy::default_policy_path().map_err(|e| DaemonError::Setup(e.to_string()))?,
         };
         let policy = Arc::new(load_policy(&policy_path).map_err(DaemonError::Setup)?);
-        let parsed = policy.parse_context(&config.default_context).map_err(|e| {
-            DaemonError::Setup(format!("--default-context {}: {e}", config.default_context))
-        })?;
+        let parsed = policy
+            .parse_context(&config.default_context)
+            .map_err(|e| DaemonError::Setup(format!("--default-context {}: {e}", config.default_context)))?;
         if !policy.context_is_valid(&parsed) {
             return Err(DaemonError::Setup(format!(
                 "--default-context {}: not a valid context in {}",
@@ -129,10 +130,7 @@ impl Daemon {
             Some(path) => {
                 let file = FileSink::open(path, LineFormat::Auditd)
                     .map_err(io_err(format!("--audit-log {}", path.display())))?;
-                Arc::new(
-                    AsyncSink::new(file, AsyncConfig::default())
-                        .map_err(io_err("audit writer thread"))?,
-                )
+                Arc::new(AsyncSink::new(file, AsyncConfig::default()).map_err(io_err("audit writer thread"))?)
             }
             None => Arc::new(
                 AsyncSink::new(StderrSink::new(LineFormat::Dmesg), AsyncConfig::default())
@@ -140,24 +138,17 @@ impl Daemon {
             ),
         };
         let map = mapping().map_err(|e| DaemonError::Setup(e.to_string()))?;
-        let classes =
-            Classes::new(&map).ok_or_else(|| DaemonError::Setup("file classes missing".into()))?;
+        let classes = Classes::new(&map).ok_or_else(|| DaemonError::Setup("file classes missing".into()))?;
         let mut avc_config = AvcConfig::new(Arc::clone(&policy), map, sink);
         avc_config.enforcing = !config.permissive;
-        let avc = Arc::new(
-            Avc::new(avc_config)
-                .map_err(|e| DaemonError::Setup(format!("{}: {e}", policy_path.display())))?,
-        );
+        let avc =
+            Arc::new(Avc::new(avc_config).map_err(|e| DaemonError::Setup(format!("{}: {e}", policy_path.display())))?);
         for domain in &config.permissive_domains {
             avc.set_permissive_domain(domain, true)
                 .map_err(|e| DaemonError::Setup(format!("permissive domain {domain}: {e}")))?;
         }
-        let default_sid = avc
-            .intern(&config.default_context)
-            .map_err(|e| DaemonError::Setup(e.to_string()))?;
-        let unlabeled = avc
-            .intern(&unlabeled_context(&policy))
-            .map_err(|e| DaemonError::Setup(e.to_string()))?;
+        let default_sid = avc.intern(&config.default_context).map_err(|e| DaemonError::Setup(e.to_string()))?;
+        let unlabeled = avc.intern(&unlabeled_context(&policy)).map_err(|e| DaemonError::Setup(e.to_string()))?;
         let objects = ObjectSids::new(Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
         let connector = match ProcConnector::open() {
             Ok(c) => Some(c),
@@ -166,15 +157,7 @@ impl Daemon {
                 None
             }
         };
-        let enforcer = Enforcer::new(
-            avc,
-            classes,
-            objects,
-            group,
-            default_sid,
-            connector,
-            config.ignore_marks,
-        );
+        let enforcer = Enforcer::new(avc, classes, objects, groups, default_sid, connector, config.ignore_marks);
         Ok(Daemon {
             enforcer: Arc::new(enforcer),
             config,
@@ -192,10 +175,7 @@ impl Daemon {
                 scope.push(d);
             }
         }
-        self.enforcer
-            .marks
-            .flush(Some(scope))
-            .map_err(|e| format!("flushing ignore marks: {e}"))
+        self.enforcer.marks.flush(Some(scope)).map_err(|e| format!("flushing ignore marks: {e}"))
     }
 
     fn sample_rate(&self) {
@@ -241,57 +221,31 @@ impl ControlHandler for Daemon {
     fn reload(&self) -> Result<u64, String> {
         let policy = Arc::new(load_policy(&self.policy_path)?);
         let contexts = load_contexts(&self.config, &policy)?;
-        let seqno = self
-            .enforcer
-            .avc
-            .load_policy(Arc::clone(&policy))
-            .map_err(|e| e.to_string())?;
-        let unlabeled = self
-            .enforcer
-            .avc
-            .intern(&unlabeled_context(&policy))
-            .map_err(|e| e.to_string())?;
-        self.enforcer
-            .objects
-            .replace(Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
+        let seqno = self.enforcer.avc.load_policy(Arc::clone(&policy)).map_err(|e| e.to_string())?;
+        let unlabeled = self.enforcer.avc.intern(&unlabeled_context(&policy)).map_err(|e| e.to_string())?;
+        self.enforcer.objects.replace(Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
         self.flush_marks()?;
         self.seqno.store(seqno, Ordering::Relaxed);
         Ok(seqno)
     }
 
     fn set_boolean(&self, name: &str, value: bool) -> Result<u64, String> {
-        let seqno = self
-            .enforcer
-            .avc
-            .set_booleans(&[(name, value)])
-            .map_err(|e| e.to_string())?;
+        let seqno = self.enforcer.avc.set_booleans(&[(name, value)]).map_err(|e| e.to_string())?;
         self.flush_marks()?;
         Ok(seqno)
     }
 
-    fn set_exec_context(
-        &self,
-        pid: u32,
-        context: &str,
-        force: bool,
-        path: Option<&str>,
-    ) -> Result<(), String> {
+    fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<(), String> {
         let (policy, _, _) = self.enforcer.avc.policy_state();
-        let parsed = policy
-            .parse_context(context)
-            .map_err(|e| format!("invalid context {context}: {e}"))?;
+        let parsed = policy.parse_context(context).map_err(|e| format!("invalid context {context}: {e}"))?;
         if !policy.context_is_valid(&parsed) {
-            return Err(format!(
-                "invalid context {context}: not valid in the loaded policy"
-            ));
+            return Err(format!("invalid context {context}: not valid in the loaded policy"));
         }
         let e = &self.enforcer;
         let sid = e.avc.intern(context).map_err(|err| err.to_string())?;
         let subject = e.subject(pid, None);
         if !force {
-            let d = e
-                .avc
-                .has_perm_noaudit(subject, subject, e.classes.process, e.classes.setexec);
+            let d = e.avc.has_perm_noaudit(subject, subject, e.classes.process, e.classes.setexec);
             if !d.passes() {
                 return Err(format!(
                     "permission denied: {} may not set an exec context (process setexec)",
@@ -306,22 +260,13 @@ impl ControlHandler for Daemon {
                 .custom_flags(libc::O_NONBLOCK)
                 .open(path)
                 .map_err(|err| format!("{path}: {err}"))?;
-            e.check_exec_request(pid, subject, &file, request)
-                .map_err(|err| format!("{path}: {err}"))?;
+            e.check_exec_request(pid, subject, &file, request).map_err(|err| format!("{path}: {err}"))?;
         }
         // The new domain is in scope before any of its processes runs.
-        e.marks
-            .enter_scope(sid)
-            .map_err(|err| format!("flushing ignore marks: {err}"))?;
+        e.marks.enter_scope(sid).map_err(|err| format!("flushing ignore marks: {err}"))?;
         let id = crate::pidfd::process_id(pid).ok();
-        let fresh = Entry {
-            sid: subject,
-            id,
-            request: None,
-            pending: None,
-        };
-        e.procs
-            .update(pid, fresh, |entry| entry.request = Some(request));
+        let fresh = Entry { sid: subject, id, request: None, pending: None };
+        e.procs.update(pid, fresh, |entry| entry.request = Some(request));
         Ok(())
     }
 
@@ -363,21 +308,27 @@ fn install_wakeup() -> io::Result<()> {
     Ok(())
 }
 
-fn responder(
-    enforcer: Arc<Enforcer>,
-    group: Arc<Group>,
-    stop: Arc<AtomicBool>,
-    bound: u64,
-    overload_allow: bool,
-) {
+fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, bound: u64, overload_allow: bool) {
     let mut buf = vec![0u8; READ_BUFFER];
     let mut events = Vec::with_capacity(32);
     let counters = &enforcer.counters;
+    let groups = enforcer.marks.target();
     // Relaxed: `stop` only ends the loop; the join orders everything else.
     while !stop.load(Ordering::Relaxed) {
+        let group = match groups.wait(WAIT_MS) {
+            Ok(Some(group)) => group,
+            Ok(None) => continue,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                eprintln!("rampartd: waiting for fanotify events: {e}");
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
         let n = match group.read(&mut buf) {
             Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // Another responder read them first.
+            Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock) => continue,
             Err(e) => {
                 eprintln!("rampartd: reading fanotify events: {e}");
                 std::thread::sleep(Duration::from_millis(10));
@@ -388,10 +339,7 @@ fn responder(
             eprintln!("rampartd: {e}");
         }
         // Relaxed: a gauge for the bound and for `status`.
-        let depth = counters
-            .in_flight
-            .fetch_add(events.len() as u64, Ordering::Relaxed)
-            + events.len() as u64;
+        let depth = counters.in_flight.fetch_add(events.len() as u64, Ordering::Relaxed) + events.len() as u64;
         let mut over = depth.saturating_sub(bound) as usize;
         for ev in events.drain(..) {
             if over > 0 {
@@ -412,24 +360,18 @@ fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
     while !stop.load(Ordering::Relaxed) {
         match fd {
             Some(fd) => {
-                let mut p = libc::pollfd {
-                    fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
+                let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
                 // SAFETY: one valid pollfd for the duration of the call.
                 unsafe { libc::poll(&mut p, 1, HOUSEKEEPING.as_millis() as libc::c_int) };
             }
             None => std::thread::sleep(HOUSEKEEPING),
         }
         daemon.enforcer.sync_processes();
+        daemon.enforcer.marks.target().reap();
         daemon.sample_rate();
         if last_reap.elapsed() >= REAP_EVERY {
             daemon.enforcer.reap();
-            daemon
-                .enforcer
-                .procs
-                .prune_default(daemon.enforcer.default_sid);
+            daemon.enforcer.procs.prune_default(daemon.enforcer.default_sid);
             last_reap = Instant::now();
         }
     }
@@ -445,54 +387,35 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
     for m in &config.marks {
         check_mount_point(m)?;
     }
-    let group = Arc::new(Group::new().map_err(io_err(
-        "fanotify_init (rampartd needs root and CONFIG_FANOTIFY_ACCESS_PERMISSIONS)",
-    ))?);
-    let daemon = Arc::new(Daemon::new(config.clone(), Arc::clone(&group))?);
+    let groups = Groups::new(config.marks.clone())
+        .map_err(io_err("fanotify_init (rampartd needs root and CONFIG_FANOTIFY_ACCESS_PERMISSIONS)"))?;
+    let daemon = Arc::new(Daemon::new(config.clone(), groups)?);
     let stop = Arc::new(AtomicBool::new(false));
     let mut responders: Vec<JoinHandle<()>> = Vec::new();
     for i in 0..config.threads {
-        let (e, g, s) = (
-            Arc::clone(&daemon.enforcer),
-            Arc::clone(&group),
-            Arc::clone(&stop),
-        );
+        let (e, s) = (Arc::clone(&daemon.enforcer), Arc::clone(&stop));
         let bound = config.queue_bound as u64;
         let allow = config.overload_allow;
         let h = std::thread::Builder::new()
             .name(format!("responder-{i}"))
-            .spawn(move || responder(e, g, s, bound, allow))
+            .spawn(move || responder(e, s, bound, allow))
             .map_err(io_err("spawning a responder thread"))?;
         responders.push(h);
     }
-    let mask =
-        fanotify::OPEN_PERM | fanotify::OPEN_EXEC_PERM | fanotify::ACCESS_PERM | fanotify::ONDIR;
-    let mut marked = Ok(());
-    for m in &config.marks {
-        if let Err(e) = group.mark_mount(m, mask) {
-            marked = Err(DaemonError::Io {
-                what: format!("marking {}", m.display()),
-                source: e,
-            });
-            break;
-        }
-    }
+    let marked = daemon
+        .enforcer
+        .marks
+        .target()
+        .mark_mounts()
+        .map_err(|(m, e)| DaemonError::Io { what: format!("marking {}", m.display()), source: e });
     let housekeeping = {
         let (d, s) = (Arc::clone(&daemon), Arc::clone(&stop));
-        std::thread::Builder::new()
-            .name("housekeeper".into())
-            .spawn(move || housekeeper(d, s))
+        std::thread::Builder::new().name("housekeeper".into()).spawn(move || housekeeper(d, s))
     };
     let server = match (&marked, &housekeeping) {
         (Ok(()), Ok(_)) => Some(
-            ControlServer::bind(
-                &config.socket,
-                Arc::clone(&daemon) as Arc<dyn ControlHandler>,
-            )
-            .map_err(io_err(format!(
-                "control socket {}",
-                config.socket.display()
-            ))),
+            ControlServer::bind(&config.socket, Arc::clone(&daemon) as Arc<dyn ControlHandler>)
+                .map_err(io_err(format!("control socket {}", config.socket.display()))),
         ),
         _ => None,
     };
@@ -503,17 +426,8 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
         (Ok(()), Ok(hk), Some(Ok(server))) => {
             eprintln!(
                 "rampartd: {} on {} (pid {}, policy {}, control socket {})",
-                if config.permissive {
-                    "permissive"
-                } else {
-                    "enforcing"
-                },
-                config
-                    .marks
-                    .iter()
-                    .map(|m| m.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                if config.permissive { "permissive" } else { "enforcing" },
+                config.marks.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", "),
                 std::process::id(),
                 daemon.policy_path.display(),
                 config.socket.display()
@@ -543,9 +457,8 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
         c.allowed.load(Ordering::Relaxed),
         c.denied.load(Ordering::Relaxed)
     );
-    // Dropping the daemon and the group closes the fanotify descriptor.
+    // Dropping the daemon closes the fanotify descriptors.
     drop(daemon);
-    drop(group);
     result
 }
 
@@ -558,19 +471,11 @@ fn wait_for_stop(daemon: &Daemon, signals: &libc::sigset_t) {
         }
         if sig == libc::SIGHUP {
             match daemon.reload() {
-                Ok(seqno) => eprintln!(
-                    "rampartd: reloaded {} (seqno {seqno})",
-                    daemon.policy_path.display()
-                ),
+                Ok(seqno) => eprintln!("rampartd: reloaded {} (seqno {seqno})", daemon.policy_path.display()),
                 Err(e) => eprintln!("rampartd: reload failed, keeping the old policy: {e}"),
             }
             continue;
         }
         return;
     }
-}
-
-/// For `AsRawFd` users that want the group's number (diagnostics).
-pub fn group_fd(group: &Group) -> i32 {
-    std::os::fd::AsFd::as_fd(group).as_raw_fd()
 }

@@ -25,6 +25,7 @@ use crate::access::{opener_flags, ClassPerms, Classes};
 use crate::epoch::Ticket;
 use crate::event::PermEvent;
 use crate::fanotify::{self, Group};
+use crate::groups::Groups;
 use crate::marks::{Marks, Target};
 use crate::objects::ObjectSids;
 use crate::pidfd;
@@ -62,7 +63,7 @@ pub struct Enforcer {
     pub classes: Classes,
     pub objects: ObjectSids,
     pub procs: Processes,
-    pub marks: Marks<Arc<Group>>,
+    pub marks: Marks<Groups>,
     pub default_sid: Sid,
     pub self_pid: u32,
     pub counters: Counters,
@@ -74,7 +75,7 @@ impl Enforcer {
         avc: Arc<Avc>,
         classes: Classes,
         objects: ObjectSids,
-        group: Arc<Group>,
+        groups: Groups,
         default_sid: Sid,
         connector: Option<ProcConnector>,
         ignore_marks: bool,
@@ -84,7 +85,7 @@ impl Enforcer {
             classes,
             objects,
             procs: Processes::default(),
-            marks: Marks::new(group, default_sid, ignore_marks),
+            marks: Marks::new(groups, default_sid, ignore_marks),
             default_sid,
             self_pid: std::process::id(),
             counters: Counters::default(),
@@ -113,63 +114,26 @@ impl Enforcer {
         };
         let subject = self.subject(event.pid, event.pidfd.as_ref().map(|f| f.as_fd()));
         let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
-        let target = Target {
-            inode: (md.dev(), md.ino()),
-            sid: tsid,
-            class: cp.class,
-            any_open: cp.any_open(),
-            read: cp.read,
-        };
+        let target =
+            Target { inode: (md.dev(), md.ino()), sid: tsid, class: cp.class, any_open: cp.any_open(), read: cp.read };
         if event.mask & fanotify::OPEN_EXEC_PERM != 0 {
             self.exec(group, &file, event.pid, subject, tsid, cp);
         } else if event.mask & fanotify::OPEN_PERM != 0 {
-            self.open(
-                group,
-                &file,
-                Opener {
-                    pid: event.pid,
-                    subject,
-                    ticket,
-                },
-                &target,
-                cp,
-            );
+            self.open(group, &file, Opener { pid: event.pid, subject, ticket }, &target, cp);
         } else if event.mask & fanotify::ACCESS_PERM != 0 {
             let decision = self.avc.has_perm_noaudit(subject, tsid, cp.class, cp.read);
             self.answer(group, file.as_fd(), decision.passes());
-            self.audit(
-                event.pid,
-                file.as_fd(),
-                &[Checked {
-                    ssid: subject,
-                    tsid,
-                    class: cp.class,
-                    decision,
-                }],
-            );
-            self.marks.after_access(
-                &self.avc,
-                file.as_fd(),
-                &target,
-                subject,
-                decision.denied.is_empty(),
-                ticket,
-            );
+            self.audit(event.pid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
+            self.marks.after_access(&self.avc, file.as_fd(), &target, subject, decision.denied.is_empty(), ticket);
         } else {
             self.answer(group, file.as_fd(), true);
         }
     }
 
     fn open(&self, group: &Group, file: &File, opener: Opener, target: &Target, cp: ClassPerms) {
-        let Opener {
-            pid,
-            subject,
-            ticket,
-        } = opener;
+        let Opener { pid, subject, ticket } = opener;
         let any = cp.any_open();
-        let first = self
-            .avc
-            .has_perm_noaudit(subject, target.sid, cp.class, any);
+        let first = self.avc.has_perm_noaudit(subject, target.sid, cp.class, any);
         let decision = if first.denied.is_empty() {
             first
         } else {
@@ -177,20 +141,10 @@ impl Enforcer {
             masked(first, requested)
         };
         self.answer(group, file.as_fd(), decision.passes());
-        self.audit(
-            pid,
-            file.as_fd(),
-            &[Checked {
-                ssid: subject,
-                tsid: target.sid,
-                class: cp.class,
-                decision,
-            }],
-        );
+        self.audit(pid, file.as_fd(), &[Checked { ssid: subject, tsid: target.sid, class: cp.class, decision }]);
         if decision.denied.is_empty() {
             let read = decision.allowed.contains(cp.read) && !cp.read.is_empty();
-            self.marks
-                .after_open(&self.avc, file.as_fd(), target, subject, read, ticket);
+            self.marks.after_open(&self.avc, file.as_fd(), target, subject, read, ticket);
         }
     }
 
@@ -199,9 +153,8 @@ impl Enforcer {
     fn exec(&self, group: &Group, file: &File, pid: u32, subject: Sid, tsid: Sid, cp: ClassPerms) {
         let entry = self.procs.get(pid);
         let now = Instant::now();
-        let interpreter = entry
-            .and_then(|e| e.pending)
-            .is_some_and(|p| now.duration_since(p.since) < PENDING_EXEC_WINDOW);
+        let interpreter =
+            entry.and_then(|e| e.pending).is_some_and(|p| now.duration_since(p.since) < PENDING_EXEC_WINDOW);
         let (checks, new_domain) = if interpreter {
             (vec![self.check(subject, tsid, cp.class, cp.execute)], None)
         } else {
@@ -216,18 +169,8 @@ impl Enforcer {
                 bump(&self.counters.exec_transitions);
             }
             let id = self.process_id(pid, None);
-            let fresh = Entry {
-                sid: subject,
-                id,
-                request: None,
-                pending: None,
-            };
-            self.procs.update(pid, fresh, |e| {
-                e.pending = Some(PendingExec {
-                    sid: new,
-                    since: now,
-                })
-            });
+            let fresh = Entry { sid: subject, id, request: None, pending: None };
+            self.procs.update(pid, fresh, |e| e.pending = Some(PendingExec { sid: new, since: now }));
         }
         self.answer(group, file.as_fd(), allow);
         self.audit(pid, file.as_fd(), &checks);
@@ -259,12 +202,7 @@ impl Enforcer {
             }
             Some(new) => {
                 if !request.is_some_and(|r| r.force) {
-                    checks.push(self.check(
-                        subject,
-                        new,
-                        self.classes.process,
-                        self.classes.transition,
-                    ));
+                    checks.push(self.check(subject, new, self.classes.process, self.classes.transition));
                     checks.push(self.check(new, tsid, cp.class, cp.entrypoint));
                 }
             }
@@ -276,19 +214,9 @@ impl Enforcer {
     /// Checks an exec request (`rampart run`) against the file it will
     /// execute, before the exec, auditing denials. Returns the domain it
     /// would enter, or what was denied.
-    pub fn check_exec_request(
-        &self,
-        pid: u32,
-        subject: Sid,
-        file: &File,
-        request: ExecRequest,
-    ) -> Result<(), String> {
+    pub fn check_exec_request(&self, pid: u32, subject: Sid, file: &File, request: ExecRequest) -> Result<(), String> {
         let md = file.metadata().map_err(|e| e.to_string())?;
-        let cp = self
-            .classes
-            .file()
-            .filter(|_| md.is_file())
-            .ok_or("not a regular file")?;
+        let cp = self.classes.file().filter(|_| md.is_file()).ok_or("not a regular file")?;
         let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
         let (checks, entered) = self.exec_checks(subject, tsid, cp, Some(request));
         self.audit(pid, file.as_fd(), &checks);
@@ -300,19 +228,10 @@ impl Enforcer {
                     .filter(|c| !c.decision.passes())
                     .map(|c| {
                         let class = self.avc.mapping().class_name(c.class).unwrap_or("?");
-                        format!(
-                            "{{ {} }} {class}",
-                            self.avc
-                                .mapping()
-                                .perm_names(c.class, c.decision.denied)
-                                .join(" ")
-                        )
+                        format!("{{ {} }} {class}", self.avc.mapping().perm_names(c.class, c.decision.denied).join(" "))
                     })
                     .collect();
-                Err(format!(
-                    "Permission denied: the policy denies {}",
-                    denied.join(", ")
-                ))
+                Err(format!("Permission denied: the policy denies {}", denied.join(", ")))
             }
         }
     }
@@ -324,19 +243,12 @@ impl Enforcer {
         let s = policy.parse_context(self.avc.context(subject)?).ok()?;
         let t = policy.parse_context(self.avc.context(tsid)?).ok()?;
         let class = policy.class_by_name("process")?;
-        let new = policy
-            .compute_create(&bools, &s, &t, class, CreateKind::Transition, None)
-            .ok()?;
+        let new = policy.compute_create(&bools, &s, &t, class, CreateKind::Transition, None).ok()?;
         self.avc.intern(&policy.context_to_string(&new)).ok()
     }
 
     fn check(&self, ssid: Sid, tsid: Sid, class: ClassIdx, perms: Perms) -> Checked {
-        Checked {
-            ssid,
-            tsid,
-            class,
-            decision: self.avc.has_perm_noaudit(ssid, tsid, class, perms),
-        }
+        Checked { ssid, tsid, class, decision: self.avc.has_perm_noaudit(ssid, tsid, class, perms) }
     }
 
     /// A denial the policy did not make (no valid new context).
@@ -369,9 +281,7 @@ impl Enforcer {
             return e.sid;
         }
         let id = pidfd.and_then(|fd| pidfd::pidfs_id(fd).ok());
-        self.procs
-            .get_checked(pid, id)
-            .map_or(self.default_sid, |e| e.sid)
+        self.procs.get_checked(pid, id).map_or(self.default_sid, |e| e.sid)
     }
 
     fn process_id(&self, pid: u32, pidfd: Option<BorrowedFd<'_>>) -> Option<u64> {
@@ -395,14 +305,10 @@ impl Enforcer {
         };
         for event in events {
             match event {
-                ProcEvent::Fork {
-                    parent_tgid,
-                    child_pid,
-                    child_tgid,
-                    ..
-                } if child_pid == child_tgid && self.procs.get(parent_tgid).is_some() => {
-                    self.procs
-                        .fork(parent_tgid, child_tgid, pidfd::process_id(child_tgid).ok());
+                ProcEvent::Fork { parent_tgid, child_pid, child_tgid, .. }
+                    if child_pid == child_tgid && self.procs.get(parent_tgid).is_some() =>
+                {
+                    self.procs.fork(parent_tgid, child_tgid, pidfd::process_id(child_tgid).ok());
                 }
                 ProcEvent::Exec { tgid, .. } => {
                     if let Some(e) = self.procs.exec(tgid) {
@@ -422,28 +328,21 @@ impl Enforcer {
 
     /// Drops entries of processes that are gone.
     pub fn reap(&self) -> usize {
-        self.procs
-            .retain_alive(|pid, id| match (pidfd::process_id(pid), id) {
-                (Ok(now), Some(known)) => now == known,
-                (Ok(_), None) => true,
-                (Err(_), _) => false,
-            })
+        self.procs.retain_alive(|pid, id| match (pidfd::process_id(pid), id) {
+            (Ok(now), Some(known)) => now == known,
+            (Ok(_), None) => true,
+            (Err(_), _) => false,
+        })
     }
 
     /// The connector's descriptor, for a thread that waits on it.
     pub fn connector_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.connector
-            .as_ref()
-            .map(|c| c.lock().unwrap_or_else(PoisonError::into_inner).as_raw_fd())
+        self.connector.as_ref().map(|c| c.lock().unwrap_or_else(PoisonError::into_inner).as_raw_fd())
     }
 
     fn answer(&self, group: &Group, fd: BorrowedFd<'_>, allow: bool) {
         let _ = group.respond(fd, allow);
-        bump(if allow {
-            &self.counters.allowed
-        } else {
-            &self.counters.denied
-        });
+        bump(if allow { &self.counters.allowed } else { &self.counters.denied });
     }
 
     /// Audits what the kernel would (after the answer).
@@ -459,16 +358,12 @@ impl Enforcer {
             let info = info.get_or_insert_with(|| AuditInfo {
                 pid: Some(pid),
                 comm: pidfd::comm(pid),
-                path: std::fs::read_link(format!(
-                    "/proc/self/fd/{}",
-                    std::os::fd::AsRawFd::as_raw_fd(&fd)
-                ))
-                .ok()
-                .map(|p| p.to_string_lossy().into_owned()),
+                path: std::fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd)))
+                    .ok()
+                    .map(|p| p.to_string_lossy().into_owned()),
                 extra: Vec::new(),
             });
-            self.avc
-                .audit_decision(c.ssid, c.tsid, c.class, &c.decision, info);
+            self.avc.audit_decision(c.ssid, c.tsid, c.class, &c.decision, info);
         }
     }
 }
@@ -491,18 +386,4 @@ struct Opener {
     pid: u32,
     subject: Sid,
     ticket: Ticket,
-}
-
-impl crate::marks::MarkTarget for Arc<Group> {
-    fn ignore(
-        &self,
-        fd: BorrowedFd<'_>,
-        inode: crate::marks::InodeKey,
-        mask: u64,
-    ) -> std::io::Result<()> {
-        self.as_ref().ignore(fd, inode, mask)
-    }
-    fn flush(&self) -> std::io::Result<()> {
-        crate::marks::MarkTarget::flush(self.as_ref())
-    }
 }

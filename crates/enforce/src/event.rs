@@ -33,11 +33,7 @@ pub struct RecordError {
 
 impl fmt::Display for RecordError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "malformed fanotify record at byte {}: {} (the rest of this read is dropped)",
-            self.offset, self.what
-        )
+        write!(f, "malformed fanotify record at byte {}: {} (the rest of this read is dropped)", self.offset, self.what)
     }
 }
 
@@ -75,10 +71,7 @@ pub fn parse(buf: &[u8], out: &mut Vec<PermEvent>) -> Result<(), RecordError> {
         let err = |what: String| RecordError { offset: at, what };
         let rec = &buf[at..];
         if rec.len() < METADATA_LEN {
-            return Err(err(format!(
-                "{} bytes left, a record header needs {METADATA_LEN}",
-                rec.len()
-            )));
+            return Err(err(format!("{} bytes left, a record header needs {METADATA_LEN}", rec.len())));
         }
         let event_len = u32_at(rec, 0).unwrap_or(0) as usize;
         let vers = rec[4];
@@ -87,10 +80,7 @@ pub fn parse(buf: &[u8], out: &mut Vec<PermEvent>) -> Result<(), RecordError> {
         let fd = own(i32_at(rec, 16).unwrap_or(-1));
         let pid = i32_at(rec, 20).unwrap_or(-1);
         if vers != libc::FANOTIFY_METADATA_VERSION {
-            return Err(err(format!(
-                "metadata version {vers}, expected {}",
-                libc::FANOTIFY_METADATA_VERSION
-            )));
+            return Err(err(format!("metadata version {vers}, expected {}", libc::FANOTIFY_METADATA_VERSION)));
         }
         if metadata_len < METADATA_LEN || event_len < metadata_len || event_len > rec.len() {
             return Err(err(format!(
@@ -98,23 +88,15 @@ pub fn parse(buf: &[u8], out: &mut Vec<PermEvent>) -> Result<(), RecordError> {
                 rec.len()
             )));
         }
-        let pidfd =
-            parse_info(&rec[metadata_len..event_len]).map_err(|(off, what)| RecordError {
-                offset: at + metadata_len + off,
-                what,
-            })?;
+        let pidfd = parse_info(&rec[metadata_len..event_len])
+            .map_err(|(off, what)| RecordError { offset: at + metadata_len + off, what })?;
         at += event_len;
         let (Some(fd), Ok(pid)) = (fd, u32::try_from(pid)) else {
             // A queue overflow notice or a record without an object:
             // nothing to answer.
             continue;
         };
-        out.push(PermEvent {
-            mask,
-            fd,
-            pid,
-            pidfd,
-        });
+        out.push(PermEvent { mask, fd, pid, pidfd });
     }
     Ok(())
 }
@@ -125,27 +107,14 @@ fn parse_info(mut info: &[u8]) -> Result<Option<OwnedFd>, (usize, String)> {
     let mut off = 0;
     while !info.is_empty() {
         let (Some(len), Some(&kind)) = (u16_at(info, 2), info.first()) else {
-            return Err((
-                off,
-                format!(
-                    "{} bytes left, an info header needs {INFO_HEADER_LEN}",
-                    info.len()
-                ),
-            ));
+            return Err((off, format!("{} bytes left, an info header needs {INFO_HEADER_LEN}", info.len())));
         };
         let len = len as usize;
         if len < INFO_HEADER_LEN || len > info.len() {
-            return Err((
-                off,
-                format!(
-                    "info record length {len} out of range ({} bytes left)",
-                    info.len()
-                ),
-            ));
+            return Err((off, format!("info record length {len} out of range ({} bytes left)", info.len())));
         }
         if kind == INFO_TYPE_PIDFD {
-            let fd =
-                i32_at(info, INFO_HEADER_LEN).ok_or((off, "pidfd record too short".to_owned()))?;
+            let fd = i32_at(info, INFO_HEADER_LEN).ok_or((off, "pidfd record too short".to_owned()))?;
             pidfd = own(fd);
         }
         info = &info[len..];

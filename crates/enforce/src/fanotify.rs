@@ -11,6 +11,8 @@
 //! * No `FAN_UNLIMITED_QUEUE`: the kernel queue stays bounded (16384
 //!   events by default). When it overflows the kernel allows the access
 //!   without asking: fail-open, like every other fanotify daemon.
+//! * `FAN_NONBLOCK`: responders wait for any of the daemon's groups with
+//!   epoll ([`crate::groups`]) and then read without blocking.
 //! * Event descriptors are opened `O_RDONLY | O_NONBLOCK`: the kernel
 //!   opens the object for us, and a FIFO opened without `O_NONBLOCK` would
 //!   block until a writer appears, with the opener waiting on us.
@@ -50,9 +52,8 @@ impl Group {
     /// A content-class group reporting pidfds (falling back to none on a
     /// kernel without `FAN_REPORT_PIDFD`, before 5.15).
     pub fn new() -> io::Result<Group> {
-        let base = libc::FAN_CLASS_CONTENT | libc::FAN_CLOEXEC;
-        let event_flags = (libc::O_RDONLY | libc::O_LARGEFILE | libc::O_CLOEXEC | libc::O_NONBLOCK)
-            as libc::c_uint;
+        let base = libc::FAN_CLASS_CONTENT | libc::FAN_CLOEXEC | libc::FAN_NONBLOCK;
+        let event_flags = (libc::O_RDONLY | libc::O_LARGEFILE | libc::O_CLOEXEC | libc::O_NONBLOCK) as libc::c_uint;
         let init = |flags: libc::c_uint| {
             // SAFETY: fanotify_init takes two flag words and returns a new
             // descriptor or -1; no memory is passed.
@@ -74,44 +75,42 @@ impl Group {
         self.pidfds
     }
 
-    fn mark(
-        &self,
-        flags: libc::c_uint,
-        mask: u64,
-        dirfd: RawFd,
-        path: Option<&Path>,
-    ) -> io::Result<()> {
+    fn mark(&self, flags: libc::c_uint, mask: u64, dirfd: RawFd, path: Option<&Path>) -> io::Result<()> {
         let cpath = match path {
             Some(p) => Some(CString::new(p.as_os_str().as_bytes()).map_err(|_| {
-                io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!("path {} contains a NUL byte", p.display()),
-                )
+                io::Error::new(io::ErrorKind::InvalidInput, format!("path {} contains a NUL byte", p.display()))
             })?),
             None => None,
         };
         let ptr = cpath.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
         // SAFETY: the group descriptor is open for the life of `self`;
         // `ptr` is null or a NUL-terminated string that outlives the call.
-        check(unsafe { libc::fanotify_mark(self.fd.as_raw_fd(), flags, mask, dirfd, ptr) })
-            .map(|_| ())
+        check(unsafe { libc::fanotify_mark(self.fd.as_raw_fd(), flags, mask, dirfd, ptr) }).map(|_| ())
     }
 
     /// Marks the mount containing `path` for `mask`.
     pub fn mark_mount(&self, path: &Path, mask: u64) -> io::Result<()> {
-        self.mark(
-            libc::FAN_MARK_ADD | libc::FAN_MARK_MOUNT,
-            mask,
-            libc::AT_FDCWD,
-            Some(path),
-        )
+        self.mark(libc::FAN_MARK_ADD | libc::FAN_MARK_MOUNT, mask, libc::AT_FDCWD, Some(path))
+    }
+
+    /// Stops reporting `mask` on the mount containing `path`.
+    pub fn unmark_mount(&self, path: &Path, mask: u64) -> io::Result<()> {
+        self.mark(libc::FAN_MARK_REMOVE | libc::FAN_MARK_MOUNT, mask, libc::AT_FDCWD, Some(path))
+    }
+
+    /// Bytes of events queued and not yet read (`FIONREAD`).
+    pub fn queued_bytes(&self) -> io::Result<usize> {
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int to the pointer, which is valid
+        // and writable for the call.
+        check(unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::FIONREAD, &mut n) })?;
+        Ok(usize::try_from(n).unwrap_or(0))
     }
 
     /// Adds `mask` to the ignore mask of the inode open as `object`; the
     /// ignore survives writes to the file (`FAN_MARK_IGNORED_SURV_MODIFY`).
     pub fn ignore_inode(&self, object: BorrowedFd<'_>, mask: u64) -> io::Result<()> {
-        let flags =
-            libc::FAN_MARK_ADD | libc::FAN_MARK_IGNORED_MASK | libc::FAN_MARK_IGNORED_SURV_MODIFY;
+        let flags = libc::FAN_MARK_ADD | libc::FAN_MARK_IGNORED_MASK | libc::FAN_MARK_IGNORED_SURV_MODIFY;
         self.mark(flags, mask, object.as_raw_fd(), None)
     }
 
@@ -121,7 +120,7 @@ impl Group {
         self.mark(libc::FAN_MARK_FLUSH, 0, libc::AT_FDCWD, None)
     }
 
-    /// Reads queued events into `buf` (blocking until at least one).
+    /// Reads queued events into `buf` (`WouldBlock` if there are none).
     pub fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
         // SAFETY: `buf` is a valid writable buffer of `buf.len()` bytes.
         let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
@@ -136,22 +135,12 @@ impl Group {
     pub fn respond(&self, event_fd: BorrowedFd<'_>, allow: bool) -> io::Result<()> {
         let response = libc::fanotify_response {
             fd: event_fd.as_raw_fd(),
-            response: if allow {
-                libc::FAN_ALLOW
-            } else {
-                libc::FAN_DENY
-            },
+            response: if allow { libc::FAN_ALLOW } else { libc::FAN_DENY },
         };
         let size = std::mem::size_of::<libc::fanotify_response>();
         // SAFETY: `response` is a plain struct of `size` bytes that lives
         // across the call.
-        let n = unsafe {
-            libc::write(
-                self.fd.as_raw_fd(),
-                (&response as *const libc::fanotify_response).cast(),
-                size,
-            )
-        };
+        let n = unsafe { libc::write(self.fd.as_raw_fd(), (&response as *const libc::fanotify_response).cast(), size) };
         if n < 0 {
             Err(io::Error::last_os_error())
         } else {

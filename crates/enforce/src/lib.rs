@@ -1,8 +1,9 @@
 //! rampartd: Rampart's decisions enforced on real processes through
 //! fanotify permission events, on kernels where SELinux is not active.
 //!
-//! Modules, in the order an event meets them: [`fanotify`] (the group:
-//! marks, reads, answers) and [`event`] (parsing its records);
+//! Modules, in the order an event meets them: [`fanotify`] (a group:
+//! marks, reads, answers), [`groups`] (the current group and those
+//! retiring after a revocation) and [`event`] (parsing records);
 //! [`procs`] with [`proc_connector`] and [`pidfd`] (which domain a
 //! process runs in); [`objects`] (object labels as SIDs); [`access`]
 //! (classes and permissions of an open); [`enforcer`] (the decision);
@@ -21,6 +22,7 @@ pub mod enforcer;
 pub mod epoch;
 pub mod event;
 pub mod fanotify;
+pub mod groups;
 pub mod marks;
 pub mod objects;
 pub mod pidfd;

@@ -49,7 +49,7 @@ use std::sync::{Mutex, PoisonError, RwLock};
 use rampart_avc::{Avc, ClassIdx, Perms, Sid};
 use rustc_hash::FxHashMap;
 
-use crate::fanotify::{self, Group};
+use crate::fanotify;
 
 pub const MAX_TRACKED_INODES: usize = 1 << 20;
 pub const MAX_READERS: usize = 16;
@@ -62,15 +62,6 @@ pub type InodeKey = (u64, u64);
 pub trait MarkTarget: Send + Sync {
     fn ignore(&self, fd: BorrowedFd<'_>, inode: InodeKey, mask: u64) -> io::Result<()>;
     fn flush(&self) -> io::Result<()>;
-}
-
-impl MarkTarget for Group {
-    fn ignore(&self, fd: BorrowedFd<'_>, _inode: InodeKey, mask: u64) -> io::Result<()> {
-        self.ignore_inode(fd, mask)
-    }
-    fn flush(&self) -> io::Result<()> {
-        self.flush_inode_marks()
-    }
 }
 
 /// The object an event was about.
@@ -96,10 +87,7 @@ struct Readers {
 impl Readers {
     /// An inode beyond [`MAX_TRACKED_INODES`].
     fn untracked() -> Readers {
-        Readers {
-            domains: Vec::new(),
-            complete: false,
-        }
+        Readers { domains: Vec::new(), complete: false }
     }
 }
 
@@ -119,12 +107,7 @@ struct ScopeAnswers(RwLock<FxHashMap<(Sid, ClassIdx), (bool, u64)>>);
 
 impl ScopeAnswers {
     fn get_or(&self, key: (Sid, ClassIdx), epoch: u64, compute: impl FnOnce() -> bool) -> bool {
-        if let Some(&(ok, at)) = self
-            .0
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&key)
-        {
+        if let Some(&(ok, at)) = self.0.read().unwrap_or_else(PoisonError::into_inner).get(&key) {
             if at == epoch {
                 return ok;
             }
@@ -132,18 +115,12 @@ impl ScopeAnswers {
         let ok = compute();
         // An answer computed across a flush is stored under the old
         // epoch, so it is never used after the flush.
-        self.0
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, (ok, epoch));
+        self.0.write().unwrap_or_else(PoisonError::into_inner).insert(key, (ok, epoch));
         ok
     }
 
     fn clear(&self) {
-        self.0
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.0.write().unwrap_or_else(PoisonError::into_inner).clear();
     }
 }
 
@@ -199,17 +176,12 @@ impl<T: MarkTarget> Marks<T> {
 
     fn shard(&self, inode: InodeKey) -> std::sync::MutexGuard<'_, Shard> {
         let i = (inode.1 ^ inode.0.rotate_left(29)) as usize % SHARDS;
-        self.shards[i]
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.shards[i].lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Domains in scope now.
     pub fn scope(&self) -> Vec<Sid> {
-        self.scope
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.scope.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// Marks placed since the last flush.
@@ -241,10 +213,7 @@ impl<T: MarkTarget> Marks<T> {
         self.open_ok.clear();
         self.read_ok.clear();
         for s in &self.shards {
-            s.lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .access_armed
-                .clear();
+            s.lock().unwrap_or_else(PoisonError::into_inner).access_armed.clear();
         }
         self.placed.store(0, Ordering::Relaxed);
         self.flushes.fetch_add(1, Ordering::Relaxed);
@@ -261,12 +230,7 @@ impl<T: MarkTarget> Marks<T> {
     /// `sid` is about to run (an exec transition): if it is new to the
     /// scope, the open marks placed without it are no longer justified.
     pub fn enter_scope(&self, sid: Sid) -> io::Result<()> {
-        if self
-            .scope
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .contains(&sid)
-        {
+        if self.scope.read().unwrap_or_else(PoisonError::into_inner).contains(&sid) {
             return Ok(());
         }
         let mut scope = self.scope();
@@ -364,13 +328,7 @@ impl<T: MarkTarget> Marks<T> {
 
     /// Records `reader` (if any) of `inode`, and that its opens will pass
     /// unseen (`opens_unseen`); returns who is known to read it.
-    fn note_reader(
-        &self,
-        inode: InodeKey,
-        reader: Option<Sid>,
-        first_seen: FirstSeen,
-        opens_unseen: bool,
-    ) -> Readers {
+    fn note_reader(&self, inode: InodeKey, reader: Option<Sid>, first_seen: FirstSeen, opens_unseen: bool) -> Readers {
         let mut shard = self.shard(inode);
         let tracked = shard.readers.len();
         let entry = match shard.readers.get_mut(&inode) {
@@ -380,10 +338,10 @@ impl<T: MarkTarget> Marks<T> {
                 r.domains.extend(reader);
                 return r;
             }
-            None => shard.readers.entry(inode).or_insert(Readers {
-                domains: Vec::new(),
-                complete: first_seen == FirstSeen::Open,
-            }),
+            None => shard
+                .readers
+                .entry(inode)
+                .or_insert(Readers { domains: Vec::new(), complete: first_seen == FirstSeen::Open }),
         };
         if opens_unseen {
             entry.complete = false;
@@ -410,35 +368,19 @@ impl<T: MarkTarget> Marks<T> {
     /// All who may hold the inode open for reading may read it, and (if
     /// `consult_armed`) no access mark was placed on it in `epoch`
     /// already.
-    fn access_ignorable(
-        &self,
-        avc: &Avc,
-        target: &Target,
-        readers: &Readers,
-        epoch: u64,
-        consult_armed: bool,
-    ) -> bool {
-        if consult_armed && self.shard(target.inode).access_armed.get(&target.inode) == Some(&epoch)
-        {
+    fn access_ignorable(&self, avc: &Avc, target: &Target, readers: &Readers, epoch: u64, consult_armed: bool) -> bool {
+        if consult_armed && self.shard(target.inode).access_armed.get(&target.inode) == Some(&epoch) {
             return false;
         }
-        let may_read = |s: Sid| {
-            avc.peek(s, target.sid, target.class, target.read)
-                .denied
-                .is_empty()
-        };
+        let may_read = |s: Sid| avc.peek(s, target.sid, target.class, target.read).denied.is_empty();
         let ok = readers.domains.iter().all(|&r| may_read(r))
             && if readers.complete {
                 may_read(self.default)
             } else {
-                self.read_ok.get_or((target.sid, target.class), epoch, || {
-                    self.scope().into_iter().all(may_read)
-                })
+                self.read_ok.get_or((target.sid, target.class), epoch, || self.scope().into_iter().all(may_read))
             };
         if ok {
-            self.shard(target.inode)
-                .access_armed
-                .insert(target.inode, epoch);
+            self.shard(target.inode).access_armed.insert(target.inode, epoch);
         }
         ok
     }
@@ -446,11 +388,7 @@ impl<T: MarkTarget> Marks<T> {
     /// Every domain in scope may open the object for anything.
     fn open_ignorable(&self, avc: &Avc, target: &Target, epoch: u64) -> bool {
         self.open_ok.get_or((target.sid, target.class), epoch, || {
-            self.scope().iter().all(|&s| {
-                avc.peek(s, target.sid, target.class, target.any_open)
-                    .denied
-                    .is_empty()
-            })
+            self.scope().iter().all(|&s| avc.peek(s, target.sid, target.class, target.any_open).denied.is_empty())
         })
     }
 }

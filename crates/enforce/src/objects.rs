@@ -50,9 +50,7 @@ impl ObjectSids {
         ObjectSids {
             labeler: RwLock::new(labeler),
             unlabeled: RwLock::new(unlabeled),
-            shards: (0..SHARDS)
-                .map(|_| Mutex::new(FxHashMap::default()))
-                .collect(),
+            shards: (0..SHARDS).map(|_| Mutex::new(FxHashMap::default())).collect(),
         }
     }
 
@@ -65,38 +63,22 @@ impl ObjectSids {
         let key = (md.dev(), md.ino());
         let ctime = (md.ctime(), md.ctime_nsec());
         let shard = self.shard(key);
-        if let Some(c) = shard
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(&key)
-        {
+        if let Some(c) = shard.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
             if c.ctime == ctime {
                 return c.sid;
             }
         }
         let labeler = Arc::clone(&self.labeler.read().unwrap_or_else(PoisonError::into_inner));
         let label = labeler.label_of(Object::Fd(fd), md);
-        let unlabeled = *self
-            .unlabeled
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        let sid = label
-            .context
-            .and_then(|ctx| avc.intern(&ctx).ok())
-            .unwrap_or(unlabeled);
-        shard
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(key, Cached { ctime, sid });
+        let unlabeled = *self.unlabeled.read().unwrap_or_else(PoisonError::into_inner);
+        let sid = label.context.and_then(|ctx| avc.intern(&ctx).ok()).unwrap_or(unlabeled);
+        shard.lock().unwrap_or_else(PoisonError::into_inner).insert(key, Cached { ctime, sid });
         sid
     }
 
     /// Forgets every label (files were relabeled).
     pub fn clear(&self) {
-        self.labeler
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.labeler.read().unwrap_or_else(PoisonError::into_inner).clear();
         for s in &self.shards {
             s.lock().unwrap_or_else(PoisonError::into_inner).clear();
         }
@@ -106,10 +88,7 @@ impl ObjectSids {
     /// forgets every label.
     pub fn replace(&self, labeler: Arc<ObjectLabeler>, unlabeled: Sid) {
         *self.labeler.write().unwrap_or_else(PoisonError::into_inner) = labeler;
-        *self
-            .unlabeled
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = unlabeled;
+        *self.unlabeled.write().unwrap_or_else(PoisonError::into_inner) = unlabeled;
         self.clear();
     }
 }

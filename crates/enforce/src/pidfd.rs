@@ -51,12 +51,8 @@ pub fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
-    let raw = libc::c_int::try_from(rc).map_err(|_| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("pidfd_open returned {rc}"),
-        )
-    })?;
+    let raw = libc::c_int::try_from(rc)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, format!("pidfd_open returned {rc}")))?;
     // SAFETY: the kernel just created `raw` for us and nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
@@ -88,10 +84,7 @@ pub fn pidfs_id(fd: BorrowedFd<'_>) -> io::Result<u64> {
         ));
     }
     if cfg!(not(target_pointer_width = "64")) {
-        return Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "pidfs ids need a 64-bit st_ino",
-        ));
+        return Err(io::Error::new(io::ErrorKind::Unsupported, "pidfs ids need a 64-bit st_ino"));
     }
     // SAFETY: stat is plain integers; all zeroes is a valid value.
     let mut st: libc::stat = unsafe { mem::zeroed() };
@@ -113,37 +106,21 @@ pub fn process_id(pid: u32) -> io::Result<u64> {
 /// `/proc/PID/stat`).
 pub fn start_time_ticks(pid: u32) -> io::Result<u64> {
     let stat = fs::read(format!("/proc/{pid}/stat"))?;
-    parse_start_time(&stat).map_err(|reason| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("/proc/{pid}/stat: {reason}"),
-        )
-    })
+    parse_start_time(&stat)
+        .map_err(|reason| io::Error::new(io::ErrorKind::InvalidData, format!("/proc/{pid}/stat: {reason}")))
 }
 
 /// Field 22 (`starttime`) of a `/proc/PID/stat` line. The command name
 /// (field 2) is in parentheses and may itself hold spaces and
 /// parentheses, so the fields after it start after the *last* `)`.
 fn parse_start_time(stat: &[u8]) -> Result<u64, String> {
-    let close = stat
-        .iter()
-        .rposition(|&b| b == b')')
-        .ok_or_else(|| "no ')' closing the command name".to_string())?;
+    let close = stat.iter().rposition(|&b| b == b')').ok_or_else(|| "no ')' closing the command name".to_string())?;
     let rest = stat.get(close + 1..).unwrap_or_default();
-    let rest = std::str::from_utf8(rest).map_err(|e| {
-        format!(
-            "non-UTF-8 after the command name at byte {}",
-            close + 1 + e.valid_up_to()
-        )
-    })?;
+    let rest = std::str::from_utf8(rest)
+        .map_err(|e| format!("non-UTF-8 after the command name at byte {}", close + 1 + e.valid_up_to()))?;
     // `rest` starts with field 3 (state), so field 22 is its 20th.
-    let field = rest
-        .split_ascii_whitespace()
-        .nth(22 - 3)
-        .ok_or_else(|| "fewer than 22 fields".to_string())?;
-    field
-        .parse()
-        .map_err(|e| format!("field 22 (starttime) {field:?}: {e}"))
+    let field = rest.split_ascii_whitespace().nth(22 - 3).ok_or_else(|| "fewer than 22 fields".to_string())?;
+    field.parse().map_err(|e| format!("field 22 (starttime) {field:?}: {e}"))
 }
 
 /// The command name of `pid` (`/proc/PID/comm`, at most 15 bytes, without
@@ -163,14 +140,7 @@ mod tests {
     #[test]
     fn start_time_survives_hostile_names() {
         let tail = "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 424242 20 21";
-        for name in [
-            "sh",
-            "a b",
-            "x) S 1 2 3",
-            "((",
-            ")",
-            ") 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9",
-        ] {
+        for name in ["sh", "a b", "x) S 1 2 3", "((", ")", ") 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9"] {
             let line = format!("1234 ({name}) {tail}\n");
             assert_eq!(parse_start_time(line.as_bytes()), Ok(424242), "{line}");
         }
@@ -181,9 +151,7 @@ mod tests {
         assert!(parse_start_time(b"").is_err());
         assert!(parse_start_time(b"1 (sh S 1 2").is_err());
         assert!(parse_start_time(b"1 (sh) S 1 2 3").is_err());
-        assert!(
-            parse_start_time(b"1 (sh) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 -1").is_err()
-        );
+        assert!(parse_start_time(b"1 (sh) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 -1").is_err());
         assert!(parse_start_time(b"1 (sh) \xff").is_err());
     }
 
@@ -197,13 +165,7 @@ mod tests {
             Ok(id) => assert_eq!(process_id(me).unwrap(), id),
             Err(e) => assert_eq!(e.kind(), io::ErrorKind::Unsupported),
         }
-        assert_eq!(
-            pidfd_open(0).unwrap_err().kind(),
-            io::ErrorKind::InvalidInput
-        );
-        assert_eq!(
-            pidfd_open(u32::MAX).unwrap_err().kind(),
-            io::ErrorKind::InvalidInput
-        );
+        assert_eq!(pidfd_open(0).unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(pidfd_open(u32::MAX).unwrap_err().kind(), io::ErrorKind::InvalidInput);
     }
 }

@@ -86,12 +86,7 @@ const LISTEN_ACK_TIMEOUT: Duration = Duration::from_secs(2);
 pub enum ProcEvent {
     /// A task was created. `child_pid == child_tgid` for a new process;
     /// otherwise a new thread of `child_tgid`.
-    Fork {
-        parent_pid: u32,
-        parent_tgid: u32,
-        child_pid: u32,
-        child_tgid: u32,
-    },
+    Fork { parent_pid: u32, parent_tgid: u32, child_pid: u32, child_tgid: u32 },
     /// A process executed a file. Reported after the exec succeeded, when
     /// the executing thread already owns the thread group id
     /// (`pid == tgid`).
@@ -116,9 +111,7 @@ pub enum ConnectorError {
     Io(#[from] io::Error),
     /// A datagram came from netlink port `port`, a user process, not the
     /// kernel; it was dropped unread.
-    #[error(
-        "process events connector: datagram from netlink port {port}, not the kernel, dropped"
-    )]
+    #[error("process events connector: datagram from netlink port {port}, not the kernel, dropped")]
     NotFromKernel { port: u32 },
     /// A datagram from the kernel could not be parsed; `offset` is the byte
     /// of the datagram where parsing stopped. Events in it are lost, so
@@ -128,10 +121,7 @@ pub enum ConnectorError {
 }
 
 fn malformed(offset: usize, reason: impl Into<String>) -> ConnectorError {
-    ConnectorError::Malformed {
-        offset,
-        reason: reason.into(),
-    }
+    ConnectorError::Malformed { offset, reason: reason.into() }
 }
 
 /// Bounds-checked native-endian reads from a datagram prefix; offsets are
@@ -148,10 +138,7 @@ impl<'a> Reader<'a> {
             Some(buf) => Ok(Reader { buf }),
             None => Err(malformed(
                 end.min(self.buf.len()),
-                format!(
-                    "{what} claims to end at byte {end}, past the end of its container at byte {}",
-                    self.buf.len()
-                ),
+                format!("{what} claims to end at byte {end}, past the end of its container at byte {}", self.buf.len()),
             )),
         }
     }
@@ -162,13 +149,7 @@ impl<'a> Reader<'a> {
             .and_then(|end| self.buf.get(offset..end))
             .and_then(|bytes| <[u8; N]>::try_from(bytes).ok())
             .ok_or_else(|| {
-                malformed(
-                    offset,
-                    format!(
-                        "{what}: need {N} bytes, {} left",
-                        self.buf.len().saturating_sub(offset)
-                    ),
-                )
+                malformed(offset, format!("{what}: need {N} bytes, {} left", self.buf.len().saturating_sub(offset)))
             })
     }
 
@@ -216,14 +197,10 @@ fn parse_messages(buf: &[u8]) -> Result<Vec<Message>, ConnectorError> {
         if nlmsg_len < NLMSG_HDRLEN {
             return Err(malformed(
                 offset,
-                format!(
-                    "nlmsg_len {nlmsg_len} is smaller than the {NLMSG_HDRLEN}-byte netlink header"
-                ),
+                format!("nlmsg_len {nlmsg_len} is smaller than the {NLMSG_HDRLEN}-byte netlink header"),
             ));
         }
-        let end = offset
-            .checked_add(nlmsg_len)
-            .ok_or_else(|| malformed(offset, "nlmsg_len overflows"))?;
+        let end = offset.checked_add(nlmsg_len).ok_or_else(|| malformed(offset, "nlmsg_len overflows"))?;
         let msg = whole.limit(end, "netlink message")?;
         let payload = offset + NLMSG_HDRLEN;
         match nlmsg_type {
@@ -236,25 +213,13 @@ fn parse_messages(buf: &[u8]) -> Result<Vec<Message>, ConnectorError> {
                     )));
                 }
             }
-            NLMSG_OVERRUN => out.push(Message {
-                event: ProcEvent::Overrun,
-                ack: 0,
-                ack_err: None,
-            }),
+            NLMSG_OVERRUN => out.push(Message { event: ProcEvent::Overrun, ack: 0, ack_err: None }),
             NLMSG_DONE => out.push(parse_cn_msg(msg, payload)?),
-            other => {
-                return Err(malformed(
-                    offset + 4,
-                    format!("unexpected netlink message type {other}"),
-                ))
-            }
+            other => return Err(malformed(offset + 4, format!("unexpected netlink message type {other}"))),
         }
         // NLMSG_ALIGN: the next message starts at a multiple of 4; the last
         // one may omit its padding.
-        offset = end
-            .checked_add(3)
-            .map(|e| e & !3)
-            .ok_or_else(|| malformed(end, "message end overflows"))?;
+        offset = end.checked_add(3).map(|e| e & !3).ok_or_else(|| malformed(end, "message end overflows"))?;
     }
     Ok(out)
 }
@@ -304,11 +269,7 @@ fn parse_cn_msg(msg: Reader<'_>, at: usize) -> Result<Message, ConnectorError> {
         }
         other => ProcEvent::Other { what: other },
     };
-    Ok(Message {
-        event,
-        ack,
-        ack_err,
-    })
+    Ok(Message { event, ack, ack_err })
 }
 
 /// A listen or ignore request: `nlmsghdr` + `cn_msg` + the u32 operation.
@@ -366,13 +327,8 @@ impl ProcConnector {
     /// pid namespace).
     pub fn open() -> io::Result<ProcConnector> {
         // SAFETY: plain socket(2) call; the result is checked below.
-        let raw = unsafe {
-            libc::socket(
-                libc::AF_NETLINK,
-                libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
-                libc::NETLINK_CONNECTOR,
-            )
-        };
+        let raw =
+            unsafe { libc::socket(libc::AF_NETLINK, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, libc::NETLINK_CONNECTOR) };
         if raw < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -434,10 +390,7 @@ impl ProcConnector {
         if n as usize != msg.len() {
             return Err(io::Error::new(
                 io::ErrorKind::WriteZero,
-                format!(
-                    "short send to the process events connector: {n} of {} bytes",
-                    msg.len()
-                ),
+                format!("short send to the process events connector: {n} of {} bytes", msg.len()),
             ));
         }
         Ok(())
@@ -460,17 +413,10 @@ impl ProcConnector {
                 Ok(Some(m)) => m,
                 Ok(None) | Err(ConnectorError::NotFromKernel { .. }) => continue,
                 Err(ConnectorError::Io(e)) => return Err(e),
-                Err(e @ ConnectorError::Malformed { .. }) => {
-                    return Err(io::Error::new(io::ErrorKind::InvalidData, e))
-                }
+                Err(e @ ConnectorError::Malformed { .. }) => return Err(io::Error::new(io::ErrorKind::InvalidData, e)),
             };
             for m in messages {
-                if m.event
-                    == (ProcEvent::Other {
-                        what: PROC_EVENT_NONE,
-                    })
-                    && m.ack == ack
-                {
+                if m.event == (ProcEvent::Other { what: PROC_EVENT_NONE }) && m.ack == ack {
                     let err = m.ack_err.unwrap_or(0);
                     if err != 0 {
                         return Err(io::Error::from_raw_os_error(err as i32));
@@ -507,11 +453,7 @@ impl ProcConnector {
         if n < 0 {
             let err = io::Error::last_os_error();
             return match err.raw_os_error() {
-                Some(libc::ENOBUFS) => Ok(Some(vec![Message {
-                    event: ProcEvent::Overrun,
-                    ack: 0,
-                    ack_err: None,
-                }])),
+                Some(libc::ENOBUFS) => Ok(Some(vec![Message { event: ProcEvent::Overrun, ack: 0, ack_err: None }])),
                 Some(libc::EAGAIN) if nonblocking => Ok(None),
                 _ => Err(err.into()),
             };
@@ -529,10 +471,7 @@ impl ProcConnector {
         if n > self.buf.len() {
             return Err(malformed(
                 self.buf.len(),
-                format!(
-                    "datagram of {n} bytes truncated to the {}-byte buffer",
-                    self.buf.len()
-                ),
+                format!("datagram of {n} bytes truncated to the {}-byte buffer", self.buf.len()),
             ));
         }
         parse_messages(&self.buf[..n]).map(Some)
@@ -550,10 +489,7 @@ impl ProcConnector {
         if let Some(e) = self.pending_error.take() {
             return Err(e);
         }
-        Ok(self
-            .recv_datagram(nonblocking)?
-            .map(|ms| ms.into_iter().map(|m| m.event).collect())
-            .unwrap_or_default())
+        Ok(self.recv_datagram(nonblocking)?.map(|ms| ms.into_iter().map(|m| m.event).collect()).unwrap_or_default())
     }
 
     /// Reads everything queued, without blocking, up to
@@ -636,13 +572,7 @@ fn local_port(fd: BorrowedFd<'_>) -> io::Result<u32> {
     let mut addr = kernel_address();
     let mut len = mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t;
     // SAFETY: `addr` is writable for `len` bytes and outlives the call.
-    let rc = unsafe {
-        libc::getsockname(
-            fd.as_raw_fd(),
-            (&mut addr as *mut libc::sockaddr_nl).cast(),
-            &mut len,
-        )
-    };
+    let rc = unsafe { libc::getsockname(fd.as_raw_fd(), (&mut addr as *mut libc::sockaddr_nl).cast(), &mut len) };
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -651,11 +581,7 @@ fn local_port(fd: BorrowedFd<'_>) -> io::Result<u32> {
 
 /// Waits up to `timeout` for `fd` to become readable; retries `EINTR`.
 fn poll_readable(fd: BorrowedFd<'_>, timeout: Duration) -> io::Result<bool> {
-    let mut pfd = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
+    let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
     let ms = libc::c_int::try_from(timeout.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
     loop {
         // SAFETY: `pfd` is one valid pollfd that outlives the call.
@@ -711,10 +637,7 @@ mod tests {
     }
 
     fn datagram(what: u32, fields: &[u32]) -> Vec<u8> {
-        nlmsg(
-            NLMSG_DONE,
-            &cn_msg(CN_IDX_PROC, CN_VAL_PROC, &proc_event(what, fields)),
-        )
+        nlmsg(NLMSG_DONE, &cn_msg(CN_IDX_PROC, CN_VAL_PROC, &proc_event(what, fields)))
     }
 
     fn fork() -> Vec<u8> {
@@ -727,18 +650,9 @@ mod tests {
         datagram(PROC_EVENT_EXIT, &[20, 20, 256, 17, 10, 10])
     }
 
-    const FORK: ProcEvent = ProcEvent::Fork {
-        parent_pid: 10,
-        parent_tgid: 10,
-        child_pid: 20,
-        child_tgid: 20,
-    };
+    const FORK: ProcEvent = ProcEvent::Fork { parent_pid: 10, parent_tgid: 10, child_pid: 20, child_tgid: 20 };
     const EXEC: ProcEvent = ProcEvent::Exec { pid: 20, tgid: 20 };
-    const EXIT: ProcEvent = ProcEvent::Exit {
-        pid: 20,
-        tgid: 20,
-        exit_code: 256,
-    };
+    const EXIT: ProcEvent = ProcEvent::Exit { pid: 20, tgid: 20, exit_code: 256 };
 
     fn offset_of(r: Result<Vec<ProcEvent>, ConnectorError>) -> usize {
         match r {
@@ -763,10 +677,7 @@ mod tests {
     #[test]
     fn other_events_are_kept_but_not_interpreted() {
         for what in [0u32, 0x4, 0x40, 0x80, 0x100, 0x200, 0x4000_0000, 0x1234] {
-            assert_eq!(
-                parse_datagram(&datagram(what, &[1, 2, 3])).unwrap(),
-                vec![ProcEvent::Other { what }]
-            );
+            assert_eq!(parse_datagram(&datagram(what, &[1, 2, 3])).unwrap(), vec![ProcEvent::Other { what }]);
         }
     }
 
@@ -786,14 +697,7 @@ mod tests {
     #[test]
     fn short_unions_are_errors_at_the_missing_field() {
         // A fork event whose cn_msg.len covers only parent_pid and parent_tgid.
-        let short = nlmsg(
-            NLMSG_DONE,
-            &cn_msg(
-                CN_IDX_PROC,
-                CN_VAL_PROC,
-                &proc_event(PROC_EVENT_FORK, &[1, 2])[..24],
-            ),
-        );
+        let short = nlmsg(NLMSG_DONE, &cn_msg(CN_IDX_PROC, CN_VAL_PROC, &proc_event(PROC_EVENT_FORK, &[1, 2])[..24]));
         // child_pid is at 16 + 20 + 16 + 8.
         assert_eq!(offset_of(parse_datagram(&short)), 60);
         // A cn_msg.len beyond the netlink message.
@@ -812,10 +716,7 @@ mod tests {
     #[test]
     fn wrong_connector_id_is_rejected() {
         for (idx, val) in [(2, 1), (1, 2), (0, 0)] {
-            let d = nlmsg(
-                NLMSG_DONE,
-                &cn_msg(idx, val, &proc_event(PROC_EVENT_FORK, &[1, 1, 2, 2])),
-            );
+            let d = nlmsg(NLMSG_DONE, &cn_msg(idx, val, &proc_event(PROC_EVENT_FORK, &[1, 1, 2, 2])));
             assert_eq!(offset_of(parse_datagram(&d)), NLMSG_HDRLEN);
         }
     }
@@ -849,10 +750,7 @@ mod tests {
 
     #[test]
     fn netlink_control_messages() {
-        assert_eq!(
-            parse_datagram(&nlmsg(NLMSG_OVERRUN, &[])).unwrap(),
-            vec![ProcEvent::Overrun]
-        );
+        assert_eq!(parse_datagram(&nlmsg(NLMSG_OVERRUN, &[])).unwrap(), vec![ProcEvent::Overrun]);
         assert_eq!(parse_datagram(&nlmsg(NLMSG_NOOP, &[])).unwrap(), vec![]);
         let ack = nlmsg(NLMSG_ERROR, &[0u8; 20]);
         assert_eq!(parse_datagram(&ack).unwrap(), vec![]);

@@ -66,9 +66,7 @@ pub struct Processes {
 impl Default for Processes {
     fn default() -> Self {
         Processes {
-            shards: (0..SHARDS)
-                .map(|_| RwLock::new(FxHashMap::default()))
-                .collect(),
+            shards: (0..SHARDS).map(|_| RwLock::new(FxHashMap::default())).collect(),
             count: AtomicUsize::new(0),
         }
     }
@@ -80,15 +78,11 @@ impl Processes {
     }
 
     fn read(&self, pid: u32) -> RwLockReadGuard<'_, FxHashMap<u32, Entry>> {
-        self.shard(pid)
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.shard(pid).read().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn write(&self, pid: u32) -> RwLockWriteGuard<'_, FxHashMap<u32, Entry>> {
-        self.shard(pid)
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.shard(pid).write().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The entry of `pid`, if any.
@@ -134,8 +128,7 @@ impl Processes {
         if delta >= 0 {
             self.count.fetch_add(delta as usize, Ordering::Relaxed);
         } else {
-            self.count
-                .fetch_sub(delta.unsigned_abs(), Ordering::Relaxed);
+            self.count.fetch_sub(delta.unsigned_abs(), Ordering::Relaxed);
         }
     }
 
@@ -143,12 +136,7 @@ impl Processes {
     /// requested exec, which belong to the parent's own exec).
     pub fn fork(&self, parent: u32, child: u32, child_id: Option<u64>) {
         let Some(p) = self.get(parent) else { return };
-        let entry = Entry {
-            sid: p.sid,
-            id: child_id,
-            request: None,
-            pending: None,
-        };
+        let entry = Entry { sid: p.sid, id: child_id, request: None, pending: None };
         if self.write(child).insert(child, entry).is_none() {
             self.counted(1);
         }
@@ -215,19 +203,8 @@ impl Processes {
     pub fn domains(&self) -> Vec<Sid> {
         let mut out: Vec<Sid> = Vec::new();
         for shard in &self.shards {
-            for e in shard
-                .read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .values()
-            {
-                for sid in [
-                    Some(e.sid),
-                    e.pending.map(|p| p.sid),
-                    e.request.map(|r| r.sid),
-                ]
-                .into_iter()
-                .flatten()
-                {
+            for e in shard.read().unwrap_or_else(PoisonError::into_inner).values() {
+                for sid in [Some(e.sid), e.pending.map(|p| p.sid), e.request.map(|r| r.sid)].into_iter().flatten() {
                     if !out.contains(&sid) {
                         out.push(sid);
                     }

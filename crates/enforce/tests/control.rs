@@ -23,8 +23,7 @@ use std::time::{Duration, Instant};
 
 use rampart_enforce::control::protocol::{MAX_LINE, PERMISSION_DENIED};
 use rampart_enforce::control::{
-    Client, ControlError, ControlHandler, ControlServer, Reply, Request, ServerConfig, Status,
-    DEFAULT_SOCKET,
+    Client, ControlError, ControlHandler, ControlServer, Reply, Request, ServerConfig, Status, DEFAULT_SOCKET,
 };
 
 // ---------------------------------------------------------------------------
@@ -37,10 +36,7 @@ struct TempDir(PathBuf);
 impl TempDir {
     fn new(tag: &str) -> TempDir {
         static N: AtomicUsize = AtomicUsize::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
         let dir = PathBuf::from(format!(
             "/tmp/rampart-control-{tag}-{}-{nanos}-{}",
             std::process::id(),
@@ -125,20 +121,12 @@ impl ControlHandler for Fake {
     fn set_boolean(&self, name: &str, value: bool) -> Result<u64, String> {
         self.record(Call::SetBoolean(name.into(), value));
         if name == "no_such_bool" {
-            return Err(format!(
-                "unknown boolean {name}; list them with `rampart policy info`"
-            ));
+            return Err(format!("unknown boolean {name}; list them with `rampart policy info`"));
         }
         Ok(self.seqno.fetch_add(1, Ordering::Relaxed) + 1)
     }
 
-    fn set_exec_context(
-        &self,
-        pid: u32,
-        context: &str,
-        force: bool,
-        _path: Option<&str>,
-    ) -> Result<(), String> {
+    fn set_exec_context(&self, pid: u32, context: &str, force: bool, _path: Option<&str>) -> Result<(), String> {
         self.record(Call::ExecContext(pid, context.into(), force));
         match context {
             "bad" => Err("invalid context bad; give user:role:type:level".into()),
@@ -169,9 +157,7 @@ fn start_with(tag: &str, config: ServerConfig) -> (TempDir, Arc<Fake>, ControlSe
 /// until the server closes or stays silent for a while.
 fn exchange(path: &Path, bytes: &[u8], half_close: bool) -> Vec<String> {
     let mut stream = UnixStream::connect(path).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let _ = stream.write_all(bytes);
     if half_close {
         let _ = stream.shutdown(Shutdown::Write);
@@ -193,10 +179,7 @@ fn read_lines(stream: &mut UnixStream) -> Vec<String> {
         }
     }
     let text = String::from_utf8(out).unwrap();
-    assert!(
-        text.is_empty() || text.ends_with('\n'),
-        "reply not newline-terminated: {text:?}"
-    );
+    assert!(text.is_empty() || text.ends_with('\n'), "reply not newline-terminated: {text:?}");
     text.lines().map(str::to_string).collect()
 }
 
@@ -225,18 +208,9 @@ fn every_op_round_trips_through_the_client() {
     client.set_enforcing(false).unwrap();
     client.set_enforcing(true).unwrap();
     assert_eq!(client.reload().unwrap(), 1);
-    assert_eq!(
-        client
-            .set_boolean("httpd_can_network_connect", true)
-            .unwrap(),
-        2
-    );
-    client
-        .set_exec_context("system_u:system_r:httpd_t:s0", false, None)
-        .unwrap();
-    client
-        .set_exec_context("unconfined_u:unconfined_r:unconfined_t:s0", true, None)
-        .unwrap();
+    assert_eq!(client.set_boolean("httpd_can_network_connect", true).unwrap(), 2);
+    client.set_exec_context("system_u:system_r:httpd_t:s0", false, None).unwrap();
+    client.set_exec_context("unconfined_u:unconfined_r:unconfined_t:s0", true, None).unwrap();
     client.labels_changed().unwrap();
     let me = std::process::id();
     assert_eq!(
@@ -294,23 +268,12 @@ fn handler_errors_and_panics_are_error_replies() {
     let mut client = Client::connect(dir.sock()).unwrap();
     let err = client.set_boolean("no_such_bool", true).unwrap_err();
     assert!(matches!(err, ControlError::Refused(_)), "{err:?}");
-    assert_eq!(
-        err.to_string(),
-        "rampartd: unknown boolean no_such_bool; list them with `rampart policy info`"
-    );
+    assert_eq!(err.to_string(), "rampartd: unknown boolean no_such_bool; list them with `rampart policy info`");
     let err = client.set_exec_context("bad", false, None).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("invalid context bad; give user:role:type:level"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("invalid context bad; give user:role:type:level"), "{err}");
     // A panicking handler costs one error reply, not the server.
     let err = client.set_exec_context("panic", false, None).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("exec-context: internal error in rampartd"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("exec-context: internal error in rampartd"), "{err}");
     assert_eq!(client.reload().unwrap(), 1);
     assert_serving(&dir.sock());
     assert_eq!(fake.calls().len(), 5);
@@ -325,75 +288,34 @@ fn malformed_lines_get_error_replies_and_the_server_goes_on() {
     let cases: &[(&[u8], &str)] = &[
         (b"\x00\xff\xfe\x01garbage\x7f\n", "NUL byte at offset 0"),
         (b"\xff\xfe\xfd\n", "not valid UTF-8"),
-        (
-            b"not json at all\n",
-            "malformed request: expected ident at line 1 column 2",
-        ),
-        (
-            b"garbage\n",
-            "malformed request: expected value at line 1 column 1",
-        ),
-        (
-            b"{\"op\":\"status\"\n",
-            "malformed request: EOF while parsing an object",
-        ),
+        (b"not json at all\n", "malformed request: expected ident at line 1 column 2"),
+        (b"garbage\n", "malformed request: expected value at line 1 column 1"),
+        (b"{\"op\":\"status\"\n", "malformed request: EOF while parsing an object"),
         (b"\n", "empty request line"),
         (b"{\"op\":\"frobnicate\"}\n", "unknown variant `frobnicate`"),
         (b"{\"op\":42}\n", "malformed request"),
         (b"{\"enforcing\":true}\n", "missing field `op`"),
         (b"{\"op\":\"setenforce\"}\n", "missing field `enforcing`"),
-        (
-            b"{\"op\":\"setenforce\",\"enforcing\":1}\n",
-            "invalid type: integer `1`, expected a boolean",
-        ),
-        (
-            b"{\"op\":\"setbool\",\"name\":\"b\",\"value\":\"true\"}\n",
-            "expected a boolean",
-        ),
-        (
-            b"{\"op\":\"setbool\",\"value\":true}\n",
-            "missing field `name`",
-        ),
-        (
-            b"{\"op\":\"exec-context\",\"context\":[1]}\n",
-            "invalid type: sequence, expected a string",
-        ),
-        (
-            b"{\"op\":\"exec-context\",\"context\":\"u:r:t:s0\",\"pid\":1}\n",
-            "unknown field `pid`",
-        ),
+        (b"{\"op\":\"setenforce\",\"enforcing\":1}\n", "invalid type: integer `1`, expected a boolean"),
+        (b"{\"op\":\"setbool\",\"name\":\"b\",\"value\":\"true\"}\n", "expected a boolean"),
+        (b"{\"op\":\"setbool\",\"value\":true}\n", "missing field `name`"),
+        (b"{\"op\":\"exec-context\",\"context\":[1]}\n", "invalid type: sequence, expected a string"),
+        (b"{\"op\":\"exec-context\",\"context\":\"u:r:t:s0\",\"pid\":1}\n", "unknown field `pid`"),
         (b"{\"op\":\"status\",\"pid\":1}\n", "unknown field `pid`"),
         (b"{\"op\":\"sta\x00tus\"}\n", "NUL byte at offset 10"),
-        (
-            b"{\"op\":\"setbool\",\"name\":\"a\\u0000b\",\"value\":true}\n",
-            "\"name\" contains a NUL",
-        ),
-        (
-            b"{\"op\":\"setbool\",\"name\":\"\",\"value\":true}\n",
-            "\"name\" is empty",
-        ),
+        (b"{\"op\":\"setbool\",\"name\":\"a\\u0000b\",\"value\":true}\n", "\"name\" contains a NUL"),
+        (b"{\"op\":\"setbool\",\"name\":\"\",\"value\":true}\n", "\"name\" is empty"),
     ];
     for (bytes, expected) in cases {
         let replies = exchange(&dir.sock(), bytes, true);
-        assert_eq!(
-            replies.len(),
-            1,
-            "{:?} -> {replies:?}",
-            String::from_utf8_lossy(bytes)
-        );
+        assert_eq!(replies.len(), 1, "{:?} -> {replies:?}", String::from_utf8_lossy(bytes));
         let error = error_of(&replies[0]);
-        assert!(
-            error.contains(expected),
-            "{:?} -> {error}",
-            String::from_utf8_lossy(bytes)
-        );
+        assert!(error.contains(expected), "{:?} -> {error}", String::from_utf8_lossy(bytes));
         assert_serving(&dir.sock());
     }
     // Parse errors tell the user what a request looks like.
     let replies = exchange(&dir.sock(), b"hello\n", true);
-    assert!(
-        error_of(&replies[0]).contains("send one JSON object per line, e.g. {\"op\":\"status\"}")
-    );
+    assert!(error_of(&replies[0]).contains("send one JSON object per line, e.g. {\"op\":\"status\"}"));
     // None of it reached the handler (only the good clients' status calls).
     assert!(fake.calls().iter().all(|c| *c == Call::Status));
 }
@@ -401,11 +323,7 @@ fn malformed_lines_get_error_replies_and_the_server_goes_on() {
 #[test]
 fn a_bad_line_does_not_cost_the_connection() {
     let (dir, _fake, _server) = start("bad-then-good");
-    let replies = exchange(
-        &dir.sock(),
-        b"not json\n{\"op\":\"reload\"}\n\xff\n{\"op\":\"reload\"}\n",
-        true,
-    );
+    let replies = exchange(&dir.sock(), b"not json\n{\"op\":\"reload\"}\n\xff\n{\"op\":\"reload\"}\n", true);
     assert_eq!(replies.len(), 4, "{replies:?}");
     assert!(error_of(&replies[0]).contains("malformed request"));
     assert_eq!(replies[1], r#"{"ok":true,"seqno":1}"#);
@@ -421,12 +339,7 @@ fn an_overlong_line_gets_an_error_and_a_close() {
     let replies = exchange(&dir.sock(), &vec![b'x'; 1 << 20], false);
     assert_eq!(replies.len(), 1, "{replies:?}");
     let error = error_of(&replies[0]);
-    assert!(
-        error.contains(&format!(
-            "request line too long: no newline within {MAX_LINE} bytes"
-        )),
-        "{error}"
-    );
+    assert!(error.contains(&format!("request line too long: no newline within {MAX_LINE} bytes")), "{error}");
     // Exactly MAX_LINE + 1 bytes then a newline: too long too; MAX_LINE is fine.
     let mut line = vec![b' '; MAX_LINE + 1];
     line.push(b'\n');
@@ -436,10 +349,7 @@ fn an_overlong_line_gets_an_error_and_a_close() {
     line.extend_from_slice(b"{\"op\":\"status\"}\n");
     assert_eq!(line.len(), MAX_LINE + 1);
     let replies = exchange(&dir.sock(), &line, true);
-    assert!(
-        replies[0].starts_with(r#"{"ok":true,"status":"#),
-        "{replies:?}"
-    );
+    assert!(replies[0].starts_with(r#"{"ok":true,"status":"#), "{replies:?}");
     // A long line after a good one: the good one is answered first.
     let mut bytes = b"{\"op\":\"reload\"}\n".to_vec();
     bytes.extend(vec![b'y'; 3 * MAX_LINE]);
@@ -448,10 +358,7 @@ fn an_overlong_line_gets_an_error_and_a_close() {
     assert_eq!(replies[0], r#"{"ok":true,"seqno":1}"#);
     assert!(error_of(&replies[1]).contains("too long"));
     assert_serving(&dir.sock());
-    assert_eq!(
-        fake.calls().iter().filter(|c| **c == Call::Reload).count(),
-        1
-    );
+    assert_eq!(fake.calls().iter().filter(|c| **c == Call::Reload).count(), 1);
 }
 
 #[test]
@@ -460,9 +367,7 @@ fn a_partial_line_then_close() {
     // Half-closed: the client can still read why its line was dropped.
     let replies = exchange(&dir.sock(), b"{\"op\":\"rel", true);
     assert_eq!(replies.len(), 1, "{replies:?}");
-    assert!(
-        error_of(&replies[0]).contains("connection closed after 10 bytes of an unfinished line")
-    );
+    assert!(error_of(&replies[0]).contains("connection closed after 10 bytes of an unfinished line"));
     // Fully closed without reading: the server's reply goes nowhere.
     for _ in 0..5 {
         let mut s = UnixStream::connect(dir.sock()).unwrap();
@@ -488,19 +393,13 @@ fn a_client_that_never_reads_its_replies_cannot_block_the_server() {
     let (dir, _fake, _server) = start_with("no-reader", config);
     let t = Instant::now();
     let mut hog = UnixStream::connect(dir.sock()).unwrap();
-    hog.set_write_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    hog.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
     // Status requests by the thousand, replies never read: the replies
     // fill the socket buffer, the server's write times out and it drops
     // the client, which then sees a broken pipe (not its own timeout).
-    let err = hog
-        .write_all(&b"{\"op\":\"status\"}\n".repeat(100_000))
-        .unwrap_err();
+    let err = hog.write_all(&b"{\"op\":\"status\"}\n".repeat(100_000)).unwrap_err();
     assert!(
-        matches!(
-            err.kind(),
-            io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
-        ),
+        matches!(err.kind(), io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset),
         "{err:?} after {:?}",
         t.elapsed()
     );
@@ -520,21 +419,15 @@ fn slow_and_silent_clients_time_out() {
     // Silent: connects and sends nothing.
     let t = Instant::now();
     let mut silent = UnixStream::connect(dir.sock()).unwrap();
-    silent
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    silent.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let replies = read_lines(&mut silent);
-    assert!(
-        error_of(&replies[0]).contains("timed out: no complete request line within 300ms"),
-        "{replies:?}"
-    );
+    assert!(error_of(&replies[0]).contains("timed out: no complete request line within 300ms"), "{replies:?}");
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
 
     // Trickling: one byte every 50 ms never completes a line in time,
     // although no single read waits longer than the timeout.
     let mut slow = UnixStream::connect(dir.sock()).unwrap();
-    slow.set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let t = Instant::now();
     for &b in b"{\"op\":\"status\"}".iter().cycle().take(40) {
         if slow.write_all(&[b]).is_err() {
@@ -555,8 +448,7 @@ fn slow_and_silent_clients_time_out() {
 
     // A busy connection is closed at the connection deadline.
     let mut busy = UnixStream::connect(dir.sock()).unwrap();
-    busy.set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    busy.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let t = Instant::now();
     let mut answered = 0;
     let last = loop {
@@ -576,27 +468,19 @@ fn slow_and_silent_clients_time_out() {
         thread::sleep(Duration::from_millis(250));
     };
     assert!(answered >= 4, "{answered}");
-    assert!(
-        error_of(&last).contains("connection open longer than 2s"),
-        "{last}"
-    );
+    assert!(error_of(&last).contains("connection open longer than 2s"), "{last}");
     assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
     assert!(fake.calls().contains(&Call::LabelsChanged));
 }
 
 #[test]
 fn requests_per_connection_are_bounded() {
-    let config = ServerConfig {
-        max_requests: 3,
-        ..ServerConfig::default()
-    };
+    let config = ServerConfig { max_requests: 3, ..ServerConfig::default() };
     let (dir, fake, _server) = start_with("max-requests", config);
     let replies = exchange(&dir.sock(), &b"{\"op\":\"reload\"}\n".repeat(10), false);
     assert_eq!(replies.len(), 4, "{replies:?}");
     assert_eq!(replies[2], r#"{"ok":true,"seqno":3}"#);
-    assert!(
-        error_of(&replies[3]).contains("too many requests on one connection (limit 3); reconnect")
-    );
+    assert!(error_of(&replies[3]).contains("too many requests on one connection (limit 3); reconnect"));
     assert_eq!(fake.calls().len(), 3);
     assert_serving(&dir.sock());
 }
@@ -630,10 +514,7 @@ fn as_nobody(path: &Path, request: &[u8]) -> String {
             let say = |msg: &[u8]| {
                 libc::write(out, msg.as_ptr().cast(), msg.len());
             };
-            if libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setgid(65534) != 0
-                || libc::setuid(65534) != 0
-            {
+            if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
                 say(b"CHILD: cannot drop to uid 65534");
                 libc::_exit(1);
             }
@@ -686,21 +567,11 @@ fn non_root_peers_are_refused_by_the_server() {
     // Open the file mode so that only the SO_PEERCRED check stands between
     // a non-root process and the daemon.
     fs::set_permissions(dir.sock(), fs::Permissions::from_mode(0o666)).unwrap();
-    for request in [
-        &b"{\"op\":\"setenforce\",\"enforcing\":false}\n"[..],
-        b"{\"op\":\"status\"}\n",
-        b"",
-    ] {
+    for request in [&b"{\"op\":\"setenforce\",\"enforcing\":false}\n"[..], b"{\"op\":\"status\"}\n", b""] {
         let report = as_nobody(&dir.sock(), request);
-        assert_eq!(
-            report,
-            format!("{{\"ok\":false,\"error\":\"{PERMISSION_DENIED}\"}}\n")
-        );
+        assert_eq!(report, format!("{{\"ok\":false,\"error\":\"{PERMISSION_DENIED}\"}}\n"));
     }
-    assert_eq!(
-        PERMISSION_DENIED,
-        "permission denied: the control socket accepts only root"
-    );
+    assert_eq!(PERMISSION_DENIED, "permission denied: the control socket accepts only root");
     assert!(fake.calls().is_empty(), "{:?}", fake.calls());
     // Root still gets in.
     assert_serving(&dir.sock());
@@ -736,12 +607,7 @@ fn run_helper_as_nobody(path: &Path) -> String {
     let out = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
         .arg(std::env::current_exe().unwrap())
-        .args([
-            "non_root_client_helper",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(["non_root_client_helper", "--exact", "--nocapture", "--test-threads=1"])
         .env("RAMPART_CONTROL_TEST_SOCKET", path)
         .output()
         .expect("setpriv (util-linux) runs the helper as uid 65534");
@@ -750,12 +616,7 @@ fn run_helper_as_nobody(path: &Path) -> String {
     stdout
         .lines()
         .find_map(|l| l.find("HELPER: ").map(|i| l[i..].to_string()))
-        .unwrap_or_else(|| {
-            panic!(
-                "helper printed no result: {stdout} {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        })
+        .unwrap_or_else(|| panic!("helper printed no result: {stdout} {}", String::from_utf8_lossy(&out.stderr)))
 }
 
 #[test]
@@ -773,10 +634,7 @@ fn client_errors_for_non_root_users() {
     // Mode 0666: the daemon refuses; the client maps that reply too.
     fs::set_permissions(dir.sock(), fs::Permissions::from_mode(0o666)).unwrap();
     let line = run_helper_as_nobody(&dir.sock());
-    assert!(
-        line.starts_with("HELPER: PermissionDenied: permission denied at"),
-        "{line}"
-    );
+    assert!(line.starts_with("HELPER: PermissionDenied: permission denied at"), "{line}");
     assert!(fake.calls().is_empty());
 }
 
@@ -804,20 +662,10 @@ fn a_stale_socket_file_is_replaced() {
     let dir = TempDir::new("stale");
     // A socket file nobody listens on, as a crashed daemon leaves it.
     drop(UnixListener::bind(dir.sock()).unwrap());
-    assert!(fs::symlink_metadata(dir.sock())
-        .unwrap()
-        .file_type()
-        .is_socket());
+    assert!(fs::symlink_metadata(dir.sock()).unwrap().file_type().is_socket());
     let server = ControlServer::bind(&dir.sock(), Arc::new(Fake::default())).unwrap();
     assert_serving(&dir.sock());
-    assert_eq!(
-        fs::symlink_metadata(dir.sock())
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o777,
-        0o600
-    );
+    assert_eq!(fs::symlink_metadata(dir.sock()).unwrap().permissions().mode() & 0o777, 0o600);
     drop(server);
     assert!(!dir.sock().exists());
 }
@@ -829,10 +677,7 @@ fn a_live_server_is_not_replaced() {
     assert_eq!(err.kind(), io::ErrorKind::AddrInUse);
     assert_eq!(
         err.to_string(),
-        format!(
-            "another rampartd is listening on {}; stop it first or pass --socket",
-            dir.sock().display()
-        )
+        format!("another rampartd is listening on {}; stop it first or pass --socket", dir.sock().display())
     );
     // The first one is untouched, and it was the one answering.
     assert_serving(&dir.sock());
@@ -849,11 +694,7 @@ fn a_path_that_is_not_a_socket_is_left_alone() {
     let dir = TempDir::new("not-socket");
     fs::write(dir.sock(), b"precious").unwrap();
     let err = ControlServer::bind(&dir.sock(), Arc::new(Fake::default())).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("exists and is not a socket; remove it or pass --socket"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("exists and is not a socket; remove it or pass --socket"), "{err}");
     assert_eq!(fs::read(dir.sock()).unwrap(), b"precious");
     // Nor is a symlink followed.
     let link = dir.0.join("link.sock");
@@ -876,10 +717,7 @@ fn shutdown_and_drop_remove_the_socket() {
             dir.sock().display()
         )
     );
-    assert!(matches!(
-        ControlError::from(err),
-        ControlError::NotRunning { .. }
-    ));
+    assert!(matches!(ControlError::from(err), ControlError::NotRunning { .. }));
 
     let server = ControlServer::bind(&dir.sock(), Arc::new(Fake::default())).unwrap();
     drop(server);
@@ -888,10 +726,7 @@ fn shutdown_and_drop_remove_the_socket() {
 
 #[test]
 fn shutdown_with_a_client_connected_finishes() {
-    let config = ServerConfig {
-        line_timeout: Duration::from_millis(200),
-        ..ServerConfig::default()
-    };
+    let config = ServerConfig { line_timeout: Duration::from_millis(200), ..ServerConfig::default() };
     let (dir, _fake, server) = start_with("shutdown-busy", config);
     let idle = UnixStream::connect(dir.sock()).unwrap();
     let t = Instant::now();
@@ -917,10 +752,7 @@ fn a_stale_socket_with_no_server_reports_not_running() {
     assert!(matches!(err, ControlError::NotRunning { .. }), "{err:?}");
     drop(UnixListener::bind(dir.sock()).unwrap());
     let err = ControlError::from(Client::connect(dir.sock()).unwrap_err());
-    assert!(
-        err.to_string().starts_with("no daemon listening at"),
-        "{err}"
-    );
+    assert!(err.to_string().starts_with("no daemon listening at"), "{err}");
 }
 
 // ---------------------------------------------------------------------------
@@ -943,26 +775,11 @@ fn fake_daemon(dir: &TempDir, reply: &'static [u8]) -> thread::JoinHandle<()> {
 #[test]
 fn client_reports_malformed_replies_timeouts_and_closes() {
     let cases: &[(&[u8], &str)] = &[
-        (
-            b"garbage\n",
-            "malformed reply from rampartd: not a reply: expected value at line 1 column 1",
-        ),
-        (
-            b"{\"ok\":false}\n",
-            "malformed reply from rampartd: not a reply: \"ok\":false without an \"error\" text",
-        ),
-        (
-            b"\xff\n",
-            "malformed reply from rampartd: not a reply: not valid UTF-8",
-        ),
-        (
-            b"{\"ok\":true,\"seqno\":1}\n",
-            "malformed reply from rampartd: a seqno reply to status",
-        ),
-        (
-            b"{\"ok\":true",
-            "rampartd closed the connection without replying",
-        ),
+        (b"garbage\n", "malformed reply from rampartd: not a reply: expected value at line 1 column 1"),
+        (b"{\"ok\":false}\n", "malformed reply from rampartd: not a reply: \"ok\":false without an \"error\" text"),
+        (b"\xff\n", "malformed reply from rampartd: not a reply: not valid UTF-8"),
+        (b"{\"ok\":true,\"seqno\":1}\n", "malformed reply from rampartd: a seqno reply to status"),
+        (b"{\"ok\":true", "rampartd closed the connection without replying"),
         (b"", "rampartd did not reply within 300ms"),
     ];
     for (reply, expected) in cases {
@@ -971,11 +788,7 @@ fn client_reports_malformed_replies_timeouts_and_closes() {
         let mut client = Client::connect(dir.sock()).unwrap();
         client.set_timeout(Duration::from_millis(300)).unwrap();
         let err = client.status().unwrap_err();
-        assert!(
-            err.to_string().contains(expected),
-            "{:?}: {err}",
-            String::from_utf8_lossy(reply)
-        );
+        assert!(err.to_string().contains(expected), "{:?}: {err}", String::from_utf8_lossy(reply));
         daemon.join().unwrap();
     }
 }
@@ -987,9 +800,7 @@ fn client_refuses_to_send_what_the_server_would_refuse() {
     let err = client.set_boolean(&"b".repeat(MAX_LINE), true).unwrap_err();
     assert!(matches!(err, ControlError::InvalidRequest(_)));
     assert!(err.to_string().contains("too long"), "{err}");
-    let err = client
-        .set_exec_context("u:r:t\0:s0", false, None)
-        .unwrap_err();
+    let err = client.set_exec_context("u:r:t\0:s0", false, None).unwrap_err();
     assert!(err.to_string().contains("NUL"), "{err}");
     // The connection is still good.
     client.labels_changed().unwrap();

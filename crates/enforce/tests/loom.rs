@@ -38,11 +38,7 @@ struct World {
 
 impl World {
     fn new() -> Arc<World> {
-        Arc::new(World {
-            epoch: Epoch::new(),
-            allowed: AtomicBool::new(true),
-            marks: Mutex::new(Vec::new()),
-        })
+        Arc::new(World { epoch: Epoch::new(), allowed: AtomicBool::new(true), marks: Mutex::new(Vec::new()) })
     }
 }
 
@@ -77,17 +73,11 @@ fn no_mark_outlives_a_revocation() {
             .collect();
         revoke(&w);
         // `setbool` has returned: from now on, no mark may be present.
-        assert!(
-            w.marks.lock().unwrap().is_empty(),
-            "a mark was present after the flush returned"
-        );
+        assert!(w.marks.lock().unwrap().is_empty(), "a mark was present after the flush returned");
         for p in placers {
             p.join().unwrap();
         }
-        assert!(
-            w.marks.lock().unwrap().is_empty(),
-            "a mark was placed after the flush returned"
-        );
+        assert!(w.marks.lock().unwrap().is_empty(), "a mark was placed after the flush returned");
     });
 }
 
@@ -118,8 +108,5 @@ fn placing_then_rechecking_leaves_a_stale_mark_for_a_moment() {
         }
         placer.join().unwrap();
     });
-    assert!(
-        found.load(std::sync::atomic::Ordering::Relaxed),
-        "loom found no stale mark in the old protocol"
-    );
+    assert!(found.load(std::sync::atomic::Ordering::Relaxed), "loom found no stale mark in the old protocol");
 }

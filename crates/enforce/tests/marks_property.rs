@@ -57,9 +57,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rampart_avc::{Avc, AvcConfig, NullSink, Sid};
 use rampart_enforce::access::{mapping, ClassPerms, Classes};
 use rampart_enforce::fanotify::{ACCESS_PERM, OPEN_PERM};
-use rampart_enforce::marks::{
-    InodeKey, MarkTarget, Marks, Target, MAX_READERS, MAX_TRACKED_INODES,
-};
+use rampart_enforce::marks::{InodeKey, MarkTarget, Marks, Target, MAX_READERS, MAX_TRACKED_INODES};
 use rampart_oracle::{Answer, Oracle};
 use rampart_policy::Policy;
 
@@ -180,11 +178,7 @@ struct Model {
 
 impl Model {
     fn new(limit: usize, flush_is_noop: bool) -> Model {
-        Model {
-            limit,
-            flush_is_noop,
-            ..Model::default()
-        }
+        Model { limit, flush_is_noop, ..Model::default() }
     }
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<InodeKey, u64>> {
         self.masks.lock().unwrap_or_else(PoisonError::into_inner)
@@ -200,12 +194,7 @@ impl Model {
 }
 
 impl MarkTarget for Model {
-    fn ignore(
-        &self,
-        _fd: std::os::fd::BorrowedFd<'_>,
-        inode: InodeKey,
-        mask: u64,
-    ) -> io::Result<()> {
+    fn ignore(&self, _fd: std::os::fd::BorrowedFd<'_>, inode: InodeKey, mask: u64) -> io::Result<()> {
         let mut masks = self.lock();
         let old = masks.get(&inode).copied().unwrap_or(0);
         if old == 0 && masks.len() >= self.limit {
@@ -255,16 +244,10 @@ impl Reference {
     fn new(policy: &std::path::Path, names: &[&'static str]) -> Reference {
         let mut oracle = Oracle::spawn(policy).expect("spawn the libsepol oracle");
         oracle.bools_default().expect("oracle: default booleans");
-        let all: HashMap<String, bool> = oracle
-            .bools()
-            .expect("oracle: booleans")
-            .into_iter()
-            .collect();
+        let all: HashMap<String, bool> = oracle.bools().expect("oracle: booleans").into_iter().collect();
         let mut defaults = 0;
         for (i, n) in names.iter().enumerate() {
-            let v = *all
-                .get(*n)
-                .unwrap_or_else(|| panic!("boolean {n} not in the policy"));
+            let v = *all.get(*n).unwrap_or_else(|| panic!("boolean {n} not in the policy"));
             defaults |= u64::from(v) << i;
         }
         Reference {
@@ -282,9 +265,7 @@ impl Reference {
     }
 
     fn reset(&mut self) {
-        self.oracle
-            .bools_default()
-            .expect("oracle: default booleans");
+        self.oracle.bools_default().expect("oracle: default booleans");
         self.values = self.defaults;
     }
 
@@ -293,9 +274,7 @@ impl Reference {
     }
 
     fn set(&mut self, b: usize, value: bool) {
-        self.oracle
-            .set_bool(self.names[b], value)
-            .expect("oracle: set boolean");
+        self.oracle.set_bool(self.names[b], value).expect("oracle: set boolean");
         self.values = (self.values & !(1 << b)) | (u64::from(value) << b);
     }
 
@@ -327,12 +306,7 @@ impl Reference {
                 self.perm_bits[class as usize]
                     .iter()
                     .find(|(n, _)| n == p)
-                    .unwrap_or_else(|| {
-                        panic!(
-                            "class {} has no permission {p}",
-                            self.classes[class as usize]
-                        )
-                    })
+                    .unwrap_or_else(|| panic!("class {} has no permission {p}", self.classes[class as usize]))
                     .1
             })
             .fold(0, |a, b| a | b)
@@ -345,11 +319,7 @@ impl Reference {
             return a;
         }
         self.queries += 1;
-        let (sc, tc, cc) = (
-            &self.contexts[s as usize],
-            &self.contexts[t as usize],
-            &self.classes[class as usize],
-        );
+        let (sc, tc, cc) = (&self.contexts[s as usize], &self.contexts[t as usize], &self.classes[class as usize]);
         let answer = match self.oracle.query(sc, tc, cc).expect("oracle query") {
             Answer::Decision(d) => {
                 assert!(!d.permissive, "{sc} is permissive: choose enforced domains");
@@ -546,15 +516,10 @@ impl<'r> World<'r> {
         r.reset();
         let map = mapping().expect("mapping");
         let classes = Classes::new(&map).expect("classes");
-        let avc =
-            Avc::new(AvcConfig::new(Arc::clone(policy), map, Arc::new(NullSink))).expect("avc");
+        let avc = Avc::new(AvcConfig::new(Arc::clone(policy), map, Arc::new(NullSink))).expect("avc");
         let domains: Vec<Domain> = domains
             .iter()
-            .map(|c| Domain {
-                context: c.clone(),
-                sid: avc.intern(c).expect("intern"),
-                rid: r.context(c),
-            })
+            .map(|c| Domain { context: c.clone(), sid: avc.intern(c).expect("intern"), rid: r.context(c) })
             .collect();
         let labels: Vec<Label> = labels
             .iter()
@@ -566,11 +531,8 @@ impl<'r> World<'r> {
                 }
                 .expect("class");
                 let cid = r.class(class);
-                let any: &[&str] = if *class == "dir" {
-                    &["open", "read"]
-                } else {
-                    &["open", "read", "write", "append"]
-                };
+                let any: &[&str] =
+                    if *class == "dir" { &["open", "read"] } else { &["open", "read", "write", "append"] };
                 Label {
                     class,
                     context: c.clone(),
@@ -583,18 +545,10 @@ impl<'r> World<'r> {
                 }
             })
             .collect();
-        let by_sid = domains
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (d.sid, i))
-            .collect();
+        let by_sid = domains.iter().enumerate().map(|(i, d)| (d.sid, i)).collect();
         let mut running = vec![false; domains.len()];
         running[0] = true;
-        let marks = Marks::new(
-            Model::new(limit, fault == Fault::KernelFlushIsNoop),
-            domains[0].sid,
-            true,
-        );
+        let marks = Marks::new(Model::new(limit, fault == Fault::KernelFlushIsNoop), domains[0].sid, true);
         let inos: Vec<u64> = (1000..).take(inodes.len()).collect();
         World {
             r,
@@ -627,13 +581,7 @@ impl<'r> World<'r> {
 
     fn target(&self, i: usize) -> Target {
         let l = &self.labels[self.inodes[i]];
-        Target {
-            inode: self.key(i),
-            sid: l.sid,
-            class: l.cp.class,
-            any_open: l.cp.any_open(),
-            read: l.cp.read,
-        }
+        Target { inode: self.key(i), sid: l.sid, class: l.cp.class, any_open: l.cp.any_open(), read: l.cp.read }
     }
 
     fn note(&mut self, inode: Option<usize>, line: String) {
@@ -689,9 +637,7 @@ impl<'r> World<'r> {
             self.stats.open_events += 1;
             // As Enforcer::open: everything an open can ask first, the
             // opener's flags only when some of that is denied.
-            let first = self
-                .avc
-                .has_perm_noaudit(sid, lsid, cp.class, cp.any_open());
+            let first = self.avc.has_perm_noaudit(sid, lsid, cp.class, cp.any_open());
             let requested = cp.for_flags(flags.libc());
             let (allowed, granted_read) = if first.denied.is_empty() {
                 (true, !cp.read.is_empty())
@@ -703,10 +649,7 @@ impl<'r> World<'r> {
             };
             let any_bits = self.labels[label].any_open_bits;
             let req_bits = self.r.bits(self.labels[label].cid, flags.perms());
-            let (ref_any, ref_req) = (
-                self.reference_allows(d, i, any_bits),
-                self.reference_allows(d, i, req_bits),
-            );
+            let (ref_any, ref_req) = (self.reference_allows(d, i, any_bits), self.reference_allows(d, i, req_bits));
             assert_eq!(
                 (first.denied.is_empty(), allowed),
                 (ref_any, ref_req),
@@ -716,14 +659,7 @@ impl<'r> World<'r> {
                 flags
             );
             if allowed {
-                self.marks.after_open(
-                    &self.avc,
-                    self.fd.as_fd(),
-                    &target,
-                    sid,
-                    granted_read,
-                    ticket,
-                );
+                self.marks.after_open(&self.avc, self.fd.as_fd(), &target, sid, granted_read, ticket);
             } else {
                 self.stats.opens_denied += 1;
             }
@@ -738,10 +674,7 @@ impl<'r> World<'r> {
     /// Domain `d` reads inode `i` through a descriptor it holds. Returns
     /// whether the read succeeded and whether the daemon was asked.
     fn read(&mut self, d: usize, i: usize) -> (bool, bool) {
-        assert!(
-            self.holders.contains(&(i, d)),
-            "reads go through a descriptor open for reading"
-        );
+        assert!(self.holders.contains(&(i, d)), "reads go through a descriptor open for reading");
         let key = self.key(i);
         if self.model().mask(key) & ACCESS_PERM != 0 {
             self.stats.reads_unasked += 1;
@@ -751,9 +684,7 @@ impl<'r> World<'r> {
         let ticket = self.marks.ticket();
         let target = self.target(i);
         let sid = self.domains[d].sid;
-        let decision = self
-            .avc
-            .has_perm_noaudit(sid, target.sid, target.class, target.read);
+        let decision = self.avc.has_perm_noaudit(sid, target.sid, target.class, target.read);
         let allowed = decision.denied.is_empty();
         let read_bits = self.labels[self.inodes[i]].read_bits;
         let reference = self.reference_allows(d, i, read_bits);
@@ -764,8 +695,7 @@ impl<'r> World<'r> {
             self.domains[d].context,
             self.describe_inode(i)
         );
-        self.marks
-            .after_access(&self.avc, self.fd.as_fd(), &target, sid, allowed, ticket);
+        self.marks.after_access(&self.avc, self.fd.as_fd(), &target, sid, allowed, ticket);
         if !allowed {
             self.stats.reads_denied += 1;
         }
@@ -776,9 +706,7 @@ impl<'r> World<'r> {
     /// does; returns whether the flush was needed.
     fn set_boolean(&mut self, b: usize, value: bool) -> bool {
         let name = self.r.names[b];
-        self.avc
-            .set_booleans(&[(name, value)])
-            .expect("set boolean");
+        self.avc.set_booleans(&[(name, value)]).expect("set boolean");
         self.r.set(b, value);
         self.stats.flips += 1;
         let needed = !self.violations().is_empty();
@@ -791,10 +719,7 @@ impl<'r> World<'r> {
 
     /// Inode `i` is relabeled `label`, and the daemon told.
     fn relabel(&mut self, i: usize, label: usize) -> bool {
-        assert_eq!(
-            self.labels[label].class, self.labels[self.inodes[i]].class,
-            "a relabel keeps the class"
-        );
+        assert_eq!(self.labels[label].class, self.labels[self.inodes[i]].class, "a relabel keeps the class");
         self.inodes[i] = label;
         self.stats.relabels += 1;
         let needed = !self.violations().is_empty();
@@ -812,9 +737,7 @@ impl<'r> World<'r> {
         let needed = !self.violations().is_empty();
         self.stats.entries_needed += u64::from(needed);
         if self.fault != Fault::SkipEnterScope {
-            self.marks
-                .enter_scope(self.domains[d].sid)
-                .expect("enter scope");
+            self.marks.enter_scope(self.domains[d].sid).expect("enter scope");
         }
         needed
     }
@@ -846,9 +769,7 @@ impl<'r> World<'r> {
         }
         self.holders.retain(|&(_, d)| d == 0);
         self.stats.exits += 1;
-        self.marks
-            .flush(Some(vec![self.domains[0].sid]))
-            .expect("flush");
+        self.marks.flush(Some(vec![self.domains[0].sid])).expect("flush");
     }
 
     /// Every ignore mark standing now that lets through what libsepol
@@ -858,18 +779,12 @@ impl<'r> World<'r> {
             .marks
             .scope()
             .iter()
-            .map(|s| {
-                *self
-                    .by_sid
-                    .get(s)
-                    .unwrap_or_else(|| panic!("a SID in scope that no domain has: {s:?}"))
-            })
+            .map(|s| *self.by_sid.get(s).unwrap_or_else(|| panic!("a SID in scope that no domain has: {s:?}")))
             .collect();
         may_run.extend((0..self.domains.len()).filter(|&d| self.running[d]));
         may_run.sort_unstable();
         may_run.dedup();
-        let slots: HashMap<InodeKey, usize> =
-            (0..self.inos.len()).map(|i| (self.key(i), i)).collect();
+        let slots: HashMap<InodeKey, usize> = (0..self.inos.len()).map(|i| (self.key(i), i)).collect();
         let mut out = Vec::new();
         for (key, mask) in self.model().snapshot() {
             let i = *slots.get(&key).expect("marks only on live inodes");
@@ -882,11 +797,7 @@ impl<'r> World<'r> {
                 }
             }
             if mask & ACCESS_PERM != 0 {
-                let holders: Vec<usize> = self
-                    .holders
-                    .range((i, 0)..(i + 1, 0))
-                    .map(|&(_, d)| d)
-                    .collect();
+                let holders: Vec<usize> = self.holders.range((i, 0)..(i + 1, 0)).map(|&(_, d)| d).collect();
                 for d in holders {
                     if !self.reference_allows(d, i, self.labels[l].read_bits) {
                         out.push((i, d, "read"));
@@ -919,18 +830,8 @@ impl<'r> World<'r> {
     }
 
     fn booleans(&self) -> String {
-        let on: Vec<&str> = (0..self.r.names.len())
-            .filter(|&b| self.r.value(b))
-            .map(|b| self.r.names[b])
-            .collect();
-        format!(
-            "on: {}",
-            if on.is_empty() {
-                "none".into()
-            } else {
-                on.join(" ")
-            }
-        )
+        let on: Vec<&str> = (0..self.r.names.len()).filter(|&b| self.r.value(b)).map(|b| self.r.names[b]).collect();
+        format!("on: {}", if on.is_empty() { "none".into() } else { on.join(" ") })
     }
 
     fn collect_stats(&mut self) -> Stats {
@@ -946,9 +847,7 @@ impl<'r> World<'r> {
     /// (`None`: every inode) and a description.
     fn random_step(&mut self, rng: &mut Rng) -> (StepKind, Option<usize>, String) {
         let roll = rng.below(100);
-        let idle: Vec<usize> = (1..self.domains.len())
-            .filter(|&d| !self.running[d])
-            .collect();
+        let idle: Vec<usize> = (1..self.domains.len()).filter(|&d| !self.running[d]).collect();
         if roll < 4 {
             let b = self.flippable[rng.below(self.flippable.len())];
             let v = !self.r.value(b);
@@ -957,19 +856,14 @@ impl<'r> World<'r> {
             return (
                 StepKind::Flip,
                 None,
-                format!(
-                    "setbool {name} {}{}",
-                    u8::from(v),
-                    if needed { " (revokes)" } else { "" }
-                ),
+                format!("setbool {name} {}{}", u8::from(v), if needed { " (revokes)" } else { "" }),
             );
         }
         if roll < 7 {
             let i = rng.below(self.inodes.len());
             let class = self.labels[self.inodes[i]].class;
-            let choices: Vec<usize> = (0..self.labels.len())
-                .filter(|&l| l != self.inodes[i] && self.labels[l].class == class)
-                .collect();
+            let choices: Vec<usize> =
+                (0..self.labels.len()).filter(|&l| l != self.inodes[i] && self.labels[l].class == class).collect();
             if !choices.is_empty() {
                 let l = choices[rng.below(choices.len())];
                 let from = Self::type_of(&self.labels[self.inodes[i]].context).to_owned();
@@ -991,11 +885,7 @@ impl<'r> World<'r> {
             return (
                 StepKind::Enter,
                 None,
-                format!(
-                    "{} enters scope{}",
-                    self.domains[d].context,
-                    if needed { " (revokes)" } else { "" }
-                ),
+                format!("{} enters scope{}", self.domains[d].context, if needed { " (revokes)" } else { "" }),
             );
         }
         if roll < 13 {
@@ -1006,10 +896,7 @@ impl<'r> World<'r> {
             return (
                 StepKind::Create,
                 Some(i),
-                format!(
-                    "inode {i} is replaced by a new file: {}",
-                    self.describe_inode(i)
-                ),
+                format!("inode {i} is replaced by a new file: {}", self.describe_inode(i)),
             );
         }
         if roll < 14 && rng.below(3) == 0 {
@@ -1032,21 +919,13 @@ impl<'r> World<'r> {
                 ),
             );
         }
-        let running: Vec<usize> = (0..self.domains.len())
-            .filter(|&d| self.running[d])
-            .collect();
+        let running: Vec<usize> = (0..self.domains.len()).filter(|&d| self.running[d]).collect();
         let d = running[rng.below(running.len())];
         let i = rng.below(self.inodes.len());
         let flags = if self.labels[self.inodes[i]].class == "dir" {
             Flags::Read
         } else {
-            [
-                Flags::Read,
-                Flags::Read,
-                Flags::Write,
-                Flags::ReadWrite,
-                Flags::Append,
-            ][rng.below(5)]
+            [Flags::Read, Flags::Read, Flags::Write, Flags::ReadWrite, Flags::Append][rng.below(5)]
         };
         let (ok, asked) = self.open(d, i, flags);
         (
@@ -1085,10 +964,7 @@ impl fmt::Display for Failure {
         )?;
         writeln!(f, "{}", self.violations)?;
         writeln!(f, "{}", self.setup)?;
-        writeln!(
-            f,
-            "the last steps on those inodes, and every flip, scope change and exit:"
-        )?;
+        writeln!(f, "the last steps on those inodes, and every flip, scope change and exit:")?;
         for line in &self.trace {
             writeln!(f, "  {line}")?;
         }
@@ -1110,66 +986,31 @@ fn draw<T: Copy>(rng: &mut Rng, pool: &[T], min: usize) -> Vec<T> {
 /// broken invariant; with a fault, the run goes on and fails at the
 /// first step where the fault acts and a violation appears that was not
 /// there before it.
-fn run(
-    r: &mut Reference,
-    policy: &Arc<Policy>,
-    seed: u64,
-    steps: usize,
-    fault: Fault,
-) -> Result<Stats, Failure> {
+fn run(r: &mut Reference, policy: &Arc<Policy>, seed: u64, steps: usize, fault: Fault) -> Result<Stats, Failure> {
     let mut rng = Rng::new(seed);
     // Swarm testing: each seed draws its own world from the pools, some
     // small enough for rare interleavings to be common.
     let mut domains = vec![DOMAINS[0].to_owned()];
-    domains.extend(
-        draw(&mut rng, &DOMAINS[1..], 1)
-            .into_iter()
-            .map(str::to_owned),
-    );
-    let labels: Vec<(&'static str, String)> = draw(&mut rng, &LABELS, 3)
-        .into_iter()
-        .map(|(c, l)| (c, l.to_owned()))
-        .collect();
+    domains.extend(draw(&mut rng, &DOMAINS[1..], 1).into_iter().map(str::to_owned));
+    let labels: Vec<(&'static str, String)> =
+        draw(&mut rng, &LABELS, 3).into_iter().map(|(c, l)| (c, l.to_owned())).collect();
     let flippable: Vec<usize> = loop {
         let v: Vec<usize> = (0..BOOLEANS.len()).filter(|_| rng.below(4) == 0).collect();
         if !v.is_empty() {
             break v;
         }
     };
-    let inodes: Vec<usize> = (0..4 + rng.below(INODES - 3))
-        .map(|_| rng.below(labels.len()))
-        .collect();
+    let inodes: Vec<usize> = (0..4 + rng.below(INODES - 3)).map(|_| rng.below(labels.len())).collect();
     // The mark limit: three quarters of the inodes.
     let limit = (inodes.len() * 3 / 4).max(2);
     let setup = format!(
         "world: domains {}; labels {}; booleans {}; {} inodes, mark limit {limit}",
-        domains
-            .iter()
-            .map(|d| World::type_of(d))
-            .collect::<Vec<_>>()
-            .join(" "),
-        labels
-            .iter()
-            .map(|(c, l)| format!("{}:{c}", World::type_of(l)))
-            .collect::<Vec<_>>()
-            .join(" "),
-        flippable
-            .iter()
-            .map(|&b| BOOLEANS[b])
-            .collect::<Vec<_>>()
-            .join(" "),
+        domains.iter().map(|d| World::type_of(d)).collect::<Vec<_>>().join(" "),
+        labels.iter().map(|(c, l)| format!("{}:{c}", World::type_of(l))).collect::<Vec<_>>().join(" "),
+        flippable.iter().map(|&b| BOOLEANS[b]).collect::<Vec<_>>().join(" "),
         inodes.len()
     );
-    let mut w = World::new(
-        r,
-        policy,
-        &domains,
-        &labels,
-        flippable.clone(),
-        inodes,
-        fault,
-        limit,
-    );
+    let mut w = World::new(r, policy, &domains, &labels, flippable.clone(), inodes, fault, limit);
     // The world's booleans start at random values.
     for &b in &flippable {
         if rng.below(2) == 0 {
@@ -1185,11 +1026,7 @@ fn run(
         w.stats.steps += 1;
         w.note(inode, format!("{step}: {what}"));
         let now = w.violations();
-        let fresh: Vec<Violation> = now
-            .iter()
-            .copied()
-            .filter(|v| !before.contains(v))
-            .collect();
+        let fresh: Vec<Violation> = now.iter().copied().filter(|v| !before.contains(v)).collect();
         let failed = match fault {
             Fault::None => !now.is_empty(),
             _ => fault.acts_in(kind) && !fresh.is_empty(),
@@ -1197,15 +1034,7 @@ fn run(
         if failed {
             let shown = if fault == Fault::None { &now } else { &fresh };
             let violations = w.explain(shown);
-            return Err(Failure {
-                seed,
-                step,
-                kind,
-                what,
-                violations,
-                setup,
-                trace: w.history(shown),
-            });
+            return Err(Failure { seed, step, kind, what, violations, setup, trace: w.history(shown) });
         }
         before = now.into_iter().collect();
     }
@@ -1213,10 +1042,7 @@ fn run(
 }
 
 fn seeds() -> Vec<u64> {
-    match (
-        env_number("RAMPART_MARKS_SEED"),
-        env_number("RAMPART_MARKS_SEEDS"),
-    ) {
+    match (env_number("RAMPART_MARKS_SEED"), env_number("RAMPART_MARKS_SEEDS")) {
         (Some(s), _) => vec![s],
         (None, Some(n)) => (1..=n).collect(),
         (None, None) => (1..=SEEDS).collect(),
@@ -1270,30 +1096,12 @@ fn an_ignore_mark_never_lets_through_what_the_policy_denies() {
         return;
     }
     // Not vacuous: marks were placed, used, and revoked for cause.
-    assert!(
-        t.open_marks_placed >= 500 && t.access_marks_placed >= 500,
-        "too few marks placed"
-    );
-    assert!(
-        t.opens_unasked >= 500 && t.reads_unasked >= 500,
-        "marks hardly let anything through"
-    );
-    assert!(
-        t.opens_denied >= 100 && t.reads_denied >= 20,
-        "the pools hardly reach denials"
-    );
-    assert!(
-        t.flips_needed >= 20,
-        "too few boolean flips revoked a standing mark"
-    );
-    assert!(
-        t.relabels_needed >= 20,
-        "too few relabels revoked a standing mark"
-    );
-    assert!(
-        t.entries_needed >= 10,
-        "too few scope entries revoked a standing mark"
-    );
+    assert!(t.open_marks_placed >= 500 && t.access_marks_placed >= 500, "too few marks placed");
+    assert!(t.opens_unasked >= 500 && t.reads_unasked >= 500, "marks hardly let anything through");
+    assert!(t.opens_denied >= 100 && t.reads_denied >= 20, "the pools hardly reach denials");
+    assert!(t.flips_needed >= 20, "too few boolean flips revoked a standing mark");
+    assert!(t.relabels_needed >= 20, "too few relabels revoked a standing mark");
+    assert!(t.entries_needed >= 10, "too few scope entries revoked a standing mark");
     assert!(t.enospc > 0, "the mark limit was never reached");
 }
 
@@ -1305,18 +1113,11 @@ fn the_checker_catches_a_forgotten_flush() {
         return;
     };
     let mut r = Reference::new(&path, &BOOLEANS);
-    for fault in [
-        Fault::SkipFlushOnBoolean,
-        Fault::SkipFlushOnRelabel,
-        Fault::SkipEnterScope,
-        Fault::KernelFlushIsNoop,
-    ] {
+    for fault in [Fault::SkipFlushOnBoolean, Fault::SkipFlushOnRelabel, Fault::SkipEnterScope, Fault::KernelFlushIsNoop]
+    {
         let caught = (100..110).find_map(|seed| run(&mut r, &policy, seed, 2000, fault).err());
         match caught {
-            Some(f) => println!(
-                "{fault:?} caught: seed {}, step {} ({:?}: {})",
-                f.seed, f.step, f.kind, f.what
-            ),
+            Some(f) => println!("{fault:?} caught: seed {}, step {} ({:?}: {})", f.seed, f.step, f.kind, f.what),
             None => panic!("the checker misses {fault:?} in 10 seeds of 2000 steps"),
         }
     }
@@ -1332,23 +1133,11 @@ fn world_for<'r>(
     labels: &[(&'static str, String)],
     inodes: usize,
 ) -> World<'r> {
-    World::new(
-        r,
-        policy,
-        domains,
-        labels,
-        (0..BOOLEANS.len()).collect(),
-        vec![0; inodes],
-        Fault::None,
-        usize::MAX,
-    )
+    World::new(r, policy, domains, labels, (0..BOOLEANS.len()).collect(), vec![0; inodes], Fault::None, usize::MAX)
 }
 
 fn bool_index(name: &str) -> usize {
-    BOOLEANS
-        .iter()
-        .position(|b| *b == name)
-        .expect("a boolean of the pool")
+    BOOLEANS.iter().position(|b| *b == name).expect("a boolean of the pool")
 }
 
 /// A domain that opens a file for reading under an OPEN mark is never
@@ -1361,41 +1150,19 @@ fn a_reader_let_in_by_an_open_mark_is_still_revoked() {
         return;
     };
     let mut r = Reference::new(&path, &BOOLEANS);
-    let domains = vec![
-        DOMAINS[0].to_owned(),
-        "system_u:system_r:ftpd_t:s0".to_owned(),
-    ];
+    let domains = vec![DOMAINS[0].to_owned(), "system_u:system_r:ftpd_t:s0".to_owned()];
     let labels = vec![("file", "system_u:object_r:user_home_t:s0".to_owned())];
     let mut w = world_for(&mut r, &policy, &domains, &labels, 1);
     let ftp_home_dir = bool_index("ftp_home_dir");
     w.set_boolean(ftp_home_dir, true);
     w.enter(1);
-    assert_eq!(
-        w.open(0, 0, Flags::Read),
-        (true, true),
-        "unconfined_t opens user_home_t"
-    );
-    assert_ne!(
-        w.model().mask(w.key(0)) & OPEN_PERM,
-        0,
-        "precondition: an OPEN mark (both domains may open it fully)"
-    );
-    assert_eq!(
-        w.open(1, 0, Flags::Read),
-        (true, false),
-        "ftpd_t's open is let through unasked"
-    );
+    assert_eq!(w.open(0, 0, Flags::Read), (true, true), "unconfined_t opens user_home_t");
+    assert_ne!(w.model().mask(w.key(0)) & OPEN_PERM, 0, "precondition: an OPEN mark (both domains may open it fully)");
+    assert_eq!(w.open(1, 0, Flags::Read), (true, false), "ftpd_t's open is let through unasked");
     w.set_boolean(ftp_home_dir, false);
     let read_bits = w.labels[0].read_bits;
-    assert!(
-        !w.reference_allows(1, 0, read_bits),
-        "precondition: ftp_home_dir off denies ftpd_t read"
-    );
-    assert_eq!(
-        w.read(0, 0),
-        (true, true),
-        "unconfined_t's read after the flush is an event"
-    );
+    assert!(!w.reference_allows(1, 0, read_bits), "precondition: ftp_home_dir off denies ftpd_t read");
+    assert_eq!(w.read(0, 0), (true, true), "unconfined_t's read after the flush is an event");
     let v = w.violations();
     assert!(
         v.is_empty(),
@@ -1418,9 +1185,7 @@ fn a_reader_beyond_max_readers_is_still_revoked() {
     let mut r = Reference::new(&path, &BOOLEANS);
     // MAX_READERS distinct unconfined SIDs (category ranges), then httpd_t.
     let mut domains = vec![DOMAINS[0].to_owned()];
-    domains.extend(
-        (0..MAX_READERS - 1).map(|k| format!("unconfined_u:unconfined_r:unconfined_t:s0-s0:c{k}")),
-    );
+    domains.extend((0..MAX_READERS - 1).map(|k| format!("unconfined_u:unconfined_r:unconfined_t:s0-s0:c{k}")));
     domains.push("system_u:system_r:httpd_t:s0".to_owned());
     let httpd = domains.len() - 1;
     let labels = vec![
@@ -1432,23 +1197,12 @@ fn a_reader_beyond_max_readers_is_still_revoked() {
         w.enter(d);
     }
     for (d, context) in domains.iter().enumerate() {
-        assert_eq!(
-            w.open(d, 0, Flags::Read),
-            (true, true),
-            "{context} opens public_content_t (an event)"
-        );
+        assert_eq!(w.open(d, 0, Flags::Read), (true, true), "{context} opens public_content_t (an event)");
     }
     w.relabel(0, 1);
     let read_bits = w.labels[1].read_bits;
-    assert!(
-        !w.reference_allows(httpd, 0, read_bits),
-        "precondition: httpd_t may not read user_home_t"
-    );
-    assert_eq!(
-        w.read(0, 0),
-        (true, true),
-        "the first reader's read after the flush is an event"
-    );
+    assert!(!w.reference_allows(httpd, 0, read_bits), "precondition: httpd_t may not read user_home_t");
+    assert_eq!(w.read(0, 0), (true, true), "the first reader's read after the flush is an event");
     let v = w.violations();
     assert!(
         v.is_empty(),
@@ -1494,11 +1248,7 @@ fn a_reader_of_an_untracked_inode_is_still_revoked() {
     for i in 0..fill {
         w.open(0, i, Flags::Read);
     }
-    assert_eq!(
-        w.open(1, x, Flags::Read),
-        (true, true),
-        "httpd_t opens a public_content_t file (an event)"
-    );
+    assert_eq!(w.open(1, x, Flags::Read), (true, true), "httpd_t opens a public_content_t file (an event)");
     assert_eq!(
         w.model().mask(w.key(x)) & ACCESS_PERM,
         0,
@@ -1506,15 +1256,8 @@ fn a_reader_of_an_untracked_inode_is_still_revoked() {
     );
     w.relabel(x, 1);
     let read_bits = w.labels[1].read_bits;
-    assert!(
-        !w.reference_allows(1, x, read_bits),
-        "precondition: httpd_t may not read chronyd_var_log_t"
-    );
-    assert_eq!(
-        w.open(2, x, Flags::Append),
-        (true, true),
-        "chronyd_t opens its log O_APPEND (an event, no read)"
-    );
+    assert!(!w.reference_allows(1, x, read_bits), "precondition: httpd_t may not read chronyd_var_log_t");
+    assert_eq!(w.open(2, x, Flags::Append), (true, true), "chronyd_t opens its log O_APPEND (an event, no read)");
     let v = w.violations();
     assert!(
         v.is_empty(),

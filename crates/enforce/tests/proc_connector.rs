@@ -17,11 +17,7 @@ fn is_root() -> bool {
 }
 
 fn poll_readable(conn: &ProcConnector, timeout: Duration) -> bool {
-    let mut pfd = libc::pollfd {
-        fd: conn.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
+    let mut pfd = libc::pollfd { fd: conn.as_raw_fd(), events: libc::POLLIN, revents: 0 };
     let ms = timeout.as_millis().clamp(1, 1000) as libc::c_int;
     // SAFETY: `pfd` is one valid pollfd that outlives the call.
     unsafe { libc::poll(&mut pfd, 1, ms) > 0 }
@@ -35,10 +31,7 @@ fn sees_fork_exec_exit_of_a_child_in_order() {
     }
     let mut conn = ProcConnector::open().expect("open the process events connector");
     let me = std::process::id();
-    let mut child = Command::new("/bin/sh")
-        .args(["-c", "exec /bin/true"])
-        .spawn()
-        .unwrap();
+    let mut child = Command::new("/bin/sh").args(["-c", "exec /bin/true"]).spawn().unwrap();
     let pid = child.id();
 
     let deadline = Instant::now() + Duration::from_secs(2);
@@ -46,10 +39,7 @@ fn sees_fork_exec_exit_of_a_child_in_order() {
     let (mut fork, mut exec, mut exit) = (None, None, None);
     while exit.is_none() {
         let left = deadline.saturating_duration_since(Instant::now());
-        assert!(
-            !left.is_zero(),
-            "within 2 s: fork {fork:?} exec {exec:?} exit {exit:?} for pid {pid}"
-        );
+        assert!(!left.is_zero(), "within 2 s: fork {fork:?} exec {exec:?} exit {exit:?} for pid {pid}");
         if !poll_readable(&conn, left) {
             continue;
         }
@@ -68,30 +58,16 @@ fn sees_fork_exec_exit_of_a_child_in_order() {
     assert!(status.success());
 
     let (fork, exec, exit) = (fork.unwrap(), exec.unwrap(), exit.unwrap());
-    assert!(
-        fork < exec && exec < exit,
-        "kernel order: {fork} {exec} {exit}"
-    );
+    assert!(fork < exec && exec < exit, "kernel order: {fork} {exec} {exit}");
     match seen[fork] {
-        ProcEvent::Fork {
-            parent_tgid,
-            child_pid,
-            ..
-        } => {
+        ProcEvent::Fork { parent_tgid, child_pid, .. } => {
             assert_eq!(parent_tgid, me);
             assert_eq!(child_pid, pid);
         }
         other => panic!("{other:?}"),
     }
     assert_eq!(seen[exec], ProcEvent::Exec { pid, tgid: pid });
-    assert_eq!(
-        seen[exit],
-        ProcEvent::Exit {
-            pid,
-            tgid: pid,
-            exit_code: 0
-        }
-    );
+    assert_eq!(seen[exit], ProcEvent::Exit { pid, tgid: pid, exit_code: 0 });
 }
 
 #[test]

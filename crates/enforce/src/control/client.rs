@@ -11,9 +11,7 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::protocol::{
-    LineError, LineReader, ProtocolError, Reply, Request, MAX_REPLY_LINE, PERMISSION_DENIED,
-};
+use super::protocol::{LineError, LineReader, ProtocolError, Reply, Request, MAX_REPLY_LINE, PERMISSION_DENIED};
 use super::Status;
 
 /// How long [`Client`] waits for a reply unless told otherwise. A reload
@@ -24,9 +22,7 @@ pub const DEFAULT_CLIENT_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug, thiserror::Error)]
 pub enum ControlError {
     /// Nothing listens at the path.
-    #[error(
-        "no daemon listening at {path} (is rampartd running? pass --socket to use another socket)"
-    )]
+    #[error("no daemon listening at {path} (is rampartd running? pass --socket to use another socket)")]
     NotRunning { path: PathBuf },
     /// The socket or the daemon refused us for not being root.
     #[error("permission denied at {path}: the control socket accepts only root; run this as root")]
@@ -57,8 +53,7 @@ impl From<io::Error> for ControlError {
     fn from(e: io::Error) -> ControlError {
         if e.get_ref().is_some_and(|inner| inner.is::<ControlError>()) {
             let kind = e.kind();
-            if let Some(Ok(control)) = e.into_inner().map(|inner| inner.downcast::<ControlError>())
-            {
+            if let Some(Ok(control)) = e.into_inner().map(|inner| inner.downcast::<ControlError>()) {
                 return *control;
             }
             return ControlError::Io(kind.into());
@@ -90,13 +85,8 @@ impl Client {
                 io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => {
                     io::Error::new(e.kind(), ControlError::NotRunning { path })
                 }
-                io::ErrorKind::PermissionDenied => {
-                    io::Error::new(e.kind(), ControlError::PermissionDenied { path })
-                }
-                _ => io::Error::new(
-                    e.kind(),
-                    format!("cannot connect to {}: {e}", path.display()),
-                ),
+                io::ErrorKind::PermissionDenied => io::Error::new(e.kind(), ControlError::PermissionDenied { path }),
+                _ => io::Error::new(e.kind(), format!("cannot connect to {}: {e}", path.display())),
             }
         })?;
         stream.set_read_timeout(Some(DEFAULT_CLIENT_TIMEOUT))?;
@@ -137,17 +127,15 @@ impl Client {
             }
             Err(LineError::TimedOut) => return Err(ControlError::Timeout(self.timeout)),
             Err(LineError::TooLong { limit }) => {
-                return Err(ControlError::MalformedReply(format!(
-                    "reply longer than {limit} bytes"
-                )))
+                return Err(ControlError::MalformedReply(format!("reply longer than {limit} bytes")))
             }
             Err(LineError::Io(e)) if is_disconnect(&e) => return Err(ControlError::Closed),
             Err(LineError::Io(e)) => return Err(ControlError::Io(e)),
         };
         match Reply::parse(&reply).map_err(|e| ControlError::MalformedReply(e.to_string()))? {
-            Reply::Error(e) if e == PERMISSION_DENIED => Err(ControlError::PermissionDenied {
-                path: self.path.clone(),
-            }),
+            Reply::Error(e) if e == PERMISSION_DENIED => {
+                Err(ControlError::PermissionDenied { path: self.path.clone() })
+            }
             Reply::Error(e) => Err(ControlError::Refused(e)),
             ok => Ok(ok),
         }
@@ -174,26 +162,14 @@ impl Client {
     /// `{"op":"setbool","name":N,"value":B}`; the new policy sequence
     /// number.
     pub fn set_boolean(&mut self, name: &str, value: bool) -> Result<u64, ControlError> {
-        self.expect_seqno(&Request::SetBool {
-            name: name.to_string(),
-            value,
-        })
+        self.expect_seqno(&Request::SetBool { name: name.to_string(), value })
     }
 
     /// `{"op":"exec-context","context":C,"force":B,"path":P}`: this
     /// process's next exec (of `path`, if given) enters `context` (the
     /// daemon takes our pid from the kernel).
-    pub fn set_exec_context(
-        &mut self,
-        context: &str,
-        force: bool,
-        path: Option<&str>,
-    ) -> Result<(), ControlError> {
-        self.expect_done(&Request::ExecContext {
-            context: context.to_string(),
-            force,
-            path: path.map(str::to_owned),
-        })
+    pub fn set_exec_context(&mut self, context: &str, force: bool, path: Option<&str>) -> Result<(), ControlError> {
+        self.expect_done(&Request::ExecContext { context: context.to_string(), force, path: path.map(str::to_owned) })
     }
 
     /// `{"op":"labels-changed"}`.
@@ -217,10 +193,7 @@ impl Client {
 }
 
 fn is_disconnect(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
-    )
+    matches!(e.kind(), io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset)
 }
 
 fn unexpected(op: &str, reply: &Reply) -> ControlError {

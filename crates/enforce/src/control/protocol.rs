@@ -137,15 +137,7 @@ impl From<WireRequest> for Request {
             WireRequest::SetEnforce { enforcing } => Request::SetEnforce { enforcing },
             WireRequest::Reload {} => Request::Reload,
             WireRequest::SetBool { name, value } => Request::SetBool { name, value },
-            WireRequest::ExecContext {
-                context,
-                force,
-                path,
-            } => Request::ExecContext {
-                context,
-                force,
-                path,
-            },
+            WireRequest::ExecContext { context, force, path } => Request::ExecContext { context, force, path },
             WireRequest::LabelsChanged {} => Request::LabelsChanged,
         }
     }
@@ -169,8 +161,7 @@ impl Request {
     /// refuse, so a client learns that before sending.
     pub fn to_line(&self) -> Result<Vec<u8>, ProtocolError> {
         self.check_strings()?;
-        let mut line =
-            serde_json::to_vec(self).map_err(|e| ProtocolError::Encode(e.to_string()))?;
+        let mut line = serde_json::to_vec(self).map_err(|e| ProtocolError::Encode(e.to_string()))?;
         if line.len() > MAX_LINE {
             return Err(ProtocolError::TooLong { limit: MAX_LINE });
         }
@@ -185,23 +176,15 @@ impl Request {
     fn check_strings(&self) -> Result<(), ProtocolError> {
         let (field, value) = match self {
             Request::SetBool { name, .. } => ("name", name),
-            Request::ExecContext {
-                path: Some(path), ..
-            } if path.is_empty() || path.contains('\0') => ("path", path),
+            Request::ExecContext { path: Some(path), .. } if path.is_empty() || path.contains('\0') => ("path", path),
             Request::ExecContext { context, .. } => ("context", context),
             _ => return Ok(()),
         };
         if value.is_empty() {
-            return Err(ProtocolError::EmptyField {
-                op: self.op(),
-                field,
-            });
+            return Err(ProtocolError::EmptyField { op: self.op(), field });
         }
         if value.contains('\0') {
-            return Err(ProtocolError::NulInField {
-                op: self.op(),
-                field,
-            });
+            return Err(ProtocolError::NulInField { op: self.op(), field });
         }
         Ok(())
     }
@@ -215,14 +198,11 @@ pub fn parse_request(line: &[u8]) -> Result<Request, ProtocolError> {
     if let Some(at) = line.iter().position(|&b| b == 0) {
         return Err(ProtocolError::NulByte { at });
     }
-    let text = std::str::from_utf8(line).map_err(|e| ProtocolError::NotUtf8 {
-        at: e.valid_up_to(),
-    })?;
+    let text = std::str::from_utf8(line).map_err(|e| ProtocolError::NotUtf8 { at: e.valid_up_to() })?;
     if text.trim().is_empty() {
         return Err(ProtocolError::Empty);
     }
-    let request: Request =
-        serde_json::from_str(text).map_err(|e| ProtocolError::Json(e.to_string()))?;
+    let request: Request = serde_json::from_str(text).map_err(|e| ProtocolError::Json(e.to_string()))?;
     request.check_strings()?;
     Ok(request)
 }
@@ -256,9 +236,7 @@ impl Reply {
             Ok(line) => line,
             // Serializing a WireReply cannot fail (no maps with non-string
             // keys, no custom Serialize); answer something valid anyway.
-            Err(_) => {
-                br#"{"ok":false,"error":"internal error: the reply could not be encoded"}"#.to_vec()
-            }
+            Err(_) => br#"{"ok":false,"error":"internal error: the reply could not be encoded"}"#.to_vec(),
         };
         line.push(b'\n');
         line
@@ -267,10 +245,7 @@ impl Reply {
     /// Parses one reply line (without its `'\n'`).
     pub fn parse(line: &[u8]) -> Result<Reply, ProtocolError> {
         let text = std::str::from_utf8(line).map_err(|e| {
-            ProtocolError::BadReply(format!(
-                "not valid UTF-8 (bad byte at offset {})",
-                e.valid_up_to()
-            ))
+            ProtocolError::BadReply(format!("not valid UTF-8 (bad byte at offset {})", e.valid_up_to()))
         })?;
         serde_json::from_str(text).map_err(|e| ProtocolError::BadReply(e.to_string()))
     }
@@ -292,12 +267,7 @@ struct WireReply {
 
 impl From<Reply> for WireReply {
     fn from(reply: Reply) -> WireReply {
-        let mut wire = WireReply {
-            ok: true,
-            status: None,
-            seqno: None,
-            error: None,
-        };
+        let mut wire = WireReply { ok: true, status: None, seqno: None, error: None };
         match reply {
             Reply::Done => {}
             Reply::Status(status) => wire.status = Some(finite_status(status)),
@@ -316,45 +286,15 @@ impl TryFrom<WireReply> for Reply {
 
     fn try_from(wire: WireReply) -> Result<Reply, String> {
         match wire {
-            WireReply {
-                ok: false,
-                error: Some(error),
-                ..
-            } => Ok(Reply::Error(error)),
-            WireReply {
-                ok: false,
-                error: None,
-                ..
-            } => Err("\"ok\":false without an \"error\" text".to_string()),
-            WireReply {
-                ok: true,
-                error: Some(_),
-                ..
-            } => Err("\"ok\":true with an \"error\" text".to_string()),
-            WireReply {
-                ok: true,
-                status: Some(_),
-                seqno: Some(_),
-                ..
-            } => Err("both \"status\" and \"seqno\" in one reply".to_string()),
-            WireReply {
-                ok: true,
-                status: Some(status),
-                seqno: None,
-                ..
-            } => Ok(Reply::Status(status)),
-            WireReply {
-                ok: true,
-                status: None,
-                seqno: Some(seqno),
-                ..
-            } => Ok(Reply::Seqno(seqno)),
-            WireReply {
-                ok: true,
-                status: None,
-                seqno: None,
-                ..
-            } => Ok(Reply::Done),
+            WireReply { ok: false, error: Some(error), .. } => Ok(Reply::Error(error)),
+            WireReply { ok: false, error: None, .. } => Err("\"ok\":false without an \"error\" text".to_string()),
+            WireReply { ok: true, error: Some(_), .. } => Err("\"ok\":true with an \"error\" text".to_string()),
+            WireReply { ok: true, status: Some(_), seqno: Some(_), .. } => {
+                Err("both \"status\" and \"seqno\" in one reply".to_string())
+            }
+            WireReply { ok: true, status: Some(status), seqno: None, .. } => Ok(Reply::Status(status)),
+            WireReply { ok: true, status: None, seqno: Some(seqno), .. } => Ok(Reply::Seqno(seqno)),
+            WireReply { ok: true, status: None, seqno: None, .. } => Ok(Reply::Done),
         }
     }
 }
@@ -386,15 +326,9 @@ pub enum ProtocolError {
     /// field, the expected type and the position).
     Json(String),
     /// A string field that must not be empty is.
-    EmptyField {
-        op: &'static str,
-        field: &'static str,
-    },
+    EmptyField { op: &'static str, field: &'static str },
     /// A string field contains NUL (written as `\u0000`).
-    NulInField {
-        op: &'static str,
-        field: &'static str,
-    },
+    NulInField { op: &'static str, field: &'static str },
     /// A request could not be encoded (client side).
     Encode(String),
     /// A reply line is not a reply (client side).
@@ -415,10 +349,7 @@ impl fmt::Display for ProtocolError {
                  of at most {limit} bytes ended by '\\n'"
             ),
             ProtocolError::NulByte { at } => {
-                write!(
-                    f,
-                    "request contains a NUL byte at offset {at}; requests are JSON text without NUL bytes"
-                )
+                write!(f, "request contains a NUL byte at offset {at}; requests are JSON text without NUL bytes")
             }
             ProtocolError::NotUtf8 { at } => {
                 write!(f, "request is not valid UTF-8 (bad byte at offset {at}); {EXAMPLE}")
@@ -466,10 +397,7 @@ impl fmt::Display for LineError {
         match self {
             LineError::TooLong { limit } => ProtocolError::TooLong { limit: *limit }.fmt(f),
             LineError::Truncated { len } => {
-                write!(
-                    f,
-                    "connection closed after {len} bytes of an unfinished line; end each line with '\\n'"
-                )
+                write!(f, "connection closed after {len} bytes of an unfinished line; end each line with '\\n'")
             }
             LineError::TimedOut => write!(f, "timed out waiting for a complete line"),
             LineError::Io(e) => write!(f, "{e}"),
@@ -482,10 +410,7 @@ impl std::error::Error for LineError {}
 impl LineReader {
     /// A reader for lines of at most `limit` bytes (without the `'\n'`).
     pub fn new(limit: usize) -> LineReader {
-        LineReader {
-            buf: Vec::new(),
-            limit,
-        }
+        LineReader { buf: Vec::new(), limit }
     }
 
     /// The next line without its `'\n'`, or `None` at a clean end of
@@ -510,19 +435,10 @@ impl LineReader {
             }
             match reader.read(&mut chunk) {
                 Ok(0) if self.buf.is_empty() => return Ok(None),
-                Ok(0) => {
-                    return Err(LineError::Truncated {
-                        len: self.buf.len(),
-                    })
-                }
+                Ok(0) => return Err(LineError::Truncated { len: self.buf.len() }),
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) =>
-                {
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
                     return Err(LineError::TimedOut)
                 }
                 Err(e) => return Err(LineError::Io(e)),
@@ -546,15 +462,8 @@ mod tests {
             Request::SetEnforce { enforcing: true },
             Request::SetEnforce { enforcing: false },
             Request::Reload,
-            Request::SetBool {
-                name: "httpd_can_network_connect".into(),
-                value: true,
-            },
-            Request::ExecContext {
-                context: "system_u:system_r:httpd_t:s0".into(),
-                force: true,
-                path: None,
-            },
+            Request::SetBool { name: "httpd_can_network_connect".into(), value: true },
+            Request::ExecContext { context: "system_u:system_r:httpd_t:s0".into(), force: true, path: None },
             Request::LabelsChanged,
         ];
         for request in all {
@@ -574,32 +483,17 @@ mod tests {
         );
         assert_eq!(
             parse_request(br#" {"value":true,"op":"setbool","name":"b"} "#).unwrap(),
-            Request::SetBool {
-                name: "b".into(),
-                value: true
-            }
+            Request::SetBool { name: "b".into(), value: true }
         );
         assert_eq!(
             parse_request(br#"{"op":"exec-context","context":"u:r:t:s0"}"#).unwrap(),
-            Request::ExecContext {
-                context: "u:r:t:s0".into(),
-                force: false,
-                path: None,
-            }
+            Request::ExecContext { context: "u:r:t:s0".into(), force: false, path: None }
         );
         assert_eq!(
-            parse_request(br#"{"op":"exec-context","context":"u:r:t:s0","path":"/bin/x"}"#)
-                .unwrap(),
-            Request::ExecContext {
-                context: "u:r:t:s0".into(),
-                force: false,
-                path: Some("/bin/x".into()),
-            }
+            parse_request(br#"{"op":"exec-context","context":"u:r:t:s0","path":"/bin/x"}"#).unwrap(),
+            Request::ExecContext { context: "u:r:t:s0".into(), force: false, path: Some("/bin/x".into()) }
         );
-        assert_eq!(
-            parse_request(b"{\"op\":\"labels-changed\"}\r").unwrap(),
-            Request::LabelsChanged
-        );
+        assert_eq!(parse_request(b"{\"op\":\"labels-changed\"}\r").unwrap(), Request::LabelsChanged);
     }
 
     #[test]
@@ -615,17 +509,10 @@ mod tests {
         assert!(err(br#"{"op":"setenforce","enforcing":"yes"}"#)
             .contains("invalid type: string \"yes\", expected a boolean"));
         assert!(err(br#"{"op":"setbool","name":7,"value":true}"#).contains("invalid type"));
-        assert!(
-            err(br#"{"op":"setbool","name":"b","value":true,"extra":1}"#)
-                .contains("unknown field `extra`")
-        );
+        assert!(err(br#"{"op":"setbool","name":"b","value":true,"extra":1}"#).contains("unknown field `extra`"));
         assert!(err(br#"{"op":"status","pid":1}"#).contains("unknown field `pid`"));
-        assert!(
-            err(br#"{"op":"exec-context","context":"a","force":true,"pid":1}"#)
-                .contains("unknown field `pid`")
-        );
-        assert!(err(br#"{"op":"setbool","name":"a\u0000b","value":true}"#)
-            .contains("\"name\" contains a NUL"));
+        assert!(err(br#"{"op":"exec-context","context":"a","force":true,"pid":1}"#).contains("unknown field `pid`"));
+        assert!(err(br#"{"op":"setbool","name":"a\u0000b","value":true}"#).contains("\"name\" contains a NUL"));
         assert!(err(br#"{"op":"exec-context","context":""}"#).contains("\"context\" is empty"));
         assert!(err(br#"[1,2]"#).contains("malformed request"));
         assert!(err(br#"{"op":"status"} {"op":"status"}"#).contains("trailing characters"));
@@ -643,19 +530,9 @@ mod tests {
 
     #[test]
     fn client_refuses_requests_the_server_would() {
-        let long = Request::SetBool {
-            name: "x".repeat(MAX_LINE),
-            value: true,
-        };
-        assert_eq!(
-            long.to_line().unwrap_err(),
-            ProtocolError::TooLong { limit: MAX_LINE }
-        );
-        let nul = Request::ExecContext {
-            context: "a\0b".into(),
-            force: false,
-            path: None,
-        };
+        let long = Request::SetBool { name: "x".repeat(MAX_LINE), value: true };
+        assert_eq!(long.to_line().unwrap_err(), ProtocolError::TooLong { limit: MAX_LINE });
+        let nul = Request::ExecContext { context: "a\0b".into(), force: false, path: None };
         assert!(nul.to_line().unwrap_err().to_string().contains("NUL"));
     }
 
@@ -669,31 +546,19 @@ mod tests {
             allowed: 3,
             ..Status::default()
         };
-        for reply in [
-            Reply::Done,
-            Reply::Status(status),
-            Reply::Seqno(9),
-            Reply::error("no such boolean"),
-        ] {
+        for reply in [Reply::Done, Reply::Status(status), Reply::Seqno(9), Reply::error("no such boolean")] {
             let line = reply.to_line();
             assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
             assert_eq!(Reply::parse(&line[..line.len() - 1]).unwrap(), reply);
         }
         assert_eq!(Reply::Done.to_line(), b"{\"ok\":true}\n");
         assert_eq!(Reply::Seqno(3).to_line(), b"{\"ok\":true,\"seqno\":3}\n");
-        assert_eq!(
-            Reply::error("x\ny").to_line(),
-            b"{\"ok\":false,\"error\":\"x\\ny\"}\n"
-        );
+        assert_eq!(Reply::error("x\ny").to_line(), b"{\"ok\":false,\"error\":\"x\\ny\"}\n");
     }
 
     #[test]
     fn non_finite_rates_are_sent_as_zero() {
-        let status = Status {
-            events_per_second: f64::NAN,
-            uptime_seconds: f64::INFINITY,
-            ..Status::default()
-        };
+        let status = Status { events_per_second: f64::NAN, uptime_seconds: f64::INFINITY, ..Status::default() };
         let line = Reply::Status(status).to_line();
         match Reply::parse(&line[..line.len() - 1]).unwrap() {
             Reply::Status(s) => {
@@ -714,17 +579,10 @@ mod tests {
             br#"{"ok":"yes"}"#,
             b"\xff",
         ] {
-            assert!(
-                Reply::parse(bad).is_err(),
-                "{}",
-                String::from_utf8_lossy(bad)
-            );
+            assert!(Reply::parse(bad).is_err(), "{}", String::from_utf8_lossy(bad));
         }
         // Newer daemons may add fields.
-        assert_eq!(
-            Reply::parse(br#"{"ok":true,"seqno":1,"took_ms":3}"#).unwrap(),
-            Reply::Seqno(1)
-        );
+        assert_eq!(Reply::parse(br#"{"ok":true,"seqno":1,"took_ms":3}"#).unwrap(), Reply::Seqno(1));
     }
 
     /// Hands out its bytes a few at a time, like a socket.
@@ -747,35 +605,17 @@ mod tests {
             assert_eq!(lines.read_line(&mut src).unwrap().unwrap(), b"a");
             assert_eq!(lines.read_line(&mut src).unwrap().unwrap(), b"");
             assert_eq!(lines.read_line(&mut src).unwrap().unwrap(), b"bc");
-            assert!(matches!(
-                lines.read_line(&mut src),
-                Err(LineError::Truncated { len: 4 })
-            ));
+            assert!(matches!(lines.read_line(&mut src), Err(LineError::Truncated { len: 4 })));
         }
         let mut lines = LineReader::new(4);
-        assert_eq!(
-            lines
-                .read_line(&mut Trickle(b"abcd\n", 1))
-                .unwrap()
-                .unwrap(),
-            b"abcd"
-        );
+        assert_eq!(lines.read_line(&mut Trickle(b"abcd\n", 1)).unwrap().unwrap(), b"abcd");
         assert!(lines.read_line(&mut Trickle(b"", 1)).unwrap().is_none());
         let mut lines = LineReader::new(4);
-        assert!(matches!(
-            lines.read_line(&mut Trickle(b"abcde\n", 1)),
-            Err(LineError::TooLong { limit: 4 })
-        ));
+        assert!(matches!(lines.read_line(&mut Trickle(b"abcde\n", 1)), Err(LineError::TooLong { limit: 4 })));
         let mut lines = LineReader::new(4);
-        assert!(matches!(
-            lines.read_line(&mut Trickle(b"abcdef\n", 4096)),
-            Err(LineError::TooLong { limit: 4 })
-        ));
+        assert!(matches!(lines.read_line(&mut Trickle(b"abcdef\n", 4096)), Err(LineError::TooLong { limit: 4 })));
         // An endless line stops at the limit, not at the end of memory.
         let mut lines = LineReader::new(MAX_LINE);
-        assert!(matches!(
-            lines.read_line(&mut io::repeat(b'x')),
-            Err(LineError::TooLong { .. })
-        ));
+        assert!(matches!(lines.read_line(&mut io::repeat(b'x')), Err(LineError::TooLong { .. })));
     }
 }

@@ -47,9 +47,7 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use super::protocol::{
-    parse_request, LineError, LineReader, Reply, Request, MAX_LINE, PERMISSION_DENIED,
-};
+use super::protocol::{parse_request, LineError, LineReader, Reply, Request, MAX_LINE, PERMISSION_DENIED};
 use super::ControlHandler;
 
 /// Where `rampartd` listens unless told otherwise (`--socket`).
@@ -106,27 +104,19 @@ impl ControlServer {
     /// start if a live server answers at `path` or if `path` is not a
     /// socket, removes a stale socket file, binds, and makes the socket
     /// mode 0600.
-    pub fn bind_with(
-        path: &Path,
-        handler: Arc<dyn ControlHandler>,
-        config: ServerConfig,
-    ) -> io::Result<ControlServer> {
+    pub fn bind_with(path: &Path, handler: Arc<dyn ControlHandler>, config: ServerConfig) -> io::Result<ControlServer> {
         let shown = path.display();
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             if !parent.exists() {
-                fs::DirBuilder::new()
-                    .recursive(true)
-                    .mode(0o755)
-                    .create(parent)
-                    .map_err(|e| {
-                        io::Error::new(
-                            e.kind(),
-                            format!(
-                                "cannot create {} for the control socket: {e}; create it or pass --socket",
-                                parent.display()
-                            ),
-                        )
-                    })?;
+                fs::DirBuilder::new().recursive(true).mode(0o755).create(parent).map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!(
+                            "cannot create {} for the control socket: {e}; create it or pass --socket",
+                            parent.display()
+                        ),
+                    )
+                })?;
             }
         }
         match fs::symlink_metadata(path) {
@@ -140,9 +130,9 @@ impl ControlServer {
                 match UnixStream::connect(path) {
                     Ok(_) => {
                         return Err(io::Error::new(
-                        io::ErrorKind::AddrInUse,
-                        format!("another rampartd is listening on {shown}; stop it first or pass --socket"),
-                    ));
+                            io::ErrorKind::AddrInUse,
+                            format!("another rampartd is listening on {shown}; stop it first or pass --socket"),
+                        ));
                     }
                     // Nobody listens: a leftover of a daemon that died.
                     Err(_) => match fs::remove_file(path) {
@@ -150,51 +140,33 @@ impl ControlServer {
                         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                         Err(e) => {
                             return Err(io::Error::new(
-                            e.kind(),
-                            format!("cannot remove the stale socket {shown}: {e}; remove it by hand"),
-                        ));
+                                e.kind(),
+                                format!("cannot remove the stale socket {shown}: {e}; remove it by hand"),
+                            ));
                         }
                     },
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!("cannot inspect {shown}: {e}"),
-                ))
-            }
+            Err(e) => return Err(io::Error::new(e.kind(), format!("cannot inspect {shown}: {e}"))),
         }
-        let listener = UnixListener::bind(path).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("cannot bind the control socket at {shown}: {e}"),
-            )
-        })?;
+        let listener = UnixListener::bind(path)
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot bind the control socket at {shown}: {e}")))?;
         let identity = fs::symlink_metadata(path).map(|m| (m.dev(), m.ino())).ok();
         // From here on, a failure must not leave our socket file behind.
         let cleanup = |e: io::Error| {
             let _ = fs::remove_file(path);
             e
         };
-        fs::set_permissions(path, fs::Permissions::from_mode(0o600)).map_err(|e| {
-            cleanup(io::Error::new(
-                e.kind(),
-                format!("cannot chmod 0600 {shown}: {e}"),
-            ))
-        })?;
+        fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+            .map_err(|e| cleanup(io::Error::new(e.kind(), format!("cannot chmod 0600 {shown}: {e}"))))?;
         listener.set_nonblocking(true).map_err(cleanup)?;
         let (wake, wake_rx) = UnixStream::pair().map_err(cleanup)?;
         let thread = thread::Builder::new()
             .name("rampart-control".into())
             .spawn(move || serve(listener, wake_rx, handler, config))
             .map_err(cleanup)?;
-        Ok(ControlServer {
-            path: path.to_path_buf(),
-            identity,
-            wake: Some(wake),
-            thread: Some(thread),
-        })
+        Ok(ControlServer { path: path.to_path_buf(), identity, wake: Some(wake), thread: Some(thread) })
     }
 
     /// The socket path.
@@ -213,9 +185,7 @@ impl ControlServer {
         drop(self.wake.take());
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
-            let still_ours = fs::symlink_metadata(&self.path)
-                .ok()
-                .map(|m| (m.dev(), m.ino()));
+            let still_ours = fs::symlink_metadata(&self.path).ok().map(|m| (m.dev(), m.ino()));
             if still_ours.is_some() && still_ours == self.identity {
                 let _ = fs::remove_file(&self.path);
             }
@@ -230,12 +200,7 @@ impl Drop for ControlServer {
 }
 
 /// The control thread: wait for a connection or the wake-up, serve.
-fn serve(
-    listener: UnixListener,
-    wake: UnixStream,
-    handler: Arc<dyn ControlHandler>,
-    config: ServerConfig,
-) {
+fn serve(listener: UnixListener, wake: UnixStream, handler: Arc<dyn ControlHandler>, config: ServerConfig) {
     loop {
         match wait_readable(listener.as_raw_fd(), wake.as_raw_fd()) {
             Ok(Ready::Wake) => return,
@@ -246,11 +211,7 @@ fn serve(
         }
         match listener.accept() {
             Ok((stream, _)) => serve_connection(stream, handler.as_ref(), &config),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
-                ) => {}
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {}
             Err(e) if e.raw_os_error() == Some(libc::ECONNABORTED) => {}
             // EMFILE and friends: the condition lasts, so do not spin on it.
             Err(_) => thread::sleep(Duration::from_millis(50)),
@@ -265,16 +226,8 @@ enum Ready {
 
 fn wait_readable(listener: RawFd, wake: RawFd) -> io::Result<Ready> {
     let mut fds = [
-        libc::pollfd {
-            fd: listener,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: wake,
-            events: libc::POLLIN,
-            revents: 0,
-        },
+        libc::pollfd { fd: listener, events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: wake, events: libc::POLLIN, revents: 0 },
     ];
     // SAFETY: `fds` is a valid array of two initialized pollfd structs that
     // lives across the call, and its length is passed as nfds; both
@@ -299,11 +252,7 @@ struct Peer {
 
 fn peer_credentials(stream: &UnixStream) -> io::Result<Peer> {
     // Start from an unprivileged uid, so a short answer cannot read as root.
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: u32::MAX,
-        gid: u32::MAX,
-    };
+    let mut cred = libc::ucred { pid: 0, uid: u32::MAX, gid: u32::MAX };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
     // SAFETY: `cred` is a live, writable ucred and `len` holds its exact
     // size, which is what SO_PEERCRED expects; the kernel writes at most
@@ -321,15 +270,9 @@ fn peer_credentials(stream: &UnixStream) -> io::Result<Peer> {
         return Err(io::Error::last_os_error());
     }
     if len as usize != std::mem::size_of::<libc::ucred>() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "short SO_PEERCRED answer",
-        ));
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "short SO_PEERCRED answer"));
     }
-    Ok(Peer {
-        pid: cred.pid,
-        uid: cred.uid,
-    })
+    Ok(Peer { pid: cred.pid, uid: cred.uid })
 }
 
 /// Reads from the stream but never past `deadline`: each read's timeout
@@ -357,20 +300,13 @@ fn send(mut stream: &UnixStream, reply: &Reply) -> io::Result<()> {
 
 fn serve_connection(stream: UnixStream, handler: &dyn ControlHandler, config: &ServerConfig) {
     // Accepted sockets are blocking on Linux; say so rather than rely on it.
-    if stream.set_nonblocking(false).is_err()
-        || stream
-            .set_write_timeout(Some(config.write_timeout))
-            .is_err()
-    {
+    if stream.set_nonblocking(false).is_err() || stream.set_write_timeout(Some(config.write_timeout)).is_err() {
         return;
     }
     let peer = match peer_credentials(&stream) {
         Ok(peer) => peer,
         Err(e) => {
-            let _ = send(
-                &stream,
-                &Reply::error(format!("cannot identify the caller (SO_PEERCRED: {e})")),
-            );
+            let _ = send(&stream, &Reply::error(format!("cannot identify the caller (SO_PEERCRED: {e})")));
             return;
         }
     };
@@ -385,10 +321,7 @@ fn serve_connection(stream: UnixStream, handler: &dyn ControlHandler, config: &S
         let line_deadline = Instant::now() + config.line_timeout;
         let closing_deadline = opened + config.connection_timeout;
         let deadline = line_deadline.min(closing_deadline);
-        let line = match lines.read_line(&mut Deadline {
-            stream: &stream,
-            deadline,
-        }) {
+        let line = match lines.read_line(&mut Deadline { stream: &stream, deadline }) {
             Ok(Some(line)) => line,
             // The client is done.
             Ok(None) => return,
@@ -416,10 +349,8 @@ fn serve_connection(stream: UnixStream, handler: &dyn ControlHandler, config: &S
             }
         };
         if served == config.max_requests {
-            let why = format!(
-                "too many requests on one connection (limit {}); reconnect for more",
-                config.max_requests
-            );
+            let why =
+                format!("too many requests on one connection (limit {}); reconnect for more", config.max_requests);
             let _ = send(&stream, &Reply::error(why));
             return;
         }
@@ -436,8 +367,7 @@ fn serve_connection(stream: UnixStream, handler: &dyn ControlHandler, config: &S
 
 fn dispatch(handler: &dyn ControlHandler, request: &Request, peer: Peer) -> Reply {
     let op = request.op();
-    let answer = catch_unwind(AssertUnwindSafe(|| {
-        match request {
+    let answer = catch_unwind(AssertUnwindSafe(|| match request {
         Request::Status => Reply::Status(handler.status()),
         Request::SetEnforce { enforcing } => done(handler.set_enforcing(*enforcing)),
         Request::Reload => seqno(handler.reload()),
@@ -450,12 +380,9 @@ fn dispatch(handler: &dyn ControlHandler, request: &Request, peer: Peer) -> Repl
             ),
         },
         Request::LabelsChanged => done(handler.labels_changed()),
-    }
     }));
     answer.unwrap_or_else(|_| {
-        Reply::error(format!(
-            "{op}: internal error in rampartd (it panicked); see the daemon's log"
-        ))
+        Reply::error(format!("{op}: internal error in rampartd (it panicked); see the daemon's log"))
     })
 }
 

@@ -1,0 +1,185 @@
+//! The daemon's fanotify groups: the current one, which carries the mount
+//! marks and the ignore marks, and retiring ones still answering what
+//! they queued. Revocation replaces the current group instead of
+//! flushing its ignore marks.
+//!
+//! Why: the kernel lets a permission event pass unasked when it races
+//! with the removal of one of the group's marks on the same object
+//! (`fanotify_handle_event`: if `fsnotify_prepare_user_wait` fails "we
+//! race with mark deletion. Just let the operation pass"). A removed mark
+//! lingers on its inode while events queued before its removal still
+//! hold it, so after `FAN_MARK_FLUSH` the opens and reads of a busy inode
+//! pass unasked for a moment: exactly when a boolean change or reload
+//! must take effect (reproduced in `contrib/repro/mark-removal-race.c`:
+//! thousands of opens in 100,000 pass unasked while a mark on their inode
+//! is placed and flushed, none for a second group that does not remove
+//! marks).
+//!
+//! So a change that must remove ignore marks ([`MarkTarget::flush`])
+//! starts a new group with the same mount marks and no inode marks, which
+//! asks about every open and read from then on, and makes it current.
+//! Then it retires the old group: its mount marks are removed (no new
+//! events; a race there only lets the old group pass an event the new one
+//! also asks about) and its ignore marks flushed, and it is closed once
+//! its queue is empty, so nothing it queued is left to the kernel's
+//! allow-on-close. Responders wait on every live group at once with
+//! epoll. If a new group cannot be made (descriptor or group limits), the
+//! current group's ignore marks are flushed instead, with the race above.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use rustc_hash::FxHashMap;
+
+use crate::fanotify::{self, Group};
+use crate::marks::{InodeKey, MarkTarget};
+
+/// What the mount marks report.
+pub const MOUNT_MASK: u64 = fanotify::OPEN_PERM | fanotify::OPEN_EXEC_PERM | fanotify::ACCESS_PERM | fanotify::ONDIR;
+
+/// See the module docs.
+pub struct Groups {
+    epoll: OwnedFd,
+    /// Every group responders may read: the current and retiring ones.
+    live: Mutex<FxHashMap<RawFd, Arc<Group>>>,
+    current: RwLock<Arc<Group>>,
+    retiring: Mutex<Vec<Arc<Group>>>,
+    mounts: Vec<PathBuf>,
+    rotations: AtomicU64,
+}
+
+impl Groups {
+    /// A first group, watched by the epoll set; nothing is marked until
+    /// [`Groups::mark_mounts`].
+    pub fn new(mounts: Vec<PathBuf>) -> io::Result<Groups> {
+        // SAFETY: epoll_create1 takes a flag word and returns a new
+        // descriptor or -1.
+        let raw = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` was just returned by epoll_create1 and is owned by
+        // nobody else.
+        let epoll = unsafe { OwnedFd::from_raw_fd(raw) };
+        let first = Arc::new(Group::new()?);
+        let groups = Groups {
+            epoll,
+            live: Mutex::new(FxHashMap::default()),
+            current: RwLock::new(Arc::clone(&first)),
+            retiring: Mutex::new(Vec::new()),
+            mounts,
+            rotations: AtomicU64::new(0),
+        };
+        groups.watch(first)?;
+        Ok(groups)
+    }
+
+    /// Marks every mount on the current group.
+    pub fn mark_mounts(&self) -> Result<(), (PathBuf, io::Error)> {
+        mark_all(&self.current(), &self.mounts)
+    }
+
+    pub fn current(&self) -> Arc<Group> {
+        Arc::clone(&self.current.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Times the current group was replaced.
+    pub fn rotations(&self) -> u64 {
+        // Relaxed: a statistic.
+        self.rotations.load(Ordering::Relaxed)
+    }
+
+    /// Waits up to `timeout_ms` for a group with queued events.
+    pub fn wait(&self, timeout_ms: i32) -> io::Result<Option<Arc<Group>>> {
+        let mut event = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: one writable epoll_event for the duration of the call.
+        let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), &mut event, 1, timeout_ms) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        let fd = RawFd::try_from(event.u64).unwrap_or(-1);
+        Ok(self.live.lock().unwrap_or_else(PoisonError::into_inner).get(&fd).cloned())
+    }
+
+    /// Closes retiring groups whose queue is empty (what they read is
+    /// answered by the responders holding them).
+    pub fn reap(&self) {
+        let mut retiring = self.retiring.lock().unwrap_or_else(PoisonError::into_inner);
+        retiring.retain(|g| {
+            if g.queued_bytes().is_ok_and(|n| n > 0) {
+                return true;
+            }
+            self.unwatch(g);
+            false
+        });
+    }
+
+    fn watch(&self, group: Arc<Group>) -> io::Result<()> {
+        let fd = group.as_fd().as_raw_fd();
+        let mut event = libc::epoll_event { events: libc::EPOLLIN as u32, u64: fd as u64 };
+        self.live.lock().unwrap_or_else(PoisonError::into_inner).insert(fd, group);
+        // SAFETY: both descriptors are open; `event` is valid for the call.
+        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut event) } < 0 {
+            let e = io::Error::last_os_error();
+            self.live.lock().unwrap_or_else(PoisonError::into_inner).remove(&fd);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn unwatch(&self, group: &Group) {
+        let fd = group.as_fd().as_raw_fd();
+        // SAFETY: removing a descriptor that is still open (the group is
+        // alive) from our epoll set; no event pointer is needed.
+        unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut()) };
+        self.live.lock().unwrap_or_else(PoisonError::into_inner).remove(&fd);
+    }
+
+    /// Replaces the current group by a new one without inode marks.
+    fn rotate(&self) -> io::Result<()> {
+        let new = Arc::new(Group::new()?);
+        self.watch(Arc::clone(&new))?;
+        if let Err((_, e)) = mark_all(&new, &self.mounts) {
+            self.unwatch(&new);
+            return Err(e);
+        }
+        let old = std::mem::replace(&mut *self.current.write().unwrap_or_else(PoisonError::into_inner), new);
+        for m in &self.mounts {
+            let _ = old.unmark_mount(m, MOUNT_MASK);
+        }
+        let _ = old.flush_inode_marks();
+        self.retiring.lock().unwrap_or_else(PoisonError::into_inner).push(old);
+        // Relaxed: a statistic.
+        self.rotations.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+fn mark_all(group: &Group, mounts: &[PathBuf]) -> Result<(), (PathBuf, io::Error)> {
+    for m in mounts {
+        group.mark_mount(m, MOUNT_MASK).map_err(|e| (m.clone(), e))?;
+    }
+    Ok(())
+}
+
+impl MarkTarget for Groups {
+    fn ignore(&self, fd: BorrowedFd<'_>, _inode: InodeKey, mask: u64) -> io::Result<()> {
+        self.current().ignore_inode(fd, mask)
+    }
+
+    fn flush(&self) -> io::Result<()> {
+        match self.rotate() {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                eprintln!("rampartd: warning: no new fanotify group ({e}); flushing ignore marks instead");
+                self.current().flush_inode_marks()
+            }
+        }
+    }
+}
