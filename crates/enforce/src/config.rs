@@ -15,6 +15,7 @@
 //! queue-bound = 4096                  # events read and not yet answered
 //! overload-answer = "allow"           # or "deny", beyond the bound
 //! ignore-marks = true                 # kernel-side cache
+//! spin-us = 50                        # keep polling this long after an event
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -24,6 +25,10 @@ use serde::Deserialize;
 pub const DEFAULT_CONTEXT: &str = "unconfined_u:unconfined_r:unconfined_t:s0";
 pub const DEFAULT_THREADS: usize = 2;
 pub const DEFAULT_QUEUE_BOUND: usize = 4096;
+/// See `daemon::responder`: long enough to span the gap between two
+/// events of a process opening files in a row.
+pub const DEFAULT_SPIN_US: u64 = 50;
+const MAX_SPIN_US: u64 = 10_000;
 
 /// The TOML file, every key optional.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -41,6 +46,7 @@ pub struct FileConfig {
     pub queue_bound: Option<usize>,
     pub overload_answer: Option<String>,
     pub ignore_marks: Option<bool>,
+    pub spin_us: Option<u64>,
 }
 
 impl FileConfig {
@@ -68,6 +74,8 @@ pub struct DaemonConfig {
     pub queue_bound: usize,
     pub overload_allow: bool,
     pub ignore_marks: bool,
+    /// How long a responder keeps polling after an event before it sleeps.
+    pub spin: std::time::Duration,
 }
 
 impl DaemonConfig {
@@ -91,6 +99,10 @@ impl DaemonConfig {
             Some("deny") => false,
             Some(other) => return Err(format!("overload-answer = {other:?}: use \"allow\" or \"deny\"")),
         };
+        let spin_us = flags.spin_us.or(file.spin_us).unwrap_or(DEFAULT_SPIN_US);
+        if spin_us > MAX_SPIN_US {
+            return Err(format!("spin-us = {spin_us}: give 0 (never) to {MAX_SPIN_US} microseconds"));
+        }
         let mut permissive_domains = file.permissive_domains.unwrap_or_default();
         permissive_domains.extend(flags.permissive_domains.unwrap_or_default());
         Ok(DaemonConfig {
@@ -106,6 +118,7 @@ impl DaemonConfig {
             queue_bound,
             overload_allow,
             ignore_marks: flags.ignore_marks.or(file.ignore_marks).unwrap_or(true),
+            spin: std::time::Duration::from_micros(spin_us),
         })
     }
 }

@@ -131,6 +131,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<EnforceCommand, CliError> {
             "--config" => config_file = Some(PathBuf::from(value("FILE")?)),
             "--threads" => flags.threads = Some(number(&utf8(value("N")?)?, "--threads")?),
             "--queue-bound" => flags.queue_bound = Some(number(&utf8(value("N")?)?, "--queue-bound")?),
+            "--spin-us" => flags.spin_us = Some(number(&utf8(value("N")?)?, "--spin-us")? as u64),
             "--overload-answer" => flags.overload_answer = Some(utf8(value("allow|deny")?)?),
             "--permissive-domain" => permissive_domains.push(utf8(value("TYPE")?)?),
             "--context" | "-c" => context = Some(utf8(value("CONTEXT")?)?),
