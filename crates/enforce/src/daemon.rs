@@ -343,7 +343,9 @@ fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Responder
         let group = match groups.wait(if spinning { 0 } else { WAIT_MS }) {
             Ok(Some(group)) => group,
             Ok(None) => {
-                std::hint::spin_loop();
+                // Yield rather than spin: a runnable process on this CPU (often
+                // the one whose open was just answered) goes first.
+                std::thread::yield_now();
                 continue;
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
