@@ -429,6 +429,10 @@ kill $L $P 2>/dev/null || true
 wait $L $P 2>/dev/null || true
 echo "BAD=$bad"
 echo "CHECKS=$checks"
+# Each flip replaced the daemon's fanotify group; the old ones are closed
+# once drained (the housekeeper looks twice a second).
+sleep 1.2
+echo "GROUPS=$(ls -l /proc/$D/fd | grep -c 'anon_inode:\[fanotify\]')"
 echo "EVENTS=$(events)"
 "#
         ),
@@ -436,4 +440,5 @@ echo "EVENTS=$(events)"
     assert_eq!(r.num("CHECKS"), 100);
     assert_eq!(r.num("BAD"), 0, "answers after a boolean flip were stale:\n{}", r.stdout);
     assert!(r.num("EVENTS") > 200, "the loops caused too few events to stress anything");
+    assert_eq!(r.num("GROUPS"), 1, "retired fanotify groups were not closed");
 }

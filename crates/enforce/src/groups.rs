@@ -143,6 +143,9 @@ impl Groups {
 
     /// Replaces the current group by a new one without inode marks.
     fn rotate(&self) -> io::Result<()> {
+        // Changes in a burst (domains entering the scope at boot) should
+        // not pile up groups until the housekeeper's next round.
+        self.reap();
         let new = Arc::new(Group::new()?);
         self.watch(Arc::clone(&new))?;
         if let Err((_, e)) = mark_all(&new, &self.mounts) {
