@@ -16,10 +16,16 @@ pub const END: &str = "<!-- seeds:end -->";
 
 /// `existing` with the seeds section replaced by `section` (or appended).
 pub fn replace_section(existing: &str, section: &str) -> String {
-    let body = format!("{BEGIN}\n{}\n{END}", section.trim_end());
-    if let Some(b) = existing.find(BEGIN) {
-        if let Some(e) = existing[b..].find(END) {
-            let after = &existing[b + e + END.len()..];
+    replace_between(existing, BEGIN, END, section)
+}
+
+/// `existing` with what lies between the markers `begin` and `end`
+/// replaced by `section` (or the markers and `section` appended).
+pub fn replace_between(existing: &str, begin: &str, end: &str, section: &str) -> String {
+    let body = format!("{begin}\n{}\n{end}", section.trim_end());
+    if let Some(b) = existing.find(begin) {
+        if let Some(e) = existing[b..].find(end) {
+            let after = &existing[b + e + end.len()..];
             return format!("{}{body}{after}", &existing[..b]);
         }
     }

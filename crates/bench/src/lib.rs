@@ -35,6 +35,7 @@ pub mod affinity;
 pub mod chart;
 pub mod clock;
 pub mod docs;
+pub mod enforce;
 mod error;
 pub mod report;
 pub mod rng;

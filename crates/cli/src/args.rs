@@ -35,6 +35,8 @@ pub enum Command {
     /// `daemon`, `run`, `status`, `setenforce`, `reload`, `setbool`,
     /// `demo` (parsed by `cmd::enforce::args`).
     Enforce(crate::cmd::enforce::EnforceCommand),
+    /// `bench enforce` (parsed by `cmd::bench_enforce`).
+    BenchEnforce(crate::cmd::bench_enforce::BenchEnforceArgs),
 }
 
 /// A `--bool NAME=on|off` setting.
@@ -93,6 +95,9 @@ pub fn parse(argv: Vec<OsString>) -> Result<Cli, CliError> {
     // File-label commands take file names (bytes) and restorecon's flags.
     if crate::cmd::label::args::applies(&argv) {
         return crate::cmd::label::args::parse(argv);
+    }
+    if crate::cmd::bench_enforce::applies(&argv) {
+        return Ok(Cli { policy: None, command: Command::BenchEnforce(crate::cmd::bench_enforce::parse(argv)?) });
     }
     if crate::cmd::enforce::args::applies(&argv) {
         return Ok(Cli { policy: None, command: Command::Enforce(crate::cmd::enforce::args::parse(argv)?) });

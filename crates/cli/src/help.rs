@@ -36,6 +36,8 @@ commands:
   explain           why one permission is granted or denied
   bench seeds       rerun the seed experiments: Rampart's AVC beside the
                     designs the seeds measured (locks, shared counters)
+  bench enforce     what a fanotify listener costs: none, a trivial
+                    responder, fapolicyd and rampartd side by side
   label PATH...     the file_contexts label of files, like `matchpathcon`
   getlabel PATH...  the security.selinux attribute of files, like `ls -Zd`
   relabel PATH...   set files' labels from file_contexts, like `restorecon`
@@ -150,6 +152,7 @@ exit status: 0 granted, 1 denied, 2 error.
 
 const BENCH: &str = "\
 usage: rampart [--policy PATH] bench seeds [--quick] [--json] [--out PATH]
+       rampart bench enforce [OPTIONS]   (see `rampart bench enforce --help`)
 
 Reruns the experiments of the seed threads in one process: AVC hits with 1
 and 2 threads, rcutest (1-byte writes to tmpfs), lmbench simple read/write

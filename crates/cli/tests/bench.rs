@@ -75,6 +75,16 @@ fn usage_errors_exit_2() {
         (&["check", "--quick", "s", "t", "c"], "only valid with `rampart bench seeds`"),
         (&["policy", "info", "--out", "x.md"], "only valid with `rampart bench seeds`"),
         (&["bnech"], "did you mean `bench`"),
+        (&["bench", "enforce", "--rounds", "x"], "`--rounds` needs a number, got `x`"),
+        (&["bench", "enforce", "--rounds", "0"], "measures nothing"),
+        (&["bench", "enforce", "--measure-ms"], "`--measure-ms` needs a value"),
+        (&["bench", "enforce", "--variants", "none,nope"], "unknown variant `nope`"),
+        (&["bench", "enforce", "--bogus"], "unknown option `--bogus`"),
+        (&["bench", "enforce", "--quick=yes"], "takes no value"),
+        (&["bench", "enforce", "--out", "x.md"], "give both"),
+        (&["bench", "enforce", "--pin-cpu", "0", "--no-pinned"], "exclude each other"),
+        (&["bench", "enforce", "extra"], "unexpected argument `extra`"),
+        (&["bench", "enforces"], "unknown subcommand `enforces`"),
     ] {
         let out = rampart(args, "");
         assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
@@ -101,4 +111,21 @@ fn help_for_bench() {
         assert!(out.stdout.contains("usage: rampart [--policy PATH] bench seeds"), "{args:?}");
     }
     assert!(rampart(&["help"], "").stdout.contains("bench seeds"));
+}
+
+#[test]
+fn bench_enforce_checks_where_it_writes_before_running() {
+    let out = rampart(&["bench", "enforce", "--quick", "--write-docs", "--out", "/nonexistent-dir/bench.md"], "");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("its folder does not exist"), "{}", out.stderr);
+    assert!(!out.stderr.contains("round 1"), "it should fail before running:\n{}", out.stderr);
+}
+
+#[test]
+fn help_for_bench_enforce() {
+    let out = rampart(&["bench", "enforce", "--help"], "");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with("usage: rampart bench enforce"), "{}", out.stdout);
+    assert!(rampart(&["help", "bench"], "").stdout.contains("bench enforce"));
+    assert!(rampart(&["help"], "").stdout.contains("bench enforce"));
 }

@@ -41,11 +41,11 @@ pub enum BenchSize {
 /// flags seen anywhere on the line.
 pub fn command(rest: &[String], flags: &[String], out: Option<PathBuf>) -> Result<BenchArgs, CliError> {
     match rest {
-        [] => return Err(CliError::usage("missing subcommand; run `rampart bench seeds`")),
+        [] => return Err(CliError::usage("missing subcommand; run `rampart bench seeds` or `rampart bench enforce`")),
         [sub] if sub == "seeds" => {}
         [sub] => {
             return Err(CliError::usage(format!(
-                "unknown subcommand `{sub}` of `rampart bench`; the only one is `seeds`"
+                "unknown subcommand `{sub}` of `rampart bench`; give `seeds` or `enforce`"
             )))
         }
         [_, extra, ..] => {

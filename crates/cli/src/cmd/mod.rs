@@ -2,6 +2,7 @@
 
 pub mod batch;
 pub mod bench;
+pub mod bench_enforce;
 pub mod check;
 pub mod enforce;
 pub mod explain;

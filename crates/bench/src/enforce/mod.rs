@@ -1,0 +1,585 @@
+//! The enforcement benchmark (issue 5, "Performance"): what a fanotify
+//! permission listener costs the processes it watches, for no listener,
+//! a trivial allow-all responder, fapolicyd and rampartd, side by side on
+//! the same tmpfs file.
+//!
+//! # Safety of the machine
+//!
+//! Everything that mounts or marks runs on one driver thread that first
+//! moves into a private mount namespace ([`namespace`]), and on threads
+//! and processes started from it. The only file systems mounted, and the
+//! only mount ever marked, are a ramfs and a tmpfs the benchmark mounts
+//! there itself; each external listener's marks are read back from
+//! `/proc/<pid>/fdinfo` after it starts and again after each round, and
+//! it is stopped at once if any is elsewhere. Listeners are ended by pid
+//! (SIGTERM, then SIGKILL), on every exit path, and also die with the
+//! driver thread (PR_SET_PDEATHSIG); a watchdog kills a listener whose
+//! round overruns, which releases (allows) whatever it left pending. Every
+//! loop is bounded in time.
+//!
+//! # Method
+//!
+//! Rounds are interleaved: each round starts each listener in turn (in an
+//! order rotated per round), warms up, runs every workload
+//! ([`workloads`]) once and stops the listener, so a slow period of the
+//! shared machine spreads over all variants. Figures are medians over
+//! rounds; ratios between variants, and 2-thread over 1-thread
+//! throughputs, are medians of per-round ratios.
+//!
+//! Entry points: [`run`] with [`EnforceOptions`], then the renderings of
+//! [`EnforceReport`] in [`report`] (`text`, `to_json`, `markdown`,
+//! `write_docs`).
+
+pub mod fapolicyd;
+pub mod namespace;
+pub mod process;
+pub mod rampartd;
+pub mod report;
+pub mod responder;
+pub mod workloads;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::error::BenchError;
+use namespace::Sandbox;
+use process::{OwnedPid, Watchdog};
+use responder::Responder;
+use workloads::Sample;
+
+pub use report::EnforceReport;
+
+/// The default policy rampartd is started with.
+pub const DEFAULT_POLICY: &str = "/etc/selinux/default/policy/policy.33";
+
+/// Who answers the permission events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Listener {
+    /// No fanotify listener at all.
+    None,
+    /// The allow-all responder of [`responder`].
+    Trivial,
+    /// fapolicyd 1.1.7, one allow-all rule, permissive.
+    Fapolicyd,
+    /// `rampart daemon`.
+    Rampartd,
+}
+
+impl Listener {
+    pub const ALL: [Listener; 4] = [Listener::None, Listener::Trivial, Listener::Fapolicyd, Listener::Rampartd];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Listener::None => "none",
+            Listener::Trivial => "trivial",
+            Listener::Fapolicyd => "fapolicyd",
+            Listener::Rampartd => "rampartd",
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Listener::None => "no fanotify listener",
+            Listener::Trivial => {
+                "a process with one thread: poll, read, answer FAN_ALLOW at once, close the event's fd \
+                 (FAN_CLASS_CONTENT, mount mark FAN_OPEN_PERM | FAN_OPEN_EXEC_PERM)"
+            }
+            Listener::Fapolicyd => {
+                "fapolicyd 1.1.7 (Debian 12), `allow perm=any all : all`, permissive, watching only the tmpfs"
+            }
+            Listener::Rampartd => "`rampart daemon --mark` the tmpfs, Debian's policy.33",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Listener> {
+        Listener::ALL.into_iter().find(|l| l.name() == s)
+    }
+}
+
+/// The timed workloads, in the order each round runs them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Workload {
+    /// open + close of one file after warm-up, 1 thread (the steady state).
+    Open1,
+    /// The same, 2 threads on the same file.
+    Open2,
+    /// open + close of fresh files, 1 thread (first touch).
+    FirstTouch1,
+    /// The same, 2 threads, each its own files (event throughput).
+    FirstTouch2,
+    /// fork + exec + wait of a copy of /bin/true on the tmpfs.
+    Exec,
+}
+
+impl Workload {
+    pub const ALL: [Workload; 5] =
+        [Workload::Open1, Workload::Open2, Workload::FirstTouch1, Workload::FirstTouch2, Workload::Exec];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Open1 => "open_1t",
+            Workload::Open2 => "open_2t",
+            Workload::FirstTouch1 => "first_touch_1t",
+            Workload::FirstTouch2 => "first_touch_2t",
+            Workload::Exec => "exec",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        match self {
+            Workload::Open1 => 0,
+            Workload::Open2 => 1,
+            Workload::FirstTouch1 => 2,
+            Workload::FirstTouch2 => 3,
+            Workload::Exec => 4,
+        }
+    }
+}
+
+/// What to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnforceOptions {
+    /// About a minute instead of several: fewer and shorter rounds.
+    pub quick: bool,
+    /// Rounds (default 7, quick 3).
+    pub rounds: Option<usize>,
+    /// Time per measurement (default 750 ms, quick 250 ms).
+    pub measure: Option<Duration>,
+    /// The variants to run, in this order in the first round.
+    pub listeners: Vec<Listener>,
+    /// The `rampart` binary for rampartd.
+    pub rampart: PathBuf,
+    /// The policy rampartd loads.
+    pub policy: PathBuf,
+    /// Progress lines on stderr.
+    pub progress: bool,
+    /// Runs everything (client threads, listeners, their threads) on this
+    /// one CPU. Unpinned (the default), an event usually wakes the
+    /// listener on the other, idle CPU, and on a virtual machine that
+    /// wake-up can cost more than the listener's own work; pinned, the
+    /// listener's work shows, but two threads cannot run at once.
+    pub pin_cpu: Option<usize>,
+    /// After the unpinned rounds, the same rounds again with everything on
+    /// the first allowed CPU (in [`EnforceReport::pinned`]): the
+    /// listeners' own work per event, without the cross-CPU wake-up.
+    /// Ignored when `pin_cpu` is set.
+    pub pinned_pass: bool,
+}
+
+impl Default for EnforceOptions {
+    fn default() -> Self {
+        EnforceOptions {
+            quick: false,
+            rounds: None,
+            measure: None,
+            listeners: Listener::ALL.to_vec(),
+            rampart: rampartd::default_binary(),
+            policy: PathBuf::from(DEFAULT_POLICY),
+            progress: true,
+            pin_cpu: None,
+            pinned_pass: true,
+        }
+    }
+}
+
+impl EnforceOptions {
+    pub fn rounds(&self) -> usize {
+        self.rounds.unwrap_or(if self.quick { 3 } else { 7 }).max(1)
+    }
+
+    pub fn measure(&self) -> Duration {
+        self.measure.unwrap_or(Duration::from_millis(if self.quick { 250 } else { 750 }))
+    }
+
+    /// Fresh files per thread per first-touch run: enough for the
+    /// measurement time at the fastest event rate expected.
+    pub fn files_per_thread(&self) -> usize {
+        if self.quick {
+            40_000
+        } else {
+            100_000
+        }
+    }
+}
+
+/// How a variant's run went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Status {
+    Ran,
+    /// Not run at all, with the reason.
+    Skipped(String),
+    /// Stopped after an error; the rounds before it are kept.
+    Failed(String),
+}
+
+/// One round of one variant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RoundResult {
+    pub round: usize,
+    /// Time from start until the listener was ready (listeners only).
+    pub ready_ms: Option<f64>,
+    /// By [`Workload::index`].
+    pub samples: [Sample; 5],
+}
+
+impl RoundResult {
+    pub fn sample(&self, w: Workload) -> &Sample {
+        &self.samples[w.index()]
+    }
+}
+
+/// One variant's results.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariantResult {
+    pub listener: Listener,
+    pub status: Status,
+    pub rounds: Vec<RoundResult>,
+    /// Where the listener's marks were found (confinement check).
+    pub marks: Option<String>,
+}
+
+/// Runs the benchmark. Needs root (mount namespace, fanotify); must not be
+/// called while another run is going on in the same process.
+pub fn run(options: &EnforceOptions) -> Result<EnforceReport, BenchError> {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(BenchError::Workload(
+            "the enforcement benchmark needs root (a private mount namespace and fanotify)".into(),
+        ));
+    }
+    let outside = namespace::own_namespace()?;
+    let opts = options.clone();
+    let driver = std::thread::Builder::new()
+        .name("rampart-enforce".into())
+        .spawn(move || run_in_namespace(&opts, &outside))
+        .map_err(BenchError::io("cannot start the benchmark thread"))?;
+    driver.join().unwrap_or_else(|_| Err(BenchError::Workload("the benchmark thread panicked".into())))
+}
+
+/// Pins the calling thread (and so everything it starts) to `cpu`.
+fn pin_to(cpu: usize) -> Result<(), BenchError> {
+    if cpu >= 8 * std::mem::size_of::<libc::cpu_set_t>() {
+        return Err(BenchError::Workload(format!("no CPU {cpu}")));
+    }
+    // SAFETY: cpu_set_t is a plain bitmask; all-zero bytes are a valid
+    // (empty) value.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `cpu` is below the set's size in bits (checked above).
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    set_affinity(&set)
+}
+
+/// The calling thread's CPU affinity.
+fn affinity() -> Result<libc::cpu_set_t, BenchError> {
+    // SAFETY: all-zero bytes are a valid (empty) cpu_set_t.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) } != 0 {
+        return Err(BenchError::Io { what: "sched_getaffinity".into(), source: std::io::Error::last_os_error() });
+    }
+    Ok(set)
+}
+
+fn set_affinity(set: &libc::cpu_set_t) -> Result<(), BenchError> {
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the
+    // calling thread.
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) } != 0 {
+        return Err(BenchError::Io { what: "sched_setaffinity".into(), source: std::io::Error::last_os_error() });
+    }
+    Ok(())
+}
+
+/// Files every round uses.
+struct Files {
+    steady: PathBuf,
+    exe: PathBuf,
+}
+
+fn load_avg() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
+}
+
+/// The whole run, on the driver thread.
+fn run_in_namespace(options: &EnforceOptions, outside: &str) -> Result<EnforceReport, BenchError> {
+    namespace::enter_private_namespace()?;
+    if let Some(cpu) = options.pin_cpu {
+        pin_to(cpu)?;
+    }
+    let mut sandbox = Sandbox::create(outside)?;
+    let detach_error = sandbox.detach_other_tmpfs().err().map(|e| e.to_string());
+
+    let files = Files { steady: sandbox.fs.join("steady"), exe: sandbox.fs.join("true") };
+    std::fs::write(&files.steady, vec![b'x'; 4096]).map_err(BenchError::io("cannot write the steady file"))?;
+    std::fs::copy("/bin/true", &files.exe).map_err(BenchError::io("cannot copy /bin/true to the tmpfs"))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&files.exe, std::fs::Permissions::from_mode(0o755))
+            .map_err(BenchError::io("cannot chmod the tmpfs copy of /bin/true"))?;
+    }
+
+    let mut variants: Vec<VariantResult> = Vec::new();
+    let mut fap_setup = None;
+    for &l in &options.listeners {
+        if variants.iter().any(|v| v.listener == l) {
+            continue;
+        }
+        let skip = match l {
+            Listener::None | Listener::Trivial => None,
+            Listener::Fapolicyd => match (fapolicyd::unavailable(), &detach_error) {
+                (Some(why), _) => Some(why),
+                (None, Some(e)) => Some(format!("cannot confine fapolicyd to the tmpfs: {e}")),
+                (None, None) => match fapolicyd::Setup::prepare(&sandbox, &files.exe) {
+                    Ok(s) => {
+                        fap_setup = Some(s);
+                        None
+                    }
+                    Err(e) => Some(format!("cannot prepare fapolicyd's private configuration: {e}")),
+                },
+            },
+            Listener::Rampartd => rampartd::unavailable(&options.rampart, &options.policy),
+        };
+        let status = match skip {
+            Some(why) => Status::Skipped(why),
+            None => Status::Ran,
+        };
+        variants.push(VariantResult { listener: l, status, rounds: Vec::new(), marks: None });
+    }
+
+    let rounds = options.rounds();
+    let measure = options.measure();
+    let skeleton = variants.clone();
+    let env = Env { sandbox: &sandbox, files: &files, options, fap: fap_setup.as_ref(), measure };
+    let load_start = load_avg();
+    run_rounds(&env, &mut variants, "");
+    let load_end = load_avg();
+
+    let pinned = match (options.pinned_pass, options.pin_cpu) {
+        (true, None) => {
+            let cpu = crate::affinity::allowed_cpus().first().copied().unwrap_or(0);
+            let saved = affinity()?;
+            pin_to(cpu)?;
+            let mut pv = skeleton;
+            let pl_start = load_avg();
+            run_rounds(&env, &mut pv, &format!(" (CPU {cpu})"));
+            let pl_end = load_avg();
+            set_affinity(&saved)?;
+            Some((cpu, pv, pl_start, pl_end))
+        }
+        _ => None,
+    };
+
+    let meta = |pin_cpu, variants, load_start, load_end, pinned| EnforceReport {
+        date: crate::run::today(),
+        quick: options.quick,
+        rounds,
+        measure_ms: u64::try_from(measure.as_millis()).unwrap_or(u64::MAX),
+        files_per_thread: options.files_per_thread(),
+        pin_cpu,
+        cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
+        policy: options.policy.clone(),
+        rampart: options.rampart.clone(),
+        load_start,
+        load_end,
+        detached_tmpfs: sandbox.detached.iter().map(|p| p.display().to_string()).collect(),
+        variants,
+        pinned,
+    };
+    let pinned = pinned.map(|(cpu, pv, a, b)| Box::new(meta(Some(cpu), pv, a, b, None)));
+    Ok(meta(options.pin_cpu, variants, load_start, load_end, pinned))
+}
+
+/// What every round of a run shares.
+struct Env<'a> {
+    sandbox: &'a Sandbox,
+    files: &'a Files,
+    options: &'a EnforceOptions,
+    fap: Option<&'a fapolicyd::Setup>,
+    measure: Duration,
+}
+
+/// All rounds of one pass over `variants` (those with status `Ran`).
+fn run_rounds(env: &Env<'_>, variants: &mut [VariantResult], label: &str) {
+    let options = env.options;
+    let rounds = options.rounds();
+    for round in 0..rounds {
+        let n = variants.len();
+        for k in 0..n {
+            let idx = (k + round) % n.max(1);
+            let Some(v) = variants.get_mut(idx) else { continue };
+            if v.status != Status::Ran {
+                continue;
+            }
+            let ctx = RoundCtx { sandbox: env.sandbox, files: env.files, options, fap: env.fap, round, measure: env.measure };
+            match run_round(v.listener, &ctx) {
+                Ok((result, marks)) => {
+                    if options.progress {
+                        eprintln!(
+                            "round {}/{rounds}{label} {:<9}: steady open {:>7.0} ns, first touch {:>7.0} ns, exec {:>6.0} µs{}",
+                            round + 1,
+                            v.listener.name(),
+                            result.sample(Workload::Open1).per_op_ns(),
+                            result.sample(Workload::FirstTouch1).per_op_ns(),
+                            result.sample(Workload::Exec).per_op_ns() / 1000.0,
+                            result.ready_ms.map(|r| format!(", ready in {r:.0} ms")).unwrap_or_default(),
+                        );
+                    }
+                    if marks.is_some() {
+                        v.marks = marks;
+                    }
+                    v.rounds.push(result);
+                }
+                Err(RoundError { started, message }) => {
+                    if options.progress {
+                        eprintln!("round {}/{rounds}{label} {:<9}: {message}", round + 1, v.listener.name());
+                    }
+                    // A listener that cannot start in the first round is
+                    // not run; any other error fails it.
+                    v.status = if v.rounds.is_empty() && !started {
+                        Status::Skipped(message)
+                    } else {
+                        Status::Failed(message)
+                    };
+                }
+            }
+        }
+    }
+}
+
+struct RoundCtx<'a> {
+    sandbox: &'a Sandbox,
+    files: &'a Files,
+    options: &'a EnforceOptions,
+    fap: Option<&'a fapolicyd::Setup>,
+    round: usize,
+    measure: Duration,
+}
+
+/// A started listener.
+enum Running {
+    None,
+    Trivial(Responder),
+    Process(OwnedPid),
+}
+
+impl Running {
+    fn pid(&self) -> Option<libc::pid_t> {
+        match self {
+            Running::None => None,
+            Running::Trivial(r) => Some(r.pid()),
+            Running::Process(p) => Some(p.pid()),
+        }
+    }
+
+    fn exited(&self) -> Option<String> {
+        match self {
+            Running::None => None,
+            Running::Trivial(r) => r.exited(),
+            Running::Process(p) => p.exited(),
+        }
+    }
+
+    fn stop(&mut self) {
+        match self {
+            Running::None => {}
+            Running::Trivial(r) => {
+                r.stop();
+            }
+            Running::Process(p) => {
+                p.terminate(Duration::from_secs(5));
+            }
+        }
+    }
+}
+
+fn start(listener: Listener, ctx: &RoundCtx<'_>) -> Result<(Running, Option<Duration>), String> {
+    let max_life = ctx.measure * 20 + Duration::from_secs(120);
+    match listener {
+        Listener::None => Ok((Running::None, None)),
+        Listener::Trivial => {
+            let t0 = std::time::Instant::now();
+            let r = Responder::start(&ctx.sandbox.fs, max_life)?;
+            Ok((Running::Trivial(r), Some(t0.elapsed())))
+        }
+        Listener::Fapolicyd => {
+            let setup = ctx.fap.ok_or("fapolicyd was not prepared")?;
+            let (p, ready) = setup.start(ctx.sandbox, ctx.round)?;
+            Ok((Running::Process(p), Some(ready)))
+        }
+        Listener::Rampartd => {
+            let (p, ready) = rampartd::start(&ctx.options.rampart, &ctx.options.policy, ctx.sandbox, ctx.round)?;
+            Ok((Running::Process(p), Some(ready)))
+        }
+    }
+}
+
+fn measure_all(listener: Listener, ctx: &RoundCtx<'_>) -> Result<[Sample; 5], String> {
+    let (fs, d, n) = (&ctx.sandbox.fs, ctx.measure, ctx.options.files_per_thread());
+    let fresh = |threads: usize| fs.join(format!("fresh.{}.{}.{threads}", listener.name(), ctx.round));
+    workloads::warm_up(&ctx.files.steady, &ctx.files.exe)?;
+    let open1 = workloads::open_loop(&ctx.files.steady, 1, d)?;
+    let open2 = workloads::open_loop(&ctx.files.steady, 2, d)?;
+    let first1 = workloads::first_touch(&fresh(1), 1, n, d)?;
+    let first2 = workloads::first_touch(&fresh(2), 2, n, d)?;
+    let exec = workloads::exec_loop(&ctx.files.exe, d)?;
+    Ok([open1, open2, first1, first2, exec])
+}
+
+/// Why a round gave no result: the listener did not start, or the round
+/// failed after it did.
+struct RoundError {
+    started: bool,
+    message: String,
+}
+
+/// One round of one variant: start, warm up, measure, check, stop.
+fn run_round(listener: Listener, ctx: &RoundCtx<'_>) -> Result<(RoundResult, Option<String>), RoundError> {
+    ctx.sandbox.check_namespace().map_err(|e| RoundError { started: false, message: e.to_string() })?;
+    let (running, ready) = start(listener, ctx).map_err(|message| RoundError { started: false, message })?;
+    measure_round(listener, ctx, running, ready).map_err(|message| RoundError { started: true, message })
+}
+
+fn measure_round(
+    listener: Listener,
+    ctx: &RoundCtx<'_>,
+    mut running: Running,
+    ready: Option<Duration>,
+) -> Result<(RoundResult, Option<String>), String> {
+    let limit = ctx.measure * 10 + Duration::from_secs(60);
+    let watchdog = running.pid().map(|pid| Watchdog::arm(pid, limit));
+    let measured = measure_all(listener, ctx);
+    let fired = watchdog.map(Watchdog::disarm).unwrap_or(false);
+    // A listener that died mid-round leaves the kernel allowing without
+    // asking: the round would look fast and mean nothing.
+    let died = running.exited();
+    let marks = match running.pid() {
+        Some(pid) if died.is_none() => Some(ctx.sandbox.check_marks(pid)),
+        _ => None,
+    };
+    running.stop();
+    if fired {
+        return Err(format!("round {} overran {} s: the watchdog killed the listener", ctx.round + 1, limit.as_secs()));
+    }
+    if let Some(how) = died {
+        return Err(format!("the listener {how} during round {}", ctx.round + 1));
+    }
+    let marks = match marks {
+        Some(Ok(m)) => Some(format!(
+            "{} mount mark{} on the benchmark tmpfs, {} inode mark{} on it, none elsewhere",
+            m.mount_marks,
+            if m.mount_marks == 1 { "" } else { "s" },
+            m.inode_marks,
+            if m.inode_marks == 1 { "" } else { "s" }
+        )),
+        Some(Err(e)) => return Err(format!("marks outside the benchmark tmpfs during the round: {e}")),
+        None => None,
+    };
+    let samples = measured?;
+    Ok((
+        RoundResult { round: ctx.round, ready_ms: ready.map(|d| d.as_secs_f64() * 1000.0), samples },
+        marks,
+    ))
+}
+
+#[cfg(test)]
+mod tests;

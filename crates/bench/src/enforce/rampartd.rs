@@ -1,0 +1,89 @@
+//! Variant (d): rampartd, the `rampart daemon` command.
+//!
+//! Contract: `rampart daemon --mark DIR --policy POLICY --socket SOCK
+//! --audit-log LOG` runs in the foreground, marks DIR's mount, and is
+//! ready when SOCK exists; SIGTERM stops it. Here DIR is the benchmark's
+//! tmpfs and the socket and log are on the benchmark's ramfs, all inside
+//! the private namespace; after start its fanotify marks are read from
+//! fdinfo and it is stopped at once unless every one is on the tmpfs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::namespace::Sandbox;
+use super::process::{log_tail, spawn, OwnedPid};
+
+/// Where the `rampart` binary is by default: the running program if that
+/// is `rampart` (`rampart bench enforce`), else the workspace's release
+/// build.
+pub fn default_binary() -> PathBuf {
+    if let Ok(exe) = std::env::current_exe() {
+        if exe.file_name().is_some_and(|n| n == "rampart") {
+            return exe;
+        }
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/release/rampart")
+}
+
+/// Why rampartd cannot run, if that is known before trying.
+pub fn unavailable(binary: &Path, policy: &Path) -> Option<String> {
+    if !binary.is_file() {
+        return Some(format!(
+            "rampartd not available: {} not found (build it with `cargo build --release -p rampart`)",
+            binary.display()
+        ));
+    }
+    if !policy.is_file() {
+        return Some(format!("rampartd not available: no policy at {}", policy.display()));
+    }
+    None
+}
+
+/// Starts rampartd on the sandbox's tmpfs and waits (at most 10 s) for
+/// its socket; checks its marks.
+pub fn start(binary: &Path, policy: &Path, sandbox: &Sandbox, round: usize) -> Result<(OwnedPid, Duration), String> {
+    sandbox.check_namespace().map_err(|e| e.to_string())?;
+    let dir = sandbox.state.join("rampartd");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let socket = dir.join(format!("rampartd.{round}.sock"));
+    let audit = dir.join(format!("audit.{round}.log"));
+    let log = dir.join(format!("rampartd.{round}.log"));
+    let _ = std::fs::remove_file(&socket);
+    let mut cmd = Command::new(binary);
+    cmd.arg("daemon")
+        .arg("--mark")
+        .arg(&sandbox.fs)
+        .arg("--policy")
+        .arg(policy)
+        .arg("--socket")
+        .arg(&socket)
+        .arg("--audit-log")
+        .arg(&audit);
+    // Extra daemon flags, to measure alternatives (`--threads 1`, `--spin-us 0`).
+    if let Some(extra) = std::env::var_os("RAMPART_BENCH_DAEMON_ARGS") {
+        cmd.args(extra.to_string_lossy().split_whitespace());
+    }
+    let t0 = Instant::now();
+    let mut proc = spawn(cmd, &log).map_err(|e| format!("rampartd not available: {e}"))?;
+    loop {
+        if socket.exists() {
+            break;
+        }
+        if let Some(how) = proc.exited() {
+            proc.terminate(Duration::from_secs(1));
+            return Err(format!("rampartd not available: `rampart daemon` {how}: {}", log_tail(&log, 4)));
+        }
+        if t0.elapsed() > Duration::from_secs(10) {
+            proc.terminate(Duration::from_secs(2));
+            return Err(format!("rampartd not available: no socket after 10 s: {}", log_tail(&log, 4)));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let ready = t0.elapsed();
+    if let Err(e) = sandbox.confined(proc.pid(), Duration::from_secs(2)) {
+        proc.terminate(Duration::from_secs(2));
+        return Err(format!("rampartd not confined to the benchmark tmpfs, stopped: {e}"));
+    }
+    Ok((proc, ready))
+}

@@ -1,0 +1,662 @@
+//! The enforcement benchmark's results: medians, ratios and targets, as a
+//! text table, JSON, and a Markdown section for docs/benchmarks.md
+//! (between `<!-- enforce:begin -->` and `<!-- enforce:end -->`, appended
+//! with its heading the first time).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value};
+
+use super::workloads::Sample;
+use super::{Listener, Status, VariantResult, Workload};
+use crate::error::BenchError;
+use crate::report::group;
+use crate::stats::median;
+
+pub const BEGIN: &str = "<!-- enforce:begin -->";
+pub const END: &str = "<!-- enforce:end -->";
+pub const HEADING: &str = "## Enforcement (fanotify)";
+
+/// The command that reproduces the run (after `cargo build --release -p rampart`).
+pub const COMMAND: &str = "target/release/rampart bench enforce --write-docs";
+
+/// Everything one run measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnforceReport {
+    pub date: String,
+    pub quick: bool,
+    pub rounds: usize,
+    pub measure_ms: u64,
+    pub files_per_thread: usize,
+    /// Everything pinned to this CPU, if it was.
+    pub pin_cpu: Option<usize>,
+    pub cpus: usize,
+    pub kernel: String,
+    pub policy: PathBuf,
+    pub rampart: PathBuf,
+    pub load_start: Option<f64>,
+    pub load_end: Option<f64>,
+    /// Other tmpfs mounts detached inside the private namespace.
+    pub detached_tmpfs: Vec<String>,
+    pub variants: Vec<VariantResult>,
+    /// The second pass with everything on one CPU, if it ran.
+    pub pinned: Option<Box<EnforceReport>>,
+}
+
+/// A target of issue 5 and how the run compares.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    pub name: String,
+    pub measured: Option<f64>,
+    pub limit: f64,
+    /// true: measured must be at most the limit; false: at least.
+    pub at_most: bool,
+    /// Why it could not be measured.
+    pub missing: Option<String>,
+}
+
+impl Target {
+    pub fn holds(&self) -> Option<bool> {
+        self.measured.map(|m| if self.at_most { m <= self.limit } else { m >= self.limit })
+    }
+
+    fn verdict(&self) -> &'static str {
+        match self.holds() {
+            Some(true) => "PASS",
+            Some(false) => "FAIL",
+            None => "not measured",
+        }
+    }
+
+    fn limit_text(&self) -> String {
+        format!("{} {:.2}x", if self.at_most { "<=" } else { ">=" }, self.limit)
+    }
+}
+
+impl EnforceReport {
+    pub fn variant(&self, l: Listener) -> Option<&VariantResult> {
+        self.variants.iter().find(|v| v.listener == l)
+    }
+
+    fn samples(&self, l: Listener, w: Workload) -> Vec<Sample> {
+        self.variant(l).map(|v| v.rounds.iter().map(|r| *r.sample(w)).collect()).unwrap_or_default()
+    }
+
+    /// Median wall time per operation per thread (ns).
+    pub fn per_op_ns(&self, l: Listener, w: Workload) -> Option<f64> {
+        median(&self.samples(l, w).iter().map(Sample::per_op_ns).collect::<Vec<_>>())
+    }
+
+    /// Median operations per second (all threads).
+    pub fn ops_per_s(&self, l: Listener, w: Workload) -> Option<f64> {
+        median(&self.samples(l, w).iter().map(Sample::ops_per_s).collect::<Vec<_>>())
+    }
+
+    /// Median of per-round throughput ratios, `two` over `one` (same variant).
+    pub fn scaling(&self, l: Listener, two: Workload, one: Workload) -> Option<f64> {
+        let v = self.variant(l)?;
+        median(&v.rounds.iter().map(|r| r.sample(two).ops_per_s() / r.sample(one).ops_per_s()).collect::<Vec<_>>())
+    }
+
+    /// Median over the rounds both ran of `a`'s time per operation over
+    /// `b`'s (same workload).
+    pub fn ratio(&self, a: Listener, b: Listener, w: Workload) -> Option<f64> {
+        self.paired(a, b, w, |x, y| x / y)
+    }
+
+    /// Median over paired rounds of `l`'s time per operation minus no
+    /// listener's: what the listener adds (ns).
+    pub fn added_ns(&self, l: Listener, w: Workload) -> Option<f64> {
+        self.paired(l, Listener::None, w, |x, y| x - y)
+    }
+
+    fn paired(&self, a: Listener, b: Listener, w: Workload, f: impl Fn(f64, f64) -> f64) -> Option<f64> {
+        let (va, vb) = (self.variant(a)?, self.variant(b)?);
+        let values: Vec<f64> = va
+            .rounds
+            .iter()
+            .filter_map(|ra| {
+                let rb = vb.rounds.iter().find(|rb| rb.round == ra.round)?;
+                Some(f(ra.sample(w).per_op_ns(), rb.sample(w).per_op_ns()))
+            })
+            .collect();
+        median(&values)
+    }
+
+    fn ready_ms(&self, l: Listener) -> Option<f64> {
+        let v = self.variant(l)?;
+        median(&v.rounds.iter().filter_map(|r| r.ready_ms).collect::<Vec<_>>())
+    }
+
+    fn why_missing(&self, ls: &[Listener]) -> Option<String> {
+        for &l in ls {
+            match self.variant(l) {
+                None => return Some(format!("{} not selected", l.name())),
+                Some(v) if v.rounds.is_empty() => {
+                    return Some(match &v.status {
+                        Status::Skipped(_) | Status::Failed(_) => format!("{} not run, see Variants", l.name()),
+                        Status::Ran => format!("{} has no rounds", l.name()),
+                    })
+                }
+                Some(_) => {}
+            }
+        }
+        None
+    }
+
+    /// The targets of issue 5.
+    pub fn targets(&self) -> Vec<Target> {
+        use Listener::{Fapolicyd, None as NoListener, Rampartd, Trivial};
+        let t = |name: &str, measured: Option<f64>, limit: f64, at_most: bool, needs: &[Listener]| Target {
+            name: name.to_string(),
+            measured,
+            limit,
+            at_most,
+            missing: if measured.is_some() { None } else { self.why_missing(needs) },
+        };
+        vec![
+            t(
+                "steady-state open: rampartd / no listener",
+                self.ratio(Rampartd, NoListener, Workload::Open1),
+                1.3,
+                true,
+                &[Rampartd, NoListener],
+            ),
+            t(
+                "first-touch open: rampartd / trivial responder",
+                self.ratio(Rampartd, Trivial, Workload::FirstTouch1),
+                1.2,
+                true,
+                &[Rampartd, Trivial],
+            ),
+            t(
+                "first-touch open: rampartd / fapolicyd",
+                self.ratio(Rampartd, Fapolicyd, Workload::FirstTouch1),
+                0.5,
+                true,
+                &[Rampartd, Fapolicyd],
+            ),
+            t(
+                "event throughput, 2 threads / 1 thread: rampartd",
+                self.scaling(Rampartd, Workload::FirstTouch2, Workload::FirstTouch1),
+                1.6,
+                false,
+                &[Rampartd],
+            ),
+            t(
+                "event throughput, 2 threads / 1 thread: trivial responder",
+                self.scaling(Trivial, Workload::FirstTouch2, Workload::FirstTouch1),
+                1.6,
+                false,
+                &[Trivial],
+            ),
+        ]
+    }
+
+    fn status_text(v: &VariantResult) -> String {
+        match &v.status {
+            Status::Ran => format!("ran {} round{}", v.rounds.len(), if v.rounds.len() == 1 { "" } else { "s" }),
+            Status::Skipped(why) => format!("not run: {why}"),
+            Status::Failed(why) => format!("failed after {} round(s): {why}", v.rounds.len()),
+        }
+    }
+
+    fn size_text(&self) -> String {
+        format!(
+            "{} run: {} interleaved rounds, {} ms per measurement, up to {} fresh files per thread per first-touch run, {}",
+            if self.quick { "quick" } else { "full" },
+            self.rounds,
+            self.measure_ms,
+            group(self.files_per_thread as f64),
+            match self.pin_cpu {
+                Some(c) => format!("everything pinned to CPU {c}"),
+                None => "unpinned".to_string(),
+            }
+        )
+    }
+
+    /// The plain-text table (stdout of the command).
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        s.push_str(&format!(
+            "Enforcement benchmark, {} ({}; kernel {}, {} CPUs; load average {} -> {})\n",
+            self.date,
+            self.size_text(),
+            self.kernel,
+            self.cpus,
+            num(self.load_start, 2),
+            num(self.load_end, 2)
+        ));
+        s.push_str("Medians over rounds; per-op times are wall time per operation per thread.\n\n");
+        s.push_str(&self.table_text());
+        s.push_str("\nTargets (issue 5):\n");
+        for t in self.targets() {
+            s.push_str(&format!(
+                "  {:<58} {:>8} {:>9}  {}\n",
+                t.name,
+                times(t.measured),
+                t.limit_text(),
+                match (&t.missing, t.holds()) {
+                    (Some(why), None) => format!("not measured ({why})"),
+                    _ => t.verdict().to_string(),
+                }
+            ));
+        }
+        let notes: Vec<String> = self
+            .variants
+            .iter()
+            .filter(|v| v.status != Status::Ran || v.marks.is_some())
+            .map(|v| {
+                let mut n = format!("  {}: {}", v.listener.name(), Self::status_text(v));
+                if let Some(m) = &v.marks {
+                    n.push_str(&format!("; marks: {m}"));
+                }
+                n
+            })
+            .collect();
+        if !notes.is_empty() {
+            s.push_str("\nVariants:\n");
+            for n in notes {
+                s.push_str(&n);
+                s.push('\n');
+            }
+        }
+        if let Some(p) = &self.pinned {
+            s.push_str(&format!(
+                "\nThe same rounds with everything on CPU {} (the listeners' own work, without the wake-up of the other CPU; \
+                 2 threads share that CPU; load average {} -> {}):\n\n",
+                p.pin_cpu.unwrap_or(0),
+                num(p.load_start, 2),
+                num(p.load_end, 2)
+            ));
+            s.push_str(&p.table_text());
+            s.push('\n');
+            for (name, r) in p.pinned_ratios() {
+                s.push_str(&format!("  {name:<58} {:>8}\n", times(r)));
+            }
+        }
+        s
+    }
+
+    fn table_text(&self) -> String {
+        let mut s = String::new();
+        s.push_str(&format!(
+            "{:<10} {:>11} {:>12} {:>12} {:>6} {:>12} {:>10} {:>12} {:>12} {:>6} {:>9} {:>8}\n",
+            "variant",
+            "steady ns",
+            "open/s 1T",
+            "open/s 2T",
+            "2T/1T",
+            "1st-touch ns",
+            "added ns",
+            "events/s 1T",
+            "events/s 2T",
+            "2T/1T",
+            "exec µs",
+            "ready ms"
+        ));
+        for v in &self.variants {
+            let l = v.listener;
+            if v.rounds.is_empty() {
+                s.push_str(&format!("{:<10} {}\n", l.name(), Self::status_text(v)));
+                continue;
+            }
+            s.push_str(&format!(
+                "{:<10} {:>11} {:>12} {:>12} {:>6} {:>12} {:>10} {:>12} {:>12} {:>6} {:>9} {:>8}\n",
+                l.name(),
+                num(self.per_op_ns(l, Workload::Open1), 0),
+                num_group(self.ops_per_s(l, Workload::Open1)),
+                num_group(self.ops_per_s(l, Workload::Open2)),
+                times(self.scaling(l, Workload::Open2, Workload::Open1)),
+                num(self.per_op_ns(l, Workload::FirstTouch1), 0),
+                if l == Listener::None { "-".into() } else { num(self.added_ns(l, Workload::FirstTouch1), 0) },
+                num_group(self.ops_per_s(l, Workload::FirstTouch1)),
+                num_group(self.ops_per_s(l, Workload::FirstTouch2)),
+                times(self.scaling(l, Workload::FirstTouch2, Workload::FirstTouch1)),
+                num(self.per_op_ns(l, Workload::Exec).map(|n| n / 1000.0), 1),
+                num(self.ready_ms(l), 0),
+            ));
+        }
+        s
+    }
+
+    /// Ratios of the first-touch and steady-state opens between variants,
+    /// for the pinned pass (information, not targets).
+    fn pinned_ratios(&self) -> Vec<(String, Option<f64>)> {
+        use Listener::{Fapolicyd, None as NoListener, Rampartd, Trivial};
+        vec![
+            ("steady-state open: rampartd / no listener".into(), self.ratio(Rampartd, NoListener, Workload::Open1)),
+            ("first-touch open: rampartd / trivial responder".into(), self.ratio(Rampartd, Trivial, Workload::FirstTouch1)),
+            ("first-touch open: rampartd / fapolicyd".into(), self.ratio(Rampartd, Fapolicyd, Workload::FirstTouch1)),
+            ("first-touch open: fapolicyd / trivial responder".into(), self.ratio(Fapolicyd, Trivial, Workload::FirstTouch1)),
+        ]
+    }
+
+    /// Everything, for `--json`.
+    pub fn to_json(&self) -> Value {
+        let variants: Vec<Value> = self
+            .variants
+            .iter()
+            .map(|v| {
+                let l = v.listener;
+                let medians: serde_json::Map<String, Value> = Workload::ALL
+                    .iter()
+                    .map(|&w| {
+                        (
+                            w.name().to_string(),
+                            json!({"per_op_ns": self.per_op_ns(l, w), "ops_per_s": self.ops_per_s(l, w),
+                                   "added_ns_over_none": self.added_ns(l, w)}),
+                        )
+                    })
+                    .collect();
+                let rounds: Vec<Value> = v
+                    .rounds
+                    .iter()
+                    .map(|r| {
+                        let mut o = serde_json::Map::new();
+                        o.insert("round".into(), json!(r.round));
+                        o.insert("ready_ms".into(), json!(r.ready_ms));
+                        for w in Workload::ALL {
+                            let x = r.sample(w);
+                            o.insert(w.name().into(), json!({"ops": x.ops, "threads": x.threads, "wall_ns": x.wall_ns}));
+                        }
+                        Value::Object(o)
+                    })
+                    .collect();
+                let (status, reason) = match &v.status {
+                    Status::Ran => ("ran", None),
+                    Status::Skipped(why) => ("skipped", Some(why.clone())),
+                    Status::Failed(why) => ("failed", Some(why.clone())),
+                };
+                json!({
+                    "name": l.name(),
+                    "description": l.describe(),
+                    "status": status,
+                    "reason": reason,
+                    "marks": v.marks,
+                    "ready_ms": self.ready_ms(l),
+                    "medians": medians,
+                    "scaling_2t_over_1t": {
+                        "open": self.scaling(l, Workload::Open2, Workload::Open1),
+                        "first_touch": self.scaling(l, Workload::FirstTouch2, Workload::FirstTouch1),
+                    },
+                    "rounds": rounds,
+                })
+            })
+            .collect();
+        let targets: Vec<Value> = self
+            .targets()
+            .iter()
+            .map(|t| {
+                json!({"name": t.name, "measured": t.measured, "limit": t.limit,
+                       "compare": if t.at_most { "at_most" } else { "at_least" },
+                       "holds": t.holds(), "missing": t.missing})
+            })
+            .collect();
+        json!({
+            "benchmark": "enforce",
+            "date": self.date,
+            "size": if self.quick { "quick" } else { "full" },
+            "rounds": self.rounds,
+            "measure_ms": self.measure_ms,
+            "files_per_thread": self.files_per_thread,
+            "pin_cpu": self.pin_cpu,
+            "cpus": self.cpus,
+            "kernel": self.kernel,
+            "policy": self.policy.display().to_string(),
+            "rampart": self.rampart.display().to_string(),
+            "load_average": {"start": self.load_start, "end": self.load_end},
+            "detached_tmpfs_in_namespace": self.detached_tmpfs,
+            "variants": variants,
+            "targets": targets,
+            "pinned": self.pinned.as_ref().map(|p| p.to_json()),
+        })
+    }
+
+    pub fn json_text(&self) -> String {
+        serde_json::to_string_pretty(&self.to_json()).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    /// The docs section (heading included, markers excluded).
+    pub fn markdown(&self, command: &str) -> String {
+        let mut s = String::new();
+        s.push_str(&format!("{HEADING}\n\n"));
+        s.push_str("What a fanotify permission listener costs the processes it watches (issue 5). Reproduce (as root; builds `rampart` first so that rampartd is measured):\n\n");
+        s.push_str(&format!("```sh\ncargo build --release -p rampart\n{command}\n```\n\n"));
+        s.push_str("(`--quick` for a one-minute run, `--json` for everything measured.)\n\n");
+        s.push_str(&format!(
+            "Run of {} ({}) on a machine with {} CPUs, kernel {}, shared with other jobs (load average {} at the start, {} at the end). \
+             Each round starts each listener in turn (order rotated per round), warms up, runs every workload once and stops it; \
+             figures are medians over rounds, ratios medians of per-round ratios. Times are wall time per operation per thread.\n\n",
+            self.date,
+            self.size_text(),
+            self.cpus,
+            self.kernel,
+            num(self.load_start, 2),
+            num(self.load_end, 2)
+        ));
+        s.push_str("### Targets\n\n| target | measured | limit | holds |\n|---|---|---|---|\n");
+        for t in self.targets() {
+            let holds = match (t.holds(), &t.missing) {
+                (Some(true), _) => "yes".to_string(),
+                (Some(false), _) => "**no**".to_string(),
+                (None, Some(why)) => format!("not measured: {why}"),
+                (None, None) => "not measured".to_string(),
+            };
+            s.push_str(&format!("| {} | {} | {} | {holds} |\n", t.name, times(t.measured), t.limit_text()));
+        }
+        s.push_str(
+            "\nFirst-touch ratios compare the whole open + close (about a microsecond of it is the system calls \
+             themselves); the column \"added\" below is the listener's share alone. \
+             Placement matters: unpinned, an event usually wakes the listener on the other CPU, and on a virtual machine \
+             waking an idle CPU can cost more than the listener's own work, for every listener alike; \
+             the second pass (everything on one CPU, below) shows the listeners' own work instead.\n\n",
+        );
+
+        s.push_str("### Latency\n\n");
+        s.push_str(&self.latency_md());
+        s.push_str("\n### Throughput, 1 and 2 threads\n\n| variant | steady opens/s, 1 thread | 2 threads | 2T/1T | first-touch events/s, 1 thread | 2 threads | 2T/1T |\n|---|---|---|---|---|---|---|\n");
+        for v in self.variants.iter().filter(|v| !v.rounds.is_empty()) {
+            let l = v.listener;
+            s.push_str(&format!(
+                "| `{}` | {} | {} | {} | {} | {} | {} |\n",
+                l.name(),
+                num_group(self.ops_per_s(l, Workload::Open1)),
+                num_group(self.ops_per_s(l, Workload::Open2)),
+                times(self.scaling(l, Workload::Open2, Workload::Open1)),
+                num_group(self.ops_per_s(l, Workload::FirstTouch1)),
+                num_group(self.ops_per_s(l, Workload::FirstTouch2)),
+                times(self.scaling(l, Workload::FirstTouch2, Workload::FirstTouch1)),
+            ));
+        }
+        if let Some(p) = &self.pinned {
+            s.push_str(&format!(
+                "\n### The same rounds, everything on CPU {}\n\n\
+                 Client threads and listeners all on one CPU (load average {} at the start, {} at the end): an event is a switch to the listener and back \
+                 on the same CPU, with no wake-up of an idle CPU, so this is the listeners' own work per event. \
+                 Two threads cannot run at once here, so throughputs are not shown.\n\n",
+                p.pin_cpu.unwrap_or(0),
+                num(p.load_start, 2),
+                num(p.load_end, 2)
+            ));
+            s.push_str(&p.latency_md());
+            s.push_str("\n| ratio (same CPU) | measured |\n|---|---|\n");
+            for (name, r) in p.pinned_ratios() {
+                s.push_str(&format!("| {name} | {} |\n", times(r)));
+            }
+        }
+        s.push_str("\n### Workloads and variants\n\n");
+        s.push_str(
+            "All on one tmpfs the benchmark mounts in a private mount namespace (nothing outside it is mounted or marked); the client runs in that namespace too.\n\n\
+             - steady-state open: open(O_RDONLY) + close of one 4 KiB file after warm-up; a listener that caches in the kernel (ignore marks) sees no events any more.\n\
+             - first-touch open: open + close of files created with mknod (no open) just before, each opened once: every open is a permission event whatever the listener caches. With 2 threads (each its own files) it is the event throughput.\n\
+             - exec: fork + execve + waitpid of a copy of /bin/true on the tmpfs (an exec and an open event; its libraries are on the unmarked root).\n\n",
+        );
+        s.push_str("| variant | what | status | marks found (fdinfo) |\n|---|---|---|---|\n");
+        for v in &self.variants {
+            s.push_str(&format!(
+                "| `{}` | {} | {} | {} |\n",
+                v.listener.name(),
+                v.listener.describe(),
+                Self::status_text(v),
+                v.marks.clone().unwrap_or_else(|| "-".into())
+            ));
+        }
+        s.push_str(&format!(
+            "\nfapolicyd's confinement: it runs in the foreground (`--debug-deny`) in the namespace, with private directories bind-mounted over `/etc/fapolicyd`, `/var/lib/fapolicyd` and `/run` there; \
+             configuration: `watch_fs = tmpfs`, `allow_filesystem_mark = 0` (mount marks only), `permissive = 1`, `uid = root`, `gid = root`, `trust = file` with one entry, `nice_val = 0`, rules `allow perm=any all : all`. \
+             fapolicyd marks every mount of a watched type in its /proc/mounts, so the other tmpfs mounts of the namespace's copy of the tree were detached there first ({}); \
+             after each start the marks of every listener were read from /proc/PID/fdinfo, and a listener with any mark off the benchmark tmpfs would have been stopped and not measured.\n",
+            match self.detached_tmpfs.len() {
+                0 => "there were none".to_string(),
+                n => format!("{n}, such as `/dev/shm`; the list is in the JSON"),
+            }
+        ));
+        s
+    }
+
+    fn latency_md(&self) -> String {
+        let mut s = String::new();
+        s.push_str("| variant | steady-state open (ns) | first-touch open (ns) | first touch, added over none (ns) | exec (µs) | exec, added over none (µs) | ready after start (ms) |\n|---|---|---|---|---|---|---|\n");
+        for v in &self.variants {
+            let l = v.listener;
+            if v.rounds.is_empty() {
+                s.push_str(&format!("| `{}` | {} | | | | | |\n", l.name(), Self::status_text(v)));
+                continue;
+            }
+            let none = l == Listener::None;
+            s.push_str(&format!(
+                "| `{}` | {} | {} | {} | {} | {} | {} |\n",
+                l.name(),
+                num_group(self.per_op_ns(l, Workload::Open1)),
+                num_group(self.per_op_ns(l, Workload::FirstTouch1)),
+                if none { "-".into() } else { num_group(self.added_ns(l, Workload::FirstTouch1)) },
+                num(self.per_op_ns(l, Workload::Exec).map(|n| n / 1000.0), 1),
+                if none { "-".into() } else { num(self.added_ns(l, Workload::Exec).map(|n| n / 1000.0), 1) },
+                if none { "-".into() } else { num(self.ready_ms(l), 0) },
+            ));
+        }
+        s
+    }
+
+    /// Replaces the enforcement section of `out` (or appends it); returns
+    /// the path written.
+    pub fn write_docs(&self, out: &Path, command: &str) -> Result<PathBuf, BenchError> {
+        let existing = match std::fs::read_to_string(out) {
+            Ok(s) => s,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(BenchError::Io { what: format!("cannot read {}", out.display()), source: e }),
+        };
+        let text = replace_section(&existing, &self.markdown(command));
+        std::fs::write(out, text).map_err(BenchError::io(format!("cannot write {}", out.display())))?;
+        Ok(out.to_path_buf())
+    }
+}
+
+/// `existing` with the enforcement section replaced by `section` (or
+/// appended, markers included).
+pub fn replace_section(existing: &str, section: &str) -> String {
+    crate::docs::replace_between(existing, BEGIN, END, section)
+}
+
+fn num(v: Option<f64>, decimals: usize) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("{x:.decimals$}"),
+        _ => "n/a".into(),
+    }
+}
+
+fn num_group(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.is_finite() => group(x),
+        _ => "n/a".into(),
+    }
+}
+
+fn times(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("{x:.2}x"),
+        _ => "n/a".into(),
+    }
+}
+
+#[cfg(test)]
+mod report_tests {
+    use super::*;
+    use crate::enforce::RoundResult;
+
+    fn sample(ns_per_op: u64, threads: usize) -> Sample {
+        Sample { ops: 1000 * threads as u64, threads, wall_ns: ns_per_op * 1000 }
+    }
+
+    fn variant(l: Listener, open: u64, first: u64, first2: u64) -> VariantResult {
+        let r = |round| RoundResult {
+            round,
+            ready_ms: Some(1.0),
+            samples: [sample(open, 1), sample(open, 2), sample(first, 1), sample(first2, 2), sample(300_000, 1)],
+        };
+        VariantResult { listener: l, status: Status::Ran, rounds: vec![r(0), r(1), r(2)], marks: None }
+    }
+
+    fn report() -> EnforceReport {
+        EnforceReport {
+            date: "2026-01-01".into(),
+            quick: true,
+            rounds: 3,
+            measure_ms: 250,
+            files_per_thread: 10,
+            pin_cpu: None,
+            cpus: 2,
+            kernel: "6.18".into(),
+            policy: PathBuf::from("p"),
+            rampart: PathBuf::from("r"),
+            load_start: Some(1.0),
+            load_end: Some(2.0),
+            detached_tmpfs: vec![],
+            pinned: None,
+            variants: vec![
+                variant(Listener::None, 1000, 1000, 1000),
+                variant(Listener::Trivial, 5000, 5000, 6000),
+                VariantResult {
+                    listener: Listener::Fapolicyd,
+                    status: Status::Skipped("no".into()),
+                    rounds: vec![],
+                    marks: None,
+                },
+                variant(Listener::Rampartd, 1100, 5500, 5000),
+            ],
+        }
+    }
+
+    #[test]
+    fn ratios_and_targets() {
+        let r = report();
+        assert_eq!(r.ratio(Listener::Rampartd, Listener::None, Workload::Open1), Some(1.1));
+        assert_eq!(r.added_ns(Listener::Trivial, Workload::FirstTouch1), Some(4000.0));
+        // 2 threads at 6000 ns per op each: 2/6000 vs 1/5000 per ns.
+        let s = r.scaling(Listener::Trivial, Workload::FirstTouch2, Workload::FirstTouch1).unwrap();
+        assert!((s - 5.0 / 3.0).abs() < 1e-9);
+        let t = r.targets();
+        assert_eq!(t[0].holds(), Some(true));
+        assert_eq!(t[1].holds(), Some(true)); // 1.1x <= 1.2x
+        assert_eq!(t[2].holds(), None);
+        assert!(t[2].missing.as_deref().unwrap().contains("fapolicyd not run"), "{:?}", t[2].missing);
+        assert_eq!(t[3].holds(), Some(true)); // 2 * 5500 / 5000 = 2.2
+        assert_eq!(t[4].holds(), Some(true));
+        let text = r.text();
+        assert!(text.contains("fapolicyd  not run: no"));
+        let md = r.markdown(COMMAND);
+        assert!(md.starts_with(HEADING));
+        assert!(md.contains(COMMAND));
+        let j = r.to_json();
+        assert_eq!(j["variants"][1]["name"], "trivial");
+        assert_eq!(j["targets"].as_array().unwrap().len(), 5);
+    }
+
+    #[test]
+    fn section_markers() {
+        let doc = format!("# B\n\n{BEGIN}\nold\n{END}\n\n## Other\n");
+        assert_eq!(replace_section(&doc, "new\n"), format!("# B\n\n{BEGIN}\nnew\n{END}\n\n## Other\n"));
+        assert_eq!(replace_section("# B\n", "s"), format!("# B\n\n{BEGIN}\ns\n{END}\n"));
+    }
+}

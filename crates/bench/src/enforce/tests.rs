@@ -1,0 +1,48 @@
+//! End to end: the quick harness with no listener and the trivial
+//! responder, in the private namespace, gives positive numbers. Needs
+//! root; elsewhere it says why and passes. No timing is asserted.
+
+use super::*;
+
+#[test]
+fn quick_none_and_trivial_end_to_end() {
+    // SAFETY: geteuid takes no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: the enforcement benchmark needs root");
+        return;
+    }
+    let options = EnforceOptions {
+        quick: true,
+        rounds: Some(2),
+        measure: Some(Duration::from_millis(100)),
+        listeners: vec![Listener::None, Listener::Trivial],
+        progress: false,
+        pinned_pass: false,
+        ..EnforceOptions::default()
+    };
+    let report = run(&options).unwrap();
+    assert_eq!(report.variants.len(), 2);
+    for v in &report.variants {
+        assert_eq!(v.status, Status::Ran, "{}", v.listener.name());
+        assert_eq!(v.rounds.len(), 2);
+        for w in Workload::ALL {
+            let ns = report.per_op_ns(v.listener, w).unwrap();
+            let rate = report.ops_per_s(v.listener, w).unwrap();
+            assert!(ns > 0.0 && ns.is_finite(), "{} {}: {ns}", v.listener.name(), w.name());
+            assert!(rate > 0.0 && rate.is_finite(), "{} {}: {rate}", v.listener.name(), w.name());
+        }
+    }
+    // The responder's marks were checked: one mount mark, on the tmpfs.
+    let trivial = report.variant(Listener::Trivial).unwrap();
+    assert!(trivial.marks.as_deref().unwrap().starts_with("1 mount mark"), "{:?}", trivial.marks);
+    assert!(report.scaling(Listener::Trivial, Workload::FirstTouch2, Workload::FirstTouch1).unwrap() > 0.0);
+    // Nothing is left behind outside the namespace.
+    let leftovers: Vec<_> = std::fs::read_dir("/tmp")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("rampart-enforce.{}.", std::process::id())))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert!(report.text().contains("trivial"));
+    assert_eq!(report.to_json()["variants"][0]["status"], "ran");
+}
