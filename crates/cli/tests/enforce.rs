@@ -167,7 +167,8 @@ run() {{ "$RAMPART" run --socket "$SOCK" "$@"; }}
 set +e
 run --context system_u:system_r:app_t:s0 -- "$T/bin/app" -c 'echo ran' >/dev/null 2>&1; echo "NO_ENTRYPOINT=$?"
 # --force skips transition and entrypoint (root only), and the domain holds.
-echo "FORCED=$(run --force --context system_u:system_r:app_t:s0 -- "$T/bin/app" -c "read l < '$T/data/secret.txt' && echo read || echo denied" 2>/dev/null)"
+echo "FORCED=$(run --force --context system_u:system_r:app_t:s0 -- "$T/bin/app" -c "read l < '$T/data/secret.txt' && echo read || echo denied" 2>"$S/forced.err")"
+echo "FORCED_STATUS=$? $(tr '\n' ' ' < "$S/forced.err")"
 # The same checks for a program on a mount the daemon does not watch
 # (checked when asked, applied at the exec): /bin/dash is file_t here.
 run --context system_u:system_r:app_t:s0 -- /bin/dash -c 'echo ran' >/dev/null 2>&1; echo "UNMARKED_NO_ENTRYPOINT=$?"
@@ -179,6 +180,7 @@ set -e
 stop_daemon
 echo "AUDIT_ENTRYPOINT=$(grep -c 'denied  {{ entrypoint }} for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:other_exec_t:s0' "$LOG")"
 echo "AUDIT_ENTRYPOINT_FILE_T=$(grep -c 'denied  {{ entrypoint }} for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:file_t:s0' "$LOG")"
+sed 's/^/audit: /' "$LOG"
 "#
         ),
     );
@@ -186,7 +188,7 @@ echo "AUDIT_ENTRYPOINT_FILE_T=$(grep -c 'denied  {{ entrypoint }} for .*scontext
     // Once for the watched program, once for /bin/dash (file_t).
     assert_eq!(r.num("AUDIT_ENTRYPOINT"), 1);
     assert_eq!(r.num("AUDIT_ENTRYPOINT_FILE_T"), 1);
-    assert_eq!(r.get("FORCED"), "denied", "app_t may not read secret_t");
+    assert_eq!(r.get("FORCED"), "denied", "app_t may not read secret_t ({}):\n{}", r.get("FORCED_STATUS"), r.stdout);
     assert_eq!(r.num("UNMARKED_NO_ENTRYPOINT"), 126);
     assert_eq!(r.get("UNMARKED_FORCED"), "denied", "the forced domain did not apply to an unwatched program");
     assert_eq!(r.num("INVALID"), 125);

@@ -243,6 +243,10 @@ impl ControlHandler for Daemon {
         }
         let e = &self.enforcer;
         let sid = e.avc.intern(context).map_err(|err| err.to_string())?;
+        // The caller's own exec (of `rampart`) may still be queued in the
+        // connector: applied after the request is recorded, it would
+        // consume the request meant for the exec that follows.
+        e.sync_processes();
         let subject = e.subject(pid, None);
         if !force {
             let d = e.avc.has_perm_noaudit(subject, subject, e.classes.process, e.classes.setexec);

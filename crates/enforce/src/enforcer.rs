@@ -112,6 +112,12 @@ impl Enforcer {
             self.answer(group, file.as_fd(), true);
             return;
         };
+        if event.mask & fanotify::OPEN_EXEC_PERM != 0 {
+            // An exec the connector reported earlier (this process's
+            // previous one) is applied first: applied after the pending
+            // transition this exec records, it would take it for its own.
+            self.sync_processes();
+        }
         let subject = self.subject(event.pid, event.pidfd.as_ref().map(|f| f.as_fd()));
         let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
         let target =
