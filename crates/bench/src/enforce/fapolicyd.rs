@@ -29,10 +29,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::namespace::{bind, Sandbox};
-use super::process::{log_tail, spawn, OwnedPid};
+use super::process::{start_listener, OwnedPid};
 
 pub const BINARY: &str = "/usr/sbin/fapolicyd";
 const READY_LINE: &str = "Starting to listen for events";
@@ -126,29 +126,9 @@ impl Setup {
         let log = self.dir.join(format!("fapolicyd.{round}.log"));
         let mut cmd = Command::new(BINARY);
         cmd.arg("--debug-deny");
-        let t0 = Instant::now();
-        let mut proc = spawn(cmd, &log)?;
-        loop {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            if text.contains(READY_LINE) {
-                break;
-            }
-            if let Some(how) = proc.exited() {
-                proc.terminate(Duration::from_secs(1));
-                return Err(format!("fapolicyd {how} before listening: {}", log_tail(&log, 6)));
-            }
-            if t0.elapsed() > Duration::from_secs(15) {
-                proc.terminate(Duration::from_secs(2));
-                return Err(format!("fapolicyd not listening after 15 s: {}", log_tail(&log, 6)));
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let ready = t0.elapsed();
-        if let Err(e) = sandbox.confined(proc.pid(), Duration::from_secs(2)) {
-            proc.terminate(Duration::from_secs(2));
-            return Err(format!("fapolicyd not confined to the benchmark tmpfs, stopped: {e}"));
-        }
-        Ok((proc, ready))
+        start_listener("fapolicyd", cmd, &log, Duration::from_secs(15), sandbox, || {
+            std::fs::read_to_string(&log).is_ok_and(|text| text.contains(READY_LINE))
+        })
     }
 
     /// The log of a round, for the report.

@@ -138,6 +138,39 @@ pub fn spawn(mut cmd: Command, log: &Path) -> Result<OwnedPid, String> {
     Ok(OwnedPid::new(pid))
 }
 
+/// Starts listener `name` (`cmd`, output to `log`) and waits, bounded by
+/// `limit`, until `ready()`; then checks it marked nothing but the
+/// benchmark tmpfs. Stops it on any failure. Returns it and how long it
+/// took to get ready.
+pub fn start_listener(
+    name: &str,
+    cmd: Command,
+    log: &Path,
+    limit: Duration,
+    sandbox: &super::namespace::Sandbox,
+    ready: impl Fn() -> bool,
+) -> Result<(OwnedPid, Duration), String> {
+    let t0 = Instant::now();
+    let mut proc = spawn(cmd, log).map_err(|e| format!("{name} not available: {e}"))?;
+    while !ready() {
+        if let Some(how) = proc.exited() {
+            proc.terminate(Duration::from_secs(1));
+            return Err(format!("{name} {how} before it was ready: {}", log_tail(log, 6)));
+        }
+        if t0.elapsed() > limit {
+            proc.terminate(Duration::from_secs(2));
+            return Err(format!("{name} not ready after {} s: {}", limit.as_secs(), log_tail(log, 6)));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let took = t0.elapsed();
+    if let Err(e) = sandbox.confined(proc.pid(), Duration::from_secs(2)) {
+        proc.terminate(Duration::from_secs(2));
+        return Err(format!("{name} not confined to the benchmark tmpfs, stopped: {e}"));
+    }
+    Ok((proc, took))
+}
+
 /// The last `lines` lines of a log file, for error messages.
 pub fn log_tail(log: &Path, lines: usize) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();

@@ -9,10 +9,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::namespace::Sandbox;
-use super::process::{log_tail, spawn, OwnedPid};
+use super::process::{start_listener, OwnedPid};
 
 /// Where the `rampart` binary is by default: the running program if that
 /// is `rampart` (`rampart bench enforce`), else the workspace's release
@@ -64,26 +64,5 @@ pub fn start(binary: &Path, policy: &Path, sandbox: &Sandbox, round: usize) -> R
     if let Some(extra) = std::env::var_os("RAMPART_BENCH_DAEMON_ARGS") {
         cmd.args(extra.to_string_lossy().split_whitespace());
     }
-    let t0 = Instant::now();
-    let mut proc = spawn(cmd, &log).map_err(|e| format!("rampartd not available: {e}"))?;
-    loop {
-        if socket.exists() {
-            break;
-        }
-        if let Some(how) = proc.exited() {
-            proc.terminate(Duration::from_secs(1));
-            return Err(format!("rampartd not available: `rampart daemon` {how}: {}", log_tail(&log, 4)));
-        }
-        if t0.elapsed() > Duration::from_secs(10) {
-            proc.terminate(Duration::from_secs(2));
-            return Err(format!("rampartd not available: no socket after 10 s: {}", log_tail(&log, 4)));
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let ready = t0.elapsed();
-    if let Err(e) = sandbox.confined(proc.pid(), Duration::from_secs(2)) {
-        proc.terminate(Duration::from_secs(2));
-        return Err(format!("rampartd not confined to the benchmark tmpfs, stopped: {e}"));
-    }
-    Ok((proc, ready))
+    start_listener("rampartd", cmd, &log, Duration::from_secs(10), sandbox, || socket.exists())
 }
