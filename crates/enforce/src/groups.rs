@@ -10,7 +10,8 @@
 //! lingers on its inode while events queued before its removal still
 //! hold it, so after `FAN_MARK_FLUSH` the opens and reads of a busy inode
 //! pass unasked for a moment: exactly when a boolean change or reload
-//! must take effect (reproduced in `contrib/repro/mark-removal-race.c`:
+//! must take effect (reproduced in `contrib/repro/mark-removal-race.c`,
+//! run by `tests/kernel_mark_removal.rs`:
 //! thousands of opens in 100,000 pass unasked while a mark on their inode
 //! is placed and flushed, none for a second group that does not remove
 //! marks).
