@@ -432,9 +432,11 @@ wait $L $P 2>/dev/null || true
 echo "BAD=$bad"
 echo "CHECKS=$checks"
 # Each flip replaced the daemon's fanotify group; the old ones are closed
-# once drained (the housekeeper looks twice a second).
-sleep 1.2
-echo "GROUPS=$(ls -l /proc/$D/fd | grep -c 'anon_inode:\[fanotify\]')"
+# once drained (the housekeeper looks twice a second, responders let go
+# within a second).
+groups() {{ ls -l /proc/$D/fd | grep -c 'anon_inode:\[fanotify\]'; }}
+for _ in $(seq 50); do [ "$(groups)" = 1 ] && break; sleep 0.1; done
+echo "GROUPS=$(groups)"
 echo "EVENTS=$(events)"
 "#
         ),

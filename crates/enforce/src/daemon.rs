@@ -39,7 +39,7 @@ use crate::config::DaemonConfig;
 use crate::control::{ControlHandler, ControlServer, Status};
 use crate::enforcer::Enforcer;
 use crate::event;
-use crate::groups::Groups;
+use crate::groups::{Groups, LiveView};
 use crate::objects::{unlabeled_context, ObjectSids};
 use crate::proc_connector::ProcConnector;
 use crate::procs::{Entry, ExecRequest};
@@ -336,6 +336,7 @@ fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Responder
     let counters = &enforcer.counters;
     let groups = enforcer.marks.target();
     let spinner = &settings.spinner;
+    let mut view = LiveView::default();
     let mut spin_until: Option<Instant> = None;
     // Relaxed: `stop` only ends the loop; the join orders everything else.
     while !stop.load(Ordering::Relaxed) {
@@ -344,7 +345,7 @@ fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Responder
             // Relaxed: the token orders nothing; it only limits spinners.
             spinner.store(false, Ordering::Relaxed);
         }
-        let group = match groups.wait(if spinning { 0 } else { WAIT_MS }) {
+        let group = match groups.wait(&mut view, if spinning { 0 } else { WAIT_MS }) {
             Ok(Some(group)) => group,
             Ok(None) => {
                 // Yield rather than spin: a runnable process on this CPU (often
@@ -381,7 +382,7 @@ fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Responder
                 let _ = group.respond(std::os::fd::AsFd::as_fd(&ev.fd), settings.overload_allow);
                 counters.overloaded.fetch_add(1, Ordering::Relaxed);
             } else {
-                enforcer.handle(&group, ev);
+                enforcer.handle(group, ev);
             }
             counters.in_flight.fetch_sub(1, Ordering::Relaxed);
         }

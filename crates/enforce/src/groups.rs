@@ -48,8 +48,19 @@ pub struct Groups {
     live: Mutex<FxHashMap<RawFd, Arc<Group>>>,
     current: RwLock<Arc<Group>>,
     retiring: Mutex<Vec<Arc<Group>>>,
+    /// Bumped whenever `live` changes (see [`LiveView`]).
+    generation: AtomicU64,
     mounts: Vec<PathBuf>,
     rotations: AtomicU64,
+}
+
+/// A responder's own copy of the live groups, refreshed when they change:
+/// finding the group of a wake-up then reads one shared atomic instead of
+/// taking a lock (or a reference count) every responder contends for.
+#[derive(Default)]
+pub struct LiveView {
+    generation: u64,
+    groups: Vec<(RawFd, Arc<Group>)>,
 }
 
 impl Groups {
@@ -71,6 +82,7 @@ impl Groups {
             live: Mutex::new(FxHashMap::default()),
             current: RwLock::new(Arc::clone(&first)),
             retiring: Mutex::new(Vec::new()),
+            generation: AtomicU64::new(0),
             mounts,
             rotations: AtomicU64::new(0),
         };
@@ -93,8 +105,15 @@ impl Groups {
         self.rotations.load(Ordering::Relaxed)
     }
 
-    /// Waits up to `timeout_ms` for a group with queued events.
-    pub fn wait(&self, timeout_ms: i32) -> io::Result<Option<Arc<Group>>> {
+    /// Waits up to `timeout_ms` for a group with queued events. `view` is
+    /// the caller's copy of the live groups; it also lets go of retired
+    /// ones, so a responder calls this at least every `timeout_ms`.
+    pub fn wait<'v>(&self, view: &'v mut LiveView, timeout_ms: i32) -> io::Result<Option<&'v Group>> {
+        // Relaxed: a hint; a group missing from the view is looked up
+        // again under the lock below.
+        if view.generation != self.generation.load(Ordering::Relaxed) {
+            self.refresh(view);
+        }
         let mut event = libc::epoll_event { events: 0, u64: 0 };
         // SAFETY: one writable epoll_event for the duration of the call.
         let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), &mut event, 1, timeout_ms) };
@@ -105,7 +124,17 @@ impl Groups {
             return Ok(None);
         }
         let fd = RawFd::try_from(event.u64).unwrap_or(-1);
-        Ok(self.live.lock().unwrap_or_else(PoisonError::into_inner).get(&fd).cloned())
+        if !view.groups.iter().any(|(f, _)| *f == fd) {
+            self.refresh(view);
+        }
+        Ok(view.groups.iter().find(|(f, _)| *f == fd).map(|(_, g)| &**g))
+    }
+
+    fn refresh(&self, view: &mut LiveView) {
+        let live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        // Relaxed: read under the lock that every change holds.
+        view.generation = self.generation.load(Ordering::Relaxed);
+        view.groups = live.iter().map(|(fd, g)| (*fd, Arc::clone(g))).collect();
     }
 
     /// Closes retiring groups whose queue is empty (what they read is
@@ -124,11 +153,15 @@ impl Groups {
     fn watch(&self, group: Arc<Group>) -> io::Result<()> {
         let fd = group.as_fd().as_raw_fd();
         let mut event = libc::epoll_event { events: libc::EPOLLIN as u32, u64: fd as u64 };
-        self.live.lock().unwrap_or_else(PoisonError::into_inner).insert(fd, group);
+        self.changed(|live| {
+            live.insert(fd, group);
+        });
         // SAFETY: both descriptors are open; `event` is valid for the call.
         if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut event) } < 0 {
             let e = io::Error::last_os_error();
-            self.live.lock().unwrap_or_else(PoisonError::into_inner).remove(&fd);
+            self.changed(|live| {
+                live.remove(&fd);
+            });
             return Err(e);
         }
         Ok(())
@@ -139,7 +172,16 @@ impl Groups {
         // SAFETY: removing a descriptor that is still open (the group is
         // alive) from our epoll set; no event pointer is needed.
         unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut()) };
-        self.live.lock().unwrap_or_else(PoisonError::into_inner).remove(&fd);
+        self.changed(|live| {
+            live.remove(&fd);
+        });
+    }
+
+    fn changed(&self, change: impl FnOnce(&mut FxHashMap<RawFd, Arc<Group>>)) {
+        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        change(&mut live);
+        // Relaxed: views reread the map under this lock.
+        self.generation.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Replaces the current group by a new one without inode marks.
