@@ -345,7 +345,12 @@ fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Responder
             // Relaxed: the token orders nothing; it only limits spinners.
             spinner.store(false, Ordering::Relaxed);
         }
-        let group = match groups.wait(&mut view, if spinning { 0 } else { WAIT_MS }) {
+        if spinning {
+            groups.refresh_if_changed(&mut view);
+        }
+        let direct = if spinning { view.single().is_some() } else { false };
+        let waited = if direct { Ok(view.single()) } else { groups.wait(&mut view, if spinning { 0 } else { WAIT_MS }) };
+        let group = match waited {
             Ok(Some(group)) => group,
             Ok(None) => {
                 // Yield rather than spin: a runnable process on this CPU (often
@@ -362,8 +367,14 @@ fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Responder
         };
         let n = match group.read(&mut buf) {
             Ok(n) => n,
-            // Another responder read them first.
-            Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock) => continue,
+            // Nothing queued (read directly while spinning), or another
+            // responder read it first.
+            Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock) => {
+                if spinning {
+                    std::thread::yield_now();
+                }
+                continue;
+            }
             Err(e) => {
                 eprintln!("rampartd: reading fanotify events: {e}");
                 std::thread::sleep(Duration::from_millis(10));

@@ -63,6 +63,17 @@ pub struct LiveView {
     groups: Vec<(RawFd, Arc<Group>)>,
 }
 
+impl LiveView {
+    /// The group, when only one is live (no rotation in progress): a
+    /// spinning responder reads it directly, without `epoll_wait`.
+    pub fn single(&self) -> Option<&Group> {
+        match self.groups.as_slice() {
+            [(_, g)] => Some(g),
+            _ => None,
+        }
+    }
+}
+
 impl Groups {
     /// A first group, watched by the epoll set; nothing is marked until
     /// [`Groups::mark_mounts`].
@@ -105,15 +116,20 @@ impl Groups {
         self.rotations.load(Ordering::Relaxed)
     }
 
+    /// Brings `view` up to date with the live groups.
+    pub fn refresh_if_changed(&self, view: &mut LiveView) {
+        // Relaxed: a hint; a group missing from the view is looked up
+        // again under the lock (see `wait`).
+        if view.generation != self.generation.load(Ordering::Relaxed) {
+            self.refresh(view);
+        }
+    }
+
     /// Waits up to `timeout_ms` for a group with queued events. `view` is
     /// the caller's copy of the live groups; it also lets go of retired
     /// ones, so a responder calls this at least every `timeout_ms`.
     pub fn wait<'v>(&self, view: &'v mut LiveView, timeout_ms: i32) -> io::Result<Option<&'v Group>> {
-        // Relaxed: a hint; a group missing from the view is looked up
-        // again under the lock below.
-        if view.generation != self.generation.load(Ordering::Relaxed) {
-            self.refresh(view);
-        }
+        self.refresh_if_changed(view);
         let mut event = libc::epoll_event { events: 0, u64: 0 };
         // SAFETY: one writable epoll_event for the duration of the call.
         let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), &mut event, 1, timeout_ms) };
