@@ -349,7 +349,8 @@ fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Responder
             groups.refresh_if_changed(&mut view);
         }
         let direct = if spinning { view.single().is_some() } else { false };
-        let waited = if direct { Ok(view.single()) } else { groups.wait(&mut view, if spinning { 0 } else { WAIT_MS }) };
+        let waited =
+            if direct { Ok(view.single()) } else { groups.wait(&mut view, if spinning { 0 } else { WAIT_MS }) };
         let group = match waited {
             Ok(Some(group)) => group,
             Ok(None) => {

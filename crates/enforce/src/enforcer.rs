@@ -364,9 +364,7 @@ impl Enforcer {
             let info = info.get_or_insert_with(|| AuditInfo {
                 pid: Some(pid),
                 comm: pidfd::comm(pid),
-                path: std::fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&fd)))
-                    .ok()
-                    .map(|p| p.to_string_lossy().into_owned()),
+                path: rampart_label::fd_link(fd).map(|p| p.to_string_lossy().into_owned()),
                 extra: Vec::new(),
             });
             self.avc.audit_decision(c.ssid, c.tsid, c.class, &c.decision, info);

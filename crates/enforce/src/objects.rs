@@ -38,7 +38,8 @@ struct Cached {
     sid: Sid,
 }
 
-/// Labels of objects as SIDs.
+/// Labels of objects as SIDs. The only per-inode cache on this path: the
+/// labeler is asked uncached.
 pub struct ObjectSids {
     labeler: RwLock<Arc<ObjectLabeler>>,
     unlabeled: RwLock<Sid>,
@@ -69,7 +70,7 @@ impl ObjectSids {
             }
         }
         let labeler = Arc::clone(&self.labeler.read().unwrap_or_else(PoisonError::into_inner));
-        let label = labeler.label_of(Object::Fd(fd), md);
+        let label = labeler.label_uncached(Object::Fd(fd), md);
         let unlabeled = *self.unlabeled.read().unwrap_or_else(PoisonError::into_inner);
         let sid = label.context.and_then(|ctx| avc.intern(&ctx).ok()).unwrap_or(unlabeled);
         shard.lock().unwrap_or_else(PoisonError::into_inner).insert(key, Cached { ctime, sid });
@@ -78,7 +79,6 @@ impl ObjectSids {
 
     /// Forgets every label (files were relabeled).
     pub fn clear(&self) {
-        self.labeler.read().unwrap_or_else(PoisonError::into_inner).clear();
         for s in &self.shards {
             s.lock().unwrap_or_else(PoisonError::into_inner).clear();
         }

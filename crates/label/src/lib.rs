@@ -27,6 +27,7 @@
 
 mod contexts;
 mod error;
+mod fdpath;
 mod filetype;
 mod index;
 mod object;
@@ -40,6 +41,7 @@ pub mod xattr;
 
 pub use contexts::{normalize, selinux_type_dir, system_file_contexts_path, FileContexts, Lookup, Spec, SpecFiles};
 pub use error::LabelError;
+pub use fdpath::fd_link;
 pub use filetype::{FileType, S_IFMT};
 pub use object::{file_class, new_file_label, Label, LabelSource, Object, ObjectLabeler};
 pub use relabel::{

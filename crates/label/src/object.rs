@@ -22,7 +22,7 @@
 //!   cache is per inode: a file with several hard links gets the label
 //!   of the path it was first seen under until the entry is dropped.
 
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -32,6 +32,7 @@ use rampart_policy::{Booleans, ClassId, Context, CreateError, CreateKind, Policy
 use rustc_hash::FxHashMap;
 
 use crate::contexts::FileContexts;
+use crate::fdpath::fd_link;
 use crate::filetype::FileType;
 use crate::xattr;
 
@@ -107,6 +108,13 @@ impl ObjectLabeler {
         label
     }
 
+    /// The label of `object`, read now and not cached: for a caller that
+    /// keeps its own per-inode cache (the daemon caches SIDs), so the
+    /// inode is not cached twice.
+    pub fn label_uncached(&self, object: Object<'_>, md: &std::fs::Metadata) -> Label {
+        self.compute(object, md)
+    }
+
     fn compute(&self, object: Object<'_>, md: &std::fs::Metadata) -> Label {
         let xattr = match object {
             Object::Path(p) => xattr::get_label(p),
@@ -154,7 +162,7 @@ impl ObjectLabeler {
 /// The path of an open descriptor, from `/proc/self/fd`; `None` for
 /// deleted files and non-path objects (pipes, sockets).
 fn fd_path(fd: BorrowedFd<'_>) -> Option<PathBuf> {
-    let link = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok()?;
+    let link = fd_link(fd)?;
     let bytes = link.as_os_str().as_bytes();
     if !bytes.starts_with(b"/") || bytes.ends_with(b" (deleted)") {
         return None;
