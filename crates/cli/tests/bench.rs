@@ -81,6 +81,7 @@ fn usage_errors_exit_2() {
         (&["bench", "enforce", "--variants", "none,nope"], "unknown variant `nope`"),
         (&["bench", "enforce", "--bogus"], "unknown option `--bogus`"),
         (&["bench", "enforce", "--quick=yes"], "takes no value"),
+        (&["bench", "enforce", "--no-split=1"], "takes no value"),
         (&["bench", "enforce", "--out", "x.md"], "give both"),
         (&["bench", "enforce", "--pin-cpu", "0", "--no-pinned"], "exclude each other"),
         (&["bench", "enforce", "extra"], "unexpected argument `extra`"),

@@ -164,6 +164,12 @@ pub struct EnforceOptions {
     /// listeners' own work per event, without the cross-CPU wake-up.
     /// Ignored when `pin_cpu` is set.
     pub pinned_pass: bool,
+    /// Then the same rounds with the client threads on the first allowed
+    /// CPU and the listeners on the second (in [`EnforceReport::split`]):
+    /// every event crosses CPUs, so beside the pinned pass this prices the
+    /// cross-CPU wake-up itself. Ignored when `pin_cpu` is set or fewer
+    /// than two CPUs are allowed.
+    pub split_pass: bool,
 }
 
 impl Default for EnforceOptions {
@@ -178,6 +184,7 @@ impl Default for EnforceOptions {
             progress: true,
             pin_cpu: None,
             pinned_pass: true,
+            split_pass: true,
         }
     }
 }
@@ -348,7 +355,7 @@ fn run_in_namespace(options: &EnforceOptions, outside: &str) -> Result<EnforceRe
     let rounds = options.rounds();
     let measure = options.measure();
     let skeleton = variants.clone();
-    let env = Env { sandbox: &sandbox, files: &files, options, fap: fap_setup.as_ref(), measure };
+    let env = Env { sandbox: &sandbox, files: &files, options, fap: fap_setup.as_ref(), measure, listener_cpu: None };
     let load_start = load_avg();
     run_rounds(&env, &mut variants, "");
     let load_end = load_avg();
@@ -358,7 +365,7 @@ fn run_in_namespace(options: &EnforceOptions, outside: &str) -> Result<EnforceRe
             let cpu = crate::affinity::allowed_cpus().first().copied().unwrap_or(0);
             let saved = affinity()?;
             pin_to(cpu)?;
-            let mut pv = skeleton;
+            let mut pv = skeleton.clone();
             let pl_start = load_avg();
             run_rounds(&env, &mut pv, &format!(" (CPU {cpu})"));
             let pl_end = load_avg();
@@ -367,14 +374,30 @@ fn run_in_namespace(options: &EnforceOptions, outside: &str) -> Result<EnforceRe
         }
         _ => None,
     };
+    let allowed = crate::affinity::allowed_cpus();
+    let split = match (options.split_pass, options.pin_cpu, allowed.as_slice()) {
+        (true, None, [clients, listeners, ..]) => {
+            let saved = affinity()?;
+            pin_to(*clients)?;
+            let mut sv = skeleton.clone();
+            let split_env = Env { listener_cpu: Some(*listeners), ..env };
+            let sl_start = load_avg();
+            run_rounds(&split_env, &mut sv, &format!(" (clients CPU {clients}, listener CPU {listeners})"));
+            let sl_end = load_avg();
+            set_affinity(&saved)?;
+            Some((*clients, *listeners, sv, sl_start, sl_end))
+        }
+        _ => None,
+    };
 
-    let meta = |pin_cpu, variants, load_start, load_end, pinned| EnforceReport {
+    let meta = |pin_cpu, listener_cpu, variants, load_start, load_end, pinned, split| EnforceReport {
         date: crate::run::today(),
         quick: options.quick,
         rounds,
         measure_ms: u64::try_from(measure.as_millis()).unwrap_or(u64::MAX),
         files_per_thread: options.files_per_thread(),
         pin_cpu,
+        listener_cpu,
         cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
         kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string(),
         policy: options.policy.clone(),
@@ -384,9 +407,11 @@ fn run_in_namespace(options: &EnforceOptions, outside: &str) -> Result<EnforceRe
         detached_tmpfs: sandbox.detached.iter().map(|p| p.display().to_string()).collect(),
         variants,
         pinned,
+        split,
     };
-    let pinned = pinned.map(|(cpu, pv, a, b)| Box::new(meta(Some(cpu), pv, a, b, None)));
-    Ok(meta(options.pin_cpu, variants, load_start, load_end, pinned))
+    let pinned = pinned.map(|(cpu, pv, a, b)| Box::new(meta(Some(cpu), None, pv, a, b, None, None)));
+    let split = split.map(|(c, l, sv, a, b)| Box::new(meta(Some(c), Some(l), sv, a, b, None, None)));
+    Ok(meta(options.pin_cpu, None, variants, load_start, load_end, pinned, split))
 }
 
 /// What every round of a run shares.
@@ -396,6 +421,8 @@ struct Env<'a> {
     options: &'a EnforceOptions,
     fap: Option<&'a fapolicyd::Setup>,
     measure: Duration,
+    /// Listeners start pinned to this CPU (the split pass).
+    listener_cpu: Option<usize>,
 }
 
 /// All rounds of one pass over `variants` (those with status `Ran`).
@@ -410,7 +437,15 @@ fn run_rounds(env: &Env<'_>, variants: &mut [VariantResult], label: &str) {
             if v.status != Status::Ran {
                 continue;
             }
-            let ctx = RoundCtx { sandbox: env.sandbox, files: env.files, options, fap: env.fap, round, measure: env.measure };
+            let ctx = RoundCtx {
+                sandbox: env.sandbox,
+                files: env.files,
+                options,
+                fap: env.fap,
+                round,
+                measure: env.measure,
+                listener_cpu: env.listener_cpu,
+            };
             match run_round(v.listener, &ctx) {
                 Ok((result, marks)) => {
                     if options.progress {
@@ -453,6 +488,7 @@ struct RoundCtx<'a> {
     fap: Option<&'a fapolicyd::Setup>,
     round: usize,
     measure: Duration,
+    listener_cpu: Option<usize>,
 }
 
 /// A started listener.
@@ -492,7 +528,20 @@ impl Running {
     }
 }
 
+/// Starts `listener`, on `ctx.listener_cpu` if that is set (its threads
+/// and processes inherit the affinity of the thread that starts them).
 fn start(listener: Listener, ctx: &RoundCtx<'_>) -> Result<(Running, Option<Duration>), String> {
+    let Some(cpu) = ctx.listener_cpu else {
+        return start_here(listener, ctx);
+    };
+    let saved = affinity().map_err(|e| e.to_string())?;
+    pin_to(cpu).map_err(|e| e.to_string())?;
+    let started = start_here(listener, ctx);
+    set_affinity(&saved).map_err(|e| e.to_string())?;
+    started
+}
+
+fn start_here(listener: Listener, ctx: &RoundCtx<'_>) -> Result<(Running, Option<Duration>), String> {
     let max_life = ctx.measure * 20 + Duration::from_secs(120);
     match listener {
         Listener::None => Ok((Running::None, None)),
@@ -575,10 +624,7 @@ fn measure_round(
         None => None,
     };
     let samples = measured?;
-    Ok((
-        RoundResult { round: ctx.round, ready_ms: ready.map(|d| d.as_secs_f64() * 1000.0), samples },
-        marks,
-    ))
+    Ok((RoundResult { round: ctx.round, ready_ms: ready.map(|d| d.as_secs_f64() * 1000.0), samples }, marks))
 }
 
 #[cfg(test)]

@@ -28,8 +28,11 @@ pub struct EnforceReport {
     pub rounds: usize,
     pub measure_ms: u64,
     pub files_per_thread: usize,
-    /// Everything pinned to this CPU, if it was.
+    /// Everything pinned to this CPU, if it was (with `listener_cpu`: the
+    /// client threads only).
     pub pin_cpu: Option<usize>,
+    /// The listeners pinned to this CPU, apart from the clients.
+    pub listener_cpu: Option<usize>,
     pub cpus: usize,
     pub kernel: String,
     pub policy: PathBuf,
@@ -41,6 +44,9 @@ pub struct EnforceReport {
     pub variants: Vec<VariantResult>,
     /// The second pass with everything on one CPU, if it ran.
     pub pinned: Option<Box<EnforceReport>>,
+    /// The third pass with clients and listeners on two different CPUs, if
+    /// it ran.
+    pub split: Option<Box<EnforceReport>>,
 }
 
 /// A target of issue 5 and how the run compares.
@@ -208,9 +214,10 @@ impl EnforceReport {
             self.rounds,
             self.measure_ms,
             group(self.files_per_thread as f64),
-            match self.pin_cpu {
-                Some(c) => format!("everything pinned to CPU {c}"),
-                None => "unpinned".to_string(),
+            match (self.pin_cpu, self.listener_cpu) {
+                (Some(c), Some(l)) => format!("clients pinned to CPU {c}, listeners to CPU {l}"),
+                (Some(c), None) => format!("everything pinned to CPU {c}"),
+                _ => "unpinned".to_string(),
             }
         )
     }
@@ -271,7 +278,25 @@ impl EnforceReport {
             ));
             s.push_str(&p.table_text());
             s.push('\n');
-            for (name, r) in p.pinned_ratios() {
+            for (name, r) in p.placement_ratios() {
+                s.push_str(&format!("  {name:<58} {:>8}\n", times(r)));
+            }
+        }
+        if let Some(p) = &self.split {
+            s.push_str(&format!(
+                "\nThe same rounds with the clients on CPU {} and the listeners on CPU {} (every event crosses CPUs; \
+                 load average {} -> {}):\n\n",
+                p.pin_cpu.unwrap_or(0),
+                p.listener_cpu.unwrap_or(0),
+                num(p.load_start, 2),
+                num(p.load_end, 2)
+            ));
+            s.push_str(&p.table_text());
+            s.push('\n');
+            for (name, r) in p.placement_ratios() {
+                s.push_str(&format!("  {name:<58} {:>8}\n", times(r)));
+            }
+            for (name, r) in self.crossing_costs() {
                 s.push_str(&format!("  {name:<58} {:>8}\n", times(r)));
             }
         }
@@ -320,15 +345,38 @@ impl EnforceReport {
         s
     }
 
+    /// First-touch open on different CPUs over the same on one CPU, per
+    /// listener: what crossing CPUs costs an event (information).
+    fn crossing_costs(&self) -> Vec<(String, Option<f64>)> {
+        let (Some(split), Some(pinned)) = (&self.split, &self.pinned) else {
+            return Vec::new();
+        };
+        [Listener::Trivial, Listener::Fapolicyd, Listener::Rampartd]
+            .into_iter()
+            .map(|l| {
+                let cross = split.per_op_ns(l, Workload::FirstTouch1);
+                let same = pinned.per_op_ns(l, Workload::FirstTouch1);
+                let ratio = cross.zip(same).filter(|(_, s)| *s > 0.0).map(|(c, s)| c / s);
+                (format!("first-touch open, other CPU / same CPU: {}", l.name()), ratio)
+            })
+            .collect()
+    }
+
     /// Ratios of the first-touch and steady-state opens between variants,
-    /// for the pinned pass (information, not targets).
-    fn pinned_ratios(&self) -> Vec<(String, Option<f64>)> {
+    /// for a pinned or split pass (information, not targets).
+    fn placement_ratios(&self) -> Vec<(String, Option<f64>)> {
         use Listener::{Fapolicyd, None as NoListener, Rampartd, Trivial};
         vec![
             ("steady-state open: rampartd / no listener".into(), self.ratio(Rampartd, NoListener, Workload::Open1)),
-            ("first-touch open: rampartd / trivial responder".into(), self.ratio(Rampartd, Trivial, Workload::FirstTouch1)),
+            (
+                "first-touch open: rampartd / trivial responder".into(),
+                self.ratio(Rampartd, Trivial, Workload::FirstTouch1),
+            ),
             ("first-touch open: rampartd / fapolicyd".into(), self.ratio(Rampartd, Fapolicyd, Workload::FirstTouch1)),
-            ("first-touch open: fapolicyd / trivial responder".into(), self.ratio(Fapolicyd, Trivial, Workload::FirstTouch1)),
+            (
+                "first-touch open: fapolicyd / trivial responder".into(),
+                self.ratio(Fapolicyd, Trivial, Workload::FirstTouch1),
+            ),
         ]
     }
 
@@ -358,7 +406,10 @@ impl EnforceReport {
                         o.insert("ready_ms".into(), json!(r.ready_ms));
                         for w in Workload::ALL {
                             let x = r.sample(w);
-                            o.insert(w.name().into(), json!({"ops": x.ops, "threads": x.threads, "wall_ns": x.wall_ns}));
+                            o.insert(
+                                w.name().into(),
+                                json!({"ops": x.ops, "threads": x.threads, "wall_ns": x.wall_ns}),
+                            );
                         }
                         Value::Object(o)
                     })
@@ -409,7 +460,9 @@ impl EnforceReport {
             "detached_tmpfs_in_namespace": self.detached_tmpfs,
             "variants": variants,
             "targets": targets,
+            "listener_cpu": self.listener_cpu,
             "pinned": self.pinned.as_ref().map(|p| p.to_json()),
+            "split": self.split.as_ref().map(|p| p.to_json()),
         })
     }
 
@@ -481,7 +534,23 @@ impl EnforceReport {
             ));
             s.push_str(&p.latency_md());
             s.push_str("\n| ratio (same CPU) | measured |\n|---|---|\n");
-            for (name, r) in p.pinned_ratios() {
+            for (name, r) in p.placement_ratios() {
+                s.push_str(&format!("| {name} | {} |\n", times(r)));
+            }
+        }
+        if let Some(p) = &self.split {
+            s.push_str(&format!(
+                "\n### The same rounds, clients on CPU {} and listeners on CPU {}\n\n\
+                 Every event crosses CPUs (load average {} at the start, {} at the end): the opener's CPU goes idle while it waits, \
+                 and the answer must wake it from the other CPU. Beside the pass above (same work, one CPU) this prices that wake-up.\n\n",
+                p.pin_cpu.unwrap_or(0),
+                p.listener_cpu.unwrap_or(0),
+                num(p.load_start, 2),
+                num(p.load_end, 2)
+            ));
+            s.push_str(&p.latency_md());
+            s.push_str("\n| ratio | measured |\n|---|---|\n");
+            for (name, r) in p.placement_ratios().into_iter().chain(self.crossing_costs()) {
                 s.push_str(&format!("| {name} | {} |\n", times(r)));
             }
         }
@@ -606,6 +675,7 @@ mod report_tests {
             measure_ms: 250,
             files_per_thread: 10,
             pin_cpu: None,
+            listener_cpu: None,
             cpus: 2,
             kernel: "6.18".into(),
             policy: PathBuf::from("p"),
@@ -614,6 +684,7 @@ mod report_tests {
             load_end: Some(2.0),
             detached_tmpfs: vec![],
             pinned: None,
+            split: None,
             variants: vec![
                 variant(Listener::None, 1000, 1000, 1000),
                 variant(Listener::Trivial, 5000, 5000, 6000),
@@ -651,6 +722,27 @@ mod report_tests {
         let j = r.to_json();
         assert_eq!(j["variants"][1]["name"], "trivial");
         assert_eq!(j["targets"].as_array().unwrap().len(), 5);
+    }
+
+    #[test]
+    fn a_split_pass_is_priced_against_the_pinned_one() {
+        let mut r = report();
+        assert!(r.crossing_costs().is_empty(), "nothing to compare without both passes");
+        let mut pinned = report();
+        pinned.pin_cpu = Some(0);
+        let mut split = report();
+        split.pin_cpu = Some(0);
+        split.listener_cpu = Some(1);
+        split.variants[1] = variant(Listener::Trivial, 5000, 12_500, 6000);
+        r.pinned = Some(Box::new(pinned));
+        r.split = Some(Box::new(split));
+        let costs = r.crossing_costs();
+        assert_eq!(costs[0], ("first-touch open, other CPU / same CPU: trivial".to_string(), Some(2.5)));
+        assert_eq!(costs[1].1, None, "fapolicyd did not run");
+        assert_eq!(costs[2].1, Some(1.0));
+        assert!(r.text().contains("clients on CPU 0 and the listeners on CPU 1"));
+        assert!(r.markdown(COMMAND).contains("| first-touch open, other CPU / same CPU: trivial | 2.50x |"));
+        assert_eq!(r.to_json()["split"]["listener_cpu"], 1);
     }
 
     #[test]

@@ -16,14 +16,18 @@ pub const USAGE: &str = "\
 usage: rampart bench enforce [--quick] [--json] [--write-docs] [--out PATH]
                              [--rounds N] [--measure-ms N]
                              [--variants none,trivial,fapolicyd,rampartd]
-                             [--pin-cpu N | --no-pinned] [--rampart PATH] [--policy PATH]
+                             [--pin-cpu N | --no-pinned] [--no-split]
+                             [--rampart PATH] [--policy PATH]
 
 Measures open and exec latency and event throughput on a tmpfs mounted in
 a private mount namespace, with no listener, a trivial responder,
 fapolicyd (run in the namespace, watching only that tmpfs) and rampartd
 (this binary's `daemon`, unless --rampart says otherwise). Needs root.
 --quick takes about a minute; the full run writes the enforcement section
-of docs/benchmarks.md with --write-docs (or of --out PATH). Extra daemon
+of docs/benchmarks.md with --write-docs (or of --out PATH). After the
+unpinned rounds come the same rounds with everything on one CPU
+(--no-pinned skips them) and with the clients on one CPU and the listeners
+on another (--no-split skips them). Extra daemon
 flags for measuring alternatives: RAMPART_BENCH_DAEMON_ARGS=\"--spin-us 0\".
 ";
 
@@ -72,13 +76,16 @@ pub fn parse(argv: Vec<OsString>) -> Result<BenchEnforceArgs, CliError> {
             }
         };
         match name.as_str() {
-            "--quick" | "--json" | "--write-docs" | "--no-pinned" | "-h" | "--help" if inline.is_some() => {
+            "--quick" | "--json" | "--write-docs" | "--no-pinned" | "--no-split" | "-h" | "--help"
+                if inline.is_some() =>
+            {
                 return Err(CliError::usage(format!("option `{name}` takes no value")));
             }
             "--quick" => options.quick = true,
             "--json" => json = true,
             "--write-docs" => write_docs = true,
             "--no-pinned" => options.pinned_pass = false,
+            "--no-split" => options.split_pass = false,
             "-h" | "--help" => help = true,
             "--out" => out = Some(PathBuf::from(value("PATH")?)),
             "--rounds" => options.rounds = Some(number(&value("N")?, "--rounds")?),
