@@ -17,6 +17,10 @@ use rampart_policy::Policy;
 use rustc_hash::FxHashMap;
 
 const SHARDS: usize = 64;
+/// Inodes whose SID is kept (about 50 bytes each): a daemon watching a
+/// busy filesystem sees new inodes without end, so the cache is bounded;
+/// an inode past the bound costs one label lookup when next seen.
+pub const MAX_CACHED_INODES: usize = 1 << 18;
 /// The kernel's `SECINITSID_FILE`.
 const INITIAL_SID_FILE: u32 = 5;
 /// The kernel's `SECINITSID_UNLABELED`.
@@ -36,6 +40,18 @@ pub fn unlabeled_context(policy: &Policy) -> String {
 struct Cached {
     ctime: (i64, i64),
     sid: Sid,
+}
+
+/// Inserts into a shard of at most `MAX_CACHED_INODES / SHARDS` entries,
+/// evicting the entry first in the table's order when it is full (an
+/// arbitrary one: the hash decides, not the age).
+fn insert_bounded<V>(shard: &mut FxHashMap<(u64, u64), V>, key: (u64, u64), value: V) {
+    if shard.len() >= MAX_CACHED_INODES / SHARDS && !shard.contains_key(&key) {
+        if let Some(victim) = shard.keys().next().copied() {
+            shard.remove(&victim);
+        }
+    }
+    shard.insert(key, value);
 }
 
 /// Labels of objects as SIDs. The only per-inode cache on this path: the
@@ -73,7 +89,7 @@ impl ObjectSids {
         let label = labeler.label_uncached(Object::Fd(fd), md);
         let unlabeled = *self.unlabeled.read().unwrap_or_else(PoisonError::into_inner);
         let sid = label.context.and_then(|ctx| avc.intern(&ctx).ok()).unwrap_or(unlabeled);
-        shard.lock().unwrap_or_else(PoisonError::into_inner).insert(key, Cached { ctime, sid });
+        insert_bounded(&mut shard.lock().unwrap_or_else(PoisonError::into_inner), key, Cached { ctime, sid });
         sid
     }
 
@@ -90,5 +106,29 @@ impl ObjectSids {
         *self.labeler.write().unwrap_or_else(PoisonError::into_inner) = labeler;
         *self.unlabeled.write().unwrap_or_else(PoisonError::into_inner) = unlabeled;
         self.clear();
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_never_holds_more_than_its_share() {
+        let cap = MAX_CACHED_INODES / SHARDS;
+        let mut shard = FxHashMap::default();
+        for ino in 0..(cap as u64 + 100) {
+            insert_bounded(&mut shard, (1, ino), ino);
+            assert!(shard.len() <= cap);
+        }
+        assert_eq!(shard.len(), cap);
+        // The newest entry is always kept, and updating a present key
+        // evicts nothing.
+        let newest = (1, cap as u64 + 99);
+        assert!(shard.contains_key(&newest));
+        insert_bounded(&mut shard, newest, 7);
+        assert_eq!(shard.len(), cap);
+        assert_eq!(shard.get(&newest), Some(&7));
     }
 }
