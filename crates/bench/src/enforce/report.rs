@@ -269,36 +269,37 @@ impl EnforceReport {
             }
         }
         if let Some(p) = &self.pinned {
-            s.push_str(&format!(
-                "\nThe same rounds with everything on CPU {} (the listeners' own work, without the wake-up of the other CPU; \
-                 2 threads share that CPU; load average {} -> {}):\n\n",
+            let heading = format!(
+                "The same rounds with everything on CPU {} (the listeners' own work, without the wake-up of the other CPU; \
+                 2 threads share that CPU; load average {} -> {}):",
                 p.pin_cpu.unwrap_or(0),
                 num(p.load_start, 2),
                 num(p.load_end, 2)
-            ));
-            s.push_str(&p.table_text());
-            s.push('\n');
-            for (name, r) in p.placement_ratios() {
-                s.push_str(&format!("  {name:<58} {:>8}\n", times(r)));
-            }
+            );
+            s.push_str(&p.pass_text(&heading, Vec::new()));
         }
         if let Some(p) = &self.split {
-            s.push_str(&format!(
-                "\nThe same rounds with the clients on CPU {} and the listeners on CPU {} (every event crosses CPUs; \
-                 load average {} -> {}):\n\n",
+            let heading = format!(
+                "The same rounds with the clients on CPU {} and the listeners on CPU {} (every event crosses CPUs; \
+                 load average {} -> {}):",
                 p.pin_cpu.unwrap_or(0),
                 p.listener_cpu.unwrap_or(0),
                 num(p.load_start, 2),
                 num(p.load_end, 2)
-            ));
-            s.push_str(&p.table_text());
-            s.push('\n');
-            for (name, r) in p.placement_ratios() {
-                s.push_str(&format!("  {name:<58} {:>8}\n", times(r)));
-            }
-            for (name, r) in self.crossing_costs() {
-                s.push_str(&format!("  {name:<58} {:>8}\n", times(r)));
-            }
+            );
+            s.push_str(&p.pass_text(&heading, self.crossing_costs()));
+        }
+        s
+    }
+
+    /// This placement pass (pinned or split) as text: `heading`, the
+    /// table, its ratios and `extra` ones.
+    fn pass_text(&self, heading: &str, extra: Vec<(String, Option<f64>)>) -> String {
+        let mut s = format!("\n{heading}\n\n");
+        s.push_str(&self.table_text());
+        s.push('\n');
+        for (name, r) in self.placement_ratios().into_iter().chain(extra) {
+            s.push_str(&format!("  {name:<58} {:>8}\n", times(r)));
         }
         s
     }
