@@ -360,9 +360,10 @@ fn run_in_namespace(options: &EnforceOptions, outside: &str) -> Result<EnforceRe
     run_rounds(&env, &mut variants, "");
     let load_end = load_avg();
 
+    let allowed = crate::affinity::allowed_cpus();
     let pinned = match (options.pinned_pass, options.pin_cpu) {
         (true, None) => {
-            let cpu = crate::affinity::allowed_cpus().first().copied().unwrap_or(0);
+            let cpu = allowed.first().copied().unwrap_or(0);
             let saved = affinity()?;
             pin_to(cpu)?;
             let mut pv = skeleton.clone();
@@ -374,12 +375,11 @@ fn run_in_namespace(options: &EnforceOptions, outside: &str) -> Result<EnforceRe
         }
         _ => None,
     };
-    let allowed = crate::affinity::allowed_cpus();
     let split = match (options.split_pass, options.pin_cpu, allowed.as_slice()) {
         (true, None, [clients, listeners, ..]) => {
             let saved = affinity()?;
             pin_to(*clients)?;
-            let mut sv = skeleton.clone();
+            let mut sv = skeleton;
             let split_env = Env { listener_cpu: Some(*listeners), ..env };
             let sl_start = load_avg();
             run_rounds(&split_env, &mut sv, &format!(" (clients CPU {clients}, listener CPU {listeners})"));
