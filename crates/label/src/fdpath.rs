@@ -10,6 +10,7 @@
 
 use std::ffi::OsStr;
 use std::fs::File;
+use std::io::Write;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -27,27 +28,31 @@ pub fn fd_link(fd: BorrowedFd<'_>) -> Option<PathBuf> {
     let dir = PROC_FD.get_or_init(|| File::open("/proc/self/fd").ok().map(|f| (std::process::id(), f)));
     match dir {
         Some((pid, dir)) if *pid == std::process::id() => read_link_at(dir, fd.as_raw_fd()),
-        _ => std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).ok(),
+        _ => read_link_by_path(fd.as_raw_fd()),
     }
 }
 
+fn read_link_by_path(fd: i32) -> Option<PathBuf> {
+    std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()
+}
+
+/// Without allocating unless the link is long: this is on the path of a
+/// held open.
 fn read_link_at(dir: &File, fd: i32) -> Option<PathBuf> {
-    // "N\0" for a non-negative descriptor number.
+    // "N\0": at most 11 characters and a NUL left by the zeroed array.
     let mut name = [0u8; 16];
-    let digits = fd.to_string();
-    name.get_mut(..digits.len())?.copy_from_slice(digits.as_bytes());
-    let mut buf = vec![0u8; LINK_BUFFER];
-    // SAFETY: `name` is NUL-terminated (at most 11 digits in 16 zeroed
-    // bytes), `buf` is writable for `buf.len()` bytes, and `dir` is an
-    // open directory descriptor for the duration of the call.
+    write!(&mut name[..15], "{fd}").ok()?;
+    let mut buf = [0u8; LINK_BUFFER];
+    // SAFETY: `name` is NUL-terminated (the write left its last byte
+    // zero), `buf` is writable for `buf.len()` bytes, and `dir` is an open
+    // directory descriptor for the duration of the call.
     let n = unsafe { libc::readlinkat(dir.as_raw_fd(), name.as_ptr().cast(), buf.as_mut_ptr().cast(), buf.len()) };
     let n = usize::try_from(n).ok()?;
-    if n >= buf.len() {
+    match buf.get(..n) {
+        Some(link) if n < buf.len() => Some(PathBuf::from(OsStr::from_bytes(link))),
         // Possibly truncated: read it whole.
-        return std::fs::read_link(format!("/proc/self/fd/{fd}")).ok();
+        _ => read_link_by_path(fd),
     }
-    buf.truncate(n);
-    Some(PathBuf::from(OsStr::from_bytes(&buf)))
 }
 
 #[cfg(test)]
