@@ -4,7 +4,8 @@
 // security.selinux, readlink of /proc/self/fd/N against readlinkat of N in
 // a /proc/self/fd descriptor opened once (what rampart_label::fd_link does),
 // sched_yield, dup + close, pidfd_open + close (what FAN_REPORT_PIDFD costs
-// per event), and re-adding an ignore mark by path and by descriptor.
+// per event) alone and with another pidfd of the process held open (what
+// rampart_enforce::pidfd::LastPidfd does), and re-adding an ignore mark by path and by descriptor.
 //
 // Build and run (root only for the fanotify lines; FILE is any scratch file
 // it may create, on a tmpfs for figures comparable to the benchmark's):
@@ -13,6 +14,8 @@
 // 2026-11-23 on the 2-CPU benchmark VM, idle: fstat 451 ns, fgetxattr 675 ns,
 // readlink /proc/self/fd/N 3163 to 3386 ns, readlinkat 2530 ns, pidfd_open +
 // close 1707 to 1948 ns, fanotify_mark by path 1171 ns, by descriptor 564 ns.
+// Later the same day (load about 1): pidfd_open + close 4146 to 4371 ns, with
+// another pidfd of the process held 1636 to 1727 ns; readlinkat 2027 ns.
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
@@ -61,6 +64,9 @@ int main(int argc, char **argv) {
   TIME("sched_yield", sched_yield());
   TIME("dup + close", close(dup(fd)));
   TIME("pidfd_open + close", close(syscall(SYS_pidfd_open, getpid(), 0)));
+  int held = syscall(SYS_pidfd_open, getpid(), 0);
+  TIME("pidfd_open + close, one held", close(syscall(SYS_pidfd_open, getpid(), 0)));
+  close(held);
   int group = fanotify_init(FAN_CLASS_NOTIF | FAN_NONBLOCK, O_RDONLY);
   if (group < 0) {
     perror("fanotify_init (needs root)");

@@ -21,6 +21,7 @@
 //! until it starts again (see docs/architecture.md, "Failure and restart").
 
 use std::io;
+use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::thread::JoinHandleExt;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,7 @@ use crate::enforcer::Enforcer;
 use crate::event;
 use crate::groups::{Groups, LiveView};
 use crate::objects::{unlabeled_context, ObjectSids};
+use crate::pidfd::LastPidfd;
 use crate::proc_connector::ProcConnector;
 use crate::procs::{Entry, ExecRequest};
 
@@ -338,6 +340,7 @@ fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Responder
     let spinner = &settings.spinner;
     let mut view = LiveView::default();
     let mut spin_until: Option<Instant> = None;
+    let mut last_pidfd = LastPidfd::default();
     // Relaxed: `stop` only ends the loop; the join orders everything else.
     while !stop.load(Ordering::Relaxed) {
         let spinning = spin_until.is_some_and(|t| Instant::now() < t);
@@ -391,10 +394,11 @@ fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Responder
         for ev in events.drain(..) {
             if over > 0 {
                 over -= 1;
-                let _ = group.respond(std::os::fd::AsFd::as_fd(&ev.fd), settings.overload_allow);
+                let _ = group.respond(ev.fd.as_fd(), settings.overload_allow);
                 counters.overloaded.fetch_add(1, Ordering::Relaxed);
             } else {
-                enforcer.handle(group, ev);
+                let pid = ev.pid;
+                last_pidfd.done_with(pid, enforcer.handle(group, ev));
             }
             counters.in_flight.fetch_sub(1, Ordering::Relaxed);
         }

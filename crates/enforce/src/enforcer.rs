@@ -12,7 +12,7 @@
 //! ```
 
 use std::fs::File;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -93,8 +93,16 @@ impl Enforcer {
         }
     }
 
-    /// Answers `event` on `group`, then audits and places marks.
-    pub fn handle(&self, group: &Group, event: PermEvent) {
+    /// Answers `event` on `group`, then audits and places marks. Returns
+    /// the event's pidfd, for the caller to keep or close
+    /// ([`crate::pidfd::LastPidfd`]).
+    pub fn handle(&self, group: &Group, mut event: PermEvent) -> Option<OwnedFd> {
+        let pidfd = event.pidfd.take();
+        self.decide(group, event, pidfd.as_ref().map(AsFd::as_fd));
+        pidfd
+    }
+
+    fn decide(&self, group: &Group, event: PermEvent, pidfd: Option<BorrowedFd<'_>>) {
         bump(&self.counters.events);
         if event.pid == self.self_pid {
             // Our own opens (logs, config, policy) are never held.
@@ -118,7 +126,7 @@ impl Enforcer {
             // transition this exec records, it would take it for its own.
             self.sync_processes();
         }
-        let subject = self.subject(event.pid, event.pidfd.as_ref().map(|f| f.as_fd()));
+        let subject = self.subject(event.pid, pidfd);
         let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
         let target =
             Target { inode: (md.dev(), md.ino()), sid: tsid, class: cp.class, any_open: cp.any_open(), read: cp.read };
