@@ -16,6 +16,7 @@
 //! overload-answer = "allow"           # or "deny", beyond the bound
 //! ignore-marks = true                 # kernel-side cache
 //! spin-us = 50                        # keep polling this long after an event
+//! spinners = 1                        # responders that may poll at once
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -29,6 +30,9 @@ pub const DEFAULT_QUEUE_BOUND: usize = 4096;
 /// events of a process opening files in a row.
 pub const DEFAULT_SPIN_US: u64 = 50;
 const MAX_SPIN_US: u64 = 10_000;
+/// One: every CPU more that polls makes a first-touch open faster with
+/// one client and leaves less CPU to several (docs/benchmarks.md).
+pub const DEFAULT_SPINNERS: usize = 1;
 
 /// The TOML file, every key optional.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -47,6 +51,7 @@ pub struct FileConfig {
     pub overload_answer: Option<String>,
     pub ignore_marks: Option<bool>,
     pub spin_us: Option<u64>,
+    pub spinners: Option<usize>,
 }
 
 impl FileConfig {
@@ -76,6 +81,8 @@ pub struct DaemonConfig {
     pub ignore_marks: bool,
     /// How long a responder keeps polling after an event before it sleeps.
     pub spin: std::time::Duration,
+    /// How many responders may spin at once.
+    pub spinners: usize,
 }
 
 impl DaemonConfig {
@@ -103,6 +110,10 @@ impl DaemonConfig {
         if spin_us > MAX_SPIN_US {
             return Err(format!("spin-us = {spin_us}: give 0 (never) to {MAX_SPIN_US} microseconds"));
         }
+        let spinners = flags.spinners.or(file.spinners).unwrap_or(DEFAULT_SPINNERS);
+        if !(1..=threads).contains(&spinners) {
+            return Err(format!("spinners = {spinners}: give 1 to {threads} (the responder threads)"));
+        }
         let mut permissive_domains = file.permissive_domains.unwrap_or_default();
         permissive_domains.extend(flags.permissive_domains.unwrap_or_default());
         Ok(DaemonConfig {
@@ -119,6 +130,7 @@ impl DaemonConfig {
             overload_allow,
             ignore_marks: flags.ignore_marks.or(file.ignore_marks).unwrap_or(true),
             spin: std::time::Duration::from_micros(spin_us),
+            spinners,
         })
     }
 }
@@ -156,5 +168,9 @@ mod tests {
         let f =
             FileConfig { mark: Some(vec!["/a".into()]), overload_answer: Some("maybe".into()), ..Default::default() };
         assert!(DaemonConfig::resolve(f, FileConfig::default()).unwrap_err().contains("allow"));
+        let f = FileConfig { mark: Some(vec!["/a".into()]), spinners: Some(3), ..Default::default() };
+        assert!(DaemonConfig::resolve(f, FileConfig::default()).unwrap_err().contains("spinners = 3: give 1 to 2"));
+        let f = FileConfig { mark: Some(vec!["/a".into()]), spinners: Some(0), ..Default::default() };
+        assert!(DaemonConfig::resolve(f, FileConfig::default()).is_err());
     }
 }

@@ -25,7 +25,7 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::thread::JoinHandleExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -320,24 +320,43 @@ struct ResponderSettings {
     overload_allow: bool,
     /// After an event, keep polling this long before sleeping.
     spin: Duration,
-    /// Held by the one responder spinning now.
-    spinner: Arc<AtomicBool>,
+    /// Responders spinning now, at most `config.spinners`.
+    spinners: Arc<SpinSlots>,
+}
+
+/// How many responders may spin at once, and how many do.
+struct SpinSlots {
+    max: usize,
+    taken: AtomicUsize,
+}
+
+impl SpinSlots {
+    fn take(&self) -> bool {
+        // Relaxed: the count orders nothing; it only limits spinners.
+        self.taken.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < self.max).then_some(n + 1)).is_ok()
+    }
+
+    fn give_back(&self) {
+        // Relaxed: see `take`. Only a responder that took a slot gives one.
+        self.taken.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Reads events from whichever group has them and answers them.
 ///
-/// Spinning: after answering, one responder at a time keeps polling
-/// without sleeping for `spin`. In a burst (a process opening file after
-/// file) the next event comes within microseconds, and a running thread
-/// takes it without the cost of waking a sleeping one, often on an idle
-/// CPU, which on a virtual machine costs more than deciding the event.
-/// The price is bounded: at most one CPU, for `spin` after each event.
+/// Spinning: after answering, up to `spinners` responders (one by
+/// default) keep polling without sleeping for `spin`. In a burst (a
+/// process opening file after file) the next event comes within
+/// microseconds, and a running thread takes it without the cost of waking
+/// a sleeping one, often on an idle CPU, which on a virtual machine costs
+/// more than deciding the event. The price is bounded: at most `spinners`
+/// CPUs, for `spin` after each event.
 fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: ResponderSettings) {
     let mut buf = vec![0u8; READ_BUFFER];
     let mut events = Vec::with_capacity(32);
     let counters = &enforcer.counters;
     let groups = enforcer.marks.target();
-    let spinner = &settings.spinner;
+    let spinners = &settings.spinners;
     let mut view = LiveView::default();
     let mut spin_until: Option<Instant> = None;
     let mut last_pidfd = LastPidfd::default();
@@ -345,8 +364,7 @@ fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Responder
     while !stop.load(Ordering::Relaxed) {
         let spinning = spin_until.is_some_and(|t| Instant::now() < t);
         if !spinning && spin_until.take().is_some() {
-            // Relaxed: the token orders nothing; it only limits spinners.
-            spinner.store(false, Ordering::Relaxed);
+            spinners.give_back();
         }
         if spinning {
             groups.refresh_if_changed(&mut view);
@@ -403,15 +421,12 @@ fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Responder
             counters.in_flight.fetch_sub(1, Ordering::Relaxed);
         }
         // Relaxed: see above.
-        if !settings.spin.is_zero()
-            && (spin_until.is_some()
-                || spinner.compare_exchange(false, true, Ordering::Relaxed, Ordering::Relaxed).is_ok())
-        {
+        if !settings.spin.is_zero() && (spin_until.is_some() || spinners.take()) {
             spin_until = Some(Instant::now() + settings.spin);
         }
     }
     if spin_until.is_some() {
-        spinner.store(false, Ordering::Relaxed);
+        spinners.give_back();
     }
 }
 
@@ -453,14 +468,14 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
     let daemon = Arc::new(Daemon::new(config.clone(), groups)?);
     let stop = Arc::new(AtomicBool::new(false));
     let mut responders: Vec<JoinHandle<()>> = Vec::new();
-    let spinner = Arc::new(AtomicBool::new(false));
+    let spinners = Arc::new(SpinSlots { max: config.spinners, taken: AtomicUsize::new(0) });
     for i in 0..config.threads {
         let (e, s) = (Arc::clone(&daemon.enforcer), Arc::clone(&stop));
         let settings = ResponderSettings {
             bound: config.queue_bound as u64,
             overload_allow: config.overload_allow,
             spin: config.spin,
-            spinner: Arc::clone(&spinner),
+            spinners: Arc::clone(&spinners),
         };
         let h = std::thread::Builder::new()
             .name(format!("responder-{i}"))

@@ -17,7 +17,7 @@ pub const WORDS: [&str; 7] = ["daemon", "run", "status", "setenforce", "reload",
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EnforceCommand {
     Help(&'static str),
-    Daemon { config_file: Option<PathBuf>, flags: FileConfig },
+    Daemon { config_file: Option<PathBuf>, flags: Box<FileConfig> },
     Run { socket: PathBuf, context: String, force: bool, command: Vec<OsString> },
     Status { socket: PathBuf, json: bool },
     SetEnforce { socket: PathBuf, enforcing: bool },
@@ -95,7 +95,9 @@ pub fn parse(argv: Vec<OsString>) -> Result<EnforceCommand, CliError> {
         let mut value = |what: &str| -> Result<OsString, CliError> {
             match &inline {
                 Some(v) => Ok(OsString::from(v)),
-                None => args.next().ok_or_else(|| CliError::usage(format!("option `{name}` needs a value: `{name} {what}`"))),
+                None => args
+                    .next()
+                    .ok_or_else(|| CliError::usage(format!("option `{name}` needs a value: `{name} {what}`"))),
             }
         };
         if !name.starts_with('-') || name == "-" {
@@ -117,7 +119,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<EnforceCommand, CliError> {
             "-h" | "--help" => help = true,
             "--json" => json = true,
             "--force" => force = true,
-                        "--permissive" => flags.permissive = Some(true),
+            "--permissive" => flags.permissive = Some(true),
             "--no-ignore-marks" => flags.ignore_marks = Some(false),
             "--mark" => {
                 marks.push(PathBuf::from(value("PATH")?));
@@ -132,6 +134,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<EnforceCommand, CliError> {
             "--threads" => flags.threads = Some(number(&utf8(value("N")?)?, "--threads")?),
             "--queue-bound" => flags.queue_bound = Some(number(&utf8(value("N")?)?, "--queue-bound")?),
             "--spin-us" => flags.spin_us = Some(number(&utf8(value("N")?)?, "--spin-us")? as u64),
+            "--spinners" => flags.spinners = Some(number(&utf8(value("N")?)?, "--spinners")?),
             "--overload-answer" => flags.overload_answer = Some(utf8(value("allow|deny")?)?),
             "--permissive-domain" => permissive_domains.push(utf8(value("TYPE")?)?),
             "--context" | "-c" => context = Some(utf8(value("CONTEXT")?)?),
@@ -160,11 +163,13 @@ pub fn parse(argv: Vec<OsString>) -> Result<EnforceCommand, CliError> {
         "daemon" => {
             no_extra(0)?;
             flags.socket = explicit_socket;
-            EnforceCommand::Daemon { config_file, flags }
+            EnforceCommand::Daemon { config_file, flags: Box::new(flags) }
         }
         "run" => {
             let context = context.ok_or_else(|| {
-                CliError::usage("missing `--context CTX`; usage: rampart run [--socket PATH] --context CTX [--force] -- CMD [ARGS]")
+                CliError::usage(
+                    "missing `--context CTX`; usage: rampart run [--socket PATH] --context CTX [--force] -- CMD [ARGS]",
+                )
             })?;
             if command_words.is_empty() {
                 return Err(CliError::usage("missing the command to run: rampart run --context CTX -- CMD [ARGS]"));
@@ -176,7 +181,9 @@ pub fn parse(argv: Vec<OsString>) -> Result<EnforceCommand, CliError> {
             EnforceCommand::Status { socket, json }
         }
         "setenforce" => {
-            let word = rest.first().ok_or_else(|| CliError::usage("usage: rampart setenforce 1|0 (or Enforcing|Permissive)"))?;
+            let word = rest
+                .first()
+                .ok_or_else(|| CliError::usage("usage: rampart setenforce 1|0 (or Enforcing|Permissive)"))?;
             no_extra(1)?;
             EnforceCommand::SetEnforce { socket, enforcing: on_off(word, "mode")? }
         }
@@ -212,12 +219,14 @@ mod tests {
     #[test]
     fn daemon_marks_and_flags() {
         let EnforceCommand::Daemon { flags, config_file } =
-            p(&["daemon", "--mark", "/a", "/b", "--permissive", "--threads=3", "--mark=/c"]).unwrap()
+            p(&["daemon", "--mark", "/a", "/b", "--permissive", "--threads=3", "--mark=/c", "--spinners", "2"])
+                .unwrap()
         else {
             panic!()
         };
         assert_eq!(flags.mark.unwrap(), vec![PathBuf::from("/a"), "/b".into(), "/c".into()]);
         assert_eq!(flags.threads, Some(3));
+        assert_eq!(flags.spinners, Some(2));
         assert_eq!(flags.permissive, Some(true));
         assert!(config_file.is_none());
     }
@@ -251,7 +260,10 @@ mod tests {
         ] {
             assert_eq!(p(args).unwrap_err().exit_code(), 2, "{args:?}");
         }
-        assert!(matches!(p(&["setenforce", "Permissive"]).unwrap(), EnforceCommand::SetEnforce { enforcing: false, .. }));
+        assert!(matches!(
+            p(&["setenforce", "Permissive"]).unwrap(),
+            EnforceCommand::SetEnforce { enforcing: false, .. }
+        ));
         assert!(applies(&[OsString::from("--policy"), "x".into(), "status".into()]));
         assert!(!applies(&[OsString::from("check")]));
     }

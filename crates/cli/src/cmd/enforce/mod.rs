@@ -35,11 +35,13 @@ pub fn run(command: EnforceCommand) -> Result<u8, CliError> {
                 Some(p) => FileConfig::load(p).map_err(CliError::input)?,
                 None => FileConfig::default(),
             };
-            let config = DaemonConfig::resolve(file, flags).map_err(CliError::usage)?;
+            let config = DaemonConfig::resolve(file, *flags).map_err(CliError::usage)?;
             rampart_enforce::daemon::run(config).map_err(|e| CliError::input(format!("rampartd: {e}")))?;
             Ok(0)
         }
-        EnforceCommand::Run { socket, context, force, command } => Ok(run_in_context(&socket, &context, force, command)),
+        EnforceCommand::Run { socket, context, force, command } => {
+            Ok(run_in_context(&socket, &context, force, command))
+        }
         EnforceCommand::Status { socket, json } => {
             let status = client(&socket)?.status().map_err(control)?;
             if json {
