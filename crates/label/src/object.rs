@@ -21,6 +21,9 @@
 //! - For files without an xattr the label depends on the path, but the
 //!   cache is per inode: a file with several hard links gets the label
 //!   of the path it was first seen under until the entry is dropped.
+//! - The cache holds at most [`MAX_CACHED_INODES`] inodes by default
+//!   (see [`ObjectLabeler::with_limit`]): a new inode beyond that evicts
+//!   an arbitrary one, which is only read again when next asked for.
 
 use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
@@ -67,6 +70,10 @@ pub enum Object<'a> {
     Fd(BorrowedFd<'a>),
 }
 
+/// How many inodes an [`ObjectLabeler`] caches by default (a few tens of
+/// MiB at most).
+pub const MAX_CACHED_INODES: usize = 1 << 18;
+
 #[derive(Clone, Debug)]
 struct Entry {
     ctime: (i64, i64),
@@ -79,12 +86,18 @@ struct Entry {
 pub struct ObjectLabeler {
     contexts: Arc<FileContexts>,
     cache: Mutex<FxHashMap<(u64, u64), Entry>>,
+    limit: usize,
 }
 
 impl ObjectLabeler {
     /// A labeler falling back to `contexts`.
     pub fn new(contexts: Arc<FileContexts>) -> ObjectLabeler {
-        ObjectLabeler { contexts, cache: Mutex::new(FxHashMap::default()) }
+        ObjectLabeler::with_limit(contexts, MAX_CACHED_INODES)
+    }
+
+    /// A labeler caching at most `limit` inodes (at least one).
+    pub fn with_limit(contexts: Arc<FileContexts>, limit: usize) -> ObjectLabeler {
+        ObjectLabeler { contexts, cache: Mutex::new(FxHashMap::default()), limit: limit.max(1) }
     }
 
     /// The file_contexts in use.
@@ -104,7 +117,13 @@ impl ObjectLabeler {
             }
         }
         let label = self.compute(object, md);
-        self.lock().insert(key, Entry { ctime, label: label.clone() });
+        let mut cache = self.lock();
+        if cache.len() >= self.limit && !cache.contains_key(&key) {
+            if let Some(victim) = cache.keys().next().copied() {
+                cache.remove(&victim);
+            }
+        }
+        cache.insert(key, Entry { ctime, label: label.clone() });
         label
     }
 

@@ -60,6 +60,27 @@ fn unlabeled_files_fall_back_to_file_contexts() {
 }
 
 #[test]
+fn the_cache_is_bounded() {
+    let p = policy();
+    let fc = Arc::new(FileContexts::load(&SpecFiles::system(), &p).unwrap());
+    let labeler = ObjectLabeler::with_limit(Arc::clone(&fc), 3);
+    let mut seen = Vec::new();
+    for path in ["/usr/bin/ls", "/usr/bin/cat", "/usr/bin/env", "/usr/bin/true", "/etc/passwd", "/etc/hosts"] {
+        let path = std::path::Path::new(path);
+        let md = std::fs::symlink_metadata(path).unwrap();
+        let uncached = labeler.label_uncached(Object::Path(path), &md);
+        assert_eq!(labeler.label_of(Object::Path(path), &md), uncached, "{}", path.display());
+        assert!(labeler.cached() <= 3, "{} inodes cached", labeler.cached());
+        seen.push((path, md, uncached));
+    }
+    assert_eq!(labeler.cached(), 3);
+    // Evicted inodes are labeled again, with the same answer.
+    for (path, md, label) in &seen {
+        assert_eq!(&labeler.label_of(Object::Path(path), md), label, "{}", path.display());
+    }
+}
+
+#[test]
 fn restorecon_defaults_and_spec_file_sets() {
     let opts = rampart_label::RelabelOptions::restorecon();
     assert!(opts.realpath && !opts.recursive && !opts.dry_run && !opts.force && !opts.cross_filesystems);
