@@ -7,6 +7,10 @@ bash scripts/install-deps.sh
 if [[ "${CI:-}" == "true" ]]; then
   export RAMPART_FULL=1
 fi
+# Formatting (rustfmt.toml) first: cheap, and a diff says what to fix.
+if cargo fmt --version >/dev/null 2>&1; then
+  cargo fmt --all --check
+fi
 cargo test --release --workspace --all-targets -- --nocapture 2>&1
 # The concurrency protocols (AVC, ignore-mark epochs), model-checked
 # (separate target dir:

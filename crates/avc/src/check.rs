@@ -175,7 +175,8 @@ impl Avc {
     #[inline(never)]
     fn l2_miss(&self, slot: &ThreadSlot, snapshot: &Snapshot, lookup: Lookup) -> Resolved {
         slot.stats.count_miss();
-        let av = snapshot.compute(&self.sids, &self.mapping, lookup.key.source(), lookup.key.target(), lookup.key.class());
+        let av =
+            snapshot.compute(&self.sids, &self.mapping, lookup.key.source(), lookup.key.target(), lookup.key.class());
         let decision = av.decide(lookup.requested, snapshot.seqno);
         // A permissive denial is reported by this call, so the cache
         // holds it granted from the start.
@@ -280,10 +281,10 @@ impl Avc {
     fn check_uncached(&self, slot: &ThreadSlot, lookup: Lookup) -> Resolved {
         slot.stats.count_miss();
         let snapshot = self.published.load();
-        let av = snapshot.compute(&self.sids, &self.mapping, lookup.key.source(), lookup.key.target(), lookup.key.class());
+        let av =
+            snapshot.compute(&self.sids, &self.mapping, lookup.key.source(), lookup.key.target(), lookup.key.class());
         let seqno = snapshot.seqno;
         self.retire(&slot.stats, Some(snapshot));
         Resolved { av, seqno }
     }
 }
-

@@ -257,7 +257,8 @@ impl Table {
     /// is empty.
     fn place(&self, key: u64, hash: u64) -> Option<((&Set, &Cold), usize, bool)> {
         let (first, second) = (self.at(self.primary(hash)), self.at(self.secondary(hash)));
-        let find = |key: u64| first.0.way_of(key).map(|w| (first, w)).or_else(|| second.0.way_of(key).map(|w| (second, w)));
+        let find =
+            |key: u64| first.0.way_of(key).map(|w| (first, w)).or_else(|| second.0.way_of(key).map(|w| (second, w)));
         if let Some((set, way)) = find(key) {
             return Some((set, way, false));
         }

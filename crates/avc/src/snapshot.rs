@@ -40,7 +40,14 @@ impl Versioned for Snapshot {
 
 impl Snapshot {
     /// The combined decision of every module (the miss path).
-    pub(crate) fn compute(&self, sids: &SidTable, mapping: &Mapping, ssid: Sid, tsid: Sid, class: ClassIdx) -> CachedAv {
+    pub(crate) fn compute(
+        &self,
+        sids: &SidTable,
+        mapping: &Mapping,
+        ssid: Sid,
+        tsid: Sid,
+        class: ClassIdx,
+    ) -> CachedAv {
         let mut combiner = Combiner::new(self.enforcing);
         self.for_each_verdict(sids, mapping, ssid, tsid, class, |_, d| combiner.add(d));
         combiner.finish()

@@ -51,12 +51,8 @@ impl WriterState {
     /// A snapshot of this state, with an empty L2 table.
     pub(crate) fn snapshot(&self, seqno: u64, l2_threshold: usize) -> Snapshot {
         let policy = &self.loaded.policy;
-        let permissive_types: BitSet = self
-            .permissive_names
-            .iter()
-            .filter_map(|name| policy.type_by_name(name))
-            .map(|t| t.0)
-            .collect();
+        let permissive_types: BitSet =
+            self.permissive_names.iter().filter_map(|name| policy.type_by_name(name)).map(|t| t.0).collect();
         Snapshot {
             seqno,
             loaded: Arc::clone(&self.loaded),

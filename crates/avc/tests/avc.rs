@@ -242,7 +242,10 @@ fn booleans_change_several_at_once_and_survive_reload() {
     assert_eq!((d.allowed, d.denied), (f.perms(f.file, &["write"]), f.perms(f.file, &["execute"])));
     assert_eq!(d.seqno, seqno);
     // Nothing changes on an unknown name.
-    assert_eq!(f.avc.set_booleans(&[("allow_write", false), ("nope", true)]), Err(AvcError::UnknownBoolean("nope".into())));
+    assert_eq!(
+        f.avc.set_booleans(&[("allow_write", false), ("nope", true)]),
+        Err(AvcError::UnknownBoolean("nope".into()))
+    );
     assert_eq!(f.avc.seqno(), seqno);
     // Values carry over to a reloaded policy by name.
     f.avc.load_policy(policy("avc_b.33")).unwrap();
@@ -265,7 +268,10 @@ fn sids_survive_reload_and_resolve_to_unlabeled() {
     // `allow domain unlabeled_t:file getattr`, read denied and audited).
     let unlabeled = f.check(USER, UNLABELED, f.file, &["getattr", "read"]);
     let secret = f.check(USER, SECRET, f.file, &["getattr", "read"]);
-    assert_eq!((secret.allowed, secret.denied, secret.auditdeny), (unlabeled.allowed, unlabeled.denied, unlabeled.auditdeny));
+    assert_eq!(
+        (secret.allowed, secret.denied, secret.auditdeny),
+        (unlabeled.allowed, unlabeled.denied, unlabeled.auditdeny)
+    );
     assert!(!secret.auditdeny.is_empty());
     // The audit record keeps the SID's own context.
     assert!(f.events().last().unwrap().contains("tcontext=system_u:object_r:secret_t"), "{:?}", f.events());
@@ -352,7 +358,10 @@ fn stacked_module_denies_is_named_and_is_freed_after_unregister() {
     assert_eq!(again, Err(AvcError::DuplicateModule("nowrite".into())));
     let d = f.check(USER, DATA_FILE, f.file, &["read", "write"]);
     assert_eq!((d.allowed, d.denied), (f.perms(f.file, &["read"]), f.perms(f.file, &["write"])));
-    assert!(f.events().last().unwrap().contains("denied { write }") && f.events().last().unwrap().ends_with("module=nowrite"));
+    assert!(
+        f.events().last().unwrap().contains("denied { write }")
+            && f.events().last().unwrap().ends_with("module=nowrite")
+    );
     // SELinux denies first: SELinux is named.
     f.check(INIT, DATA_FILE, f.file, &["write"]);
     assert!(f.events().last().unwrap().ends_with("module=selinux"), "{:?}", f.events());

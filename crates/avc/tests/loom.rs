@@ -13,10 +13,10 @@
 
 use std::sync::atomic::Ordering::SeqCst;
 
+use loom::cell::UnsafeCell;
 use loom::sync::atomic::{AtomicBool, AtomicU64};
 use loom::sync::Arc;
 use loom::thread;
-use loom::cell::UnsafeCell;
 use rampart_avc::protocol::{Claim, Grant, Insert, L2Table, Published, Reader, Versioned};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
@@ -191,11 +191,8 @@ fn l2_insert_race_one_winner_lookups_see_whole_entries() {
             Some((a, b)) => assert!(a == b && (a == 1 || a == 2), "torn or foreign entry {a} {b}"),
         }
         let results: Vec<_> = inserters.into_iter().map(|t| t.join().unwrap()).collect();
-        let winners: Vec<u64> = results
-            .iter()
-            .filter(|(_, r)| matches!(r, Insert::Inserted { .. }))
-            .map(|(v, _)| *v)
-            .collect();
+        let winners: Vec<u64> =
+            results.iter().filter(|(_, r)| matches!(r, Insert::Inserted { .. })).map(|(v, _)| *v).collect();
         assert_eq!(winners.len(), 1, "{results:?}");
         let winner = winners[0];
         for (_, r) in &results {

@@ -151,7 +151,14 @@ fn pick_keys(policy: &Policy, mapping: &Mapping) -> (Vec<Key>, Vec<String>) {
 
 /// SELinux's answer through the mapping, written out from the kernel's
 /// `map_decision` rules.
-fn selinux_reference(policy: &Policy, bools: &Booleans, s: &Context, t: &Context, class_name: &str, perms: &[&str]) -> ModuleDecision {
+fn selinux_reference(
+    policy: &Policy,
+    bools: &Booleans,
+    s: &Context,
+    t: &Context,
+    class_name: &str,
+    perms: &[&str],
+) -> ModuleDecision {
     let allow_unknown = policy.handle_unknown == HandleUnknown::Allow;
     let permissive = policy.is_permissive(s.ty);
     let Some(class) = policy.class_by_name(class_name) else {
@@ -239,7 +246,8 @@ impl Log {
         if let Some((_, s)) = self.published.iter().find(|(n, _)| *n == seqno) {
             return vec![*s];
         }
-        let mut out: Vec<State> = self.published.iter().rev().find(|(n, _)| *n < seqno).map(|(_, s)| *s).into_iter().collect();
+        let mut out: Vec<State> =
+            self.published.iter().rev().find(|(n, _)| *n < seqno).map(|(_, s)| *s).into_iter().collect();
         if self.published.last().map_or(true, |(n, _)| *n < seqno) {
             out.extend(self.pending);
         }

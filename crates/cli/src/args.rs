@@ -229,7 +229,10 @@ fn command(words: Vec<String>, opts: Options) -> Result<Command, CliError> {
 }
 
 fn unknown_command(name: &str) -> CliError {
-    let hint = crate::suggest::did_you_mean(name, ["policy", "check", "explain", "bench", "label", "getlabel", "relabel", "help"]);
+    let hint = crate::suggest::did_you_mean(
+        name,
+        ["policy", "check", "explain", "bench", "label", "getlabel", "relabel", "help"],
+    );
     CliError::usage(format!("unknown command `{name}`{hint}; run `rampart help` for the list of commands"))
 }
 

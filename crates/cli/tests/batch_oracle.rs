@@ -45,7 +45,11 @@ fn batch_hex_matches_libsepol() {
         ("defaults, --no-cache", vec!["--no-cache".to_owned()], false),
         ("all on", all_on.clone(), true),
     ] {
-        if set { oracle.bools_all(true).expect("all on") } else { oracle.bools_default().expect("defaults") }
+        if set {
+            oracle.bools_all(true).expect("all on")
+        } else {
+            oracle.bools_default().expect("defaults")
+        }
         let theirs = oracle.query_batch(&queries).expect("oracle answers");
         let ours = run_batch(&args, &input);
         assert_eq!(ours.len(), queries.len(), "{label}: one output line per query");

@@ -97,7 +97,8 @@ fn scenario(p: &Policies, script: &str) -> Run {
 /// Reads the first line of `file` as domain app_t: the shell is a copy
 /// of dash labeled app_exec_t, and the policy's
 /// `type_transition unconfined_t app_exec_t:process app_t` moves it there.
-const APP_READ: &str = r#"app_read() { "$T/bin/app" -c "if read l < '$1'; then echo ok:\$l; else echo denied; fi" 2>/dev/null; }"#;
+const APP_READ: &str =
+    r#"app_read() { "$T/bin/app" -c "if read l < '$1'; then echo ok:\$l; else echo denied; fi" 2>/dev/null; }"#;
 
 #[test]
 fn allowed_and_denied_opens_and_an_exec_transition() {

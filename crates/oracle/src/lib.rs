@@ -47,10 +47,7 @@ pub fn oracle_path() -> &'static Path {
 /// Run `sepol-oracle` once with the given arguments (e.g.
 /// `["--time-load", policy, "10"]`) and return its standard output.
 pub fn run_tool<S: AsRef<OsStr>>(args: &[S]) -> io::Result<String> {
-    let out = Command::new(oracle_path())
-        .args(args)
-        .stdin(Stdio::null())
-        .output()?;
+    let out = Command::new(oracle_path()).args(args).stdin(Stdio::null()).output()?;
     if !out.status.success() {
         return Err(io::Error::other(format!(
             "sepol-oracle failed ({}): {}",
@@ -105,12 +102,7 @@ impl Answer {
         if it.next().is_some() {
             return None;
         }
-        Some(Answer::Decision(Decision {
-            allowed,
-            auditallow,
-            auditdeny,
-            permissive,
-        }))
+        Some(Answer::Decision(Decision { allowed, auditallow, auditdeny, permissive }))
     }
 
     /// True for `error:` answers.
@@ -125,18 +117,14 @@ fn invalid_input(msg: String) -> io::Error {
 
 fn check_one_line(s: &str) -> io::Result<()> {
     if s.contains(['\n', '\r']) {
-        return Err(invalid_input(format!(
-            "oracle input must be a single line: {s:?}"
-        )));
+        return Err(invalid_input(format!("oracle input must be a single line: {s:?}")));
     }
     Ok(())
 }
 
 fn check_word(s: &str) -> io::Result<()> {
     if s.is_empty() || s.contains(char::is_whitespace) {
-        return Err(invalid_input(format!(
-            "oracle argument must be a non-empty word: {s:?}"
-        )));
+        return Err(invalid_input(format!("oracle argument must be a non-empty word: {s:?}")));
     }
     Ok(())
 }
@@ -161,14 +149,8 @@ impl Oracle {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()?;
-        let stdin = child
-            .stdin
-            .take()
-            .ok_or_else(|| io::Error::other("no stdin pipe"))?;
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| io::Error::other("no stdout pipe"))?;
+        let stdin = child.stdin.take().ok_or_else(|| io::Error::other("no stdin pipe"))?;
+        let stdout = child.stdout.take().ok_or_else(|| io::Error::other("no stdout pipe"))?;
         let mut oracle = Oracle {
             child,
             stdin: Some(BufWriter::with_capacity(1 << 16, stdin)),
@@ -177,9 +159,7 @@ impl Oracle {
         // Round trip so that a policy that fails to load is reported here.
         match oracle.exchange(&["ping"], 1) {
             Ok(r) if r.first().map(String::as_str) == Some("pong") => Ok(oracle),
-            Ok(r) => Err(io::Error::other(format!(
-                "sepol-oracle: unexpected handshake {r:?}"
-            ))),
+            Ok(r) => Err(io::Error::other(format!("sepol-oracle: unexpected handshake {r:?}"))),
             Err(e) => {
                 let status = oracle.child.wait().ok();
                 Err(io::Error::other(format!(
@@ -198,11 +178,7 @@ impl Oracle {
     /// Send `commands` (each must produce exactly one response line), then
     /// `sync`, and read `lines_expected` response lines.  Writing happens on
     /// a separate thread so large batches cannot deadlock on full pipes.
-    fn exchange<S: AsRef<str> + Sync>(
-        &mut self,
-        commands: &[S],
-        lines_expected: usize,
-    ) -> io::Result<Vec<String>> {
+    fn exchange<S: AsRef<str> + Sync>(&mut self, commands: &[S], lines_expected: usize) -> io::Result<Vec<String>> {
         self.exchange_prefixed("", commands, lines_expected, false)
     }
 
@@ -216,14 +192,8 @@ impl Oracle {
         for c in commands {
             check_one_line(c.as_ref())?;
         }
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| io::Error::other("oracle stdin closed"))?;
-        let stdout = self
-            .stdout
-            .as_mut()
-            .ok_or_else(|| io::Error::other("oracle stdout closed"))?;
+        let stdin = self.stdin.as_mut().ok_or_else(|| io::Error::other("oracle stdin closed"))?;
+        let stdout = self.stdout.as_mut().ok_or_else(|| io::Error::other("oracle stdout closed"))?;
         std::thread::scope(|scope| {
             let writer = scope.spawn(move || -> io::Result<()> {
                 for c in commands {
@@ -243,19 +213,14 @@ impl Oracle {
                     Ok(0) => {
                         read_result = Err(io::Error::new(
                             io::ErrorKind::UnexpectedEof,
-                            format!(
-                                "sepol-oracle exited after {} of {} response lines",
-                                out.len(),
-                                lines_expected
-                            ),
+                            format!("sepol-oracle exited after {} of {} response lines", out.len(), lines_expected),
                         ));
                         break;
                     }
                     Ok(_) => {
                         let line = buf.trim_end_matches(['\n', '\r']);
                         out.push(line.to_string());
-                        if stop_after_leading_error && out.len() == 1 && line.starts_with("error: ")
-                        {
+                        if stop_after_leading_error && out.len() == 1 && line.starts_with("error: ") {
                             break;
                         }
                     }
@@ -265,9 +230,7 @@ impl Oracle {
                     }
                 }
             }
-            let write_result = writer
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("oracle writer thread panicked")));
+            let write_result = writer.join().unwrap_or_else(|_| Err(io::Error::other("oracle writer thread panicked")));
             read_result?;
             write_result?;
             Ok(out)
@@ -294,12 +257,8 @@ impl Oracle {
         self.query_batch(lines)?
             .into_iter()
             .map(|l| {
-                Answer::parse(&l).ok_or_else(|| {
-                    io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!("bad oracle answer {l:?}"),
-                    )
-                })
+                Answer::parse(&l)
+                    .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("bad oracle answer {l:?}")))
             })
             .collect()
     }
@@ -310,14 +269,12 @@ impl Oracle {
             check_word(w)?;
         }
         let mut a = self.answers(&[format!("{scontext} {tcontext} {class}")])?;
-        a.pop()
-            .ok_or_else(|| io::Error::other("missing oracle answer"))
+        a.pop().ok_or_else(|| io::Error::other("missing oracle answer"))
     }
 
     fn single(&mut self, command: String) -> io::Result<String> {
         let mut r = self.exchange(&[command], 1)?;
-        r.pop()
-            .ok_or_else(|| io::Error::other("missing oracle answer"))
+        r.pop().ok_or_else(|| io::Error::other("missing oracle answer"))
     }
 
     fn expect_ok(&mut self, commands: &[String]) -> io::Result<()> {
@@ -333,10 +290,7 @@ impl Oracle {
     /// (`bool NAME V` + `commit`).
     pub fn set_bool(&mut self, name: &str, value: bool) -> io::Result<()> {
         check_word(name)?;
-        self.expect_ok(&[
-            format!("bool {name} {}", u8::from(value)),
-            "commit".to_string(),
-        ])
+        self.expect_ok(&[format!("bool {name} {}", u8::from(value)), "commit".to_string()])
     }
 
     /// Set several booleans, then re-evaluate once.
@@ -375,12 +329,9 @@ impl Oracle {
         }
         line.split_ascii_whitespace()
             .map(|kv| {
-                let (k, v) = kv.rsplit_once('=').ok_or_else(|| {
-                    io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        format!("bad bools entry {kv:?}"),
-                    )
-                })?;
+                let (k, v) = kv
+                    .rsplit_once('=')
+                    .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("bad bools entry {kv:?}")))?;
                 Ok((k.to_string(), v == "1"))
             })
             .collect()
@@ -407,13 +358,7 @@ impl Oracle {
             .collect()
     }
 
-    fn compute_sid(
-        &mut self,
-        verb: &str,
-        s: &str,
-        t: &str,
-        class: &str,
-    ) -> io::Result<Result<String, String>> {
+    fn compute_sid(&mut self, verb: &str, s: &str, t: &str, class: &str) -> io::Result<Result<String, String>> {
         for w in [s, t, class] {
             check_word(w)?;
         }
@@ -485,10 +430,7 @@ mod tests {
                 permissive: false
             }))
         );
-        assert_eq!(
-            Answer::parse("error: unknown class x"),
-            Some(Answer::Error("unknown class x".into()))
-        );
+        assert_eq!(Answer::parse("error: unknown class x"), Some(Answer::Error("unknown class x".into())));
         assert_eq!(Answer::parse("0x1 0x2"), None);
         assert_eq!(Answer::parse("0x1 0x2 0x3 2"), None);
     }

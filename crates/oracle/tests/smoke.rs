@@ -36,19 +36,8 @@ fn perm_map(o: &mut Oracle, class: &str) -> HashMap<String, u32> {
 /// Unconditional `allow` permissions reported by `sesearch` (attributes are
 /// matched indirectly by setools).  None if sesearch is not installed.
 fn sesearch_allowed(source: &str, target: &str, class: &str) -> Option<Vec<String>> {
-    let out = Command::new("sesearch")
-        .args([
-            "-A",
-            "-s",
-            source,
-            "-t",
-            target,
-            "-c",
-            class,
-            DEFAULT_POLICY,
-        ])
-        .output()
-        .ok()?;
+    let out =
+        Command::new("sesearch").args(["-A", "-s", source, "-t", target, "-c", class, DEFAULT_POLICY]).output().ok()?;
     if !out.status.success() {
         return None;
     }
@@ -78,31 +67,19 @@ fn known_queries_and_sesearch_cross_check() {
 
     let d = decision(o.query(SSHD, SSHD_EXEC, "file").expect("query"));
     for p in ["read", "execute", "entrypoint", "getattr", "open", "map"] {
-        assert_ne!(
-            d.allowed & file[p],
-            0,
-            "sshd_t -> sshd_exec_t:file lacks {p}"
-        );
+        assert_ne!(d.allowed & file[p], 0, "sshd_t -> sshd_exec_t:file lacks {p}");
     }
-    assert_eq!(
-        d.allowed & file["write"],
-        0,
-        "sshd_exec_t must not be writable"
-    );
+    assert_eq!(d.allowed & file["write"], 0, "sshd_exec_t must not be writable");
     assert!(!d.permissive);
 
     // class by value gives the same answer
     let file_value = {
-        let r = o
-            .command_batch(&[format!("qv {SSHD} {SSHD_EXEC} 0")])
-            .expect("qv");
+        let r = o.command_batch(&[format!("qv {SSHD} {SSHD_EXEC} 0")]).expect("qv");
         assert!(r[0].starts_with("error:"), "{r:?}");
         // find the value of "file" by scanning values
         (1..=200u32)
             .find(|v| {
-                let r = o
-                    .command_batch(&[format!("qv {SSHD} {SSHD_EXEC} {v}")])
-                    .expect("qv");
+                let r = o.command_batch(&[format!("qv {SSHD} {SSHD_EXEC} {v}")]).expect("qv");
                 Answer::parse(&r[0]) == Some(Answer::Decision(d))
             })
             .expect("some class value reproduces the file answer")
@@ -113,15 +90,8 @@ fn known_queries_and_sesearch_cross_check() {
         Some(perms) => {
             assert!(!perms.is_empty(), "sesearch found no rules");
             for p in perms {
-                let bit = file
-                    .get(&p)
-                    .copied()
-                    .unwrap_or_else(|| panic!("unknown perm {p}"));
-                assert_ne!(
-                    d.allowed & bit,
-                    0,
-                    "sesearch allows {p} but libsepol does not"
-                );
+                let bit = file.get(&p).copied().unwrap_or_else(|| panic!("unknown perm {p}"));
+                assert_ne!(d.allowed & bit, 0, "sesearch allows {p} but libsepol does not");
             }
         }
         None => eprintln!("note: sesearch not available, cross-check skipped"),
@@ -143,11 +113,7 @@ fn booleans_change_conditional_rules() {
     let setfscreate = process["setfscreate"];
     // allow sshd_t sshd_t:process setfscreate; is conditional on
     // allow_kerberos || allow_polyinstantiation in refpolicy.
-    o.set_bools(&[
-        ("allow_kerberos", false),
-        ("allow_polyinstantiation", false),
-    ])
-    .expect("set bools");
+    o.set_bools(&[("allow_kerberos", false), ("allow_polyinstantiation", false)]).expect("set bools");
     let off = decision(o.query(SSHD, SSHD, "process").expect("q"));
     o.set_bool("allow_kerberos", true).expect("set bool");
     let on = decision(o.query(SSHD, SSHD, "process").expect("q"));
@@ -166,18 +132,11 @@ fn booleans_change_conditional_rules() {
     let all_on = o.query_batch(&lines).expect("batch");
     o.bools_all(false).expect("all off");
     let all_off = o.query_batch(&lines).expect("batch");
-    assert_ne!(
-        all_on, all_off,
-        "booleans made no difference on 1500 queries"
-    );
+    assert_ne!(all_on, all_off, "booleans made no difference on 1500 queries");
     o.bools_random(11).expect("random");
     let r1 = o.bools().expect("bools");
     o.bools_random(11).expect("random");
-    assert_eq!(
-        r1,
-        o.bools().expect("bools"),
-        "bools-random is deterministic"
-    );
+    assert_eq!(r1, o.bools().expect("bools"), "bools-random is deterministic");
     o.bools_default().expect("default");
     assert_eq!(defaults, o.bools().expect("bools"));
     assert_eq!(base, o.query_batch(&lines).expect("batch"));
@@ -188,15 +147,8 @@ fn generator_counts_and_invalid_lines() {
     let Some(mut o) = oracle() else { return };
     let lines = o.generate(1, 5000).expect("gen");
     assert_eq!(lines.len(), 5000);
-    assert!(
-        lines.iter().all(|l| l.split_whitespace().count() == 3),
-        "3 fields per line"
-    );
-    assert_eq!(
-        lines,
-        o.generate(1, 5000).expect("gen"),
-        "gen is deterministic"
-    );
+    assert!(lines.iter().all(|l| l.split_whitespace().count() == 3), "3 fields per line");
+    assert_eq!(lines, o.generate(1, 5000).expect("gen"), "gen is deterministic");
     assert!(o.generate(1, 0).expect("gen 0").is_empty());
 
     let answers = o.answers(&lines).expect("answers");
@@ -204,10 +156,7 @@ fn generator_counts_and_invalid_lines() {
     let errors = answers.iter().filter(|a| a.is_error()).count();
     // ~3% of generated lines are deliberately invalid; the rest are valid
     assert!((50..=300).contains(&errors), "errors = {errors}");
-    let nonzero = answers
-        .iter()
-        .filter(|a| matches!(a, Answer::Decision(d) if d.allowed != 0))
-        .count();
+    let nonzero = answers.iter().filter(|a| matches!(a, Answer::Decision(d) if d.allowed != 0)).count();
     assert!(nonzero > 1000, "too few allowed decisions: {nonzero}");
 
     let bad = [

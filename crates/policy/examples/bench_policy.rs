@@ -88,7 +88,8 @@ fn main() -> Res<()> {
     for line in query_text.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         if let [s, t, c] = f[..] {
-            if let (Ok(s), Ok(t), Some(c)) = (policy.parse_context(s), policy.parse_context(t), policy.class_by_name(c)) {
+            if let (Ok(s), Ok(t), Some(c)) = (policy.parse_context(s), policy.parse_context(t), policy.class_by_name(c))
+            {
                 resolved.push((s, t, c));
             }
         }
@@ -104,15 +105,37 @@ fn main() -> Res<()> {
         per_query.push(t.elapsed().as_nanos() as f64 / resolved.len().max(1) as f64);
     }
     let our_av = median(&mut per_query);
-    let sepol_av = oracle_number(oracle, &["--time-av", path_str(&policy_path)?, path_str(&query_file)?], "median_ns_per_query")?;
+    let sepol_av =
+        oracle_number(oracle, &["--time-av", path_str(&policy_path)?, path_str(&query_file)?], "median_ns_per_query")?;
     let _ = std::fs::remove_file(&query_file);
 
-    println!("policy: {} ({} bytes); {} valid queries of {queries} (checksum {checksum:08x})\n", policy_path.display(), bytes.len(), resolved.len());
+    println!(
+        "policy: {} ({} bytes); {} valid queries of {queries} (checksum {checksum:08x})\n",
+        policy_path.display(),
+        bytes.len(),
+        resolved.len()
+    );
     println!("| measure | libsepol 3.4 | Rampart | ratio (Rampart / libsepol) |");
     println!("|---|---|---|---|");
-    println!("| load until ready (median of {} rounds of 3) | {:.2} ms | {:.2} ms | {:.2}x |", rounds, sepol_load / 1e6, our_load / 1e6, our_load / sepol_load);
-    println!("| compute_av, no cache (median of 5 passes) | {:.0} ns | {:.0} ns | {:.3}x |", sepol_av, our_av, our_av / sepol_av);
-    println!("| resident memory added by the load | {:.1} MiB | {:.1} MiB | {:.2}x |", sepol_rss / 1024.0, our_rss / 1024.0, our_rss / sepol_rss);
+    println!(
+        "| load until ready (median of {} rounds of 3) | {:.2} ms | {:.2} ms | {:.2}x |",
+        rounds,
+        sepol_load / 1e6,
+        our_load / 1e6,
+        our_load / sepol_load
+    );
+    println!(
+        "| compute_av, no cache (median of 5 passes) | {:.0} ns | {:.0} ns | {:.3}x |",
+        sepol_av,
+        our_av,
+        our_av / sepol_av
+    );
+    println!(
+        "| resident memory added by the load | {:.1} MiB | {:.1} MiB | {:.2}x |",
+        sepol_rss / 1024.0,
+        our_rss / 1024.0,
+        our_rss / sepol_rss
+    );
     drop(policy);
     Ok(())
 }

@@ -77,8 +77,7 @@ impl BitSet {
     }
 
     pub fn intersection(&self, other: &BitSet) -> BitSet {
-        let mut out =
-            BitSet { words: self.words.iter().zip(&other.words).map(|(a, b)| a & b).collect() };
+        let mut out = BitSet { words: self.words.iter().zip(&other.words).map(|(a, b)| a & b).collect() };
         out.trim();
         out
     }

@@ -16,8 +16,8 @@
 use crate::bitset::BitSet;
 use crate::booleans::{Booleans, CondState};
 use crate::index::AvEntry;
-use crate::model::{avtab_kind, cexpr, AccessVector, ClassId, Context, ConstraintExpr, TypeId};
 use crate::mls;
+use crate::model::{avtab_kind, cexpr, AccessVector, ClassId, ConstraintExpr, Context, TypeId};
 use crate::policy::Policy;
 
 /// The outcome of one access computation, as `struct av_decision`.
@@ -94,7 +94,8 @@ impl Policy {
     /// source type's attributes (see [`crate::index`]) and tests the
     /// target's attribute membership with one bit test per rule.
     fn te_av(&self, conds: &[CondState], sty: TypeId, tty: TypeId, class: ClassId, d: &mut AvDecision) {
-        let (Some(sattrs), Some(tattrs)) = (self.index.attrs_of.get(sty.index()), self.type_attrs.get(tty.index())) else {
+        let (Some(sattrs), Some(tattrs)) = (self.index.attrs_of.get(sty.index()), self.type_attrs.get(tty.index()))
+        else {
             return;
         };
         for &a in sattrs {
@@ -118,7 +119,11 @@ impl Policy {
                 },
                 ConstraintExpr::And | ConstraintExpr::Or => {
                     let (Some(b), Some(a)) = (stack.pop(), stack.pop()) else { return false };
-                    if matches!(e, ConstraintExpr::And) { a && b } else { a || b }
+                    if matches!(e, ConstraintExpr::And) {
+                        a && b
+                    } else {
+                        a || b
+                    }
                 }
                 ConstraintExpr::Attr { attr, op } => self.eval_attr(*attr, *op, s, t),
                 ConstraintExpr::Names { attr, op, names, .. } => eval_names(*attr, *op, names, s, t),

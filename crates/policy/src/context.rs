@@ -34,7 +34,9 @@ impl Policy {
             (Some(m), true) => self.parse_mls(m).ok_or_else(|| err(format!("invalid MLS range `{m}`")))?,
             (None, true) => return Err(err("MLS is enabled, but the context has no level".into())),
             (Some(m), false) => return Err(err(format!("MLS is disabled, but the context has level `{m}`"))),
-            (None, false) => Range { low: Level { sens: 0, cats: BitSet::new() }, high: Level { sens: 0, cats: BitSet::new() } },
+            (None, false) => {
+                Range { low: Level { sens: 0, cats: BitSet::new() }, high: Level { sens: 0, cats: BitSet::new() } }
+            }
         };
         let c = Context { user, role, ty: ty_id, range };
         if !self.context_is_valid(&c) {

@@ -150,11 +150,6 @@ impl AvIndex {
             type_rules.entry((r.source.0, r.target.0, r.class.0, r.kind)).or_default().push((r.data, r.cond));
         }
         let attrs_of = type_attrs.iter().map(|b| b.iter().collect()).collect();
-        AvIndex {
-            by_source: Side::build(avtab, |r| (r.source, r.target), ntypes, nclasses),
-            attrs_of,
-            type_rules,
-        }
+        AvIndex { by_source: Side::build(avtab, |r| (r.source, r.target), ntypes, nclasses), attrs_of, type_rules }
     }
 }
-

@@ -32,8 +32,8 @@ pub fn default_policy_path_in(root: &Path) -> Result<PathBuf, LoadError> {
         .and_then(|text| selinux_type(&text))
         .unwrap_or_else(|| "default".to_owned());
     let dir = root.join(&policy_type).join("policy");
-    let entries = std::fs::read_dir(&dir)
-        .map_err(|e| LoadError::NotFound(format!("cannot list `{}`: {e}", dir.display())))?;
+    let entries =
+        std::fs::read_dir(&dir).map_err(|e| LoadError::NotFound(format!("cannot list `{}`: {e}", dir.display())))?;
     let best = entries
         .filter_map(|e| e.ok())
         .filter_map(|e| {

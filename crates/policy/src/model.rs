@@ -163,11 +163,19 @@ pub enum ConstraintExpr {
     And,
     Or,
     /// Compares an attribute of the two contexts (`u1 == u2`, `l1 dom h2`).
-    Attr { attr: u32, op: u32 },
+    Attr {
+        attr: u32,
+        op: u32,
+    },
     /// Tests an attribute of one context against a set of names.
     /// `type_set` is the type set as written in the source (attributes
     /// unexpanded), kept for printing; `names` is what is evaluated.
-    Names { attr: u32, op: u32, names: BitSet, type_set: Option<TypeSet> },
+    Names {
+        attr: u32,
+        op: u32,
+        names: BitSet,
+        type_set: Option<TypeSet>,
+    },
 }
 
 /// A type set as written in policy source: `{ a_t attr -b_t }`, `*`, `~{...}`.
@@ -231,7 +239,10 @@ pub enum RuleCond {
     Always,
     /// Active when conditional `cond` (index into `Policy::conds`)
     /// evaluates to `when`.
-    If { cond: u32, when: bool },
+    If {
+        cond: u32,
+        when: bool,
+    },
 }
 
 /// One avtab entry as written in the file: source and target may be

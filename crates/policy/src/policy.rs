@@ -155,7 +155,11 @@ impl Policy {
         }
         let words: usize = highest_member.iter().map(|&h| h / 64 + 1).sum();
         if !crate::bitset::expansion_budget::take(words) {
-            return Err(PolicyError::new("type attribute map", 0, "attribute membership expands to far more memory than the file's size justifies"));
+            return Err(PolicyError::new(
+                "type attribute map",
+                0,
+                "attribute membership expands to far more memory than the file's size justifies",
+            ));
         }
         let mut attr_types = vec![BitSet::new(); n];
         for (t, attrs) in type_attrs.iter().enumerate() {

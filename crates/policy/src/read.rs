@@ -171,7 +171,8 @@ struct Reader<'a> {
 }
 
 /// Minimum bytes of one entry of each symbol table, for count checks.
-const MIN_SYM_BYTES: [usize; 8] = [16 + 1, 24 + 1, 12 + 1 + 24, 16 + 1, 12 + 1 + 12 + 16 + 16, 12 + 1, 8 + 1 + 16, 12 + 1];
+const MIN_SYM_BYTES: [usize; 8] =
+    [16 + 1, 24 + 1, 12 + 1 + 24, 16 + 1, 12 + 1 + 12 + 16 + 16, 12 + 1, 8 + 1 + 16, 12 + 1];
 
 impl<'a> Reader<'a> {
     fn read_rest(&mut self, h: Header) -> Result<Policy> {
@@ -191,7 +192,8 @@ impl<'a> Reader<'a> {
         let mut bools = Vec::new();
         let mut sens = Vec::new();
         let mut cats = Vec::new();
-        const NAMES: [&str; 8] = ["commons", "classes", "roles", "types", "users", "booleans", "sensitivities", "categories"];
+        const NAMES: [&str; 8] =
+            ["commons", "classes", "roles", "types", "users", "booleans", "sensitivities", "categories"];
         for (i, name) in NAMES.iter().enumerate() {
             self.c.section(name);
             let at = self.c.pos();
@@ -250,8 +252,10 @@ impl<'a> Reader<'a> {
         // checkpolicy counts each alias in `nprim` although aliases share
         // their primary's value, so values with no primary are legal (the
         // kernel leaves their names NULL): keep them as unnamed slots.
-        let mut categories: Vec<Category> =
-            cat_slots.into_iter().map(|s| s.unwrap_or_else(|| Category { name: String::new(), aliases: Vec::new() })).collect();
+        let mut categories: Vec<Category> = cat_slots
+            .into_iter()
+            .map(|s| s.unwrap_or_else(|| Category { name: String::new(), aliases: Vec::new() }))
+            .collect();
         for a in cat_aliases {
             let target = categories
                 .get_mut((a.value as usize).wrapping_sub(1))
@@ -512,7 +516,11 @@ impl<'a> Reader<'a> {
                     5 => CondExpr::Xor,
                     6 => CondExpr::Eq,
                     7 => CondExpr::Neq,
-                    _ => return Err(self.c.err_at(at, format!("conditional operator {kind} unknown (1 to {COND_LAST})"))),
+                    _ => {
+                        return Err(self
+                            .c
+                            .err_at(at, format!("conditional operator {kind} unknown (1 to {COND_LAST})")))
+                    }
                 });
             }
             conds.push(CondNode { expr });
@@ -534,10 +542,19 @@ impl<'a> Reader<'a> {
             let ty = self.c.u32()?;
             let new_role = self.c.u32()?;
             let class = self.c.u32()?;
-            if !in_range(role, n_roles) || !in_range(ty, n_types) || !in_range(new_role, n_roles) || !in_range(class, n_classes) {
+            if !in_range(role, n_roles)
+                || !in_range(ty, n_types)
+                || !in_range(new_role, n_roles)
+                || !in_range(class, n_classes)
+            {
                 return Err(self.c.err_at(at, "role transition names an unknown role, type or class"));
             }
-            role_trans.push(RoleTrans { role: RoleId(role), ty: TypeId(ty), class: ClassId(class), new_role: RoleId(new_role) });
+            role_trans.push(RoleTrans {
+                role: RoleId(role),
+                ty: TypeId(ty),
+                class: ClassId(class),
+                new_role: RoleId(new_role),
+            });
         }
         self.c.section("role allow rules");
         let n = self.c.count("role allow", 8)?;
@@ -578,7 +595,12 @@ impl<'a> Reader<'a> {
             if !seen.insert((source, target, class)) {
                 return Err(self.c.err_at(at, "duplicate range transition"));
             }
-            range_trans.push(RangeTrans { source: TypeId(source), target: TypeId(target), class: ClassId(class), range });
+            range_trans.push(RangeTrans {
+                source: TypeId(source),
+                target: TypeId(target),
+                class: ClassId(class),
+                range,
+            });
         }
 
         self.c.section("type attribute map");
@@ -591,7 +613,18 @@ impl<'a> Reader<'a> {
         if self.c.remaining() != 0 {
             return Err(self.c.err(format!("{} trailing bytes after the last section", self.c.remaining())));
         }
-        policy.finish(avtab, xperms, conds, role_trans, role_allow, filename_trans, ocontexts, genfs, range_trans, type_attrs)?;
+        policy.finish(
+            avtab,
+            xperms,
+            conds,
+            role_trans,
+            role_allow,
+            filename_trans,
+            ocontexts,
+            genfs,
+            range_trans,
+            type_attrs,
+        )?;
         Ok(policy)
     }
 
@@ -604,7 +637,9 @@ impl<'a> Reader<'a> {
             let value = self.c.u32()?;
             let name = self.c.string(len, "permission name")?;
             if value == 0 || value > nprim {
-                return Err(self.c.err_at(at, format!("permission `{name}` of `{owner}` has value {value}, outside 1..={nprim}")));
+                return Err(self
+                    .c
+                    .err_at(at, format!("permission `{name}` of `{owner}` has value {value}, outside 1..={nprim}")));
             }
             if used & (1 << value) != 0 || perms.insert(name.clone(), value).is_some() {
                 return Err(self.c.err_at(at, format!("duplicate permission `{name}` in `{owner}`")));
@@ -677,7 +712,11 @@ impl<'a> Reader<'a> {
                             return Err(self.c.err_at(at, "constraint `and`/`or` without two operands"));
                         }
                         depth -= 1;
-                        if kind == 2 { RawCexpr::And } else { RawCexpr::Or }
+                        if kind == 2 {
+                            RawCexpr::And
+                        } else {
+                            RawCexpr::Or
+                        }
                     }
                     4 => {
                         if depth == CEXPR_MAXDEPTH - 1 {
@@ -803,7 +842,10 @@ impl<'a> Reader<'a> {
             return Err(self.c.err_at(at, format!("avtab entry kind {kind:#06x} is not exactly one known rule kind")));
         }
         if !in_range(source, l.types) || !in_range(target, l.types) || !in_range(class, l.classes) {
-            return Err(self.c.err_at(at, format!("avtab entry ({source}, {target}, class {class}) names an unknown type or class")));
+            return Err(self.c.err_at(
+                at,
+                format!("avtab entry ({source}, {target}, class {class}) names an unknown type or class"),
+            ));
         }
         let data = if kind & avtab_kind::XPERMS != 0 {
             let xkind = self.c.u8()?;
@@ -838,17 +880,29 @@ impl<'a> Reader<'a> {
                 let ttype = self.c.u32()?;
                 let class = self.c.u32()?;
                 let otype = self.c.u32()?;
-                if !in_range(stype, l.types) || !in_range(ttype, l.types) || !in_range(class, l.classes) || !in_range(otype, l.types) {
+                if !in_range(stype, l.types)
+                    || !in_range(ttype, l.types)
+                    || !in_range(class, l.classes)
+                    || !in_range(otype, l.types)
+                {
                     return Err(self.c.err_at(at, "filename transition names an unknown type or class"));
                 }
                 let sources: BitSet = std::iter::once(stype - 1).collect();
-                out.push(FilenameTrans { name, target: TypeId(ttype), class: ClassId(class), sources, new_type: TypeId(otype) });
+                out.push(FilenameTrans {
+                    name,
+                    target: TypeId(ttype),
+                    class: ClassId(class),
+                    sources,
+                    new_type: TypeId(otype),
+                });
             } else {
                 let ttype = self.c.u32()?;
                 let class = self.c.u32()?;
                 let nd = self.c.count("filename transition datum", 16)?;
                 if nd == 0 || !in_range(ttype, l.types) || !in_range(class, l.classes) {
-                    return Err(self.c.err_at(at, "filename transition names an unknown type or class, or has no rule"));
+                    return Err(self
+                        .c
+                        .err_at(at, "filename transition names an unknown type or class, or has no rule"));
                 }
                 let mut seen = BitSet::new();
                 for _ in 0..nd {
@@ -861,7 +915,13 @@ impl<'a> Reader<'a> {
                         return Err(self.c.err_at(at, "filename transition gives one source two new types"));
                     }
                     seen.union_with(&sources);
-                    out.push(FilenameTrans { name: name.clone(), target: TypeId(ttype), class: ClassId(class), sources, new_type: TypeId(otype) });
+                    out.push(FilenameTrans {
+                        name: name.clone(),
+                        target: TypeId(ttype),
+                        class: ClassId(class),
+                        sources,
+                        new_type: TypeId(otype),
+                    });
                 }
             }
         }
@@ -906,7 +966,11 @@ impl<'a> Reader<'a> {
                         let name = self.c.string(len, "filesystem or interface name")?;
                         let a = self.read_context(p)?;
                         let b = self.read_context(p)?;
-                        if kind == 1 { o.fs.push((name, a, b)) } else { o.netifs.push((name, a, b)) }
+                        if kind == 1 {
+                            o.fs.push((name, a, b))
+                        } else {
+                            o.netifs.push((name, a, b))
+                        }
                     }
                     2 => {
                         let protocol = self.c.u32()?;
@@ -991,7 +1055,10 @@ impl<'a> Reader<'a> {
                     return Err(self.c.err_at(at, format!("genfs entry names unknown class {class}")));
                 }
                 let ctx = self.read_context(p)?;
-                if any_class.contains(&path) || (class == 0 && paths.contains(&path)) || !seen.insert((path.clone(), class)) {
+                if any_class.contains(&path)
+                    || (class == 0 && paths.contains(&path))
+                    || !seen.insert((path.clone(), class))
+                {
                     return Err(self.c.err_at(at, format!("duplicate genfs entry ({fstype}, {path})")));
                 }
                 paths.insert(path.clone());
@@ -1010,7 +1077,12 @@ fn in_range(v: u32, n: u32) -> bool {
     v >= 1 && v <= n
 }
 
-fn slot_for<'s, T>(slots: &'s mut [Option<T>], value: u32, what: &str, name: &str) -> std::result::Result<&'s mut Option<T>, String> {
+fn slot_for<'s, T>(
+    slots: &'s mut [Option<T>],
+    value: u32,
+    what: &str,
+    name: &str,
+) -> std::result::Result<&'s mut Option<T>, String> {
     let n = slots.len();
     match slots.get_mut((value as usize).wrapping_sub(1)) {
         Some(slot) if slot.is_none() => Ok(slot),

@@ -103,13 +103,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Same check for a count that was read as part of a larger record.
-    pub(crate) fn check_count(
-        &self,
-        at: usize,
-        what: &str,
-        n: usize,
-        min_item_bytes: usize,
-    ) -> Result<()> {
+    pub(crate) fn check_count(&self, at: usize, what: &str, n: usize, min_item_bytes: usize) -> Result<()> {
         if n.saturating_mul(min_item_bytes.max(1)) > self.remaining() {
             return Err(self.err_at(
                 at,

@@ -19,7 +19,8 @@ fn bounds_chain_masks_every_level() {
     let read = p.perm_bit(file, "read").unwrap();
     let getattr = p.perm_bit(file, "getattr").unwrap();
     let f = p.parse_context("system_u:object_r:f_t").unwrap();
-    let av = |ty: &str| p.compute_av(&b, &p.parse_context(&format!("system_u:system_r:{ty}")).unwrap(), &f, file).allowed;
+    let av =
+        |ty: &str| p.compute_av(&b, &p.parse_context(&format!("system_u:system_r:{ty}")).unwrap(), &f, file).allowed;
     assert_eq!(av("c_t") & getattr, 0, "the constraint removes getattr from c_t");
     assert_eq!(av("c_t"), read);
     assert_eq!(av("b_t"), read, "b_t is bounded by c_t");

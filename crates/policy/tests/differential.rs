@@ -104,7 +104,8 @@ fn compare(policy_path: &str, configs: &[BoolConfig], per_config: usize, seed_ba
                 _ => false,
             };
             if !agree && t.mismatches.len() < 25 {
-                t.mismatches.push(format!("{policy_path} {config:?}: `{q}`\n    libsepol: {a:?}\n    rampart:  {mine:?}"));
+                t.mismatches
+                    .push(format!("{policy_path} {config:?}: `{q}`\n    libsepol: {a:?}\n    rampart:  {mine:?}"));
             }
         }
     }
@@ -124,8 +125,13 @@ fn compare(policy_path: &str, configs: &[BoolConfig], per_config: usize, seed_ba
     (policy, t)
 }
 
-const ALL_CONFIGS: [BoolConfig; 5] =
-    [BoolConfig::Defaults, BoolConfig::AllOn, BoolConfig::AllOff, BoolConfig::Random(0x5eed_0001), BoolConfig::Random(0x5eed_0002)];
+const ALL_CONFIGS: [BoolConfig; 5] = [
+    BoolConfig::Defaults,
+    BoolConfig::AllOn,
+    BoolConfig::AllOff,
+    BoolConfig::Random(0x5eed_0001),
+    BoolConfig::Random(0x5eed_0002),
+];
 
 #[test]
 fn compute_av_matches_libsepol() {
@@ -139,7 +145,10 @@ fn compute_av_matches_libsepol() {
     let (policy, t) = compare(POLICY, &ALL_CONFIGS, per_config, seed_base);
     assert!(t.mismatches.is_empty(), "decisions differ from libsepol:\n{}", t.mismatches.join("\n"));
     assert_eq!(t.classes.len(), policy.classes.len(), "not every class was exercised");
-    assert!(t.some_allowed > t.total / 10 && t.some_dontaudit > 0, "the sample hardly reaches granted or dontaudit decisions");
+    assert!(
+        t.some_allowed > t.total / 10 && t.some_dontaudit > 0,
+        "the sample hardly reaches granted or dontaudit decisions"
+    );
 }
 
 /// The small hand-written policies (tests/data, compiled by checkpolicy

@@ -15,7 +15,8 @@ use rampart_policy::Policy;
 /// `types` types; each is in the last-declared attribute, and with
 /// `spread`, also in its own attribute (declared after every type).
 fn policy_conf(types: usize, spread: bool) -> String {
-    let mut s = String::from("class process\nclass file\nsid kernel\nclass process { transition }\nclass file { read }\n");
+    let mut s =
+        String::from("class process\nclass file\nsid kernel\nclass process { transition }\nclass file { read }\n");
     for i in 0..types {
         writeln!(s, "type ty{i};").unwrap();
     }

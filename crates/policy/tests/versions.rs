@@ -70,12 +70,22 @@ fn full_seed_has_every_section() {
     assert!(!p.permissive.is_empty() && !p.policycaps.is_empty());
     assert!(p.bools.len() == 2 && p.conds.len() == 2);
     assert!(p.avtab.iter().any(|r| r.kind & avtab_kind::XPERMS != 0));
-    assert!(p.avtab.iter().any(|r| r.kind == avtab_kind::MEMBER) && p.avtab.iter().any(|r| r.kind == avtab_kind::CHANGE));
+    assert!(
+        p.avtab.iter().any(|r| r.kind == avtab_kind::MEMBER) && p.avtab.iter().any(|r| r.kind == avtab_kind::CHANGE)
+    );
     assert!(p.filename_trans.len() >= 3 && !p.role_trans.is_empty() && !p.role_allow.is_empty());
     assert!(p.range_trans.len() == 2);
-    assert!(p.classes.iter().any(|c| !c.constraints.is_empty()) && p.classes.iter().any(|c| !c.validatetrans.is_empty()));
+    assert!(
+        p.classes.iter().any(|c| !c.constraints.is_empty()) && p.classes.iter().any(|c| !c.validatetrans.is_empty())
+    );
     let o = &p.ocontexts;
-    assert!(!o.fs_use.is_empty() && !o.ports.is_empty() && !o.netifs.is_empty() && !o.nodes.is_empty() && !o.nodes6.is_empty());
+    assert!(
+        !o.fs_use.is_empty()
+            && !o.ports.is_empty()
+            && !o.netifs.is_empty()
+            && !o.nodes.is_empty()
+            && !o.nodes6.is_empty()
+    );
     assert!(p.genfs.len() == 2);
     let n = load(&data_dir().join("nonmls.33"));
     assert!(!n.mls && !n.ocontexts.ibpkeys.is_empty() && !n.ocontexts.ibendports.is_empty());
@@ -228,7 +238,10 @@ fn context_for(p: &Policy, t: usize, object: bool) -> Option<String> {
     let mut roles: Vec<RoleId> = if object {
         vec![OBJECT_R]
     } else {
-        (1..=p.roles.len() as u32).map(RoleId).filter(|r| *r != OBJECT_R && p.roles[r.index()].types.contains(ty.bit())).collect()
+        (1..=p.roles.len() as u32)
+            .map(RoleId)
+            .filter(|r| *r != OBJECT_R && p.roles[r.index()].types.contains(ty.bit()))
+            .collect()
     };
     roles.sort_by_key(|r| p.role_name(*r) != "system_r");
     let mut users: Vec<UserId> = (1..=p.users.len() as u32).map(UserId).collect();
@@ -319,7 +332,9 @@ fn decision_with_more_than_64_attributes() {
         .avtab
         .iter()
         .filter(|r| r.kind == avtab_kind::ALLOWED && r.class == file)
-        .filter(|r| p.type_attrs[s.ty.index()].contains(r.source.bit()) && p.type_attrs[t.ty.index()].contains(r.target.bit()))
+        .filter(|r| {
+            p.type_attrs[s.ty.index()].contains(r.source.bit()) && p.type_attrs[t.ty.index()].contains(r.target.bit())
+        })
         .fold(0, |av, r| av | r.data);
     assert_eq!(p.av_to_names(file, expected), ["read", "write"]);
     let d = p.compute_av(&Booleans::defaults(&p), &s, &t, file);

@@ -44,7 +44,9 @@ fn unescape(field: &str) -> PathBuf {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'\\' && i + 3 < bytes.len() && bytes[i + 1..i + 4].iter().all(|b| (b'0'..=b'7').contains(b)) {
-            let v = (u32::from(bytes[i + 1] - b'0') << 6) | (u32::from(bytes[i + 2] - b'0') << 3) | u32::from(bytes[i + 3] - b'0');
+            let v = (u32::from(bytes[i + 1] - b'0') << 6)
+                | (u32::from(bytes[i + 2] - b'0') << 3)
+                | u32::from(bytes[i + 3] - b'0');
             out.push(u8::try_from(v).unwrap_or(b'?'));
             i += 4;
         } else {
@@ -100,7 +102,8 @@ fn namespace_of(link: &str) -> Result<String, BenchError> {
 }
 
 fn cpath(p: &Path) -> Result<CString, BenchError> {
-    CString::new(p.as_os_str().as_bytes()).map_err(|_| BenchError::Workload(format!("path with a NUL byte: {}", p.display())))
+    CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| BenchError::Workload(format!("path with a NUL byte: {}", p.display())))
 }
 
 fn last_error(what: String) -> BenchError {
@@ -121,7 +124,13 @@ pub fn enter_private_namespace() -> Result<(), BenchError> {
     // SAFETY: the path is a valid NUL-terminated string; null source, type
     // and data are allowed for a propagation change.
     let rc = unsafe {
-        libc::mount(std::ptr::null(), root.as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null())
+        libc::mount(
+            std::ptr::null(),
+            root.as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        )
     };
     if rc != 0 {
         return Err(last_error("cannot make the new mount namespace private".into()));
@@ -133,7 +142,13 @@ pub fn enter_private_namespace() -> Result<(), BenchError> {
     Ok(())
 }
 
-fn mount(source: &str, target: &Path, fstype: Option<&str>, flags: libc::c_ulong, data: Option<&str>) -> Result<(), BenchError> {
+fn mount(
+    source: &str,
+    target: &Path,
+    fstype: Option<&str>,
+    flags: libc::c_ulong,
+    data: Option<&str>,
+) -> Result<(), BenchError> {
     let src = CString::new(source).map_err(|_| BenchError::Workload("bad mount source".into()))?;
     let tgt = cpath(target)?;
     let ty = fstype.map(CString::new).transpose().map_err(|_| BenchError::Workload("bad fstype".into()))?;
@@ -280,7 +295,10 @@ impl Sandbox {
     pub fn check_marks(&self, pid: i32) -> Result<MarkSummary, String> {
         let ns = namespace_of_pid(pid).map_err(|e| e.to_string())?;
         if ns != self.namespace {
-            return Err(format!("listener pid {pid} runs in {ns}, not in the benchmark's namespace {}", self.namespace));
+            return Err(format!(
+                "listener pid {pid} runs in {ns}, not in the benchmark's namespace {}",
+                self.namespace
+            ));
         }
         let marks = listener_marks(pid).map_err(|e| e.to_string())?;
         let mut summary = MarkSummary::default();
@@ -288,9 +306,20 @@ impl Sandbox {
             match *m {
                 Mark::Mount(id) if id == self.fs_mount_id => summary.mount_marks += 1,
                 Mark::Inode { kdev } if kdev == self.fs_kdev => summary.inode_marks += 1,
-                Mark::Mount(id) => return Err(format!("listener pid {pid} marked mount {id}, not the benchmark tmpfs (mount {})", self.fs_mount_id)),
-                Mark::Inode { kdev } => return Err(format!("listener pid {pid} marked an inode on device {kdev:#x}, outside the benchmark tmpfs")),
-                Mark::Filesystem { kdev } => return Err(format!("listener pid {pid} placed a filesystem mark (device {kdev:#x})")),
+                Mark::Mount(id) => {
+                    return Err(format!(
+                        "listener pid {pid} marked mount {id}, not the benchmark tmpfs (mount {})",
+                        self.fs_mount_id
+                    ))
+                }
+                Mark::Inode { kdev } => {
+                    return Err(format!(
+                        "listener pid {pid} marked an inode on device {kdev:#x}, outside the benchmark tmpfs"
+                    ))
+                }
+                Mark::Filesystem { kdev } => {
+                    return Err(format!("listener pid {pid} placed a filesystem mark (device {kdev:#x})"))
+                }
             }
         }
         Ok(summary)

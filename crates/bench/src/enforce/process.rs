@@ -53,7 +53,11 @@ impl OwnedPid {
         if pid == 0 {
             return None;
         }
-        Some(if code == libc::CLD_EXITED { format!("exited with status {status}") } else { format!("killed by signal {status}") })
+        Some(if code == libc::CLD_EXITED {
+            format!("exited with status {status}")
+        } else {
+            format!("killed by signal {status}")
+        })
     }
 
     /// SIGTERM, up to `grace` for it to exit, then SIGKILL; reaps it.

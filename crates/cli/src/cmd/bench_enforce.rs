@@ -59,9 +59,9 @@ pub fn parse(argv: Vec<OsString>) -> Result<BenchEnforceArgs, CliError> {
     let mut words = 0;
     let mut args = argv.into_iter();
     while let Some(arg) = args.next() {
-        let arg = arg.into_string().map_err(|a| {
-            CliError::usage(format!("argument `{}` is not valid UTF-8", a.to_string_lossy()))
-        })?;
+        let arg = arg
+            .into_string()
+            .map_err(|a| CliError::usage(format!("argument `{}` is not valid UTF-8", a.to_string_lossy())))?;
         let (name, inline) = match arg.split_once('=') {
             Some((n, v)) if n.starts_with("--") => (n.to_owned(), Some(v.to_owned())),
             _ => (arg.clone(), None),
@@ -110,7 +110,11 @@ pub fn parse(argv: Vec<OsString>) -> Result<BenchEnforceArgs, CliError> {
             }
             // `bench` and `enforce`.
             _ if words < 2 => words += 1,
-            _ => return Err(CliError::usage(format!("unexpected argument `{arg}`; `rampart bench enforce` takes only options"))),
+            _ => {
+                return Err(CliError::usage(format!(
+                    "unexpected argument `{arg}`; `rampart bench enforce` takes only options"
+                )))
+            }
         }
     }
     if options.rounds == Some(0) {

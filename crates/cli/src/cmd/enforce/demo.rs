@@ -47,7 +47,13 @@ fn private_namespace() -> Result<(), CliError> {
         check(libc::unshare(libc::CLONE_NEWNS), "unshare(CLONE_NEWNS) (run as root)")?;
         let root = c"/";
         check(
-            libc::mount(std::ptr::null(), root.as_ptr(), std::ptr::null(), libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()),
+            libc::mount(
+                std::ptr::null(),
+                root.as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ),
             "making / private in the new namespace",
         )
     }
@@ -173,7 +179,11 @@ fn scenes(scene: &Scene) -> Result<(), CliError> {
         &["-c".as_ref(), serve(&index).as_ref()],
     );
     step("the same httpd reads the shadow file: denied", &rc, &["-c".as_ref(), serve(&shadow).as_ref()]);
-    step("an unconfined shell reads the shadow file: allowed (unconfined_t)", Path::new("/bin/cat"), &[shadow.as_ref()]);
+    step(
+        "an unconfined shell reads the shadow file: allowed (unconfined_t)",
+        Path::new("/bin/cat"),
+        &[shadow.as_ref()],
+    );
     step(
         "rampart run into httpd_t directly: the policy has no process transition from unconfined_t (like runcon)",
         &exe,
