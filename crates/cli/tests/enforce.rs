@@ -387,6 +387,44 @@ PY
     assert_eq!(r.get("MODE"), "enforcing");
 }
 
+/// Helpers: with one poller and two helper responders, four processes
+/// opening in tight loops queue events faster than one thread answers
+/// them, so the helpers are woken and answer too (their voluntary context
+/// switches grow far beyond the one timeout a second of an idle helper),
+/// and every open still gets its answer.
+#[test]
+fn helper_responders_answer_when_events_queue_up() {
+    let Some(p) = can_run() else { return };
+    let r = scenario(
+        p,
+        r#"
+start_daemon --threads 3 --pollers 1 --no-ignore-marks
+helper_runs() {
+    n=0
+    for t in /proc/$D/task/*; do
+        case "$(cat "$t/comm")" in
+            responder-1|responder-2) n=$((n + $(awk '/^voluntary_ctxt_switches/ { print $2 }' "$t/status")));;
+        esac
+    done
+    echo "$n"
+}
+before=$(helper_runs); e0=$(events)
+L=""
+for c in 1 2 3 4; do
+    sh -c 'fail=0; for i in $(seq 3000); do : < "$0" || fail=$((fail+1)); done; echo $fail > "$1"' "$T/data/plain.txt" "$S/fail.$c" 2>/dev/null &
+    L="$L $!"
+done
+wait $L
+echo "HELPER_RUNS=$(( $(helper_runs) - before ))"
+echo "EVENTS=$(( $(events) - e0 ))"
+echo "FAILED=$(cat "$S"/fail.* | awk '{ n += $1 } END { print n }')"
+"#,
+    );
+    assert_eq!(r.num("FAILED"), 0, "opens were denied or failed:\n{}", r.stdout);
+    assert!(r.num("EVENTS") >= 12000, "every open is an event without ignore marks:\n{}", r.stdout);
+    assert!(r.num("HELPER_RUNS") > 50, "the helpers did not answer a queue of events:\n{}", r.stdout);
+}
+
 /// Stress: app_t processes read data.txt in tight loops (opens, reads,
 /// marks re-armed from two responder threads) while the boolean that
 /// lets app_t read it flips 25 times. After each `setbool` returns, a

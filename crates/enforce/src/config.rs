@@ -16,7 +16,7 @@
 //! overload-answer = "allow"           # or "deny", beyond the bound
 //! ignore-marks = true                 # kernel-side cache
 //! spin-us = 50                        # keep polling this long after an event
-//! spinners = 1                        # responders that may poll at once
+//! pollers = 1                         # responders waiting on fanotify
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -26,13 +26,13 @@ use serde::Deserialize;
 pub const DEFAULT_CONTEXT: &str = "unconfined_u:unconfined_r:unconfined_t:s0";
 pub const DEFAULT_THREADS: usize = 2;
 pub const DEFAULT_QUEUE_BOUND: usize = 4096;
-/// See `daemon::responder`: long enough to span the gap between two
+/// See [`crate::responder`]: long enough to span the gap between two
 /// events of a process opening files in a row.
 pub const DEFAULT_SPIN_US: u64 = 50;
 const MAX_SPIN_US: u64 = 10_000;
-/// One: every CPU more that polls makes a first-touch open faster with
-/// one client and leaves less CPU to several (docs/benchmarks.md).
-pub const DEFAULT_SPINNERS: usize = 1;
+/// One: fanotify wakes every responder waiting on it for every event
+/// ([`crate::responder`]), so a second poller costs more than it helps.
+pub const DEFAULT_POLLERS: usize = 1;
 
 /// The TOML file, every key optional.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -51,7 +51,7 @@ pub struct FileConfig {
     pub overload_answer: Option<String>,
     pub ignore_marks: Option<bool>,
     pub spin_us: Option<u64>,
-    pub spinners: Option<usize>,
+    pub pollers: Option<usize>,
 }
 
 impl FileConfig {
@@ -81,8 +81,8 @@ pub struct DaemonConfig {
     pub ignore_marks: bool,
     /// How long a responder keeps polling after an event before it sleeps.
     pub spin: std::time::Duration,
-    /// How many responders may spin at once.
-    pub spinners: usize,
+    /// How many responders wait on the fanotify groups (the rest help).
+    pub pollers: usize,
 }
 
 impl DaemonConfig {
@@ -110,9 +110,9 @@ impl DaemonConfig {
         if spin_us > MAX_SPIN_US {
             return Err(format!("spin-us = {spin_us}: give 0 (never) to {MAX_SPIN_US} microseconds"));
         }
-        let spinners = flags.spinners.or(file.spinners).unwrap_or(DEFAULT_SPINNERS);
-        if !(1..=threads).contains(&spinners) {
-            return Err(format!("spinners = {spinners}: give 1 to {threads} (the responder threads)"));
+        let pollers = flags.pollers.or(file.pollers).unwrap_or(DEFAULT_POLLERS);
+        if !(1..=threads).contains(&pollers) {
+            return Err(format!("pollers = {pollers}: give 1 to {threads} (the responder threads)"));
         }
         let mut permissive_domains = file.permissive_domains.unwrap_or_default();
         permissive_domains.extend(flags.permissive_domains.unwrap_or_default());
@@ -130,7 +130,7 @@ impl DaemonConfig {
             overload_allow,
             ignore_marks: flags.ignore_marks.or(file.ignore_marks).unwrap_or(true),
             spin: std::time::Duration::from_micros(spin_us),
-            spinners,
+            pollers,
         })
     }
 }
@@ -168,9 +168,9 @@ mod tests {
         let f =
             FileConfig { mark: Some(vec!["/a".into()]), overload_answer: Some("maybe".into()), ..Default::default() };
         assert!(DaemonConfig::resolve(f, FileConfig::default()).unwrap_err().contains("allow"));
-        let f = FileConfig { mark: Some(vec!["/a".into()]), spinners: Some(3), ..Default::default() };
-        assert!(DaemonConfig::resolve(f, FileConfig::default()).unwrap_err().contains("spinners = 3: give 1 to 2"));
-        let f = FileConfig { mark: Some(vec!["/a".into()]), spinners: Some(0), ..Default::default() };
+        let f = FileConfig { mark: Some(vec!["/a".into()]), pollers: Some(3), ..Default::default() };
+        assert!(DaemonConfig::resolve(f, FileConfig::default()).unwrap_err().contains("pollers = 3: give 1 to 2"));
+        let f = FileConfig { mark: Some(vec!["/a".into()]), pollers: Some(0), ..Default::default() };
         assert!(DaemonConfig::resolve(f, FileConfig::default()).is_err());
     }
 }

@@ -1,10 +1,11 @@
 //! The daemon's lifecycle: load, mark, serve, reload, shut down.
 //!
 //! Threads:
-//! * **responders** (`threads`, default 2): each reads the fanotify group
-//!   and answers what it read. Several threads reading one group is how
-//!   events of different processes are decided in parallel without a
-//!   hand-off between threads on the way to the answer.
+//! * **responders** (`threads`, default 2; [`crate::responder`]): each
+//!   reads the fanotify groups and answers what it read, so events of
+//!   different processes are decided in parallel without a hand-off on
+//!   the way to the answer. `pollers` of them (one by default) wait on
+//!   the groups; the others are woken when events queue up.
 //! * **housekeeper**: applies proc connector events as they come (the
 //!   responders also drain it before deciding for a process whose entry
 //!   may be stale), reaps dead entries, and keeps the event rate.
@@ -21,11 +22,10 @@
 //! until it starts again (see docs/architecture.md, "Failure and restart").
 
 use std::io;
-use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::thread::JoinHandleExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -39,20 +39,13 @@ use crate::access::{mapping, Classes};
 use crate::config::DaemonConfig;
 use crate::control::{ControlHandler, ControlServer, Status};
 use crate::enforcer::Enforcer;
-use crate::event;
-use crate::groups::{Groups, LiveView};
+use crate::groups::Groups;
 use crate::objects::{unlabeled_context, ObjectSids};
-use crate::pidfd::LastPidfd;
 use crate::proc_connector::ProcConnector;
 use crate::procs::{Entry, ExecRequest};
+use crate::responder::{self, Backlog, Role};
 
-/// Events one read takes at most (about 36 bytes each with a pidfd):
-/// small, so one thread does not take a burst the others could share.
-const READ_BUFFER: usize = 1024;
 const HOUSEKEEPING: Duration = Duration::from_millis(500);
-/// How long a responder waits for events before checking for shutdown
-/// (SIGUSR1 interrupts the wait sooner).
-const WAIT_MS: i32 = 1000;
 const REAP_EVERY: Duration = Duration::from_secs(5);
 
 /// Why the daemon could not start.
@@ -314,122 +307,6 @@ fn install_wakeup() -> io::Result<()> {
     Ok(())
 }
 
-/// How a responder runs.
-struct ResponderSettings {
-    bound: u64,
-    overload_allow: bool,
-    /// After an event, keep polling this long before sleeping.
-    spin: Duration,
-    /// Responders spinning now, at most `config.spinners`.
-    spinners: Arc<SpinSlots>,
-}
-
-/// How many responders may spin at once, and how many do.
-struct SpinSlots {
-    max: usize,
-    taken: AtomicUsize,
-}
-
-impl SpinSlots {
-    fn take(&self) -> bool {
-        // Relaxed: the count orders nothing; it only limits spinners.
-        self.taken.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < self.max).then_some(n + 1)).is_ok()
-    }
-
-    fn give_back(&self) {
-        // Relaxed: see `take`. Only a responder that took a slot gives one.
-        self.taken.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// Reads events from whichever group has them and answers them.
-///
-/// Spinning: after answering, up to `spinners` responders (one by
-/// default) keep polling without sleeping for `spin`. In a burst (a
-/// process opening file after file) the next event comes within
-/// microseconds, and a running thread takes it without the cost of waking
-/// a sleeping one, often on an idle CPU, which on a virtual machine costs
-/// more than deciding the event. The price is bounded: at most `spinners`
-/// CPUs, for `spin` after each event.
-fn responder(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: ResponderSettings) {
-    let mut buf = vec![0u8; READ_BUFFER];
-    let mut events = Vec::with_capacity(32);
-    let counters = &enforcer.counters;
-    let groups = enforcer.marks.target();
-    let spinners = &settings.spinners;
-    let mut view = LiveView::default();
-    let mut spin_until: Option<Instant> = None;
-    let mut last_pidfd = LastPidfd::default();
-    // Relaxed: `stop` only ends the loop; the join orders everything else.
-    while !stop.load(Ordering::Relaxed) {
-        let spinning = spin_until.is_some_and(|t| Instant::now() < t);
-        if !spinning && spin_until.take().is_some() {
-            spinners.give_back();
-        }
-        if spinning {
-            groups.refresh_if_changed(&mut view);
-        }
-        let direct = if spinning { view.single().is_some() } else { false };
-        let waited =
-            if direct { Ok(view.single()) } else { groups.wait(&mut view, if spinning { 0 } else { WAIT_MS }) };
-        let group = match waited {
-            Ok(Some(group)) => group,
-            Ok(None) => {
-                // Yield rather than spin: a runnable process on this CPU (often
-                // the one whose open was just answered) goes first.
-                std::thread::yield_now();
-                continue;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                eprintln!("rampartd: waiting for fanotify events: {e}");
-                std::thread::sleep(Duration::from_millis(10));
-                continue;
-            }
-        };
-        let n = match group.read(&mut buf) {
-            Ok(n) => n,
-            // Nothing queued (read directly while spinning), or another
-            // responder read it first.
-            Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock) => {
-                if spinning {
-                    std::thread::yield_now();
-                }
-                continue;
-            }
-            Err(e) => {
-                eprintln!("rampartd: reading fanotify events: {e}");
-                std::thread::sleep(Duration::from_millis(10));
-                continue;
-            }
-        };
-        if let Err(e) = event::parse(&buf[..n], &mut events) {
-            eprintln!("rampartd: {e}");
-        }
-        // Relaxed: a gauge for the bound and for `status`.
-        let depth = counters.in_flight.fetch_add(events.len() as u64, Ordering::Relaxed) + events.len() as u64;
-        let mut over = depth.saturating_sub(settings.bound) as usize;
-        for ev in events.drain(..) {
-            if over > 0 {
-                over -= 1;
-                let _ = group.respond(ev.fd.as_fd(), settings.overload_allow);
-                counters.overloaded.fetch_add(1, Ordering::Relaxed);
-            } else {
-                let pid = ev.pid;
-                last_pidfd.done_with(pid, enforcer.handle(group, ev));
-            }
-            counters.in_flight.fetch_sub(1, Ordering::Relaxed);
-        }
-        // Relaxed: see above.
-        if !settings.spin.is_zero() && (spin_until.is_some() || spinners.take()) {
-            spin_until = Some(Instant::now() + settings.spin);
-        }
-    }
-    if spin_until.is_some() {
-        spinners.give_back();
-    }
-}
-
 fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
     let fd = daemon.enforcer.connector_fd();
     let mut last_reap = Instant::now();
@@ -468,18 +345,18 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
     let daemon = Arc::new(Daemon::new(config.clone(), groups)?);
     let stop = Arc::new(AtomicBool::new(false));
     let mut responders: Vec<JoinHandle<()>> = Vec::new();
-    let spinners = Arc::new(SpinSlots { max: config.spinners, taken: AtomicUsize::new(0) });
+    let backlog = Arc::new(Backlog::default());
     for i in 0..config.threads {
-        let (e, s) = (Arc::clone(&daemon.enforcer), Arc::clone(&stop));
-        let settings = ResponderSettings {
+        let (e, s, b) = (Arc::clone(&daemon.enforcer), Arc::clone(&stop), Arc::clone(&backlog));
+        let settings = responder::Settings {
             bound: config.queue_bound as u64,
             overload_allow: config.overload_allow,
             spin: config.spin,
-            spinners: Arc::clone(&spinners),
         };
+        let role = if i < config.pollers { Role::Poller } else { Role::Helper };
         let h = std::thread::Builder::new()
             .name(format!("responder-{i}"))
-            .spawn(move || responder(e, s, settings))
+            .spawn(move || responder::run(e, s, settings, role, b))
             .map_err(io_err("spawning a responder thread"))?;
         responders.push(h);
     }
@@ -522,6 +399,7 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
         (Ok(()), Ok(_), None) => Ok(()),
     };
     stop.store(true, Ordering::Relaxed);
+    backlog.wake_all();
     for h in responders {
         while !h.is_finished() {
             // SAFETY: the thread has not been joined, so its pthread_t is

@@ -7,8 +7,8 @@
 //! [`procs`] with [`proc_connector`] and [`pidfd`] (which domain a
 //! process runs in); [`objects`] (object labels as SIDs); [`access`]
 //! (classes and permissions of an open); [`enforcer`] (the decision);
-//! [`marks`] (the kernel-side cache of ignore marks); [`daemon`]
-//! (threads, lifecycle, reload) with [`config`] and [`control`] (the
+//! [`marks`] (the kernel-side cache of ignore marks); [`responder`]
+//! (the threads that read and answer); [`daemon`] (lifecycle, reload) with [`config`] and [`control`] (the
 //! control socket).
 
 // The workspace denies these outside tests; unit tests may unwrap.
@@ -28,4 +28,5 @@ pub mod objects;
 pub mod pidfd;
 pub mod proc_connector;
 pub mod procs;
+pub mod responder;
 mod sync;

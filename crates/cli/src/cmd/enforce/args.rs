@@ -134,7 +134,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<EnforceCommand, CliError> {
             "--threads" => flags.threads = Some(number(&utf8(value("N")?)?, "--threads")?),
             "--queue-bound" => flags.queue_bound = Some(number(&utf8(value("N")?)?, "--queue-bound")?),
             "--spin-us" => flags.spin_us = Some(number(&utf8(value("N")?)?, "--spin-us")? as u64),
-            "--spinners" => flags.spinners = Some(number(&utf8(value("N")?)?, "--spinners")?),
+            "--pollers" => flags.pollers = Some(number(&utf8(value("N")?)?, "--pollers")?),
             "--overload-answer" => flags.overload_answer = Some(utf8(value("allow|deny")?)?),
             "--permissive-domain" => permissive_domains.push(utf8(value("TYPE")?)?),
             "--context" | "-c" => context = Some(utf8(value("CONTEXT")?)?),
@@ -219,14 +219,13 @@ mod tests {
     #[test]
     fn daemon_marks_and_flags() {
         let EnforceCommand::Daemon { flags, config_file } =
-            p(&["daemon", "--mark", "/a", "/b", "--permissive", "--threads=3", "--mark=/c", "--spinners", "2"])
-                .unwrap()
+            p(&["daemon", "--mark", "/a", "/b", "--permissive", "--threads=3", "--mark=/c", "--pollers", "2"]).unwrap()
         else {
             panic!()
         };
         assert_eq!(flags.mark.unwrap(), vec![PathBuf::from("/a"), "/b".into(), "/c".into()]);
         assert_eq!(flags.threads, Some(3));
-        assert_eq!(flags.spinners, Some(2));
+        assert_eq!(flags.pollers, Some(2));
         assert_eq!(flags.permissive, Some(true));
         assert!(config_file.is_none());
     }

@@ -6,7 +6,7 @@ usage: rampart daemon --mark PATH... [--policy FILE] [--file-contexts FILE]
                       [--socket PATH] [--config FILE] [--threads N]
                       [--queue-bound N] [--overload-answer allow|deny]
                       [--permissive-domain TYPE] [--no-ignore-marks]
-                      [--spin-us N] [--spinners N]
+                      [--spin-us N] [--pollers N]
 
 Runs rampartd in the foreground: answers fanotify open, exec and read
 permission events on the mounts given (each PATH must be a mount point)

@@ -1,0 +1,304 @@
+//! Responder threads: read permission events and answer them.
+//!
+//! Two roles. **Pollers** (`pollers`, one by default) wait on the
+//! fanotify groups: after answering they keep polling for `spin`, then
+//! block in `epoll_wait`. **Helpers** (the other responders) sleep on a
+//! condition variable and are woken only when a read brings more than one
+//! event: events are queuing faster than one thread answers them. A woken
+//! helper reads without blocking until the queue is empty, then sleeps
+//! again.
+//!
+//! Why not every responder in `epoll_wait`: fanotify wakes every waiter
+//! of a group as it queues an event, so a responder sleeping there is
+//! woken, on the other CPU, for each event the spinning poller takes,
+//! and that wake-up is paid on the opening process's path. Measured here
+//! (docs/benchmarks.md): a second responder in `epoll_wait` made a
+//! first-touch open 11.9 µs instead of 10.7 and cut two-process
+//! throughput from 117k to 96k events/s. And waking a helper whenever
+//! the queue was not empty (two processes opening in turn) made two
+//! processes slower on two CPUs, not faster: 93k events/s against 107k
+//! for waking only on a batch, as deciding is CPU-bound and the
+//! processes need the CPUs too.
+//!
+//! Spinning: in a burst (a process opening file after file) the next
+//! event comes within microseconds, and a running poller takes it
+//! without waking anyone, which on a virtual machine costs more than
+//! deciding the event. The price is bounded: `pollers` CPUs for `spin`
+//! after each event.
+//!
+//! The backlog signal is a hint: a missed one delays help by at most
+//! [`WAIT_MS`], never an answer, because pollers alone read everything.
+
+use std::io;
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::enforcer::Enforcer;
+use crate::event::{self, PermEvent};
+use crate::fanotify::Group;
+use crate::groups::{Groups, LiveView};
+use crate::pidfd::RecentPidfds;
+
+/// Events one read takes at most (about 36 bytes each with a pidfd):
+/// small, so one thread does not take a burst the others could share.
+const READ_BUFFER: usize = 1024;
+/// How long a responder waits before checking for shutdown (SIGUSR1 and
+/// [`Backlog::wake_all`] end the wait sooner).
+pub const WAIT_MS: i32 = 1000;
+
+/// How a responder runs.
+pub struct Settings {
+    pub bound: u64,
+    pub overload_allow: bool,
+    /// After an event, a poller keeps polling this long before sleeping.
+    pub spin: Duration,
+}
+
+/// A responder's role (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Poller,
+    Helper,
+}
+
+/// Wakes helpers when pollers see more events than they take.
+#[derive(Default)]
+pub struct Backlog {
+    /// Bumped by every signal; a helper sleeps only while it is unchanged.
+    generation: Mutex<u64>,
+    wake: Condvar,
+    /// Helpers asleep or about to be: a signal with none costs no system call.
+    sleeping: AtomicUsize,
+}
+
+impl Backlog {
+    /// Wakes one sleeping helper, if any.
+    pub fn signal(&self) {
+        // Relaxed: a hint (module docs); a helper that registers just after
+        // this load is at worst late by its timeout.
+        if self.sleeping.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        *self.generation.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        self.wake.notify_one();
+    }
+
+    /// Wakes every helper (shutdown).
+    pub fn wake_all(&self) {
+        *self.generation.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        self.wake.notify_all();
+    }
+
+    fn generation(&self) -> u64 {
+        *self.generation.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sleeps until a signal after `seen`, a spurious wake-up or the
+    /// timeout, whichever comes first.
+    fn sleep(&self, seen: u64, timeout: Duration) {
+        let guard = self.generation.lock().unwrap_or_else(PoisonError::into_inner);
+        if *guard != seen {
+            return;
+        }
+        // Relaxed: a hint, see `signal`.
+        self.sleeping.fetch_add(1, Ordering::Relaxed);
+        let _ = self.wake.wait_timeout(guard, timeout).unwrap_or_else(PoisonError::into_inner);
+        self.sleeping.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// One responder thread's loop, until `stop`.
+pub fn run(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Settings, role: Role, backlog: Arc<Backlog>) {
+    let mut r = Responder {
+        groups: enforcer.marks.target(),
+        enforcer: &enforcer,
+        settings,
+        backlog: &backlog,
+        buf: vec![0u8; READ_BUFFER],
+        events: Vec::with_capacity(32),
+        pidfds: RecentPidfds::default(),
+    };
+    match role {
+        Role::Poller => r.poll(&stop),
+        Role::Helper => r.help(&stop),
+    }
+}
+
+struct Responder<'a> {
+    enforcer: &'a Enforcer,
+    groups: &'a Groups,
+    settings: Settings,
+    backlog: &'a Backlog,
+    buf: Vec<u8>,
+    events: Vec<PermEvent>,
+    pidfds: RecentPidfds,
+}
+
+impl Responder<'_> {
+    fn poll(&mut self, stop: &AtomicBool) {
+        let mut view = LiveView::default();
+        let mut spin_until: Option<Instant> = None;
+        // Relaxed: `stop` only ends the loop; the join orders everything else.
+        while !stop.load(Ordering::Relaxed) {
+            let spinning = spin_until.is_some_and(|t| Instant::now() < t);
+            if !spinning {
+                spin_until = None;
+            }
+            let waited = if spinning {
+                self.groups.refresh_if_changed(&mut view);
+                match view.single() {
+                    // One group (no rotation in progress): read it directly.
+                    Some(g) => Ok(Some(g)),
+                    None => self.groups.wait(&mut view, 0),
+                }
+            } else {
+                self.groups.wait(&mut view, WAIT_MS)
+            };
+            let group = match waited {
+                Ok(Some(group)) => group,
+                Ok(None) => {
+                    if spinning {
+                        // Yield rather than spin: a runnable process on this
+                        // CPU (often the one just answered) goes first.
+                        std::thread::yield_now();
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    pause_after(&e, "waiting for fanotify events");
+                    continue;
+                }
+            };
+            match read_events(group, &mut self.buf, &mut self.events) {
+                Ok(()) => {}
+                Err(e) => {
+                    if e.kind() == io::ErrorKind::WouldBlock && spinning {
+                        std::thread::yield_now();
+                    }
+                    pause_after(&e, "reading fanotify events");
+                    continue;
+                }
+            }
+            if self.events.len() > 1 {
+                self.backlog.signal();
+            }
+            self.answer_all(group);
+            if !self.settings.spin.is_zero() {
+                spin_until = Some(Instant::now() + self.settings.spin);
+            }
+        }
+    }
+
+    fn help(&mut self, stop: &AtomicBool) {
+        let mut view = LiveView::default();
+        // Relaxed: see `poll`.
+        while !stop.load(Ordering::Relaxed) {
+            let seen = self.backlog.generation();
+            let group = match self.groups.wait(&mut view, 0) {
+                Ok(Some(group)) => group,
+                Ok(None) => {
+                    self.backlog.sleep(seen, Duration::from_millis(WAIT_MS as u64));
+                    continue;
+                }
+                Err(e) => {
+                    pause_after(&e, "waiting for fanotify events");
+                    continue;
+                }
+            };
+            if let Err(e) = read_events(group, &mut self.buf, &mut self.events) {
+                pause_after(&e, "reading fanotify events");
+                continue;
+            }
+            if self.events.len() > 1 {
+                self.backlog.signal();
+            }
+            self.answer_all(group);
+        }
+    }
+
+    /// Answers every event read: decided, or given the overload answer
+    /// beyond the queue bound.
+    fn answer_all(&mut self, group: &Group) {
+        let counters = &self.enforcer.counters;
+        let n = self.events.len() as u64;
+        // Relaxed: a gauge for the bound and for `status`.
+        let depth = counters.in_flight.fetch_add(n, Ordering::Relaxed) + n;
+        let mut over = depth.saturating_sub(self.settings.bound) as usize;
+        for ev in self.events.drain(..) {
+            if over > 0 {
+                over -= 1;
+                let _ = group.respond(ev.fd.as_fd(), self.settings.overload_allow);
+                counters.overloaded.fetch_add(1, Ordering::Relaxed);
+            } else {
+                let pid = ev.pid;
+                self.pidfds.done_with(pid, self.enforcer.handle(group, ev));
+            }
+            counters.in_flight.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Reads one batch from `group` into `events` (parse errors are logged;
+/// the records before them are kept).
+fn read_events(group: &Group, buf: &mut [u8], events: &mut Vec<PermEvent>) -> io::Result<()> {
+    let n = group.read(buf)?;
+    if let Err(e) = event::parse(buf.get(..n).unwrap_or_default(), events) {
+        eprintln!("rampartd: {e}");
+    }
+    Ok(())
+}
+
+/// After a failed wait or read: nothing for `EINTR` (shutdown's SIGUSR1)
+/// and `EAGAIN` (another responder read it first), a message and a short
+/// pause for anything else.
+fn pause_after(e: &io::Error, what: &str) {
+    if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock) {
+        return;
+    }
+    eprintln!("rampartd: {what}: {e}");
+    std::thread::sleep(Duration::from_millis(10));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_without_sleepers_costs_nothing() {
+        let b = Backlog::default();
+        b.signal();
+        assert_eq!(b.generation(), 0);
+    }
+
+    #[test]
+    fn a_helper_that_missed_a_signal_does_not_sleep() {
+        let b = Backlog::default();
+        let seen = b.generation();
+        b.wake_all();
+        let start = Instant::now();
+        b.sleep(seen, Duration::from_secs(10));
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_signal_wakes_a_sleeping_helper() {
+        let b = Arc::new(Backlog::default());
+        let sleeper = {
+            let b = Arc::clone(&b);
+            std::thread::spawn(move || {
+                let start = Instant::now();
+                b.sleep(b.generation(), Duration::from_secs(30));
+                start.elapsed()
+            })
+        };
+        // Signal until the sleeper has registered and been woken.
+        while !sleeper.is_finished() {
+            b.signal();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(sleeper.join().unwrap() < Duration::from_secs(20));
+        assert!(b.generation() >= 1);
+    }
+}
