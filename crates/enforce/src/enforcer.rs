@@ -95,7 +95,7 @@ impl Enforcer {
 
     /// Answers `event` on `group`, then audits and places marks. Returns
     /// the event's pidfd, for the caller to keep or close
-    /// ([`crate::pidfd::LastPidfd`]).
+    /// ([`crate::pidfd::RecentPidfds`]).
     pub fn handle(&self, group: &Group, mut event: PermEvent) -> Option<OwnedFd> {
         let pidfd = event.pidfd.take();
         self.decide(group, event, pidfd.as_ref().map(AsFd::as_fd));
