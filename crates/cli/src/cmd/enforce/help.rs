@@ -15,6 +15,11 @@ run in the default context (unconfined_u:unconfined_r:unconfined_t:s0).
 Denials go to the audit log (auditd format; stderr in dmesg format when
 no log is given). SIGHUP reloads the policy; SIGTERM stops, and the
 kernel then allows whatever is still queued.
+
+Tuning (also settable in the --config file, see contrib/rampartd.toml):
+--threads responder threads (2), of which --pollers wait on fanotify (1;
+the others are woken when events queue up or an exec is decided);
+--spin-us how long a poller keeps polling after an event (50, 0 never).
 ";
 
 pub const RUN: &str = "\
