@@ -6,10 +6,9 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use rampart_avc::{ClassIdx, Object, Perms, Sid, Subject};
+use rampart_avc::{ClassIdx, Perms, Sid};
 
-use super::{key, Checker, KeyMap, PerCall, SecurityServer, ThreadCheck};
-use crate::error::BenchError;
+use super::{key, shared_per_call_checker, KeyMap, SecurityServer, ThreadCheck};
 
 pub struct GlobalMutex {
     cache: Mutex<KeyMap>,
@@ -23,25 +22,7 @@ impl GlobalMutex {
     }
 }
 
-impl Checker for GlobalMutex {
-    type Thread<'a> = &'a GlobalMutex;
-    type Open<'a> = PerCall<&'a GlobalMutex>;
-
-    fn thread(&self, _index: usize) -> &GlobalMutex {
-        self
-    }
-
-    fn open<'a>(
-        &'a self,
-        index: usize,
-        subject: &'a Subject,
-        object: &'a Object,
-        class: ClassIdx,
-        perms: Perms,
-    ) -> Result<Self::Open<'a>, BenchError> {
-        Ok(PerCall::new(self.thread(index), subject, object, class, perms))
-    }
-}
+shared_per_call_checker!(GlobalMutex);
 
 impl ThreadCheck for &GlobalMutex {
     #[inline]

@@ -7,10 +7,9 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-use rampart_avc::{ClassIdx, Object, Perms, Sid, Subject};
+use rampart_avc::{ClassIdx, Perms, Sid};
 
-use super::{key, Checker, KeyMap, PerCall, SecurityServer, ThreadCheck};
-use crate::error::BenchError;
+use super::{key, shared_per_call_checker, KeyMap, SecurityServer, ThreadCheck};
 
 /// The shared label whose count is taken (its contents do not matter).
 #[derive(Debug)]
@@ -30,25 +29,7 @@ impl Kref {
     }
 }
 
-impl Checker for Kref {
-    type Thread<'a> = &'a Kref;
-    type Open<'a> = PerCall<&'a Kref>;
-
-    fn thread(&self, _index: usize) -> &Kref {
-        self
-    }
-
-    fn open<'a>(
-        &'a self,
-        index: usize,
-        subject: &'a Subject,
-        object: &'a Object,
-        class: ClassIdx,
-        perms: Perms,
-    ) -> Result<Self::Open<'a>, BenchError> {
-        Ok(PerCall::new(self.thread(index), subject, object, class, perms))
-    }
-}
+shared_per_call_checker!(Kref);
 
 impl ThreadCheck for &Kref {
     #[inline]

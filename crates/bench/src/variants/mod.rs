@@ -102,6 +102,34 @@ impl<T: ThreadCheck> OpenCheck for PerCall<T> {
     }
 }
 
+/// [`Checker`] for the common shape: every thread checks through `&$t`
+/// (which implements [`ThreadCheck`]) and open objects check in full on
+/// every use ([`PerCall`]).
+macro_rules! shared_per_call_checker {
+    ($t:ty) => {
+        impl $crate::variants::Checker for $t {
+            type Thread<'a> = &'a $t;
+            type Open<'a> = $crate::variants::PerCall<&'a $t>;
+
+            fn thread(&self, _index: usize) -> &$t {
+                self
+            }
+
+            fn open<'a>(
+                &'a self,
+                index: usize,
+                subject: &'a rampart_avc::Subject,
+                object: &'a rampart_avc::Object,
+                class: rampart_avc::ClassIdx,
+                perms: rampart_avc::Perms,
+            ) -> Result<Self::Open<'a>, $crate::error::BenchError> {
+                Ok($crate::variants::PerCall::new(self.thread(index), subject, object, class, perms))
+            }
+        }
+    };
+}
+pub(crate) use shared_per_call_checker;
+
 /// The packed key every cache here uses, as Rampart's cache packs it.
 #[inline]
 pub fn key(ssid: Sid, tsid: Sid, class: ClassIdx) -> u64 {

@@ -9,10 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rampart_avc::protocol::CachePadded;
-use rampart_avc::{ClassIdx, Object, Perms, Sid, Subject};
+use rampart_avc::{ClassIdx, Perms, Sid};
 
-use super::{key, Checker, KeyMap, PerCall, SecurityServer, ThreadCheck};
-use crate::error::BenchError;
+use super::{key, shared_per_call_checker, KeyMap, SecurityServer, ThreadCheck};
 
 pub struct ModuleRefcount {
     /// The module's decisions (the module is a lookup here).
@@ -36,25 +35,7 @@ impl ModuleRefcount {
     }
 }
 
-impl Checker for ModuleRefcount {
-    type Thread<'a> = &'a ModuleRefcount;
-    type Open<'a> = PerCall<&'a ModuleRefcount>;
-
-    fn thread(&self, _index: usize) -> &ModuleRefcount {
-        self
-    }
-
-    fn open<'a>(
-        &'a self,
-        index: usize,
-        subject: &'a Subject,
-        object: &'a Object,
-        class: ClassIdx,
-        perms: Perms,
-    ) -> Result<Self::Open<'a>, BenchError> {
-        Ok(PerCall::new(self.thread(index), subject, object, class, perms))
-    }
-}
+shared_per_call_checker!(ModuleRefcount);
 
 impl ThreadCheck for &ModuleRefcount {
     #[inline]

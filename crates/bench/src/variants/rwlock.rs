@@ -5,10 +5,9 @@
 
 use std::sync::{PoisonError, RwLock};
 
-use rampart_avc::{ClassIdx, Object, Perms, Sid, Subject};
+use rampart_avc::{ClassIdx, Perms, Sid};
 
-use super::{key, Checker, KeyMap, PerCall, SecurityServer, ThreadCheck};
-use crate::error::BenchError;
+use super::{key, shared_per_call_checker, KeyMap, SecurityServer, ThreadCheck};
 
 pub struct RwLockCache {
     cache: RwLock<KeyMap>,
@@ -23,25 +22,7 @@ impl RwLockCache {
     }
 }
 
-impl Checker for RwLockCache {
-    type Thread<'a> = &'a RwLockCache;
-    type Open<'a> = PerCall<&'a RwLockCache>;
-
-    fn thread(&self, _index: usize) -> &RwLockCache {
-        self
-    }
-
-    fn open<'a>(
-        &'a self,
-        index: usize,
-        subject: &'a Subject,
-        object: &'a Object,
-        class: ClassIdx,
-        perms: Perms,
-    ) -> Result<Self::Open<'a>, BenchError> {
-        Ok(PerCall::new(self.thread(index), subject, object, class, perms))
-    }
-}
+shared_per_call_checker!(RwLockCache);
 
 impl ThreadCheck for &RwLockCache {
     #[inline]

@@ -8,10 +8,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rampart_avc::protocol::CachePadded;
-use rampart_avc::{ClassIdx, Object, Perms, Sid, Subject};
+use rampart_avc::{ClassIdx, Perms, Sid};
 
-use super::{key, Checker, KeyMap, PerCall, SecurityServer, ThreadCheck};
-use crate::error::BenchError;
+use super::{key, shared_per_call_checker, KeyMap, SecurityServer, ThreadCheck};
 
 pub struct SharedCounter {
     map: Arc<KeyMap>,
@@ -32,25 +31,7 @@ impl SharedCounter {
     }
 }
 
-impl Checker for SharedCounter {
-    type Thread<'a> = &'a SharedCounter;
-    type Open<'a> = PerCall<&'a SharedCounter>;
-
-    fn thread(&self, _index: usize) -> &SharedCounter {
-        self
-    }
-
-    fn open<'a>(
-        &'a self,
-        index: usize,
-        subject: &'a Subject,
-        object: &'a Object,
-        class: ClassIdx,
-        perms: Perms,
-    ) -> Result<Self::Open<'a>, BenchError> {
-        Ok(PerCall::new(self.thread(index), subject, object, class, perms))
-    }
-}
+shared_per_call_checker!(SharedCounter);
 
 impl ThreadCheck for &SharedCounter {
     #[inline]
