@@ -43,7 +43,7 @@ use crate::groups::Groups;
 use crate::objects::{unlabeled_context, ObjectSids};
 use crate::proc_connector::ProcConnector;
 use crate::procs::{Entry, ExecRequest};
-use crate::responder::{self, Backlog, Role};
+use crate::responder::{self, Role};
 
 const HOUSEKEEPING: Duration = Duration::from_millis(500);
 const REAP_EVERY: Duration = Duration::from_secs(5);
@@ -345,9 +345,8 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
     let daemon = Arc::new(Daemon::new(config.clone(), groups)?);
     let stop = Arc::new(AtomicBool::new(false));
     let mut responders: Vec<JoinHandle<()>> = Vec::new();
-    let backlog = Arc::new(Backlog::default());
     for i in 0..config.threads {
-        let (e, s, b) = (Arc::clone(&daemon.enforcer), Arc::clone(&stop), Arc::clone(&backlog));
+        let (e, s) = (Arc::clone(&daemon.enforcer), Arc::clone(&stop));
         let settings = responder::Settings {
             bound: config.queue_bound as u64,
             overload_allow: config.overload_allow,
@@ -356,7 +355,7 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
         let role = if i < config.pollers { Role::Poller } else { Role::Helper };
         let h = std::thread::Builder::new()
             .name(format!("responder-{i}"))
-            .spawn(move || responder::run(e, s, settings, role, b))
+            .spawn(move || responder::run(e, s, settings, role))
             .map_err(io_err("spawning a responder thread"))?;
         responders.push(h);
     }
@@ -399,7 +398,7 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
         (Ok(()), Ok(_), None) => Ok(()),
     };
     stop.store(true, Ordering::Relaxed);
-    backlog.wake_all();
+    daemon.enforcer.helpers.wake_all();
     for h in responders {
         while !h.is_finished() {
             // SAFETY: the thread has not been joined, so its pthread_t is

@@ -31,6 +31,7 @@ use crate::objects::ObjectSids;
 use crate::pidfd;
 use crate::proc_connector::{ProcConnector, ProcEvent};
 use crate::procs::{Entry, ExecRequest, PendingExec, Processes, PENDING_EXEC_WINDOW};
+use crate::responder::Backlog;
 
 /// Event counters (Relaxed: statistics only; nothing is ordered by them).
 #[derive(Debug, Default)]
@@ -67,6 +68,9 @@ pub struct Enforcer {
     pub default_sid: Sid,
     pub self_pid: u32,
     pub counters: Counters,
+    /// Wakes helper responders ([`crate::responder`]), also before a slow
+    /// decision so it does not hold other processes' events.
+    pub helpers: Backlog,
     connector: Option<Mutex<ProcConnector>>,
 }
 
@@ -89,6 +93,7 @@ impl Enforcer {
             default_sid,
             self_pid: std::process::id(),
             counters: Counters::default(),
+            helpers: Backlog::default(),
             connector: connector.map(Mutex::new),
         }
     }
@@ -151,6 +156,9 @@ impl Enforcer {
         let decision = if first.denied.is_empty() {
             first
         } else {
+            // Reading the opener's flags from /proc is slow: let a helper
+            // take the events queued meanwhile.
+            self.helpers.signal();
             let requested = opener_flags(pid).map_or(any, |f| cp.for_flags(f));
             masked(first, requested)
         };

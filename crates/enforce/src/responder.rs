@@ -5,7 +5,9 @@
 //! block in `epoll_wait`. **Helpers** (the other responders) sleep on a
 //! condition variable and are woken only when a read brings more than one
 //! event (events are queuing faster than one thread answers them) or an
-//! exec (the slow decision, which should not hold the next open). A woken
+//! exec (a slow decision, which should not hold the next open); the
+//! enforcer signals too before its other slow step, reading a denied
+//! opener's flags from `/proc` ([`Enforcer::helpers`]). A woken
 //! helper reads without blocking until the queue is empty, then sleeps
 //! again.
 //!
@@ -111,12 +113,12 @@ impl Backlog {
 }
 
 /// One responder thread's loop, until `stop`.
-pub fn run(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Settings, role: Role, backlog: Arc<Backlog>) {
+pub fn run(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Settings, role: Role) {
     let mut r = Responder {
         groups: enforcer.marks.target(),
         enforcer: &enforcer,
         settings,
-        backlog: &backlog,
+        backlog: &enforcer.helpers,
         buf: vec![0u8; READ_BUFFER],
         events: Vec::with_capacity(32),
         pidfds: RecentPidfds::default(),
