@@ -30,7 +30,8 @@
 //! after each event.
 //!
 //! The backlog signal is a hint: a missed one delays help by at most
-//! [`WAIT_MS`], never an answer, because pollers alone read everything.
+//! `WAIT_MS` (a second), never an answer, because pollers alone read
+//! everything.
 
 use std::io;
 use std::os::fd::AsFd;
@@ -49,7 +50,7 @@ use crate::pidfd::RecentPidfds;
 const READ_BUFFER: usize = 1024;
 /// How long a responder waits before checking for shutdown (SIGUSR1 and
 /// [`Backlog::wake_all`] end the wait sooner).
-pub const WAIT_MS: i32 = 1000;
+const WAIT_MS: i32 = 1000;
 
 /// How a responder runs.
 pub struct Settings {
@@ -118,7 +119,6 @@ pub fn run(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Settings, r
         groups: enforcer.marks.target(),
         enforcer: &enforcer,
         settings,
-        backlog: &enforcer.helpers,
         buf: vec![0u8; READ_BUFFER],
         events: Vec::with_capacity(32),
         pidfds: RecentPidfds::default(),
@@ -133,7 +133,6 @@ struct Responder<'a> {
     enforcer: &'a Enforcer,
     groups: &'a Groups,
     settings: Settings,
-    backlog: &'a Backlog,
     buf: Vec<u8>,
     events: Vec<PermEvent>,
     pidfds: RecentPidfds,
@@ -185,7 +184,7 @@ impl Responder<'_> {
                 }
             }
             if needs_help(&self.events) {
-                self.backlog.signal();
+                self.enforcer.helpers.signal();
             }
             self.answer_all(group);
             if !self.settings.spin.is_zero() {
@@ -198,11 +197,11 @@ impl Responder<'_> {
         let mut view = LiveView::default();
         // Relaxed: see `poll`.
         while !stop.load(Ordering::Relaxed) {
-            let seen = self.backlog.generation();
+            let seen = self.enforcer.helpers.generation();
             let group = match self.groups.wait(&mut view, 0) {
                 Ok(Some(group)) => group,
                 Ok(None) => {
-                    self.backlog.sleep(seen, Duration::from_millis(WAIT_MS as u64));
+                    self.enforcer.helpers.sleep(seen, Duration::from_millis(WAIT_MS as u64));
                     continue;
                 }
                 Err(e) => {
@@ -215,7 +214,7 @@ impl Responder<'_> {
                 continue;
             }
             if needs_help(&self.events) {
-                self.backlog.signal();
+                self.enforcer.helpers.signal();
             }
             self.answer_all(group);
         }
