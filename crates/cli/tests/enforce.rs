@@ -22,7 +22,8 @@ fn policies() -> Option<&'static Policies> {
     static P: OnceLock<Option<Policies>> = OnceLock::new();
     P.get_or_init(|| {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/enforce.conf");
-        let dir = std::env::temp_dir().join(format!("rampart-e2e-policy.{}", std::process::id()));
+        // Under target/, not /tmp: nothing removes it at exit.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("e2e-policy.{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let text = std::fs::read_to_string(&src).unwrap();
         let start = text.find("#APP_READS_DATA").unwrap();

@@ -121,7 +121,8 @@ pub fn test_policy(handle_unknown: &str) -> Option<PathBuf> {
 
 fn compile(handle_unknown: &str) -> Option<PathBuf> {
     let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/explain.conf");
-    let dir = std::env::temp_dir().join(format!("rampart-cli-tests-{}", std::process::id()));
+    // Under target/, not /tmp: nothing removes it at exit.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-tests-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let out = dir.join(format!("explain-{handle_unknown}.33"));
     let status = Command::new("checkpolicy")
