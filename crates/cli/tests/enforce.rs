@@ -426,6 +426,34 @@ echo "FAILED=$(cat "$S"/fail.* | awk '{ n += $1 } END { print n }')"
     assert!(r.num("HELPER_RUNS") > 50, "the helpers did not answer a queue of events:\n{}", r.stdout);
 }
 
+/// An exec is a slow decision: the enforcer wakes a helper before it, so
+/// other processes' opens are not held behind it. One process at a time
+/// running 200 execs (one event each, never a batch) must wake the
+/// helper about as often.
+#[test]
+fn an_exec_wakes_a_helper_responder() {
+    let Some(p) = can_run() else { return };
+    let r = scenario(
+        p,
+        r#"
+cp /bin/true "$T/bin/true"
+start_daemon --threads 2 --pollers 1
+helper_runs() {
+    for t in /proc/$D/task/*; do
+        if [ "$(cat "$t/comm")" = responder-1 ]; then awk '/^voluntary_ctxt_switches/ { print $2 }' "$t/status"; fi
+    done
+}
+before=$(helper_runs)
+ok=0
+for i in $(seq 200); do "$T/bin/true" && ok=$((ok+1)); done
+echo "HELPER_RUNS=$(( $(helper_runs) - before ))"
+echo "OK=$ok"
+"#,
+    );
+    assert_eq!(r.num("OK"), 200, "{}", r.stdout);
+    assert!(r.num("HELPER_RUNS") >= 100, "execs did not wake the helper:\n{}", r.stdout);
+}
+
 /// Stress: app_t processes read data.txt in tight loops (opens, reads,
 /// marks re-armed from two responder threads) while the boolean that
 /// lets app_t read it flips 25 times. After each `setbool` returns, a

@@ -126,6 +126,10 @@ impl Enforcer {
             return;
         };
         if event.mask & fanotify::OPEN_EXEC_PERM != 0 {
+            // An exec is the slow decision (connector drain, domain
+            // transition, possibly a mark flush): let a helper take the
+            // events queued meanwhile.
+            self.helpers.signal();
             // An exec the connector reported earlier (this process's
             // previous one) is applied first: applied after the pending
             // transition this exec records, it would take it for its own.

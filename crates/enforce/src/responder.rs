@@ -4,10 +4,10 @@
 //! fanotify groups: after answering they keep polling for `spin`, then
 //! block in `epoll_wait`. **Helpers** (the other responders) sleep on a
 //! condition variable and are woken only when a read brings more than one
-//! event (events are queuing faster than one thread answers them) or an
-//! exec (a slow decision, which should not hold the next open); the
-//! enforcer signals too before its other slow step, reading a denied
-//! opener's flags from `/proc` ([`Enforcer::helpers`]). A woken
+//! event (events are queuing faster than one thread answers them), and by
+//! the enforcer before a slow decision (an exec, or reading a denied
+//! opener's flags from `/proc`; [`Enforcer::helpers`]), which should not
+//! hold the next process's open. A woken
 //! helper reads without blocking until the queue is empty, then sleeps
 //! again.
 //!
@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 
 use crate::enforcer::Enforcer;
 use crate::event::{self, PermEvent};
-use crate::fanotify::{self, Group};
+use crate::fanotify::Group;
 use crate::groups::{Groups, LiveView};
 use crate::pidfd::RecentPidfds;
 
@@ -183,7 +183,7 @@ impl Responder<'_> {
                     continue;
                 }
             }
-            if needs_help(&self.events) {
+            if self.events.len() > 1 {
                 self.enforcer.helpers.signal();
             }
             self.answer_all(group);
@@ -213,7 +213,7 @@ impl Responder<'_> {
                 pause_after(&e, "reading fanotify events");
                 continue;
             }
-            if needs_help(&self.events) {
+            if self.events.len() > 1 {
                 self.enforcer.helpers.signal();
             }
             self.answer_all(group);
@@ -242,14 +242,6 @@ impl Responder<'_> {
     }
 }
 
-/// Whether to wake a helper before answering `events`: more than one
-/// (they queue faster than one thread answers), or an exec, whose decision
-/// is the slow one (connector drain, domain transition, possibly a mark
-/// flush) and should not hold the next process's open.
-fn needs_help(events: &[PermEvent]) -> bool {
-    events.len() > 1 || events.iter().any(|e| e.mask & fanotify::OPEN_EXEC_PERM != 0)
-}
-
 /// Reads one batch from `group` into `events` (parse errors are logged;
 /// the records before them are kept).
 fn read_events(group: &Group, buf: &mut [u8], events: &mut Vec<PermEvent>) -> io::Result<()> {
@@ -274,15 +266,6 @@ fn pause_after(e: &io::Error, what: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn helpers_are_woken_for_a_batch_or_an_exec() {
-        let ev = |mask| PermEvent { mask, fd: std::fs::File::open("/dev/null").unwrap().into(), pid: 1, pidfd: None };
-        assert!(!needs_help(&[]));
-        assert!(!needs_help(&[ev(fanotify::OPEN_PERM)]));
-        assert!(needs_help(&[ev(fanotify::OPEN_EXEC_PERM)]));
-        assert!(needs_help(&[ev(fanotify::OPEN_PERM), ev(fanotify::ACCESS_PERM)]));
-    }
 
     #[test]
     fn a_signal_without_sleepers_costs_nothing() {
