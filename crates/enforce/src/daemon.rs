@@ -144,7 +144,7 @@ impl Daemon {
         }
         let default_sid = avc.intern(&config.default_context).map_err(|e| DaemonError::Setup(e.to_string()))?;
         let unlabeled = avc.intern(&unlabeled_context(&policy)).map_err(|e| DaemonError::Setup(e.to_string()))?;
-        let objects = ObjectSids::new(Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
+        let objects = ObjectSids::new(&avc, Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
         let connector = match ProcConnector::open() {
             Ok(c) => Some(c),
             Err(e) => {
@@ -218,7 +218,7 @@ impl ControlHandler for Daemon {
         let contexts = load_contexts(&self.config, &policy)?;
         let seqno = self.enforcer.avc.load_policy(Arc::clone(&policy)).map_err(|e| e.to_string())?;
         let unlabeled = self.enforcer.avc.intern(&unlabeled_context(&policy)).map_err(|e| e.to_string())?;
-        self.enforcer.objects.replace(Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
+        self.enforcer.objects.replace(&self.enforcer.avc, Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
         self.flush_marks()?;
         self.seqno.store(seqno, Ordering::Relaxed);
         Ok(seqno)

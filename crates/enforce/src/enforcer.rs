@@ -5,7 +5,8 @@
 //!
 //! ```text
 //! event ─> subject (pid [+ pidfd id] ─> process table ─> domain)
-//!       ─> object  (fstat ─> (dev, ino) ─> label cache ─> SID)
+//!       ─> object  (fstat ─> (dev, ino) ─> label cache ─> SID; no xattr
+//!          and granted on every path label: unresolved, no path)
 //!       ─> AVC (everything an open could ask; the opener's flags only
 //!          when some of that is denied)
 //!       ─> answer ─> audit ─> ignore marks
@@ -27,7 +28,8 @@ use crate::event::PermEvent;
 use crate::fanotify::{self, Group};
 use crate::groups::Groups;
 use crate::marks::{Marks, Target};
-use crate::objects::ObjectSids;
+use crate::objects::{ObjectSids, Query};
+use crate::path_labels::{Grants, ObjectLabel};
 use crate::pidfd;
 use crate::proc_connector::{ProcConnector, ProcEvent};
 use crate::procs::{Entry, ExecRequest, PendingExec, Processes, PENDING_EXEC_WINDOW};
@@ -136,27 +138,46 @@ impl Enforcer {
             self.sync_processes();
         }
         let subject = self.subject(event.pid, pidfd);
-        let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
-        let target =
-            Target { inode: (md.dev(), md.ino()), sid: tsid, class: cp.class, any_open: cp.any_open(), read: cp.read };
         if event.mask & fanotify::OPEN_EXEC_PERM != 0 {
+            let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
             self.exec(group, &file, event.pid, subject, tsid, cp);
-        } else if event.mask & fanotify::OPEN_PERM != 0 {
-            self.open(group, &file, Opener { pid: event.pid, subject, ticket }, &target, cp);
+            return;
+        }
+        let asked = if event.mask & fanotify::OPEN_PERM != 0 {
+            cp.any_open()
         } else if event.mask & fanotify::ACCESS_PERM != 0 {
-            let decision = self.avc.has_perm_noaudit(subject, tsid, cp.class, cp.read);
-            self.answer(group, file.as_fd(), decision.passes());
-            self.audit(event.pid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
-            self.marks.after_access(&self.avc, file.as_fd(), &target, subject, decision.denied.is_empty(), ticket);
+            cp.read
         } else {
             self.answer(group, file.as_fd(), true);
+            return;
+        };
+        let query = Query { subject, class: cp.class, perms: asked, epoch: ticket.epoch() };
+        let label = self.objects.label_of(&self.avc, file.as_fd(), &md, Some(query));
+        let target =
+            Target { inode: (md.dev(), md.ino()), label, class: cp.class, any_open: cp.any_open(), read: cp.read };
+        let opener = Opener { pid: event.pid, subject, ticket };
+        if event.mask & fanotify::OPEN_PERM != 0 {
+            self.open(group, &file, opener, &target, cp);
+        } else {
+            self.read(group, &file, opener, &target, cp);
         }
+    }
+
+    fn grants(&self) -> Grants<'_> {
+        Grants { avc: &self.avc, paths: self.objects.paths() }
     }
 
     fn open(&self, group: &Group, file: &File, opener: Opener, target: &Target, cp: ClassPerms) {
         let Opener { pid, subject, ticket } = opener;
+        let ObjectLabel::Sid(tsid) = target.label else {
+            // Granted on every label the path could give, with nothing to
+            // audit (crate::path_labels).
+            self.answer(group, file.as_fd(), true);
+            self.marks.after_open(&self.grants(), file.as_fd(), target, subject, !cp.read.is_empty(), ticket);
+            return;
+        };
         let any = cp.any_open();
-        let first = self.avc.has_perm_noaudit(subject, target.sid, cp.class, any);
+        let first = self.avc.has_perm_noaudit(subject, tsid, cp.class, any);
         let decision = if first.denied.is_empty() {
             first
         } else {
@@ -167,11 +188,30 @@ impl Enforcer {
             masked(first, requested)
         };
         self.answer(group, file.as_fd(), decision.passes());
-        self.audit(pid, file.as_fd(), &[Checked { ssid: subject, tsid: target.sid, class: cp.class, decision }]);
+        self.audit(pid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
         if decision.denied.is_empty() {
             let read = decision.allowed.contains(cp.read) && !cp.read.is_empty();
-            self.marks.after_open(&self.avc, file.as_fd(), target, subject, read, ticket);
+            self.marks.after_open(&self.grants(), file.as_fd(), target, subject, read, ticket);
         }
+    }
+
+    /// A read of a file no access mark covers (revalidation after a
+    /// change, or a file opened unseen).
+    fn read(&self, group: &Group, file: &File, reader: Opener, target: &Target, cp: ClassPerms) {
+        let Opener { pid, subject, ticket } = reader;
+        let allowed = match target.label {
+            ObjectLabel::Sid(tsid) => {
+                let decision = self.avc.has_perm_noaudit(subject, tsid, cp.class, cp.read);
+                self.answer(group, file.as_fd(), decision.passes());
+                self.audit(pid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
+                decision.denied.is_empty()
+            }
+            ObjectLabel::Unresolved(_) => {
+                self.answer(group, file.as_fd(), true);
+                true
+            }
+        };
+        self.marks.after_access(&self.grants(), file.as_fd(), target, subject, allowed, ticket);
     }
 
     /// An exec: the file's `execute`, then the domain transition (or
@@ -404,7 +444,7 @@ fn masked(d: Decision, requested: Perms) -> Decision {
     }
 }
 
-/// Who opened, and when the event began.
+/// Who opened (or read), and when the event began.
 #[derive(Clone, Copy)]
 struct Opener {
     pid: u32,

@@ -5,7 +5,8 @@
 //! marks, reads, answers), [`groups`] (the current group and those
 //! retiring after a revocation) and [`event`] (parsing records);
 //! [`procs`] with [`proc_connector`] and [`pidfd`] (which domain a
-//! process runs in); [`objects`] (object labels as SIDs); [`access`]
+//! process runs in); [`objects`] (object labels as SIDs) with
+//! [`path_labels`] (when a file's path cannot change the answer); [`access`]
 //! (classes and permissions of an open); [`enforcer`] (the decision);
 //! [`marks`] (the kernel-side cache of ignore marks); [`responder`]
 //! (the threads that read and answer); [`daemon`] (lifecycle, reload) with [`config`] and [`control`] (the
@@ -25,6 +26,7 @@ pub mod fanotify;
 pub mod groups;
 pub mod marks;
 pub mod objects;
+pub mod path_labels;
 pub mod pidfd;
 pub mod proc_connector;
 pub mod procs;

@@ -46,10 +46,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::epoch::{Epoch, Ticket};
 use std::sync::{Mutex, PoisonError, RwLock};
 
-use rampart_avc::{Avc, ClassIdx, Perms, Sid};
+use rampart_avc::{ClassIdx, Perms, Sid};
 use rustc_hash::FxHashMap;
 
 use crate::fanotify;
+use crate::path_labels::ObjectLabel;
 
 pub const MAX_TRACKED_INODES: usize = 1 << 20;
 pub const MAX_READERS: usize = 16;
@@ -64,11 +65,18 @@ pub trait MarkTarget: Send + Sync {
     fn flush(&self) -> io::Result<()>;
 }
 
+/// What the policy grants, as the marks ask it
+/// ([`crate::path_labels::Grants`]).
+pub trait Judge {
+    /// `subject` is allowed `perms` on `target`, in `epoch`.
+    fn may(&self, subject: Sid, target: &Target, perms: Perms, epoch: u64) -> bool;
+}
+
 /// The object an event was about.
 #[derive(Clone, Copy, Debug)]
 pub struct Target {
     pub inode: InodeKey,
-    pub sid: Sid,
+    pub label: ObjectLabel,
     pub class: ClassIdx,
     /// Everything an open of this class can ask for.
     pub any_open: Perms,
@@ -100,13 +108,13 @@ enum FirstSeen {
     Read,
 }
 
-/// Per (object SID, class): an answer about every domain in scope, and
+/// Per (object label, class): an answer about every domain in scope, and
 /// the epoch it was computed in (never used in a later one).
 #[derive(Default)]
-struct ScopeAnswers(RwLock<FxHashMap<(Sid, ClassIdx), (bool, u64)>>);
+struct ScopeAnswers(RwLock<FxHashMap<(ObjectLabel, ClassIdx), (bool, u64)>>);
 
 impl ScopeAnswers {
-    fn get_or(&self, key: (Sid, ClassIdx), epoch: u64, compute: impl FnOnce() -> bool) -> bool {
+    fn get_or(&self, key: (ObjectLabel, ClassIdx), epoch: u64, compute: impl FnOnce() -> bool) -> bool {
         if let Some(&(ok, at)) = self.0.read().unwrap_or_else(PoisonError::into_inner).get(&key) {
             if at == epoch {
                 return ok;
@@ -243,7 +251,7 @@ impl<T: MarkTarget> Marks<T> {
     /// marks are justified.
     pub fn after_open(
         &self,
-        avc: &Avc,
+        judge: &dyn Judge,
         fd: BorrowedFd<'_>,
         target: &Target,
         subject: Sid,
@@ -261,12 +269,12 @@ impl<T: MarkTarget> Marks<T> {
             return;
         };
         let epoch = ticket.epoch();
-        let open_mark = self.open_ignorable(avc, target, epoch);
+        let open_mark = self.open_ignorable(judge, target, epoch);
         // With an open mark, opens will pass unseen: the inode is made
         // incomplete before the mark exists.
         let readers = self.note_reader(target.inode, reader, FirstSeen::Open, open_mark);
         let mut mask = if open_mark { fanotify::OPEN_PERM } else { 0 };
-        if self.access_ignorable(avc, target, &readers, epoch, true) {
+        if self.access_ignorable(judge, target, &readers, epoch, true) {
             mask |= fanotify::ACCESS_PERM;
         }
         let full = self.place(fd, target.inode, mask);
@@ -284,7 +292,7 @@ impl<T: MarkTarget> Marks<T> {
     /// read it.
     pub fn after_access(
         &self,
-        avc: &Avc,
+        judge: &dyn Judge,
         fd: BorrowedFd<'_>,
         target: &Target,
         subject: Sid,
@@ -303,7 +311,7 @@ impl<T: MarkTarget> Marks<T> {
         };
         // The kernel asked, so no access mark covers the inode, whatever
         // `access_armed` remembers: do not consult it.
-        let full = self.access_ignorable(avc, target, &readers, ticket.epoch(), false)
+        let full = self.access_ignorable(judge, target, &readers, ticket.epoch(), false)
             && self.place(fd, target.inode, fanotify::ACCESS_PERM);
         drop(placing);
         if full {
@@ -368,16 +376,23 @@ impl<T: MarkTarget> Marks<T> {
     /// All who may hold the inode open for reading may read it, and (if
     /// `consult_armed`) no access mark was placed on it in `epoch`
     /// already.
-    fn access_ignorable(&self, avc: &Avc, target: &Target, readers: &Readers, epoch: u64, consult_armed: bool) -> bool {
+    fn access_ignorable(
+        &self,
+        judge: &dyn Judge,
+        target: &Target,
+        readers: &Readers,
+        epoch: u64,
+        consult_armed: bool,
+    ) -> bool {
         if consult_armed && self.shard(target.inode).access_armed.get(&target.inode) == Some(&epoch) {
             return false;
         }
-        let may_read = |s: Sid| avc.peek(s, target.sid, target.class, target.read).denied.is_empty();
+        let may_read = |s: Sid| judge.may(s, target, target.read, epoch);
         let ok = readers.domains.iter().all(|&r| may_read(r))
             && if readers.complete {
                 may_read(self.default)
             } else {
-                self.read_ok.get_or((target.sid, target.class), epoch, || self.scope().into_iter().all(may_read))
+                self.read_ok.get_or((target.label, target.class), epoch, || self.scope().into_iter().all(may_read))
             };
         if ok {
             self.shard(target.inode).access_armed.insert(target.inode, epoch);
@@ -386,9 +401,9 @@ impl<T: MarkTarget> Marks<T> {
     }
 
     /// Every domain in scope may open the object for anything.
-    fn open_ignorable(&self, avc: &Avc, target: &Target, epoch: u64) -> bool {
-        self.open_ok.get_or((target.sid, target.class), epoch, || {
-            self.scope().iter().all(|&s| avc.peek(s, target.sid, target.class, target.any_open).denied.is_empty())
+    fn open_ignorable(&self, judge: &dyn Judge, target: &Target, epoch: u64) -> bool {
+        self.open_ok.get_or((target.label, target.class), epoch, || {
+            self.scope().iter().all(|&s| judge.may(s, target, target.any_open, epoch))
         })
     }
 }

@@ -6,15 +6,20 @@
 //! An object with neither label gets the policy's `file` initial SID
 //! context, as the kernel gives a file without an xattr on a filesystem
 //! that supports them.
+//!
+//! A file without an xattr whose path cannot change the answer is left
+//! unresolved ([`crate::path_labels`]): neither looked up nor cached.
 
 use std::os::fd::BorrowedFd;
 use std::os::unix::fs::MetadataExt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use rampart_avc::{Avc, Sid};
-use rampart_label::{Object, ObjectLabeler};
+use rampart_avc::{Avc, ClassIdx, Perms, Sid};
+use rampart_label::{FileType, Object, ObjectLabeler};
 use rampart_policy::Policy;
 use rustc_hash::FxHashMap;
+
+use crate::path_labels::{ObjectLabel, PathLabels};
 
 const SHARDS: usize = 64;
 /// Inodes whose SID is kept (about 50 bytes each): a daemon watching a
@@ -54,21 +59,39 @@ fn insert_bounded<V>(shard: &mut FxHashMap<(u64, u64), V>, key: (u64, u64), valu
     shard.insert(key, value);
 }
 
+/// What an event asks of its object, so that its path is looked up only
+/// when the answer may depend on it.
+#[derive(Clone, Copy)]
+pub struct Query {
+    pub subject: Sid,
+    pub class: ClassIdx,
+    pub perms: Perms,
+    /// The event's epoch ([`crate::marks::Marks::ticket`]).
+    pub epoch: u64,
+}
+
 /// Labels of objects as SIDs. The only per-inode cache on this path: the
 /// labeler is asked uncached.
 pub struct ObjectSids {
     labeler: RwLock<Arc<ObjectLabeler>>,
     unlabeled: RwLock<Sid>,
+    paths: PathLabels,
     shards: Vec<Mutex<FxHashMap<(u64, u64), Cached>>>,
 }
 
 impl ObjectSids {
-    pub fn new(labeler: Arc<ObjectLabeler>, unlabeled: Sid) -> ObjectSids {
+    pub fn new(avc: &Avc, labeler: Arc<ObjectLabeler>, unlabeled: Sid) -> ObjectSids {
         ObjectSids {
+            paths: PathLabels::new(avc, labeler.contexts(), unlabeled),
             labeler: RwLock::new(labeler),
             unlabeled: RwLock::new(unlabeled),
             shards: (0..SHARDS).map(|_| Mutex::new(FxHashMap::default())).collect(),
         }
+    }
+
+    /// The labels files without xattrs may have.
+    pub fn paths(&self) -> &PathLabels {
+        &self.paths
     }
 
     fn shard(&self, key: (u64, u64)) -> &Mutex<FxHashMap<(u64, u64), Cached>> {
@@ -77,20 +100,42 @@ impl ObjectSids {
 
     /// The SID of the object open as `fd`, whose metadata is `md`.
     pub fn sid_of(&self, avc: &Avc, fd: BorrowedFd<'_>, md: &std::fs::Metadata) -> Sid {
+        match self.label_of(avc, fd, md, None) {
+            ObjectLabel::Sid(sid) => sid,
+            // Not without a query.
+            ObjectLabel::Unresolved(_) => *self.unlabeled.read().unwrap_or_else(PoisonError::into_inner),
+        }
+    }
+
+    /// The label of the object open as `fd`, whose metadata is `md`:
+    /// unresolved if it has no xattr and `query` is granted whatever
+    /// label file_contexts gives it.
+    pub fn label_of(&self, avc: &Avc, fd: BorrowedFd<'_>, md: &std::fs::Metadata, query: Option<Query>) -> ObjectLabel {
         let key = (md.dev(), md.ino());
         let ctime = (md.ctime(), md.ctime_nsec());
         let shard = self.shard(key);
         if let Some(c) = shard.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
             if c.ctime == ctime {
-                return c.sid;
+                return ObjectLabel::Sid(c.sid);
             }
         }
         let labeler = Arc::clone(&self.labeler.read().unwrap_or_else(PoisonError::into_inner));
-        let label = labeler.label_uncached(Object::Fd(fd), md);
+        let label = match labeler.xattr_label(Object::Fd(fd)) {
+            Some(label) => label,
+            None => {
+                let unresolved = FileType::from_metadata(md).filter(|&ft| {
+                    query.is_some_and(|q| self.paths.allow(avc, q.subject, q.class, q.perms, ft, q.epoch))
+                });
+                if let Some(ft) = unresolved {
+                    return ObjectLabel::Unresolved(ft);
+                }
+                labeler.path_label(Object::Fd(fd), md)
+            }
+        };
         let unlabeled = *self.unlabeled.read().unwrap_or_else(PoisonError::into_inner);
         let sid = label.context.and_then(|ctx| avc.intern(&ctx).ok()).unwrap_or(unlabeled);
         insert_bounded(&mut shard.lock().unwrap_or_else(PoisonError::into_inner), key, Cached { ctime, sid });
-        sid
+        ObjectLabel::Sid(sid)
     }
 
     /// Forgets every label (files were relabeled).
@@ -101,8 +146,9 @@ impl ObjectSids {
     }
 
     /// Replaces file_contexts and the unlabeled context (a reload), and
-    /// forgets every label.
-    pub fn replace(&self, labeler: Arc<ObjectLabeler>, unlabeled: Sid) {
+    /// forgets every label. The caller then advances the epoch.
+    pub fn replace(&self, avc: &Avc, labeler: Arc<ObjectLabeler>, unlabeled: Sid) {
+        self.paths.replace(avc, labeler.contexts(), unlabeled);
         *self.labeler.write().unwrap_or_else(PoisonError::into_inner) = labeler;
         *self.unlabeled.write().unwrap_or_else(PoisonError::into_inner) = unlabeled;
         self.clear();

@@ -244,6 +244,17 @@ impl FileContexts {
         &self.specs
     }
 
+    /// Every context a lookup for a file of type `file_type` can give
+    /// (the contexts of the specs for that type or for any type), in spec
+    /// order, repeated when specs share one. A lookup gives one of these
+    /// or none, whatever the path.
+    pub fn contexts_for(&self, file_type: FileType) -> impl Iterator<Item = &str> {
+        self.specs
+            .iter()
+            .filter(move |s| s.file_type.is_none_or(|t| t == file_type))
+            .filter_map(|s| s.context.as_deref())
+    }
+
     /// The spec files that were read.
     pub fn files(&self) -> &[PathBuf] {
         &self.files

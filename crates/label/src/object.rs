@@ -135,13 +135,27 @@ impl ObjectLabeler {
     }
 
     fn compute(&self, object: Object<'_>, md: &std::fs::Metadata) -> Label {
+        self.xattr_label(object).unwrap_or_else(|| self.path_label(object, md))
+    }
+
+    /// The label in `object`'s xattr, uncached; `None` if it has none (or
+    /// it cannot be read for another reason than "absent", as
+    /// [`ObjectLabeler::label_of`]).
+    pub fn xattr_label(&self, object: Object<'_>) -> Option<Label> {
         let xattr = match object {
             Object::Path(p) => xattr::get_label(p),
             Object::Fd(fd) => xattr::fget_label(fd),
         };
-        if let Ok(Some(ctx)) = xattr {
-            return Label { context: Some(Arc::from(ctx)), source: LabelSource::Xattr };
+        match xattr {
+            Ok(Some(ctx)) => Some(Label { context: Some(Arc::from(ctx)), source: LabelSource::Xattr }),
+            _ => None,
         }
+    }
+
+    /// The label file_contexts gives `object` by its path (what an object
+    /// without an xattr gets), uncached. Always one of
+    /// [`FileContexts::contexts_for`] its type, or none.
+    pub fn path_label(&self, object: Object<'_>, md: &std::fs::Metadata) -> Label {
         let path: Option<PathBuf> = match object {
             Object::Path(p) => Some(p.to_path_buf()),
             Object::Fd(fd) => fd_path(fd),

@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use rampart_label::{
@@ -93,4 +96,38 @@ fn restorecon_defaults_and_spec_file_sets() {
     assert_eq!(b.files.len(), 3);
     assert_eq!(b.subs_dist.as_deref(), Some(std::path::Path::new("/x/fc.subs_dist")));
     assert_eq!(b.clone().base_only().files, vec![(std::path::PathBuf::from("/x/fc"), true)]);
+}
+
+#[test]
+fn a_path_label_is_always_one_of_the_contexts_for_its_file_type() {
+    let p = policy();
+    let fc = FileContexts::load(&SpecFiles::system(), &p).unwrap();
+    let labeler = ObjectLabeler::new(Arc::new(FileContexts::load(&SpecFiles::system(), &p).unwrap()));
+    let per_type: Vec<(FileType, HashSet<&str>)> =
+        FileType::ALL.into_iter().map(|ft| (ft, fc.contexts_for(ft).collect())).collect();
+    let paths = common::every(&common::machine_paths(), 7);
+    assert!(paths.len() > 1000, "{} paths", paths.len());
+    let mut labeled = 0;
+    for (path, mode) in &paths {
+        let ft = FileType::from_mode(*mode).unwrap();
+        let md = std::fs::symlink_metadata(path).unwrap();
+        let from_path = labeler.path_label(Object::Path(path), &md);
+        assert_eq!(from_path.context.as_deref(), fc.lookup_mode(&common::bytes(path), *mode).context());
+        if let Some(ctx) = from_path.context.as_deref() {
+            labeled += 1;
+            let set = &per_type.iter().find(|(t, _)| *t == ft).unwrap().1;
+            assert!(set.contains(ctx), "{}: {ctx} is not among the contexts for {ft}", path.display());
+        }
+    }
+    assert!(labeled > 1000, "{labeled} labeled paths");
+    // Typed specs count only for their type: the Debian policy labels
+    // some paths one way as directories and another as regular files.
+    let only_dirs: Vec<&str> = fc
+        .specs()
+        .iter()
+        .filter(|s| s.file_type == Some(FileType::Directory))
+        .filter_map(|s| s.context.as_deref())
+        .filter(|c| !per_type[0].1.contains(c))
+        .collect();
+    assert!(!only_dirs.is_empty(), "some context is given to directories only");
 }
