@@ -23,6 +23,10 @@
 //! for those inodes (a domain in scope that may not read keeps their
 //! reads events), never wrong.
 //!
+//! What the policy grants is asked through a [`Judge`]: for an object
+//! whose label was left unresolved ([`crate::path_labels`]) a permission
+//! counts as granted only if it is on every label the object may have.
+//!
 //! Invariant: a mark exists only while the AVC snapshot and the scope it
 //! was justified under are current. Every change that could turn an
 //! allow into a deny (policy reload, boolean change, enforcing or
