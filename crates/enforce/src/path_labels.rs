@@ -61,10 +61,7 @@ impl PathLabels {
     /// The labels `contexts` can give (each interned in `avc`; a context
     /// the policy rejects labels nothing, its files get `unlabeled`).
     pub fn new(avc: &Avc, contexts: &FileContexts, unlabeled: Sid) -> PathLabels {
-        PathLabels::with_candidates(|ft| {
-            let distinct: FxHashSet<&str> = contexts.contexts_for(ft).collect();
-            distinct.into_iter().filter_map(|c| avc.intern(c).ok()).chain([unlabeled]).collect()
-        })
+        PathLabels::with_candidates(|ft| candidates(avc, contexts, ft, unlabeled))
     }
 
     /// `candidates(t)`: every SID a file of type `t` without an xattr may
@@ -75,9 +72,8 @@ impl PathLabels {
 
     /// New file_contexts (a reload). The caller then advances the epoch.
     pub fn replace(&self, avc: &Avc, contexts: &FileContexts, unlabeled: Sid) {
-        let next = PathLabels::new(avc, contexts, unlabeled);
-        let next = next.candidates.into_inner().unwrap_or_else(PoisonError::into_inner);
-        *self.candidates.write().unwrap_or_else(PoisonError::into_inner) = next;
+        let next = build(|ft| candidates(avc, contexts, ft, unlabeled));
+        *self.candidates.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(next);
         self.answers.write().unwrap_or_else(PoisonError::into_inner).clear();
     }
 
@@ -109,6 +105,13 @@ impl PathLabels {
         self.answers.write().unwrap_or_else(PoisonError::into_inner).insert(key, (ok, epoch));
         ok
     }
+}
+
+/// The SIDs of the contexts `contexts` gives files of `file_type`, and
+/// `unlabeled`.
+fn candidates(avc: &Avc, contexts: &FileContexts, file_type: FileType, unlabeled: Sid) -> Vec<Sid> {
+    let distinct: FxHashSet<&str> = contexts.contexts_for(file_type).collect();
+    distinct.into_iter().filter_map(|c| avc.intern(c).ok()).chain([unlabeled]).collect()
 }
 
 fn build(candidates: impl Fn(FileType) -> Vec<Sid>) -> Candidates {

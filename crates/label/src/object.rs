@@ -127,9 +127,8 @@ impl ObjectLabeler {
         label
     }
 
-    /// The label of `object`, read now and not cached: for a caller that
-    /// keeps its own per-inode cache (the daemon caches SIDs), so the
-    /// inode is not cached twice.
+    /// The label of `object`, read now and not cached (the xattr, else
+    /// the path label): what [`ObjectLabeler::label_of`] caches.
     pub fn label_uncached(&self, object: Object<'_>, md: &std::fs::Metadata) -> Label {
         self.compute(object, md)
     }
