@@ -16,12 +16,25 @@
 //! were allowed, and those denied a read since: they still hold their
 //! descriptor) plus the default domain (processes that opened it before
 //! the daemon started). Otherwise, every domain in scope as well: an
-//! inode is *incomplete* once an open mark lets opens through unseen,
-//! once more than [`MAX_READERS`] domains read it, when its first event
-//! is a read (opened before its mount was marked or the daemon
-//! started), and always beyond [`MAX_TRACKED_INODES`] inodes. Slower
-//! for those inodes (a domain in scope that may not read keeps their
-//! reads events), never wrong.
+//! inode is *incomplete* once an open mark lets opens through unseen
+//! while a domain besides the default one is in scope, once more than
+//! [`MAX_READERS`] domains read it, when its first event is a read
+//! (opened before its mount was marked or the daemon started), and
+//! always beyond [`MAX_TRACKED_INODES`] inodes. Slower for those inodes
+//! (a domain in scope that may not read keeps their reads events), never
+//! wrong.
+//!
+//! Most inodes need no entry: one only ever opened by the default domain
+//! (also unseen, under an open mark placed while the default domain was
+//! alone in scope: a new domain enters scope, flushing the marks, before
+//! it runs) is complete with no reader but the default domain, which is
+//! what a missing entry means. So entries are made only when they say
+//! more: a reader of another domain, unseen opens while others are in
+//! scope, a first event that is a read. A busy filesystem's stream of
+//! new files, opened by unconfined processes, then costs no table
+//! entries (measured: inserting them into a large table was about an
+//! eighth of the daemon's time per first open). Once a shard refuses an
+//! entry at its bound, a missing entry there means "unknown" instead.
 //!
 //! What the policy grants is asked through a [`Judge`]: for an object
 //! whose label was left unresolved ([`crate::path_labels`]) a permission
@@ -139,6 +152,9 @@ impl ScopeAnswers {
 #[derive(Default)]
 struct Shard {
     readers: FxHashMap<InodeKey, Readers>,
+    /// An entry was refused at the bound: an inode without one may have
+    /// readers of any domain in scope.
+    overflowed: bool,
     /// Inodes given an access mark, and in which epoch (a mark of an
     /// older epoch was flushed).
     access_armed: FxHashMap<InodeKey, u64>,
@@ -278,7 +294,15 @@ impl<T: MarkTarget> Marks<T> {
         // incomplete before the mark exists.
         let readers = self.note_reader(target.inode, reader, FirstSeen::Open, open_mark);
         let mut mask = if open_mark { fanotify::OPEN_PERM } else { 0 };
-        if self.access_ignorable(judge, target, &readers, epoch, true) {
+        // With an open mark no open of this inode is asked again in this
+        // epoch, so whether its access mark is armed is never consulted:
+        // not recorded.
+        if (open_mark || !self.access_armed(target.inode, epoch))
+            && self.access_ignorable(judge, target, &readers, epoch)
+        {
+            if !open_mark {
+                self.note_access_armed(target.inode, epoch);
+            }
             mask |= fanotify::ACCESS_PERM;
         }
         let full = self.place(fd, target.inode, mask);
@@ -315,8 +339,12 @@ impl<T: MarkTarget> Marks<T> {
         };
         // The kernel asked, so no access mark covers the inode, whatever
         // `access_armed` remembers: do not consult it.
-        let full = self.access_ignorable(judge, target, &readers, ticket.epoch(), false)
-            && self.place(fd, target.inode, fanotify::ACCESS_PERM);
+        let epoch = ticket.epoch();
+        let ignorable = self.access_ignorable(judge, target, &readers, epoch);
+        if ignorable {
+            self.note_access_armed(target.inode, epoch);
+        }
+        let full = ignorable && self.place(fd, target.inode, fanotify::ACCESS_PERM);
         drop(placing);
         if full {
             let _ = self.flush(None);
@@ -340,15 +368,29 @@ impl<T: MarkTarget> Marks<T> {
 
     /// Records `reader` (if any) of `inode`, and that its opens will pass
     /// unseen (`opens_unseen`); returns who is known to read it.
+    /// With `opens_unseen`, the caller holds off flushes (the scope is
+    /// read).
     fn note_reader(&self, inode: InodeKey, reader: Option<Sid>, first_seen: FirstSeen, opens_unseen: bool) -> Readers {
         let mut shard = self.shard(inode);
         let tracked = shard.readers.len();
+        let untracked = |reader: Option<Sid>| {
+            let mut r = Readers::untracked();
+            r.domains.extend(reader);
+            r
+        };
         let entry = match shard.readers.get_mut(&inode) {
             Some(r) => r,
+            None if !self.says_more(reader, first_seen, opens_unseen) => {
+                // Only the default domain holds it (module docs).
+                return if shard.overflowed {
+                    untracked(reader)
+                } else {
+                    Readers { domains: Vec::new(), complete: true }
+                };
+            }
             None if tracked * SHARDS >= MAX_TRACKED_INODES => {
-                let mut r = Readers::untracked();
-                r.domains.extend(reader);
-                return r;
+                shard.overflowed = true;
+                return untracked(reader);
             }
             None => shard
                 .readers
@@ -377,31 +419,33 @@ impl<T: MarkTarget> Marks<T> {
         out
     }
 
-    /// All who may hold the inode open for reading may read it, and (if
-    /// `consult_armed`) no access mark was placed on it in `epoch`
-    /// already.
-    fn access_ignorable(
-        &self,
-        judge: &dyn Judge,
-        target: &Target,
-        readers: &Readers,
-        epoch: u64,
-        consult_armed: bool,
-    ) -> bool {
-        if consult_armed && self.shard(target.inode).access_armed.get(&target.inode) == Some(&epoch) {
-            return false;
-        }
+    /// An inode without an entry would need one to record this event: a
+    /// reader of another domain than the default, opens passing unseen
+    /// while others are in scope, or a first event that is a read.
+    fn says_more(&self, reader: Option<Sid>, first_seen: FirstSeen, opens_unseen: bool) -> bool {
+        first_seen == FirstSeen::Read
+            || reader.is_some_and(|r| r != self.default)
+            || (opens_unseen && self.scope.read().unwrap_or_else(PoisonError::into_inner).len() > 1)
+    }
+
+    /// An access mark was placed on the inode in `epoch` already.
+    fn access_armed(&self, inode: InodeKey, epoch: u64) -> bool {
+        self.shard(inode).access_armed.get(&inode) == Some(&epoch)
+    }
+
+    fn note_access_armed(&self, inode: InodeKey, epoch: u64) {
+        self.shard(inode).access_armed.insert(inode, epoch);
+    }
+
+    /// All who may hold the inode open for reading may read it.
+    fn access_ignorable(&self, judge: &dyn Judge, target: &Target, readers: &Readers, epoch: u64) -> bool {
         let may_read = |s: Sid| judge.may(s, target, target.read, epoch);
-        let ok = readers.domains.iter().all(|&r| may_read(r))
+        readers.domains.iter().all(|&r| may_read(r))
             && if readers.complete {
                 may_read(self.default)
             } else {
                 self.read_ok.get_or((target.label, target.class), epoch, || self.scope().into_iter().all(may_read))
-            };
-        if ok {
-            self.shard(target.inode).access_armed.insert(target.inode, epoch);
-        }
-        ok
+            }
     }
 
     /// Every domain in scope may open the object for anything.

@@ -1248,6 +1248,41 @@ fn a_reader_let_in_by_an_open_mark_is_still_revoked() {
     );
 }
 
+/// The default domain's opens need no table entry, but one that places
+/// an open mark while another domain is in scope does: that domain may
+/// then open the inode unseen. Without the entry, an open by the default
+/// domain after a boolean change would find the inode "opened by the
+/// default domain only" and re-arm the ACCESS mark over the other
+/// domain's descriptor.
+#[test]
+fn an_open_mark_placed_while_others_are_in_scope_is_remembered() {
+    let Some((path, policy)) = policy() else {
+        return;
+    };
+    let mut r = Reference::new(&path, &BOOLEANS);
+    let domains = vec![DOMAINS[0].to_owned(), "system_u:system_r:ftpd_t:s0".to_owned()];
+    let labels = vec![("file", "system_u:object_r:user_home_t:s0".to_owned())];
+    let mut w = world_for(&mut r, &policy, &domains, &labels, 1);
+    let ftp_home_dir = bool_index("ftp_home_dir");
+    w.set_boolean(ftp_home_dir, true);
+    w.enter(1);
+    assert_eq!(w.open(0, 0, Flags::Read), (true, true), "unconfined_t opens user_home_t");
+    assert_ne!(w.model().mask(w.key(0)) & OPEN_PERM, 0, "precondition: an OPEN mark (both domains may open it fully)");
+    assert_eq!(w.open(1, 0, Flags::Read), (true, false), "ftpd_t's open is let through unasked");
+    w.set_boolean(ftp_home_dir, false);
+    let read_bits = w.labels[0].read_bits;
+    assert!(!w.reference_allows(1, 0, read_bits), "precondition: ftp_home_dir off denies ftpd_t read");
+    assert_eq!(w.open(0, 0, Flags::Read), (true, true), "unconfined_t's open after the flush is an event");
+    let v = w.violations();
+    assert!(
+        v.is_empty(),
+        "minimal sequence: setbool ftp_home_dir 1; ftpd_t enters scope; unconfined_t opens a user_home_t file \
+         O_RDONLY (OPEN+ACCESS marks); ftpd_t opens it O_RDONLY (unasked); setbool ftp_home_dir 0 (flush); \
+         unconfined_t opens it again (event):\n{}",
+        w.explain(&v)
+    );
+}
+
 /// A reader beyond `MAX_READERS` is not recorded; a read by a recorded
 /// reader after a relabel re-arms the ACCESS mark without asking about
 /// it.
@@ -1319,8 +1354,9 @@ fn a_reader_of_an_untracked_inode_is_still_revoked() {
     let x = fill;
     w.enter(1);
     w.enter(2);
+    // Read by httpd_t: entries (the default domain's alone would need none).
     for i in 0..fill {
-        w.open(0, i, Flags::Read);
+        w.open(1, i, Flags::Read);
     }
     assert_eq!(w.open(1, x, Flags::Read), (true, true), "httpd_t opens a public_content_t file (an event)");
     assert_eq!(
@@ -1335,7 +1371,7 @@ fn a_reader_of_an_untracked_inode_is_still_revoked() {
     let v = w.violations();
     assert!(
         v.is_empty(),
-        "minimal sequence: httpd_t and chronyd_t in scope; {fill} inodes of one shard get readers; httpd_t opens a \
+        "minimal sequence: httpd_t and chronyd_t in scope; {fill} inodes of one shard get httpd_t as reader; httpd_t opens a \
          public_content_t file X of that shard O_RDONLY (not recorded: MAX_TRACKED_INODES); relabel X to \
          chronyd_var_log_t (flush); chronyd_t opens X O_WRONLY|O_APPEND (event; no read, so no reader added; the \
          empty reader list re-arms the ACCESS mark):\n{}",
