@@ -381,7 +381,8 @@ impl<T: MarkTarget> Marks<T> {
         let entry = match shard.readers.get_mut(&inode) {
             Some(r) => r,
             None if !self.says_more(reader, first_seen, opens_unseen) => {
-                // Only the default domain holds it (module docs).
+                // Only the default domain holds it open for reading
+                // (module docs).
                 return if shard.overflowed {
                     untracked(reader)
                 } else {
