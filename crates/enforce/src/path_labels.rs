@@ -45,16 +45,17 @@ fn type_index(file_type: FileType) -> usize {
     FileType::ALL.iter().position(|&t| t == file_type).unwrap_or(0)
 }
 
-type AnswerKey = (Sid, ClassIdx, Perms, FileType);
+type AnswerKey = (Sid, ClassIdx, FileType);
 
 /// The labels files without xattrs can have, and which domains are
 /// allowed what on all of them.
 pub struct PathLabels {
     candidates: RwLock<Arc<Candidates>>,
-    /// Per (domain, class, permissions, file type): allowed on every
-    /// candidate with nothing audited, and the epoch it was computed in
-    /// (never used in a later one).
-    answers: RwLock<FxHashMap<AnswerKey, (bool, u64)>>,
+    /// Per (domain, class, file type): the permissions granted on every
+    /// candidate with nothing audited, and the epoch they were computed
+    /// in (never used in a later one). One walk of the candidates serves
+    /// every question about them (an open's, then its access mark's).
+    answers: RwLock<FxHashMap<AnswerKey, (Perms, u64)>>,
 }
 
 impl PathLabels {
@@ -89,21 +90,30 @@ impl PathLabels {
         file_type: FileType,
         epoch: u64,
     ) -> bool {
-        let key = (subject, class, perms, file_type);
-        if let Some(&(ok, at)) = self.answers.read().unwrap_or_else(PoisonError::into_inner).get(&key) {
+        self.granted_everywhere(avc, subject, class, file_type, epoch).contains(perms)
+    }
+
+    fn granted_everywhere(&self, avc: &Avc, subject: Sid, class: ClassIdx, file_type: FileType, epoch: u64) -> Perms {
+        let key = (subject, class, file_type);
+        if let Some(&(granted, at)) = self.answers.read().unwrap_or_else(PoisonError::into_inner).get(&key) {
             if at == epoch {
-                return ok;
+                return granted;
             }
         }
         let candidates = Arc::clone(&self.candidates.read().unwrap_or_else(PoisonError::into_inner));
-        let ok = candidates.by_type[type_index(file_type)].iter().all(|&t| {
-            let d = avc.peek(subject, t, class, perms);
-            d.denied.is_empty() && d.audited().is_empty()
-        });
+        let mut granted = Perms::ALL;
+        for &t in candidates.by_type[type_index(file_type)].iter() {
+            let d = avc.peek(subject, t, class, Perms::ALL);
+            granted &= d.allowed & !d.auditallow;
+            if granted.is_empty() {
+                // A confined domain usually gets here soon.
+                break;
+            }
+        }
         // Computed across a change: stored under the old epoch, so never
         // used after it.
-        self.answers.write().unwrap_or_else(PoisonError::into_inner).insert(key, (ok, epoch));
-        ok
+        self.answers.write().unwrap_or_else(PoisonError::into_inner).insert(key, (granted, epoch));
+        granted
     }
 }
 
