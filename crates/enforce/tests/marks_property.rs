@@ -1214,12 +1214,12 @@ fn bool_index(name: &str) -> usize {
     BOOLEANS.iter().position(|b| *b == name).expect("a boolean of the pool")
 }
 
-/// A domain that opens a file for reading under an OPEN mark is never
-/// asked about, so `Marks` does not know it as a reader. After a boolean
-/// change denies it `read`, a read by another (known) reader re-arms the
-/// ACCESS mark, and the unknown reader's reads are let through.
-#[test]
-fn a_reader_let_in_by_an_open_mark_is_still_revoked() {
+/// The start of the two sequences below: ftp_home_dir on, ftpd_t in
+/// scope; unconfined_t opens a user_home_t file O_RDONLY (OPEN and ACCESS
+/// marks); ftpd_t opens it O_RDONLY, let through unasked; ftp_home_dir
+/// off (a flush), which denies ftpd_t `read`. Then `next` goes on in that
+/// world.
+fn after_an_unseen_reader_loses_read(next: impl FnOnce(&mut World<'_>)) {
     let Some((path, policy)) = policy() else {
         return;
     };
@@ -1236,16 +1236,27 @@ fn a_reader_let_in_by_an_open_mark_is_still_revoked() {
     w.set_boolean(ftp_home_dir, false);
     let read_bits = w.labels[0].read_bits;
     assert!(!w.reference_allows(1, 0, read_bits), "precondition: ftp_home_dir off denies ftpd_t read");
-    assert_eq!(w.read(0, 0), (true, true), "unconfined_t's read after the flush is an event");
-    let v = w.violations();
-    assert!(
-        v.is_empty(),
-        "minimal sequence: setbool ftp_home_dir 1; ftpd_t enters scope; unconfined_t opens a user_home_t file \
-         O_RDONLY (OPEN+ACCESS marks); ftpd_t opens it O_RDONLY (unasked); setbool ftp_home_dir 0 (flush); \
-         unconfined_t reads (event, ACCESS mark re-armed):\n{}\n(ftpd_t's next read is {})",
-        w.explain(&v),
-        if w.read(1, 0).1 { "asked" } else { "let through unasked" }
-    );
+    next(&mut w);
+}
+
+/// A domain that opens a file for reading under an OPEN mark is never
+/// asked about, so `Marks` does not know it as a reader. After a boolean
+/// change denies it `read`, a read by another (known) reader re-arms the
+/// ACCESS mark, and the unknown reader's reads are let through.
+#[test]
+fn a_reader_let_in_by_an_open_mark_is_still_revoked() {
+    after_an_unseen_reader_loses_read(|w| {
+        assert_eq!(w.read(0, 0), (true, true), "unconfined_t's read after the flush is an event");
+        let v = w.violations();
+        assert!(
+            v.is_empty(),
+            "minimal sequence: setbool ftp_home_dir 1; ftpd_t enters scope; unconfined_t opens a user_home_t file \
+             O_RDONLY (OPEN+ACCESS marks); ftpd_t opens it O_RDONLY (unasked); setbool ftp_home_dir 0 (flush); \
+             unconfined_t reads (event, ACCESS mark re-armed):\n{}\n(ftpd_t's next read is {})",
+            w.explain(&v),
+            if w.read(1, 0).1 { "asked" } else { "let through unasked" }
+        );
+    });
 }
 
 /// The default domain's opens need no table entry, but one that places
@@ -1256,31 +1267,17 @@ fn a_reader_let_in_by_an_open_mark_is_still_revoked() {
 /// domain's descriptor.
 #[test]
 fn an_open_mark_placed_while_others_are_in_scope_is_remembered() {
-    let Some((path, policy)) = policy() else {
-        return;
-    };
-    let mut r = Reference::new(&path, &BOOLEANS);
-    let domains = vec![DOMAINS[0].to_owned(), "system_u:system_r:ftpd_t:s0".to_owned()];
-    let labels = vec![("file", "system_u:object_r:user_home_t:s0".to_owned())];
-    let mut w = world_for(&mut r, &policy, &domains, &labels, 1);
-    let ftp_home_dir = bool_index("ftp_home_dir");
-    w.set_boolean(ftp_home_dir, true);
-    w.enter(1);
-    assert_eq!(w.open(0, 0, Flags::Read), (true, true), "unconfined_t opens user_home_t");
-    assert_ne!(w.model().mask(w.key(0)) & OPEN_PERM, 0, "precondition: an OPEN mark (both domains may open it fully)");
-    assert_eq!(w.open(1, 0, Flags::Read), (true, false), "ftpd_t's open is let through unasked");
-    w.set_boolean(ftp_home_dir, false);
-    let read_bits = w.labels[0].read_bits;
-    assert!(!w.reference_allows(1, 0, read_bits), "precondition: ftp_home_dir off denies ftpd_t read");
-    assert_eq!(w.open(0, 0, Flags::Read), (true, true), "unconfined_t's open after the flush is an event");
-    let v = w.violations();
-    assert!(
-        v.is_empty(),
-        "minimal sequence: setbool ftp_home_dir 1; ftpd_t enters scope; unconfined_t opens a user_home_t file \
-         O_RDONLY (OPEN+ACCESS marks); ftpd_t opens it O_RDONLY (unasked); setbool ftp_home_dir 0 (flush); \
-         unconfined_t opens it again (event):\n{}",
-        w.explain(&v)
-    );
+    after_an_unseen_reader_loses_read(|w| {
+        assert_eq!(w.open(0, 0, Flags::Read), (true, true), "unconfined_t's open after the flush is an event");
+        let v = w.violations();
+        assert!(
+            v.is_empty(),
+            "minimal sequence: setbool ftp_home_dir 1; ftpd_t enters scope; unconfined_t opens a user_home_t file \
+             O_RDONLY (OPEN+ACCESS marks); ftpd_t opens it O_RDONLY (unasked); setbool ftp_home_dir 0 (flush); \
+             unconfined_t opens it again (event):\n{}",
+            w.explain(&v)
+        );
+    });
 }
 
 /// A reader beyond `MAX_READERS` is not recorded; a read by a recorded
