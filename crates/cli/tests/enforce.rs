@@ -412,7 +412,7 @@ helper_runs() {
 before=$(helper_runs); e0=$(events)
 L=""
 for c in 1 2 3 4; do
-    sh -c 'fail=0; for i in $(seq 3000); do : < "$0" || fail=$((fail+1)); done; echo $fail > "$1"' "$T/data/plain.txt" "$S/fail.$c" 2>/dev/null &
+    sh -c 'fail=0; for i in $(seq 3000); do true < "$0" || fail=$((fail+1)); done; echo $fail > "$1"' "$T/data/plain.txt" "$S/fail.$c" 2>/dev/null &
     L="$L $!"
 done
 wait $L
@@ -424,6 +424,50 @@ echo "FAILED=$(cat "$S"/fail.* | awk '{ n += $1 } END { print n }')"
     assert_eq!(r.num("FAILED"), 0, "opens were denied or failed:\n{}", r.stdout);
     assert!(r.num("EVENTS") >= 12000, "every open is an event without ignore marks:\n{}", r.stdout);
     assert!(r.num("HELPER_RUNS") > 50, "the helpers did not answer a queue of events:\n{}", r.stdout);
+}
+
+/// Beyond `--queue-bound` events read and not yet answered, the
+/// configured overload answer is given without a decision. With a bound
+/// of 1 and one responder, every batch of events a read brings beyond
+/// the first is over the bound. Every open here is allowed by the policy
+/// (`allow unconfined_t file_type:file { open read ... }`; plain.txt is
+/// file_t by file_contexts), so with `deny` exactly the overloaded
+/// opens fail (`true < FILE`: no reads, one event per open), and with
+/// `allow` none does.
+#[test]
+fn opens_beyond_the_queue_bound_get_the_overload_answer() {
+    let Some(p) = can_run() else { return };
+    for answer in ["deny", "allow"] {
+        let r = scenario(
+            p,
+            &format!(
+                r#"
+start_daemon --threads 1 --queue-bound 1 --overload-answer {answer} --no-ignore-marks
+overloaded() {{ "$RAMPART" status --socket "$SOCK" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["overloaded"])'; }}
+o0=$(overloaded); e0=$(events)
+rm -f "$S"/fail.*
+for burst in $(seq 10); do
+    L=""
+    for c in 1 2 3 4; do
+        sh -c 'fail=0; for i in $(seq 1000); do true < "$0" || fail=$((fail+1)); done; echo $fail > "$1"' "$T/data/plain.txt" "$S/fail.$burst.$c" 2>/dev/null &
+        L="$L $!"
+    done
+    wait $L
+    [ "$(( $(overloaded) - o0 ))" -gt 0 ] && break
+done
+echo "OVERLOADED=$(( $(overloaded) - o0 ))"
+echo "EVENTS=$(( $(events) - e0 ))"
+echo "OPENS=$(ls "$S"/fail.* | wc -l)000"
+echo "FAILED=$(cat "$S"/fail.* | awk '{{ n += $1 }} END {{ print n }}')"
+"#
+            ),
+        );
+        let overloaded = r.num("OVERLOADED");
+        assert!(overloaded > 0, "{answer}: no read brought more than one event:\n{}", r.stdout);
+        assert_eq!(r.num("EVENTS"), r.num("OPENS"), "{answer}: every open is one event:\n{}", r.stdout);
+        let expected_failures = if answer == "deny" { overloaded } else { 0 };
+        assert_eq!(r.num("FAILED"), expected_failures, "{answer}:\n{}", r.stdout);
+    }
 }
 
 /// An exec is a slow decision: the enforcer wakes a helper before it, so
