@@ -433,7 +433,8 @@ echo "FAILED=$(cat "$S"/fail.* | awk '{ n += $1 } END { print n }')"
 /// (`allow unconfined_t file_type:file { open read ... }`; plain.txt is
 /// file_t by file_contexts), so with `deny` exactly the overloaded
 /// opens fail (`true < FILE`: no reads, one event per open), and with
-/// `allow` none does.
+/// `allow` none does. Each decided open is counted in `status` as
+/// decided without the path (plain.txt has no xattr).
 #[test]
 fn opens_beyond_the_queue_bound_get_the_overload_answer() {
     let Some(p) = can_run() else { return };
@@ -443,8 +444,9 @@ fn opens_beyond_the_queue_bound_get_the_overload_answer() {
             &format!(
                 r#"
 start_daemon --threads 1 --queue-bound 1 --overload-answer {answer} --no-ignore-marks
-overloaded() {{ "$RAMPART" status --socket "$SOCK" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["overloaded"])'; }}
-o0=$(overloaded); e0=$(events)
+field() {{ "$RAMPART" status --socket "$SOCK" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }}
+overloaded() {{ field overloaded; }}
+o0=$(overloaded); e0=$(events); w0=$(field decided_without_path)
 rm -f "$S"/fail.*
 for burst in $(seq 10); do
     L=""
@@ -457,6 +459,7 @@ for burst in $(seq 10); do
 done
 echo "OVERLOADED=$(( $(overloaded) - o0 ))"
 echo "EVENTS=$(( $(events) - e0 ))"
+echo "WITHOUT_PATH=$(( $(field decided_without_path) - w0 ))"
 echo "OPENS=$(ls "$S"/fail.* | wc -l)000"
 echo "FAILED=$(cat "$S"/fail.* | awk '{{ n += $1 }} END {{ print n }}')"
 "#
@@ -467,6 +470,10 @@ echo "FAILED=$(cat "$S"/fail.* | awk '{{ n += $1 }} END {{ print n }}')"
         assert_eq!(r.num("EVENTS"), r.num("OPENS"), "{answer}: every open is one event:\n{}", r.stdout);
         let expected_failures = if answer == "deny" { overloaded } else { 0 };
         assert_eq!(r.num("FAILED"), expected_failures, "{answer}:\n{}", r.stdout);
+        // The others were decided, and without the path: plain.txt has no
+        // xattr, and unconfined_t may open both labels file_contexts could
+        // give it (file_t, and unlabeled_t when no spec matches).
+        assert_eq!(r.num("WITHOUT_PATH"), r.num("EVENTS") - overloaded, "{answer}:\n{}", r.stdout);
     }
 }
 

@@ -201,6 +201,7 @@ impl ControlHandler for Daemon {
             overloaded: load(&c.overloaded),
             tracked_processes: self.enforcer.procs.len() as u64,
             ignore_marks: self.enforcer.marks.placed(),
+            decided_without_path: load(&c.without_path),
             avc_lookups: stats.lookups,
             avc_hits: stats.hits,
             avc_misses: stats.misses,

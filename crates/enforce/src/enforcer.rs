@@ -46,6 +46,9 @@ pub struct Counters {
     /// Events read and not yet answered.
     pub in_flight: AtomicU64,
     pub exec_transitions: AtomicU64,
+    /// Opens and reads allowed with the object's label left unresolved
+    /// (crate::path_labels): answered without an AVC lookup.
+    pub without_path: AtomicU64,
 }
 
 fn bump(c: &AtomicU64) {
@@ -173,6 +176,7 @@ impl Enforcer {
             // Granted on every label the path could give, with nothing to
             // audit (crate::path_labels).
             self.answer(group, file.as_fd(), true);
+            bump(&self.counters.without_path);
             self.marks.after_open(&self.grants(), file.as_fd(), target, subject, !cp.read.is_empty(), ticket);
             return;
         };
@@ -208,6 +212,7 @@ impl Enforcer {
             }
             ObjectLabel::Unresolved(_) => {
                 self.answer(group, file.as_fd(), true);
+                bump(&self.counters.without_path);
                 true
             }
         };

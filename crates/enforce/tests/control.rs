@@ -101,6 +101,7 @@ impl ControlHandler for Fake {
             overloaded: 0,
             tracked_processes: 12,
             ignore_marks: 99,
+            decided_without_path: 800,
             avc_lookups: 5000,
             avc_hits: 4990,
             avc_misses: 10,

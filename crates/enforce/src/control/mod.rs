@@ -44,6 +44,13 @@ pub struct Status {
     pub tracked_processes: u64,
     /// Ignore marks placed since the last flush.
     pub ignore_marks: u64,
+    /// Of `allowed`, those decided without the object's path or label: a
+    /// file without an xattr that the domain may open or read on every
+    /// label file_contexts could give it. These need no AVC lookup, so
+    /// `avc_lookups` can be far below the events. Absent from the
+    /// replies of daemons older than the field (read as 0).
+    #[serde(default)]
+    pub decided_without_path: u64,
     pub avc_lookups: u64,
     pub avc_hits: u64,
     pub avc_misses: u64,

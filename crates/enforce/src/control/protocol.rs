@@ -585,6 +585,15 @@ mod tests {
         assert_eq!(Reply::parse(br#"{"ok":true,"seqno":1,"took_ms":3}"#).unwrap(), Reply::Seqno(1));
     }
 
+    #[test]
+    fn a_status_from_a_daemon_before_decided_without_path_still_parses() {
+        let old = br#"{"ok":true,"status":{"mode":"enforcing","policy":"p","policy_seqno":1,"events_per_second":0.0,"queue_depth":0,"allowed":5,"denied":0,"permissive_denials":0,"overloaded":0,"tracked_processes":0,"ignore_marks":2,"avc_lookups":5,"avc_hits":4,"avc_misses":1,"uptime_seconds":1.0}}"#;
+        match Reply::parse(old).unwrap() {
+            Reply::Status(s) => assert_eq!((s.allowed, s.decided_without_path), (5, 0)),
+            other => panic!("not a status: {other:?}"),
+        }
+    }
+
     /// Hands out its bytes a few at a time, like a socket.
     struct Trickle<'a>(&'a [u8], usize);
 
