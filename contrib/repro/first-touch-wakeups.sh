@@ -28,6 +28,8 @@ mount -t tmpfs first-touch "$work/fs"
 daemon=
 cleanup() {
   [[ -n "$daemon" ]] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+  # A daemon built with event-phases.patch reports per-event phases.
+  grep -h '^phases' "$work/state/stderr" 2>/dev/null || true
   umount "$work/fs" 2>/dev/null || true
   rm -rf "$work"
 }
