@@ -1,7 +1,8 @@
 //! Feeds arbitrary bytes to the file_contexts loader as a whole file
 //! (line syntax, file types, the PCRE-to-`regex` translation, the lookup
-//! index) and looks paths up in what loads. Nothing may panic, and the
-//! index must never lose a spec: a path written literally in a spec
+//! index) and looks paths up in what loads. Nothing may panic, every
+//! spec that loads must compile (loading promises it; lookups compile
+//! lazily), and the index must never lose a spec: a path written literally in a spec
 //! (letters, digits, `/`, `_` and `-` only, so the regex matches exactly
 //! that path) always finds a spec, as in libselinux where the last
 //! matching spec wins and that one matches.
@@ -27,6 +28,9 @@ fuzz_target!(|data: &[u8]| {
     }
     let loaded = FileContexts::load_unvalidated(&SpecFiles::from_base(&path).base_only());
     let Ok(fc) = loaded else { return };
+    if let Some((spec, why)) = fc.uncompilable().first() {
+        panic!("{:?} loaded but its translation does not compile: {why}", spec.regex);
+    }
     for spec in fc.specs() {
         let key = spec.regex.as_bytes();
         let found = fc.lookup(key, spec.file_type);

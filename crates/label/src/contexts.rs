@@ -239,6 +239,20 @@ impl FileContexts {
         Ok(FileContexts { specs, matchers, subs, index, files: used_files })
     }
 
+    /// Compiles every spec's regex now (lookups compile each on first
+    /// use, and do not keep these) and returns the specs whose
+    /// translation the `regex` crate refuses, with its message. Loading
+    /// bounds each translation's size so that there are none (see
+    /// `pcre`); a non-empty answer is a bug, which the tests and the
+    /// `file_contexts` fuzz target look for.
+    pub fn uncompilable(&self) -> Vec<(&Spec, String)> {
+        self.specs
+            .iter()
+            .zip(&self.matchers)
+            .filter_map(|(spec, m)| build_regex(&m.pattern).err().map(|e| (spec, e.to_string())))
+            .collect()
+    }
+
     /// All specs, in libselinux's order (the last matching one wins).
     pub fn specs(&self) -> &[Spec] {
         &self.specs

@@ -56,3 +56,17 @@ fn machine_walk_matches_libselinux() {
     assert!(sample.len() > 1000, "the walk found too few paths to be meaningful");
     assert_eq!(bad, 0, "{bad} of {} lookups differ from libselinux", queries.len());
 }
+
+/// Regexes compile on first use; loading promises every translation
+/// compiles. Checked for every spec of the system configuration.
+#[test]
+fn every_system_spec_translates_to_a_regex_that_compiles() {
+    let policy = rampart_policy::Policy::from_file(&rampart_policy::default_policy_path().unwrap()).unwrap();
+    let fc = FileContexts::load(&SpecFiles::system(), &policy).unwrap();
+    let bad = fc.uncompilable();
+    for (spec, why) in bad.iter().take(10) {
+        eprintln!("{}: {:?} does not compile: {why}", spec.origin, spec.regex);
+    }
+    assert!(fc.specs().len() > 1000, "the system file_contexts has too few specs to be meaningful");
+    assert!(bad.is_empty(), "{} of {} specs do not compile", bad.len(), fc.specs().len());
+}
