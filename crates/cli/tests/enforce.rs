@@ -208,7 +208,7 @@ fn permissive_logs_but_allows() {
 start_daemon {flag}
 echo "APP_SECRET=$(app_read "$T/data/secret.txt")"
 echo "APP_SECRET_AGAIN=$(app_read "$T/data/secret.txt")"
-echo "PERMISSIVE_DENIALS=$("$RAMPART" status --socket "$SOCK" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["permissive_denials"])')"
+echo "PERMISSIVE_DENIALS=$(status_field permissive_denials)"
 stop_daemon
 echo "AUDIT=$(grep -c 'denied  {{ read open }} for .*tcontext=system_u:object_r:secret_t:s0 tclass=file permissive=1' "$LOG")"
 "#
@@ -444,9 +444,8 @@ fn opens_beyond_the_queue_bound_get_the_overload_answer() {
             &format!(
                 r#"
 start_daemon --threads 1 --queue-bound 1 --overload-answer {answer} --no-ignore-marks
-field() {{ "$RAMPART" status --socket "$SOCK" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }}
-overloaded() {{ field overloaded; }}
-o0=$(overloaded); e0=$(events); w0=$(field decided_without_path)
+overloaded() {{ status_field overloaded; }}
+o0=$(overloaded); e0=$(events); w0=$(status_field decided_without_path)
 rm -f "$S"/fail.*
 for burst in $(seq 10); do
     L=""
@@ -459,7 +458,7 @@ for burst in $(seq 10); do
 done
 echo "OVERLOADED=$(( $(overloaded) - o0 ))"
 echo "EVENTS=$(( $(events) - e0 ))"
-echo "WITHOUT_PATH=$(( $(field decided_without_path) - w0 ))"
+echo "WITHOUT_PATH=$(( $(status_field decided_without_path) - w0 ))"
 echo "OPENS=$(ls "$S"/fail.* | wc -l)000"
 echo "FAILED=$(cat "$S"/fail.* | awk '{{ n += $1 }} END {{ print n }}')"
 "#

@@ -43,6 +43,8 @@ start_daemon() {
     echo "daemon did not start" >&2; return 1
 }
 stop_daemon() { kill -TERM "$D"; wait "$D" || true; D=""; }
+# One field of `rampart status --json`.
+status_field() { "$RAMPART" status --socket "$SOCK" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"; }
 # Permission events answered so far (allowed + denied + overload).
 events() { "$RAMPART" status --socket "$SOCK" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["allowed"]+d["denied"]+d["overloaded"])'; }
 # Waits (bounded) for file $1 to exist.
