@@ -40,7 +40,7 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::enforcer::Enforcer;
-use crate::event::{self, PermEvent};
+use crate::event::{self, PermEvent, RecordError};
 use crate::fanotify::Group;
 use crate::groups::{Groups, LiveView};
 use crate::pidfd::RecentPidfds;
@@ -173,8 +173,8 @@ impl Responder<'_> {
                     continue;
                 }
             };
-            match read_events(group, &mut self.buf, &mut self.events) {
-                Ok(()) => {}
+            let malformed = match read_events(group, &mut self.buf, &mut self.events) {
+                Ok(malformed) => malformed,
                 Err(e) => {
                     if e.kind() == io::ErrorKind::WouldBlock && spinning {
                         std::thread::yield_now();
@@ -182,11 +182,12 @@ impl Responder<'_> {
                     pause_after(&e, "reading fanotify events");
                     continue;
                 }
-            }
+            };
             if self.events.len() > 1 {
                 self.enforcer.helpers.signal();
             }
             self.answer_all(group);
+            report(malformed);
             if !self.settings.spin.is_zero() {
                 spin_until = Some(Instant::now() + self.settings.spin);
             }
@@ -209,14 +210,18 @@ impl Responder<'_> {
                     continue;
                 }
             };
-            if let Err(e) = read_events(group, &mut self.buf, &mut self.events) {
-                pause_after(&e, "reading fanotify events");
-                continue;
-            }
+            let malformed = match read_events(group, &mut self.buf, &mut self.events) {
+                Ok(malformed) => malformed,
+                Err(e) => {
+                    pause_after(&e, "reading fanotify events");
+                    continue;
+                }
+            };
             if self.events.len() > 1 {
                 self.enforcer.helpers.signal();
             }
             self.answer_all(group);
+            report(malformed);
         }
     }
 
@@ -242,14 +247,19 @@ impl Responder<'_> {
     }
 }
 
-/// Reads one batch from `group` into `events` (parse errors are logged;
-/// the records before them are kept).
-fn read_events(group: &Group, buf: &mut [u8], events: &mut Vec<PermEvent>) -> io::Result<()> {
+/// Reads one batch from `group` into `events`. A malformed record ends
+/// the batch (the records before it are kept) and is returned, to be
+/// reported once they are answered: stderr may block.
+fn read_events(group: &Group, buf: &mut [u8], events: &mut Vec<PermEvent>) -> io::Result<Option<RecordError>> {
     let n = group.read(buf)?;
-    if let Err(e) = event::parse(buf.get(..n).unwrap_or_default(), events) {
+    Ok(event::parse(buf.get(..n).unwrap_or_default(), events).err())
+}
+
+/// Reports a malformed record, after the batch it ended was answered.
+fn report(malformed: Option<RecordError>) {
+    if let Some(e) = malformed {
         eprintln!("rampartd: {e}");
     }
-    Ok(())
 }
 
 /// After a failed wait or read: nothing for `EINTR` (shutdown's SIGUSR1)
