@@ -52,7 +52,8 @@ mkdir "$work/fs/a" "$work/fs/b"
 "${client[@]}" "$work/fs/a" 2000 >/dev/null # warm-up
 for run in $(seq "$RUNS"); do
   w0=$(wakeups)
-  ns=$("${client[@]}" "$work/fs/a" "$COUNT")
+  out=$("${client[@]}" "$work/fs/a" "$COUNT")
+  ns=${out%% *}
   w1=$(wakeups)
   echo "run $run, 1 client:  $ns ns/open, $(((w1 - w0) * 100 / COUNT))/100 wake-ups per open"
   read -r i0 t0 < <(idle_total)
@@ -65,7 +66,7 @@ for run in $(seq "$RUNS"); do
   w1=$(wakeups)
   d1=$(daemon_ticks)
   read -r i1 t1 < <(idle_total)
-  echo "run $run, 2 clients: $(cat "$work/one") and $(cat "$work/two") ns/open," \
+  echo "run $run, 2 clients: $(cut -d' ' -f1 "$work/one") and $(cut -d' ' -f1 "$work/two") ns/open," \
     "$(((w1 - w0) * 100 / (2 * COUNT)))/100 wake-ups per open, $(((i1 - i0) * 100 / (t1 - t0)))% idle," \
     "rampartd $(((d1 - d0) * 1000000 / hz / (2 * COUNT))) µs CPU per event"
 done
