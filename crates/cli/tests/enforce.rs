@@ -461,6 +461,9 @@ echo "EVENTS=$(( $(events) - e0 ))"
 echo "WITHOUT_PATH=$(( $(status_field decided_without_path) - w0 ))"
 echo "OPENS=$(ls "$S"/fail.* | wc -l)000"
 echo "FAILED=$(cat "$S"/fail.* | awk '{{ n += $1 }} END {{ print n }}')"
+echo "TOTAL_OVERLOADED=$(overloaded)"
+stop_daemon
+echo "NOTICED=$(awk '/^rampartd: [0-9]+ events answered {answer} without a decision/ {{ n += $2 }} END {{ print n + 0 }}' "$S/daemon.err")"
 "#
             ),
         );
@@ -473,6 +476,8 @@ echo "FAILED=$(cat "$S"/fail.* | awk '{{ n += $1 }} END {{ print n }}')"
         // xattr, and unconfined_t may open both labels file_contexts could
         // give it (file_t, and unlabeled_t when no spec matches).
         assert_eq!(r.num("WITHOUT_PATH"), r.num("EVENTS") - overloaded, "{answer}:\n{}", r.stdout);
+        // The operator's notices on stderr add up to every overload answer.
+        assert_eq!(r.num("NOTICED"), r.num("TOTAL_OVERLOADED"), "{answer}:\n{}", r.stdout);
     }
 }
 

@@ -41,12 +41,15 @@ use crate::control::{ControlHandler, ControlServer, Status};
 use crate::enforcer::Enforcer;
 use crate::groups::Groups;
 use crate::objects::{unlabeled_context, ObjectSids};
+use crate::overload_notice::OverloadNotice;
 use crate::proc_connector::ProcConnector;
 use crate::procs::{Entry, ExecRequest};
 use crate::responder::{self, Role};
 
 const HOUSEKEEPING: Duration = Duration::from_millis(500);
 const REAP_EVERY: Duration = Duration::from_secs(5);
+/// How often overload answers are reported ([`crate::overload_notice`]).
+const NOTICE_EVERY: Duration = Duration::from_secs(1);
 
 /// Why the daemon could not start.
 #[derive(Debug, thiserror::Error)]
@@ -345,6 +348,7 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
         .map_err(io_err("fanotify_init (rampartd needs root and CONFIG_FANOTIFY_ACCESS_PERMISSIONS)"))?;
     let daemon = Arc::new(Daemon::new(config.clone(), groups)?);
     let stop = Arc::new(AtomicBool::new(false));
+    let mut notice = OverloadNotice::new(config.overload_allow, config.queue_bound);
     let mut responders: Vec<JoinHandle<()>> = Vec::new();
     for i in 0..config.threads {
         let (e, s) = (Arc::clone(&daemon.enforcer), Arc::clone(&stop));
@@ -390,7 +394,7 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
                 daemon.policy_path.display(),
                 config.socket.display()
             );
-            wait_for_stop(&daemon, &signals);
+            wait_for_stop(&daemon, &signals, &mut notice);
             server.shutdown();
             stop.store(true, Ordering::Relaxed);
             let _ = hk.join();
@@ -410,6 +414,7 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
         let _ = h.join();
     }
     let c = &daemon.enforcer.counters;
+    report_overloads(&mut notice, &daemon);
     eprintln!(
         "rampartd: stopping: {} events, {} allowed, {} denied; the kernel allows whatever is still queued",
         c.events.load(Ordering::Relaxed),
@@ -421,11 +426,17 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
     result
 }
 
-fn wait_for_stop(daemon: &Daemon, signals: &libc::sigset_t) {
+/// Waits for SIGTERM or SIGINT, reloading on SIGHUP and reporting
+/// overload answers every [`NOTICE_EVERY`] in between.
+fn wait_for_stop(daemon: &Daemon, signals: &libc::sigset_t, notice: &mut OverloadNotice) {
+    let timeout = libc::timespec { tv_sec: NOTICE_EVERY.as_secs() as libc::time_t, tv_nsec: 0 };
     loop {
-        let mut sig: libc::c_int = 0;
-        // SAFETY: `signals` is an initialised set and `sig` is writable.
-        if unsafe { libc::sigwait(signals, &mut sig) } != 0 {
+        // SAFETY: `signals` is an initialised set and `timeout` a valid
+        // timespec; no siginfo is asked for.
+        let sig = unsafe { libc::sigtimedwait(signals, std::ptr::null_mut(), &timeout) };
+        report_overloads(notice, daemon);
+        if sig < 0 {
+            // EAGAIN (the timeout) or EINTR.
             continue;
         }
         if sig == libc::SIGHUP {
@@ -436,5 +447,13 @@ fn wait_for_stop(daemon: &Daemon, signals: &libc::sigset_t) {
             continue;
         }
         return;
+    }
+}
+
+/// Writes the notice of overload answers given since the last one, if any.
+fn report_overloads(notice: &mut OverloadNotice, daemon: &Daemon) {
+    // Relaxed: a count for the operator; no other memory depends on it.
+    if let Some(line) = notice.since_last(daemon.enforcer.counters.overloaded.load(Ordering::Relaxed)) {
+        eprintln!("{line}");
     }
 }

@@ -26,6 +26,7 @@ pub mod fanotify;
 pub mod groups;
 pub mod marks;
 pub mod objects;
+pub mod overload_notice;
 pub mod path_labels;
 pub mod pidfd;
 pub mod proc_connector;
