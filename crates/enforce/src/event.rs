@@ -1,6 +1,11 @@
 //! Parses the records a fanotify `read` returns: the one module that
 //! turns those bytes into typed events. Every descriptor in a record is
 //! owned as soon as it is seen, so it is closed whatever happens next.
+//!
+//! The parser itself ([`parse_with`]) is generic over how a descriptor
+//! number is held, so it can be fuzzed on arbitrary bytes with numbers
+//! kept as numbers (`fuzz/fuzz_targets/fanotify_records.rs`): owning
+//! them there would close the fuzzer's own descriptors.
 
 use std::fmt;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -9,18 +14,19 @@ const METADATA_LEN: usize = 24;
 const INFO_HEADER_LEN: usize = 4;
 const INFO_TYPE_PIDFD: u8 = 4;
 
-/// One permission event.
-#[derive(Debug)]
-pub struct PermEvent {
+/// One permission event, its descriptors held as `Fd` (owned by the
+/// daemon; see the module docs).
+#[derive(Debug, PartialEq, Eq)]
+pub struct PermEvent<Fd = OwnedFd> {
     /// The event bits (`FAN_OPEN_PERM`, ...).
     pub mask: u64,
     /// The object, opened for us; its number is also the response key.
-    pub fd: OwnedFd,
+    pub fd: Fd,
     /// The process (thread group id).
     pub pid: u32,
     /// A pidfd of the process, if the group reports them and the kernel
     /// could make one (it cannot once the process has exited).
-    pub pidfd: Option<OwnedFd>,
+    pub pidfd: Option<Fd>,
 }
 
 /// A record that breaks the fanotify format (never expected from the
@@ -55,17 +61,28 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_ne_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
-/// Takes ownership of a descriptor number from a record, if it is one.
-fn own(fd: i32) -> Option<OwnedFd> {
+/// Takes ownership of a descriptor number (`>= 0`) from a record.
+fn own(fd: i32) -> OwnedFd {
     // SAFETY: the kernel installed `fd` in our table for this record and
     // nothing else refers to it; each record's numbers are owned once.
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+    unsafe { OwnedFd::from_raw_fd(fd) }
 }
 
 /// Parses `buf` (the bytes one `read` returned). Events are pushed to
 /// `out` as they parse; on a malformed record the error says where, and
 /// the descriptors seen so far are already owned (closed on drop).
 pub fn parse(buf: &[u8], out: &mut Vec<PermEvent>) -> Result<(), RecordError> {
+    parse_with(buf, out, own)
+}
+
+/// [`parse`], holding each descriptor number a record carries (a
+/// negative one is none) as `take` makes it, as soon as it is read.
+pub fn parse_with<Fd>(
+    buf: &[u8],
+    out: &mut Vec<PermEvent<Fd>>,
+    mut take: impl FnMut(i32) -> Fd,
+) -> Result<(), RecordError> {
+    let mut take = |n: i32| (n >= 0).then(|| take(n));
     let mut at = 0;
     while at < buf.len() {
         let err = |what: String| RecordError { offset: at, what };
@@ -77,7 +94,7 @@ pub fn parse(buf: &[u8], out: &mut Vec<PermEvent>) -> Result<(), RecordError> {
         let vers = rec[4];
         let metadata_len = u16_at(rec, 6).unwrap_or(0) as usize;
         let mask = u64_at(rec, 8).unwrap_or(0);
-        let fd = own(i32_at(rec, 16).unwrap_or(-1));
+        let fd = take(i32_at(rec, 16).unwrap_or(-1));
         let pid = i32_at(rec, 20).unwrap_or(-1);
         if vers != libc::FANOTIFY_METADATA_VERSION {
             return Err(err(format!("metadata version {vers}, expected {}", libc::FANOTIFY_METADATA_VERSION)));
@@ -88,7 +105,7 @@ pub fn parse(buf: &[u8], out: &mut Vec<PermEvent>) -> Result<(), RecordError> {
                 rec.len()
             )));
         }
-        let pidfd = parse_info(&rec[metadata_len..event_len])
+        let pidfd = parse_info(&rec[metadata_len..event_len], &mut take)
             .map_err(|(off, what)| RecordError { offset: at + metadata_len + off, what })?;
         at += event_len;
         let (Some(fd), Ok(pid)) = (fd, u32::try_from(pid)) else {
@@ -102,7 +119,7 @@ pub fn parse(buf: &[u8], out: &mut Vec<PermEvent>) -> Result<(), RecordError> {
 }
 
 /// The info records after the metadata; only the pidfd one is used.
-fn parse_info(mut info: &[u8]) -> Result<Option<OwnedFd>, (usize, String)> {
+fn parse_info<Fd>(mut info: &[u8], take: &mut impl FnMut(i32) -> Option<Fd>) -> Result<Option<Fd>, (usize, String)> {
     let mut pidfd = None;
     let mut off = 0;
     while !info.is_empty() {
@@ -115,7 +132,7 @@ fn parse_info(mut info: &[u8]) -> Result<Option<OwnedFd>, (usize, String)> {
         }
         if kind == INFO_TYPE_PIDFD {
             let fd = i32_at(info, INFO_HEADER_LEN).ok_or((off, "pidfd record too short".to_owned()))?;
-            pidfd = own(fd);
+            pidfd = take(fd);
         }
         info = &info[len..];
         off += len;
@@ -167,6 +184,27 @@ mod tests {
         assert_eq!(out[0].pid, 42);
         assert_eq!(out[0].mask, libc::FAN_OPEN_PERM);
         assert!(out[0].pidfd.is_none());
+    }
+
+    #[test]
+    fn numbers_are_taken_as_soon_as_read_even_from_a_record_that_then_fails() {
+        let mut buf = record(libc::FAN_OPEN_PERM, 5, 42, Some(6));
+        let mut bad = record(libc::FAN_OPEN_EXEC_PERM, 7, 43, Some(8));
+        // The second record's info header claims more bytes than it has.
+        bad[METADATA_LEN + 2..METADATA_LEN + 4].copy_from_slice(&64u16.to_ne_bytes());
+        buf.extend(bad);
+        let mut taken = Vec::new();
+        let mut out = Vec::new();
+        let e = parse_with(&buf, &mut out, |n| {
+            taken.push(n);
+            n
+        })
+        .unwrap_err();
+        assert_eq!(out, vec![PermEvent { mask: libc::FAN_OPEN_PERM, fd: 5, pid: 42, pidfd: Some(6) }]);
+        // 7 is held (to be closed) although its record is dropped; 8 is
+        // behind the malformed header, never read.
+        assert_eq!(taken, vec![5, 6, 7]);
+        assert_eq!(e.offset, 2 * METADATA_LEN + 8);
     }
 
     #[test]
