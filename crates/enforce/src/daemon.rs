@@ -13,7 +13,8 @@
 //! * **audit writer**: the [`AsyncSink`]'s thread; the responders only
 //!   enqueue, so a slow or full log never holds an answer.
 //! * the calling thread waits for SIGTERM/SIGINT (stop) and SIGHUP
-//!   (reload).
+//!   (reload), and reports overload answers on stderr
+//!   ([`crate::overload_notice`]).
 //!
 //! Shutdown answers every event already read, then closes the group: the
 //! kernel then allows every event still queued (fail-open). A daemon
