@@ -111,8 +111,10 @@ fn last_error(what: String) -> BenchError {
 }
 
 /// Moves the calling thread into a new mount namespace with private
-/// propagation. Must run on a thread of its own that does nothing else
-/// afterwards but the benchmark (and is never the main thread).
+/// propagation (what it starts afterwards inherits it). The benchmark
+/// calls it on a thread of its own that does nothing else afterwards;
+/// `rampart demo` on its main thread before any other thread exists, which
+/// moves the whole process.
 pub fn enter_private_namespace() -> Result<(), BenchError> {
     let before = own_namespace()?;
     // SAFETY: unshare takes no pointers; CLONE_NEWNS (with the CLONE_FS it
@@ -170,12 +172,19 @@ fn mount(
     Ok(())
 }
 
+/// Mounts a tmpfs named `name` on `target` (nosuid, nodev) with mount
+/// options `data` (`size=64m`, ...), in the calling thread's namespace.
+pub fn mount_tmpfs(name: &str, target: &Path, data: &str) -> Result<(), BenchError> {
+    mount(name, target, Some("tmpfs"), libc::MS_NOSUID | libc::MS_NODEV, Some(data))
+}
+
 /// Bind-mounts `source` over `target` (in the calling thread's namespace).
 pub fn bind(source: &Path, target: &Path) -> Result<(), BenchError> {
     mount(&source.to_string_lossy(), target, None, libc::MS_BIND, None)
 }
 
-fn detach(target: &Path) -> Result<(), BenchError> {
+/// Unmounts `target` lazily (`MNT_DETACH`).
+pub fn detach(target: &Path) -> Result<(), BenchError> {
     let t = cpath(target)?;
     // SAFETY: `t` is a valid NUL-terminated path.
     if unsafe { libc::umount2(t.as_ptr(), libc::MNT_DETACH) } != 0 {
@@ -230,7 +239,7 @@ impl Sandbox {
         for d in [&sb.fs, &sb.state] {
             std::fs::create_dir(d).map_err(BenchError::io(format!("cannot create {}", d.display())))?;
         }
-        mount("rampart-bench", &sb.fs, Some("tmpfs"), libc::MS_NOSUID | libc::MS_NODEV, Some("size=1g,mode=0755"))?;
+        mount_tmpfs("rampart-bench", &sb.fs, "size=1g,mode=0755")?;
         sb.mounted_fs = true;
         let entry = own_mounts()?
             .into_iter()

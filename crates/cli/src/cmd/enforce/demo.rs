@@ -10,13 +10,14 @@
 //! `httpd_t` directly, which the policy refuses to an unconfined shell
 //! (no `process transition`), exactly as `runcon` would fail.
 
-use std::ffi::CString;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use rampart_bench::enforce::namespace;
+use rampart_bench::BenchError;
 use rampart_enforce::control::Client;
 
 use crate::error::CliError;
@@ -31,48 +32,8 @@ fn err(what: &str) -> impl Fn(io::Error) -> CliError + '_ {
     move |e| CliError::input(format!("demo: {what}: {e}"))
 }
 
-fn check(ret: libc::c_int, what: &str) -> Result<(), CliError> {
-    if ret != 0 {
-        return Err(err(what)(io::Error::last_os_error()));
-    }
-    Ok(())
-}
-
-/// A private mount namespace, so the tmpfs and the marks on it are
-/// invisible to (and cannot affect) the rest of the machine.
-fn private_namespace() -> Result<(), CliError> {
-    // SAFETY: unshare and mount take flags and NUL-terminated strings that
-    // outlive the calls; the process is still single-threaded here.
-    unsafe {
-        check(libc::unshare(libc::CLONE_NEWNS), "unshare(CLONE_NEWNS) (run as root)")?;
-        let root = c"/";
-        check(
-            libc::mount(
-                std::ptr::null(),
-                root.as_ptr(),
-                std::ptr::null(),
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ),
-            "making / private in the new namespace",
-        )
-    }
-}
-
-fn mount_tmpfs(dir: &Path) -> Result<(), CliError> {
-    let target = CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| CliError::input("demo: bad path"))?;
-    // SAFETY: NUL-terminated strings that outlive the call.
-    check(
-        unsafe { libc::mount(c"tmpfs".as_ptr(), target.as_ptr(), c"tmpfs".as_ptr(), 0, c"size=64m".as_ptr().cast()) },
-        "mounting a tmpfs",
-    )
-}
-
-fn unmount(dir: &Path) {
-    if let Ok(target) = CString::new(dir.as_os_str().as_encoded_bytes()) {
-        // SAFETY: a NUL-terminated string that outlives the call.
-        unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
-    }
+fn sandbox_err(e: BenchError) -> CliError {
+    CliError::input(format!("demo: {e}"))
 }
 
 fn write_labeled(path: &Path, contents: &[u8], context: &str, mode: u32) -> Result<(), CliError> {
@@ -208,10 +169,12 @@ pub fn run() -> Result<u8, CliError> {
     if unsafe { libc::geteuid() } != 0 {
         return Err(CliError::input("demo: run as root (it mounts a tmpfs and listens to fanotify)"));
     }
-    private_namespace()?;
+    // A private mount namespace, so the tmpfs and the marks on it are
+    // invisible to (and cannot affect) the rest of the machine.
+    namespace::enter_private_namespace().map_err(sandbox_err)?;
     let dir = std::env::temp_dir().join(format!("rampart-demo.{}", std::process::id()));
     fs::create_dir_all(&dir).map_err(err("creating the demo directory"))?;
-    mount_tmpfs(&dir)?;
+    namespace::mount_tmpfs("rampart-demo", &dir, "size=64m").map_err(sandbox_err)?;
     let scene = Scene { socket: dir.join("run/rampartd.sock"), log: dir.join("run/audit.log"), dir: dir.clone() };
     let result = (|| {
         scene.build()?;
@@ -226,7 +189,7 @@ pub fn run() -> Result<u8, CliError> {
         print!("{}", fs::read_to_string(scene.path("run/rampartd.log")).unwrap_or_default());
         Ok(())
     })();
-    unmount(&dir);
+    let _ = namespace::detach(&dir);
     let _ = fs::remove_dir(&dir);
     result.map(|()| 0)
 }
