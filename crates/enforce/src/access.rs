@@ -5,16 +5,20 @@
 //!
 //! fanotify does not report the opener's flags. The daemon first checks
 //! the most an open can ask ([`ClassPerms::any_open`]); only when some of
-//! that is denied does it read the flags, from the opener's
-//! `/proc/PID/task/TID/syscall` (the opener is blocked in that syscall).
-//! That file names the thread's syscall and its raw arguments; for
-//! `openat2` the flags are read from the opener's memory. When the flags
-//! cannot be known (no thread is in an open call, several are, or the
-//! process went away), the open is taken to ask for everything, so
-//! uncertainty can only deny, never allow.
+//! that is denied does it read the flags, from the opening thread's
+//! `/proc/TID/task/TID/syscall` (events name the thread:
+//! `FAN_REPORT_TID`; it is blocked in that call while the event waits).
+//! That file names the call and its raw arguments. Only the 64-bit open
+//! calls whose flags are an argument are believed: the flags of `openat2`
+//! are in memory another thread may change while the daemon reads them;
+//! a 32-bit call (`int 0x80`) shows its own numbering, which is not
+//! told apart here; io_uring opens run in kernel workers. Those, and a
+//! thread that cannot be read, count as asking for everything: no case
+//! remains where uncertainty allows. The open an exec makes (the thread
+//! is in `execve`) is a read (`FMODE_READ | FMODE_EXEC`), as the kernel
+//! opens it.
 
 use std::fs;
-use std::os::unix::fs::FileExt;
 
 use rampart_avc::{ClassIdx, Mapping, Perms};
 
@@ -138,28 +142,15 @@ impl Classes {
 /// between (or the opener was preempted there, on a busy machine).
 const RUNNING_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// The open flags of the call `pid` is blocked in, if exactly one of its
-/// threads is in an open-type syscall (see the module docs).
-pub fn opener_flags(pid: u32) -> Option<u64> {
-    let tasks = fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let mut found = None;
-    for task in tasks.flatten() {
-        let path = format!("/proc/{pid}/task/{}/syscall", task.file_name().to_string_lossy());
-        let Some(line) = read_blocked_syscall(&path) else {
-            continue;
-        };
-        let Some(call) = parse_syscall_line(&line) else {
-            continue;
-        };
-        let flags = match call {
-            OpenCall::Flags(f) => f,
-            OpenCall::How(addr) => read_open_how_flags(pid, addr)?,
-        };
-        if found.replace(flags).is_some() {
-            return None;
-        }
+/// The open flags of the call thread `tid` is blocked in, when they can
+/// be known (see the module docs).
+pub fn opener_flags(tid: u32) -> Option<u64> {
+    let line = read_blocked_syscall(&format!("/proc/{tid}/task/{tid}/syscall"))?;
+    match parse_syscall_line(&line)? {
+        OpenCall::Flags(flags) => Some(flags),
+        OpenCall::Exec => Some(libc::O_RDONLY as u64),
+        OpenCall::FlagsInMemory => None,
     }
-    found
 }
 
 /// The thread's syscall line once it is blocked (not "running").
@@ -182,12 +173,15 @@ fn read_blocked_syscall(path: &str) -> Option<String> {
     None
 }
 
-/// An open-type call in `/proc/.../syscall` format: the flags, or where
-/// `openat2`'s `struct open_how` is.
+/// An open-type call in `/proc/.../syscall` format.
 #[derive(Debug, PartialEq, Eq)]
 enum OpenCall {
+    /// The flags, an argument of the call.
     Flags(u64),
-    How(u64),
+    /// `openat2`: the flags are in the caller's memory.
+    FlagsInMemory,
+    /// `execve`/`execveat`: the kernel opens the program for reading.
+    Exec,
 }
 
 fn parse_syscall_line(line: &str) -> Option<OpenCall> {
@@ -200,17 +194,11 @@ fn parse_syscall_line(line: &str) -> Option<OpenCall> {
         libc::SYS_open => arg(1).map(OpenCall::Flags),
         libc::SYS_openat => arg(2).map(OpenCall::Flags),
         libc::SYS_creat => Some(OpenCall::Flags((libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC) as u64)),
-        libc::SYS_openat2 => arg(2).map(OpenCall::How),
+        libc::SYS_openat2 => Some(OpenCall::FlagsInMemory),
         libc::SYS_open_by_handle_at => arg(2).map(OpenCall::Flags),
+        libc::SYS_execve | libc::SYS_execveat => Some(OpenCall::Exec),
         _ => None,
     }
-}
-
-fn read_open_how_flags(pid: u32, addr: u64) -> Option<u64> {
-    let mem = fs::File::open(format!("/proc/{pid}/mem")).ok()?;
-    let mut word = [0u8; 8];
-    mem.read_exact_at(&mut word, addr).ok()?;
-    Some(u64::from_ne_bytes(word))
 }
 
 #[cfg(test)]
@@ -222,7 +210,13 @@ mod tests {
         let openat = format!("{} 0xffffff9c 0x7ffc 0x241 0x1b6 0x0 0x0 0x7ffc 0x7f00\n", libc::SYS_openat);
         assert_eq!(parse_syscall_line(&openat), Some(OpenCall::Flags(0x241)));
         let how = format!("{} 0xffffff9c 0x7ffc 0x7ffd1000 0x18 0x0 0x0 0x7ffc 0x7f00", libc::SYS_openat2);
-        assert_eq!(parse_syscall_line(&how), Some(OpenCall::How(0x7ffd1000)));
+        assert_eq!(parse_syscall_line(&how), Some(OpenCall::FlagsInMemory));
+        let exec = format!("{} 0x55d0 0x7ffc 0x7ffd 0x0 0x0 0x0 0x7ffc 0x7f00", libc::SYS_execve);
+        assert_eq!(parse_syscall_line(&exec), Some(OpenCall::Exec));
+        if cfg!(target_arch = "x86_64") {
+            // int 0x80 open (i386 number 5) reads as x86-64 fstat: unknown.
+            assert_eq!(parse_syscall_line("5 0x8000 0x2 0x0 0x0 0x0 0x0 0xffd0 0xf7f0"), None);
+        }
         assert_eq!(parse_syscall_line("0 0x3 0x1 0x2 0x0 0x0 0x0 0x1 0x2"), None, "read is not an open");
         assert_eq!(parse_syscall_line("running"), None);
         assert_eq!(parse_syscall_line("-1 0x7ffc 0x7f00"), None);

@@ -3,7 +3,7 @@
 //! flags plus the tuning knobs:
 //!
 //! ```toml
-//! mark = ["/srv"]                     # mounts to enforce on
+//! mark = ["/srv"]                     # filesystems to enforce on (by a mount point)
 //! policy = "/etc/selinux/default/policy/policy.33"
 //! file-contexts = "/etc/selinux/default/contexts/files/file_contexts"
 //! default-context = "unconfined_u:unconfined_r:unconfined_t:s0"
@@ -11,6 +11,7 @@
 //! permissive-domains = ["httpd_t"]    # per-domain permissive
 //! audit-log = "/var/log/rampart/audit.log"
 //! socket = "/run/rampart/rampartd.sock"
+//! cgroup = "rampart"                  # the tree of confined processes (cgroup v2)
 //! threads = 2                         # responder threads
 //! queue-bound = 4096                  # events read and not yet answered
 //! overload-answer = "allow"           # or "deny", beyond the bound
@@ -25,6 +26,8 @@ use serde::Deserialize;
 
 pub const DEFAULT_CONTEXT: &str = "unconfined_u:unconfined_r:unconfined_t:s0";
 pub const DEFAULT_THREADS: usize = 2;
+/// The cgroup tree under the unified hierarchy ([`crate::cgroups`]).
+pub const DEFAULT_CGROUP: &str = "rampart";
 pub const DEFAULT_QUEUE_BOUND: usize = 4096;
 /// See [`crate::responder`]: long enough to span the gap between two
 /// events of a process opening files in a row.
@@ -46,6 +49,7 @@ pub struct FileConfig {
     pub permissive_domains: Option<Vec<String>>,
     pub audit_log: Option<PathBuf>,
     pub socket: Option<PathBuf>,
+    pub cgroup: Option<String>,
     pub threads: Option<usize>,
     pub queue_bound: Option<usize>,
     pub overload_answer: Option<String>,
@@ -75,6 +79,8 @@ pub struct DaemonConfig {
     /// `None`: audit lines go to stderr.
     pub audit_log: Option<PathBuf>,
     pub socket: PathBuf,
+    /// The cgroup tree's name ([`crate::cgroups`]).
+    pub cgroup: String,
     pub threads: usize,
     pub queue_bound: usize,
     pub overload_allow: bool,
@@ -91,7 +97,7 @@ impl DaemonConfig {
         let mut marks = file.mark.unwrap_or_default();
         marks.extend(flags.mark.unwrap_or_default());
         if marks.is_empty() {
-            return Err("no mount to enforce on: give --mark PATH (or `mark = [...]` in the config file)".into());
+            return Err("no filesystem to enforce on: give --mark PATH (or `mark = [...]` in the config file)".into());
         }
         let threads = flags.threads.or(file.threads).unwrap_or(DEFAULT_THREADS);
         if !(1..=64).contains(&threads) {
@@ -125,6 +131,7 @@ impl DaemonConfig {
             permissive_domains,
             audit_log: flags.audit_log.or(file.audit_log),
             socket: flags.socket.or(file.socket).unwrap_or_else(|| crate::control::DEFAULT_SOCKET.into()),
+            cgroup: flags.cgroup.or(file.cgroup).unwrap_or_else(|| DEFAULT_CGROUP.into()),
             threads,
             queue_bound,
             overload_allow,

@@ -6,9 +6,10 @@
 //!   different processes are decided in parallel without a hand-off on
 //!   the way to the answer. `pollers` of them (one by default) wait on
 //!   the groups; the others are woken when events queue up.
-//! * **housekeeper**: applies proc connector events as they come (the
-//!   responders also drain it before deciding for a process whose entry
-//!   may be stale), reaps dead entries, and keeps the event rate.
+//! * **housekeeper**: settles exec transitions in flight (every
+//!   millisecond while there are some: [`crate::cgroups`]), drops exec
+//!   requests of processes that are gone, closes retired groups, and
+//!   keeps the event rate.
 //! * **control**: the socket server ([`crate::control`]).
 //! * **audit writer**: the [`AsyncSink`]'s thread; the responders only
 //!   enqueue, so a slow or full log never holds an answer.
@@ -37,17 +38,21 @@ use rampart_label::{FileContexts, ObjectLabeler, SpecFiles};
 use rampart_policy::Policy;
 
 use crate::access::{mapping, Classes};
+use crate::cgroups::Cgroups;
 use crate::config::DaemonConfig;
 use crate::control::{ControlHandler, ControlServer, Status};
 use crate::enforcer::Enforcer;
 use crate::groups::Groups;
 use crate::objects::{unlabeled_context, ObjectSids};
 use crate::overload_notice::OverloadNotice;
-use crate::proc_connector::ProcConnector;
-use crate::procs::{Entry, ExecRequest};
+use crate::own_threads;
+use crate::procs::ExecRequest;
 use crate::responder::{self, Role};
 
 const HOUSEKEEPING: Duration = Duration::from_millis(500);
+/// While an exec transition is in flight: its new image waits, frozen,
+/// until the housekeeper has seen it commit.
+const SETTLING: Duration = Duration::from_millis(1);
 const REAP_EVERY: Duration = Duration::from_secs(5);
 /// How often overload answers are reported ([`crate::overload_notice`]).
 const NOTICE_EVERY: Duration = Duration::from_secs(1);
@@ -89,15 +94,16 @@ fn load_contexts(config: &DaemonConfig, policy: &Policy) -> Result<FileContexts,
     FileContexts::load(&files, policy).map_err(|e| format!("file_contexts: {e}"))
 }
 
-/// `path` must be a mount point: the daemon marks whole mounts, and a
-/// path inside `/` would silently mark `/`.
+/// `path` must be a mount point: the daemon marks the whole filesystem
+/// it names, and a path inside `/` would silently mark the root
+/// filesystem.
 fn check_mount_point(path: &Path) -> Result<(), DaemonError> {
     let md = std::fs::metadata(path).map_err(io_err(format!("--mark {}", path.display())))?;
     let parent = path.join("..");
     let pmd = std::fs::metadata(&parent).map_err(io_err(format!("--mark {}", parent.display())))?;
     if md.dev() == pmd.dev() && md.ino() != pmd.ino() {
         return Err(DaemonError::Setup(format!(
-            "--mark {}: not a mount point; rampart enforces on whole mounts, so give the mount's root \
+            "--mark {}: not a mount point; rampart enforces on whole filesystems, so give a mount's root \
              (see findmnt -T {})",
             path.display(),
             path.display()
@@ -149,14 +155,8 @@ impl Daemon {
         let default_sid = avc.intern(&config.default_context).map_err(|e| DaemonError::Setup(e.to_string()))?;
         let unlabeled = avc.intern(&unlabeled_context(&policy)).map_err(|e| DaemonError::Setup(e.to_string()))?;
         let objects = ObjectSids::new(&avc, Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
-        let connector = match ProcConnector::open() {
-            Ok(c) => Some(c),
-            Err(e) => {
-                eprintln!("rampartd: warning: proc connector unavailable ({e}); children of confined processes run in the default domain");
-                None
-            }
-        };
-        let enforcer = Enforcer::new(avc, classes, objects, groups, default_sid, connector, config.ignore_marks);
+        let cgroups = Cgroups::open(&config.cgroup, &avc, default_sid, unlabeled).map_err(DaemonError::Setup)?;
+        let enforcer = Enforcer::new(avc, classes, objects, groups, cgroups, default_sid, config.ignore_marks);
         Ok(Daemon {
             enforcer: Arc::new(enforcer),
             config,
@@ -169,7 +169,7 @@ impl Daemon {
 
     fn flush_marks(&self) -> Result<(), String> {
         let mut scope = vec![self.enforcer.default_sid];
-        for d in self.enforcer.procs.domains() {
+        for d in self.enforcer.cgroups.domains().into_iter().chain(self.enforcer.requests.domains()) {
             if !scope.contains(&d) {
                 scope.push(d);
             }
@@ -203,7 +203,7 @@ impl ControlHandler for Daemon {
             denied: load(&c.denied),
             permissive_denials: load(&c.permissive_denials),
             overloaded: load(&c.overloaded),
-            tracked_processes: self.enforcer.procs.len() as u64,
+            tracked_processes: self.enforcer.cgroups.process_count() as u64,
             ignore_marks: self.enforcer.marks.placed(),
             decided_without_path: load(&c.without_path),
             avc_lookups: stats.lookups,
@@ -243,11 +243,11 @@ impl ControlHandler for Daemon {
         }
         let e = &self.enforcer;
         let sid = e.avc.intern(context).map_err(|err| err.to_string())?;
-        // The caller's own exec (of `rampart`) may still be queued in the
-        // connector: applied after the request is recorded, it would
-        // consume the request meant for the exec that follows.
-        e.sync_processes();
-        let subject = e.subject(pid, None);
+        let caller = e.subject_of_process(pid).map_err(|err| format!("cannot identify the caller: {err}"))?;
+        if caller.exec.is_some() {
+            return Err("the caller is in the middle of an exec transition".into());
+        }
+        let subject = caller.sid;
         if !force {
             let d = e.avc.has_perm_noaudit(subject, subject, e.classes.process, e.classes.setexec);
             if !d.passes() {
@@ -258,6 +258,7 @@ impl ControlHandler for Daemon {
             }
         }
         let request = ExecRequest { sid, force };
+        let mut watched = None;
         if let Some(path) = path {
             let file = std::fs::OpenOptions::new()
                 .read(true)
@@ -265,12 +266,18 @@ impl ControlHandler for Daemon {
                 .open(path)
                 .map_err(|err| format!("{path}: {err}"))?;
             e.check_exec_request(pid, subject, &file, request).map_err(|err| format!("{path}: {err}"))?;
+            // A program outside the marked filesystems: its exec must
+            // still be an event, where the transition is recorded.
+            if e.marks.target().watch_exec(&file).map_err(|err| format!("{path}: watching its exec: {err}"))? {
+                watched = Some(file);
+            }
         }
         // The new domain is in scope before any of its processes runs.
         e.marks.enter_scope(sid).map_err(|err| format!("flushing ignore marks: {err}"))?;
         let id = crate::pidfd::process_id(pid).ok();
-        let fresh = Entry { sid: subject, id, request: None, pending: None };
-        e.procs.update(pid, fresh, |entry| entry.request = Some(request));
+        if let Some(old) = e.requests.insert(pid, id, request, watched).and_then(|h| h.watched) {
+            e.marks.target().unwatch_exec(&old);
+        }
         Ok(())
     }
 
@@ -313,23 +320,29 @@ fn install_wakeup() -> io::Result<()> {
 }
 
 fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
-    let fd = daemon.enforcer.connector_fd();
+    own_threads::register_current();
+    let e = &daemon.enforcer;
     let mut last_reap = Instant::now();
+    let mut last_round = Instant::now();
+    // Relaxed: `stop` only ends the loop.
     while !stop.load(Ordering::Relaxed) {
-        match fd {
-            Some(fd) => {
-                let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
-                // SAFETY: one valid pollfd for the duration of the call.
-                unsafe { libc::poll(&mut p, 1, HOUSEKEEPING.as_millis() as libc::c_int) };
-            }
-            None => std::thread::sleep(HOUSEKEEPING),
+        let in_flight = e.cgroups.settle(&e.avc);
+        std::thread::sleep(if in_flight > 0 { SETTLING } else { HOUSEKEEPING.min(Duration::from_millis(20)) });
+        if last_round.elapsed() < HOUSEKEEPING {
+            continue;
         }
-        daemon.enforcer.sync_processes();
-        daemon.enforcer.marks.target().reap();
+        last_round = Instant::now();
+        e.marks.target().reap();
         daemon.sample_rate();
         if last_reap.elapsed() >= REAP_EVERY {
-            daemon.enforcer.reap();
-            daemon.enforcer.procs.prune_default(daemon.enforcer.default_sid);
+            let gone = e.requests.prune(|pid, id| match (crate::pidfd::process_id(pid), id) {
+                (Ok(now), Some(known)) => now == known,
+                (Ok(_), None) => true,
+                (Err(_), _) => false,
+            });
+            for watched in gone.into_iter().filter_map(|h| h.watched) {
+                e.marks.target().unwatch_exec(&watched);
+            }
             last_reap = Instant::now();
         }
     }
@@ -337,6 +350,7 @@ fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
 
 /// Runs the daemon in the foreground until SIGTERM or SIGINT.
 pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
+    own_threads::register_current();
     let signals = control_signals();
     // SAFETY: blocks signals in this thread (inherited by threads spawned
     // below) so only `sigwait` here receives them.
@@ -369,7 +383,7 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
         .enforcer
         .marks
         .target()
-        .mark_mounts()
+        .mark_filesystems()
         .map_err(|(m, e)| DaemonError::Io { what: format!("marking {}", m.display()), source: e });
     let housekeeping = {
         let (d, s) = (Arc::clone(&daemon), Arc::clone(&stop));

@@ -1,10 +1,12 @@
-//! Decides one permission event: who asks (the process table), for what
-//! (the object's label and class), and what the policy says (the AVC).
-//! The answer goes to the kernel first; the audit line, statistics and
-//! ignore marks come after, so a slow log never holds an open.
+//! Decides one permission event: who asks (the opening thread's cgroup),
+//! for what (the object's label and class), and what the policy says
+//! (the AVC). The answer goes to the kernel first; the audit line,
+//! statistics and ignore marks come after, so a slow log never holds an
+//! open.
 //!
 //! ```text
-//! event ─> subject (pid [+ pidfd id] ─> process table ─> domain)
+//! event ─> subject (thread id ─> pidfd ─> cgroup id ─> domain; skipped
+//!          while no process is confined: everyone is in the default domain)
 //!       ─> object  (fstat ─> (dev, ino) ─> label cache ─> SID; no xattr
 //!          and granted on every path label: unresolved, no path)
 //!       ─> AVC (everything an open could ask; the opener's flags only
@@ -13,26 +15,27 @@
 //! ```
 
 use std::fs::File;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Instant;
+use std::sync::Arc;
 
 use rampart_avc::{AuditInfo, Avc, ClassIdx, Decision, Perms, Sid};
 use rampart_policy::CreateKind;
 
 use crate::access::{opener_flags, ClassPerms, Classes};
+use crate::cgroups::{image_of, Cgroups, ExecInFlight, ExecPlan, FileId, Node};
 use crate::epoch::Ticket;
 use crate::event::PermEvent;
 use crate::fanotify::{self, Group};
 use crate::groups::Groups;
 use crate::marks::{Marks, Target};
 use crate::objects::{ObjectSids, Query};
+use crate::own_threads;
 use crate::path_labels::{Grants, ObjectLabel};
-use crate::pidfd;
-use crate::proc_connector::{ProcConnector, ProcEvent};
-use crate::procs::{Entry, ExecRequest, PendingExec, Processes, PENDING_EXEC_WINDOW};
+use crate::pidfd::{self, RecentThreads};
+use crate::procs::{ExecRequest, ExecRequests};
 use crate::responder::Backlog;
 
 /// Event counters (Relaxed: statistics only; nothing is ordered by them).
@@ -63,12 +66,24 @@ struct Checked {
     decision: Decision,
 }
 
+/// Who an event is about.
+#[derive(Clone, Debug)]
+pub struct Subject {
+    /// The domain its events are decided in.
+    pub sid: Sid,
+    /// Its process, when it was looked up.
+    pub tgid: Option<u32>,
+    /// The exec transition in flight it is part of, if any.
+    pub exec: Option<Arc<ExecInFlight>>,
+}
+
 /// The decision side of the daemon, shared by its responder threads.
 pub struct Enforcer {
     pub avc: Arc<Avc>,
     pub classes: Classes,
     pub objects: ObjectSids,
-    pub procs: Processes,
+    pub cgroups: Cgroups,
+    pub requests: ExecRequests,
     pub marks: Marks<Groups>,
     pub default_sid: Sid,
     pub self_pid: u32,
@@ -76,7 +91,6 @@ pub struct Enforcer {
     /// Wakes helper responders ([`crate::responder`]), also before a slow
     /// decision so it does not hold other processes' events.
     pub helpers: Backlog,
-    connector: Option<Mutex<ProcConnector>>,
 }
 
 impl Enforcer {
@@ -85,36 +99,32 @@ impl Enforcer {
         classes: Classes,
         objects: ObjectSids,
         groups: Groups,
+        cgroups: Cgroups,
         default_sid: Sid,
-        connector: Option<ProcConnector>,
         ignore_marks: bool,
     ) -> Enforcer {
+        let marks = Marks::new(groups, default_sid, ignore_marks);
+        marks.start_with(&cgroups.domains());
         Enforcer {
             avc,
             classes,
             objects,
-            procs: Processes::default(),
-            marks: Marks::new(groups, default_sid, ignore_marks),
+            cgroups,
+            requests: ExecRequests::default(),
+            marks,
             default_sid,
             self_pid: std::process::id(),
             counters: Counters::default(),
             helpers: Backlog::default(),
-            connector: connector.map(Mutex::new),
         }
     }
 
-    /// Answers `event` on `group`, then audits and places marks. Returns
-    /// the event's pidfd, for the caller to keep or close
-    /// ([`crate::pidfd::RecentPidfds`]).
-    pub fn handle(&self, group: &Group, mut event: PermEvent) -> Option<OwnedFd> {
-        let pidfd = event.pidfd.take();
-        self.decide(group, event, pidfd.as_ref().map(AsFd::as_fd));
-        pidfd
-    }
-
-    fn decide(&self, group: &Group, event: PermEvent, pidfd: Option<BorrowedFd<'_>>) {
+    /// Answers `event` on `group`, then audits and places marks.
+    /// `threads` is the calling responder's cache of thread pidfds.
+    pub fn handle(&self, group: &Group, event: PermEvent, threads: &mut RecentThreads) {
         bump(&self.counters.events);
-        if event.pid == self.self_pid {
+        let tid = event.pid;
+        if own_threads::contains(tid) {
             // Our own opens (logs, config, policy) are never held.
             self.answer(group, event.fd.as_fd(), true);
             return;
@@ -130,20 +140,28 @@ impl Enforcer {
             self.answer(group, file.as_fd(), true);
             return;
         };
-        if event.mask & fanotify::OPEN_EXEC_PERM != 0 {
-            // An exec is the slow decision (connector drain, domain
-            // transition, possibly a mark flush): let a helper take the
-            // events queued meanwhile.
+        let exec = event.mask & fanotify::OPEN_EXEC_PERM != 0;
+        if exec {
+            // An exec is the slow decision (a domain transition, possibly
+            // a mark flush): let a helper take the events queued meanwhile.
             self.helpers.signal();
-            // An exec the connector reported earlier (this process's
-            // previous one) is applied first: applied after the pending
-            // transition this exec records, it would take it for its own.
-            self.sync_processes();
         }
-        let subject = self.subject(event.pid, pidfd);
-        if event.mask & fanotify::OPEN_EXEC_PERM != 0 {
+        let subject = match self.subject(tid, threads, exec) {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                self.answer(group, file.as_fd(), true);
+                return;
+            }
+            Err(e) => {
+                // Whose event this is cannot be known: uncertainty denies.
+                self.answer(group, file.as_fd(), false);
+                eprintln!("rampartd: denied an event of thread {tid}: its cgroup is unknown ({e})");
+                return;
+            }
+        };
+        if exec {
             let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
-            self.exec(group, &file, event.pid, subject, tsid, cp);
+            self.exec(group, &file, &md, tid, &subject, tsid, cp);
             return;
         }
         let asked = if event.mask & fanotify::OPEN_PERM != 0 {
@@ -154,11 +172,11 @@ impl Enforcer {
             self.answer(group, file.as_fd(), true);
             return;
         };
-        let query = Query { subject, class: cp.class, perms: asked, epoch: ticket.epoch() };
+        let query = Query { subject: subject.sid, class: cp.class, perms: asked, epoch: ticket.epoch() };
         let label = self.objects.label_of(&self.avc, file.as_fd(), &md, Some(query));
         let target =
             Target { inode: (md.dev(), md.ino()), label, class: cp.class, any_open: cp.any_open(), read: cp.read };
-        let opener = Opener { pid: event.pid, subject, ticket };
+        let opener = Opener { tid, tgid: subject.tgid, subject: subject.sid, ticket };
         if event.mask & fanotify::OPEN_PERM != 0 {
             self.open(group, &file, opener, &target, cp);
         } else {
@@ -166,12 +184,52 @@ impl Enforcer {
         }
     }
 
+    /// Who thread `tid` is: its domain from its cgroup (`Ok(None)`: a
+    /// thread of the daemon). While no process is confined every thread
+    /// is in the default domain and nothing is looked up, unless
+    /// `need_process` (an exec needs the process).
+    pub fn subject(&self, tid: u32, threads: &mut RecentThreads, need_process: bool) -> io::Result<Option<Subject>> {
+        if !need_process && !self.cgroups.populated() {
+            return Ok(Some(Subject { sid: self.default_sid, tgid: None, exec: None }));
+        }
+        let info = match threads.info(tid) {
+            Ok(info) => info,
+            // The thread is gone: nobody waits for this answer.
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {
+                return Ok(Some(Subject { sid: self.default_sid, tgid: None, exec: None }))
+            }
+            Err(e) => return Err(e),
+        };
+        if info.tgid == self.self_pid {
+            return Ok(None);
+        }
+        Ok(Some(self.subject_in(info.tgid, info.cgroup_id)))
+    }
+
+    /// The subject of process `tgid` in cgroup `cgroup_id`.
+    fn subject_in(&self, tgid: u32, cgroup_id: u64) -> Subject {
+        match self.cgroups.node(cgroup_id) {
+            None => Subject { sid: self.default_sid, tgid: Some(tgid), exec: None },
+            Some(Node::Domain(sid)) => Subject { sid, tgid: Some(tgid), exec: None },
+            // Credentials change when the exec commits; until the
+            // housekeeper has seen it, the old domain (crate::cgroups).
+            Some(Node::Exec(x)) => Subject { sid: x.from, tgid: Some(tgid), exec: Some(x) },
+        }
+    }
+
+    /// The subject of process `pid` (a control request's peer).
+    pub fn subject_of_process(&self, pid: u32) -> io::Result<Subject> {
+        let fd = pidfd::pidfd_open(pid)?;
+        let info = pidfd::thread_info(fd.as_fd())?;
+        Ok(self.subject_in(info.tgid, info.cgroup_id))
+    }
+
     fn grants(&self) -> Grants<'_> {
         Grants { avc: &self.avc, paths: self.objects.paths() }
     }
 
     fn open(&self, group: &Group, file: &File, opener: Opener, target: &Target, cp: ClassPerms) {
-        let Opener { pid, subject, ticket } = opener;
+        let Opener { tid, tgid, subject, ticket } = opener;
         let ObjectLabel::Sid(tsid) = target.label else {
             // Granted on every label the path could give, with nothing to
             // audit (crate::path_labels).
@@ -188,11 +246,11 @@ impl Enforcer {
             // Reading the opener's flags from /proc is slow: let a helper
             // take the events queued meanwhile.
             self.helpers.signal();
-            let requested = opener_flags(pid).map_or(any, |f| cp.for_flags(f));
+            let requested = opener_flags(tid).map_or(any, |f| cp.for_flags(f));
             masked(first, requested)
         };
         self.answer(group, file.as_fd(), decision.passes());
-        self.audit(pid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
+        self.audit(tid, tgid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
         if decision.denied.is_empty() {
             let read = decision.allowed.contains(cp.read) && !cp.read.is_empty();
             self.marks.after_open(&self.grants(), file.as_fd(), target, subject, read, ticket);
@@ -202,12 +260,12 @@ impl Enforcer {
     /// A read of a file no access mark covers (revalidation after a
     /// change, or a file opened unseen).
     fn read(&self, group: &Group, file: &File, reader: Opener, target: &Target, cp: ClassPerms) {
-        let Opener { pid, subject, ticket } = reader;
+        let Opener { tid, tgid, subject, ticket } = reader;
         let allowed = match target.label {
             ObjectLabel::Sid(tsid) => {
                 let decision = self.avc.has_perm_noaudit(subject, tsid, cp.class, cp.read);
                 self.answer(group, file.as_fd(), decision.passes());
-                self.audit(pid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
+                self.audit(tid, tgid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
                 decision.denied.is_empty()
             }
             ObjectLabel::Unresolved(_) => {
@@ -220,31 +278,60 @@ impl Enforcer {
     }
 
     /// An exec: the file's `execute`, then the domain transition (or
-    /// `execute_no_trans`), recorded before the exec is allowed.
-    fn exec(&self, group: &Group, file: &File, pid: u32, subject: Sid, tsid: Sid, cp: ClassPerms) {
-        let entry = self.procs.get(pid);
-        let now = Instant::now();
-        let interpreter =
-            entry.and_then(|e| e.pending).is_some_and(|p| now.duration_since(p.since) < PENDING_EXEC_WINDOW);
-        let (checks, new_domain) = if interpreter {
-            (vec![self.check(subject, tsid, cp.class, cp.execute)], None)
-        } else {
-            self.exec_checks(subject, tsid, cp, entry.and_then(|e| e.request))
+    /// `execute_no_trans`); a transition moves the process into a frozen
+    /// cgroup of its own before the exec is allowed (crate::cgroups).
+    #[allow(clippy::too_many_arguments)]
+    fn exec(
+        &self,
+        group: &Group,
+        file: &File,
+        md: &std::fs::Metadata,
+        tid: u32,
+        subject: &Subject,
+        tsid: Sid,
+        cp: ClassPerms,
+    ) {
+        let Some(tgid) = subject.tgid else {
+            // The thread is gone: nobody waits for this answer.
+            self.answer(group, file.as_fd(), false);
+            return;
         };
-        let allow = checks.iter().all(|c| c.decision.passes());
-        if let Some(new) = new_domain {
+        if let Some(x) = &subject.exec {
+            // The exec in flight opens its interpreters (ELF `ld.so`, `#!`)
+            // as exec events of its own thread, checked for `execute` in
+            // the old domain as the kernel does before the commit. Another
+            // thread's exec meanwhile would race it: refused.
+            let checks = if tid == x.tid { vec![self.check(subject.sid, tsid, cp.class, cp.execute)] } else { vec![] };
+            let allow = tid == x.tid && checks.iter().all(|c| c.decision.passes());
+            self.answer(group, file.as_fd(), allow);
+            self.audit(tid, Some(tgid), file.as_fd(), &checks);
+            return;
+        }
+        let (request, held) = self.requests.take(tgid, pidfd::process_id(tgid).ok());
+        if let Some(watched) = held.and_then(|h| h.watched) {
+            self.marks.target().unwatch_exec(&watched);
+        }
+        let (checks, new_domain) = self.exec_checks(subject.sid, tsid, cp, request);
+        let mut allow = checks.iter().all(|c| c.decision.passes());
+        if let Some(new) = new_domain.filter(|&new| allow && new != subject.sid) {
             // Before the answer: once the exec runs, the new domain's
             // opens must not meet marks placed without it in scope.
-            if new != subject {
-                let _ = self.marks.enter_scope(new);
-                bump(&self.counters.exec_transitions);
+            let _ = self.marks.enter_scope(new);
+            let mut images = vec![(md.dev(), md.ino())];
+            images.extend(script_interpreter(file, tgid));
+            let plan = ExecPlan { from: subject.sid, to: new, tgid, tid, images, old_image: image_of(tgid) };
+            match self.cgroups.begin_exec(&self.avc, plan) {
+                Ok(()) => bump(&self.counters.exec_transitions),
+                Err(e) => {
+                    // Without its cgroup the new domain could not hold:
+                    // the exec is refused.
+                    allow = false;
+                    eprintln!("rampartd: refused an exec of pid {tgid}: its transition cannot be recorded ({e})");
+                }
             }
-            let id = self.process_id(pid, None);
-            let fresh = Entry { sid: subject, id, request: None, pending: None };
-            self.procs.update(pid, fresh, |e| e.pending = Some(PendingExec { sid: new, since: now }));
         }
         self.answer(group, file.as_fd(), allow);
-        self.audit(pid, file.as_fd(), &checks);
+        self.audit(tid, Some(tgid), file.as_fd(), &checks);
     }
 
     /// SELinux's exec checks of `subject` executing a file labeled `tsid`
@@ -290,7 +377,7 @@ impl Enforcer {
         let cp = self.classes.file().filter(|_| md.is_file()).ok_or("not a regular file")?;
         let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
         let (checks, entered) = self.exec_checks(subject, tsid, cp, Some(request));
-        self.audit(pid, file.as_fd(), &checks);
+        self.audit(pid, Some(pid), file.as_fd(), &checks);
         match entered {
             Some(_) => Ok(()),
             None => {
@@ -331,93 +418,15 @@ impl Enforcer {
         c
     }
 
-    /// The domain of `pid`. An unknown pid runs in the default domain,
-    /// unless the connector has not told us about its fork yet: when any
-    /// process is tracked, its queued events are applied first.
-    pub fn subject(&self, pid: u32, pidfd: Option<BorrowedFd<'_>>) -> Sid {
-        let mut entry = self.procs.get(pid);
-        let needs_sync = match entry {
-            None => !self.procs.is_empty(),
-            // An exec may have completed: apply it before deciding.
-            Some(e) => e.pending.is_some() || e.request.is_some(),
-        };
-        if needs_sync {
-            self.sync_processes();
-            entry = self.procs.get(pid);
-        }
-        let Some(e) = entry else {
-            return self.default_sid;
-        };
-        if e.id.is_none() {
-            return e.sid;
-        }
-        let id = pidfd.and_then(|fd| pidfd::pidfs_id(fd).ok());
-        self.procs.get_checked(pid, id).map_or(self.default_sid, |e| e.sid)
-    }
-
-    fn process_id(&self, pid: u32, pidfd: Option<BorrowedFd<'_>>) -> Option<u64> {
-        match pidfd {
-            Some(fd) => pidfd::pidfs_id(fd).ok(),
-            None => pidfd::process_id(pid).ok(),
-        }
-    }
-
-    /// Applies the connector's queued fork, exec and exit events. The
-    /// lock is held until they are applied: a thread that finds the queue
-    /// empty must also find what another thread drained already applied.
-    pub fn sync_processes(&self) {
-        let Some(connector) = &self.connector else {
-            return;
-        };
-        let mut connector = connector.lock().unwrap_or_else(PoisonError::into_inner);
-        let events = match connector.drain() {
-            Ok(events) => events,
-            Err(_) => vec![ProcEvent::Overrun],
-        };
-        for event in events {
-            match event {
-                ProcEvent::Fork { parent_tgid, child_pid, child_tgid, .. }
-                    if child_pid == child_tgid && self.procs.get(parent_tgid).is_some() =>
-                {
-                    self.procs.fork(parent_tgid, child_tgid, pidfd::process_id(child_tgid).ok());
-                }
-                ProcEvent::Exec { tgid, .. } => {
-                    if let Some(e) = self.procs.exec(tgid) {
-                        if e.sid == self.default_sid {
-                            self.procs.exit(tgid);
-                        }
-                    }
-                }
-                ProcEvent::Exit { pid, tgid, .. } if pid == tgid => self.procs.exit(tgid),
-                ProcEvent::Overrun => {
-                    self.reap();
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// Drops entries of processes that are gone.
-    pub fn reap(&self) -> usize {
-        self.procs.retain_alive(|pid, id| match (pidfd::process_id(pid), id) {
-            (Ok(now), Some(known)) => now == known,
-            (Ok(_), None) => true,
-            (Err(_), _) => false,
-        })
-    }
-
-    /// The connector's descriptor, for a thread that waits on it.
-    pub fn connector_fd(&self) -> Option<std::os::fd::RawFd> {
-        self.connector.as_ref().map(|c| c.lock().unwrap_or_else(PoisonError::into_inner).as_raw_fd())
-    }
-
     fn answer(&self, group: &Group, fd: BorrowedFd<'_>, allow: bool) {
         let _ = group.respond(fd, allow);
         bump(if allow { &self.counters.allowed } else { &self.counters.denied });
     }
 
-    /// Audits what the kernel would (after the answer).
-    fn audit(&self, pid: u32, fd: BorrowedFd<'_>, checks: &[Checked]) {
+    /// Audits what the kernel would (after the answer): `pid=` is the
+    /// process (looked up now if the event did not need it), `comm=` the
+    /// thread's name, as in the kernel's AVC records.
+    fn audit(&self, tid: u32, tgid: Option<u32>, fd: BorrowedFd<'_>, checks: &[Checked]) {
         let mut info = None;
         for c in checks {
             if c.decision.audited().is_empty() {
@@ -427,8 +436,10 @@ impl Enforcer {
                 bump(&self.counters.permissive_denials);
             }
             let info = info.get_or_insert_with(|| AuditInfo {
-                pid: Some(pid),
-                comm: pidfd::comm(pid),
+                pid: Some(tgid.unwrap_or_else(|| {
+                    pidfd::thread_pidfd(tid).and_then(|fd| pidfd::thread_info(fd.as_fd())).map_or(tid, |i| i.tgid)
+                })),
+                comm: pidfd::comm(tid),
                 path: rampart_label::fd_link(fd).map(|p| p.to_string_lossy().into_owned()),
                 extra: Vec::new(),
             });
@@ -452,7 +463,23 @@ fn masked(d: Decision, requested: Perms) -> Decision {
 /// Who opened (or read), and when the event began.
 #[derive(Clone, Copy)]
 struct Opener {
-    pid: u32,
+    tid: u32,
+    tgid: Option<u32>,
     subject: Sid,
     ticket: Ticket,
+}
+
+/// The interpreter a `#!` script names, as the process `tgid` would find
+/// it (through its root), by device and inode: the executable of the
+/// process once such an exec has committed. Read through the event's
+/// descriptor, which raises no event.
+fn script_interpreter(file: &File, tgid: u32) -> Option<FileId> {
+    let mut head = [0u8; 256];
+    let n = file.read_at(&mut head, 0).ok()?;
+    let line = head.get(..n)?.strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next()?;
+    let path = line.split(|&b| b == b' ' || b == b'\t').find(|w| !w.is_empty())?;
+    let path = std::str::from_utf8(path).ok()?;
+    let md = std::fs::metadata(format!("/proc/{tgid}/root/{}", path.trim_start_matches('/'))).ok()?;
+    Some((md.dev(), md.ino()))
 }

@@ -22,11 +22,9 @@ pub struct PermEvent<Fd = OwnedFd> {
     pub mask: u64,
     /// The object, opened for us; its number is also the response key.
     pub fd: Fd,
-    /// The process (thread group id).
+    /// The thread that opened or read (`FAN_REPORT_TID`): a thread id,
+    /// not the process's, so its flags and cgroup are the opener's own.
     pub pid: u32,
-    /// A pidfd of the process, if the group reports them and the kernel
-    /// could make one (it cannot once the process has exited).
-    pub pidfd: Option<Fd>,
 }
 
 /// A record that breaks the fanotify format (never expected from the
@@ -105,7 +103,7 @@ pub fn parse_with<Fd>(
                 rec.len()
             )));
         }
-        let pidfd = parse_info(&rec[metadata_len..event_len], &mut take)
+        parse_info(&rec[metadata_len..event_len], &mut take)
             .map_err(|(off, what)| RecordError { offset: at + metadata_len + off, what })?;
         at += event_len;
         let (Some(fd), Ok(pid)) = (fd, u32::try_from(pid)) else {
@@ -113,14 +111,15 @@ pub fn parse_with<Fd>(
             // nothing to answer.
             continue;
         };
-        out.push(PermEvent { mask, fd, pid, pidfd });
+        out.push(PermEvent { mask, fd, pid });
     }
     Ok(())
 }
 
-/// The info records after the metadata; only the pidfd one is used.
-fn parse_info<Fd>(mut info: &[u8], take: &mut impl FnMut(i32) -> Option<Fd>) -> Result<Option<Fd>, (usize, String)> {
-    let mut pidfd = None;
+/// Checks the info records after the metadata. The daemon asks for none
+/// (`FAN_REPORT_TID` excludes pidfds), but a pidfd record's descriptor
+/// would be in our table: it is taken, and dropped (closed).
+fn parse_info<Fd>(mut info: &[u8], take: &mut impl FnMut(i32) -> Option<Fd>) -> Result<(), (usize, String)> {
     let mut off = 0;
     while !info.is_empty() {
         let (Some(len), Some(&kind)) = (u16_at(info, 2), info.first()) else {
@@ -132,12 +131,12 @@ fn parse_info<Fd>(mut info: &[u8], take: &mut impl FnMut(i32) -> Option<Fd>) -> 
         }
         if kind == INFO_TYPE_PIDFD {
             let fd = i32_at(info, INFO_HEADER_LEN).ok_or((off, "pidfd record too short".to_owned()))?;
-            pidfd = take(fd);
+            drop(take(fd));
         }
         info = &info[len..];
         off += len;
     }
-    Ok(pidfd)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -164,7 +163,7 @@ mod tests {
     }
 
     #[test]
-    fn parses_events_with_and_without_pidfd() {
+    fn records_without_an_object_are_skipped() {
         // Negative descriptors: nothing real is owned (and closed) here.
         let mut buf = record(libc::FAN_OPEN_PERM, -1, 42, Some(-1));
         buf.extend(record(libc::FAN_OPEN_PERM, -1, 7, None));
@@ -183,7 +182,6 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].pid, 42);
         assert_eq!(out[0].mask, libc::FAN_OPEN_PERM);
-        assert!(out[0].pidfd.is_none());
     }
 
     #[test]
@@ -200,7 +198,7 @@ mod tests {
             n
         })
         .unwrap_err();
-        assert_eq!(out, vec![PermEvent { mask: libc::FAN_OPEN_PERM, fd: 5, pid: 42, pidfd: Some(6) }]);
+        assert_eq!(out, vec![PermEvent { mask: libc::FAN_OPEN_PERM, fd: 5, pid: 42 }]);
         // 7 is held (to be closed) although its record is dropped; 8 is
         // behind the malformed header, never read.
         assert_eq!(taken, vec![5, 6, 7]);

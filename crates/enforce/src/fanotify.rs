@@ -6,8 +6,12 @@
 //! Why these flags:
 //! * `FAN_CLASS_CONTENT`: permission events, answered before the open
 //!   returns (the class fapolicyd uses too).
-//! * `FAN_REPORT_PIDFD`: each event carries a pidfd of the process, whose
-//!   pidfs inode identifies it even if its pid is reused.
+//! * `FAN_REPORT_TID`: each event names the thread that opened or read,
+//!   not its process, so the flags read from `/proc` are that thread's
+//!   own call (with a process id, another thread blocked in an open could
+//!   lend its flags). The kernel refuses it together with
+//!   `FAN_REPORT_PIDFD`; the daemon opens a thread pidfd itself when it
+//!   needs the thread's cgroup ([`crate::pidfd`]).
 //! * No `FAN_UNLIMITED_QUEUE`: the kernel queue stays bounded (16384
 //!   events by default). When it overflows the kernel allows the access
 //!   without asking: fail-open, like every other fanotify daemon.
@@ -36,8 +40,6 @@ pub const ONDIR: u64 = libc::FAN_ONDIR;
 #[derive(Debug)]
 pub struct Group {
     fd: OwnedFd,
-    /// Events carry pidfds (`FAN_REPORT_PIDFD` was accepted).
-    pidfds: bool,
 }
 
 fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
@@ -49,30 +51,18 @@ fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
 }
 
 impl Group {
-    /// A content-class group reporting pidfds (falling back to none on a
-    /// kernel without `FAN_REPORT_PIDFD`, before 5.15).
+    /// A content-class group reporting thread ids (`FAN_REPORT_TID`,
+    /// Linux 4.20).
     pub fn new() -> io::Result<Group> {
-        let base = libc::FAN_CLASS_CONTENT | libc::FAN_CLOEXEC | libc::FAN_NONBLOCK;
+        let flags = libc::FAN_CLASS_CONTENT | libc::FAN_CLOEXEC | libc::FAN_NONBLOCK | libc::FAN_REPORT_TID;
         let event_flags = (libc::O_RDONLY | libc::O_LARGEFILE | libc::O_CLOEXEC | libc::O_NONBLOCK) as libc::c_uint;
-        let init = |flags: libc::c_uint| {
-            // SAFETY: fanotify_init takes two flag words and returns a new
-            // descriptor or -1; no memory is passed.
-            check(unsafe { libc::fanotify_init(flags, event_flags) })
-        };
-        let (raw, pidfds) = match init(base | libc::FAN_REPORT_PIDFD) {
-            Ok(fd) => (fd, true),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => (init(base)?, false),
-            Err(e) => return Err(e),
-        };
+        // SAFETY: fanotify_init takes two flag words and returns a new
+        // descriptor or -1; no memory is passed.
+        let raw = check(unsafe { libc::fanotify_init(flags, event_flags) })?;
         // SAFETY: `raw` is a descriptor fanotify_init just returned, owned
         // by nobody else.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        Ok(Group { fd, pidfds })
-    }
-
-    /// Events carry pidfds.
-    pub fn reports_pidfds(&self) -> bool {
-        self.pidfds
+        Ok(Group { fd })
     }
 
     fn mark(&self, flags: libc::c_uint, mask: u64, dirfd: RawFd, path: Option<&Path>) -> io::Result<()> {
@@ -88,14 +78,27 @@ impl Group {
         check(unsafe { libc::fanotify_mark(self.fd.as_raw_fd(), flags, mask, dirfd, ptr) }).map(|_| ())
     }
 
-    /// Marks the mount containing `path` for `mask`.
-    pub fn mark_mount(&self, path: &Path, mask: u64) -> io::Result<()> {
-        self.mark(libc::FAN_MARK_ADD | libc::FAN_MARK_MOUNT, mask, libc::AT_FDCWD, Some(path))
+    /// Marks the filesystem containing `path` for `mask`: every mount of
+    /// it, in every mount namespace, bind mounts and `/proc/PID/root`
+    /// paths included (a mount mark covers one mount object, and a copy
+    /// made by `unshare -m` is a new one).
+    pub fn mark_filesystem(&self, path: &Path, mask: u64) -> io::Result<()> {
+        self.mark(libc::FAN_MARK_ADD | libc::FAN_MARK_FILESYSTEM, mask, libc::AT_FDCWD, Some(path))
     }
 
-    /// Stops reporting `mask` on the mount containing `path`.
-    pub fn unmark_mount(&self, path: &Path, mask: u64) -> io::Result<()> {
-        self.mark(libc::FAN_MARK_REMOVE | libc::FAN_MARK_MOUNT, mask, libc::AT_FDCWD, Some(path))
+    /// Stops reporting `mask` on the filesystem containing `path`.
+    pub fn unmark_filesystem(&self, path: &Path, mask: u64) -> io::Result<()> {
+        self.mark(libc::FAN_MARK_REMOVE | libc::FAN_MARK_FILESYSTEM, mask, libc::AT_FDCWD, Some(path))
+    }
+
+    /// Reports `mask` (exec events) on the inode open as `object`.
+    pub fn watch_inode(&self, object: BorrowedFd<'_>, mask: u64) -> io::Result<()> {
+        self.mark(libc::FAN_MARK_ADD, mask, object.as_raw_fd(), None)
+    }
+
+    /// Stops reporting `mask` on the inode open as `object`.
+    pub fn unwatch_inode(&self, object: BorrowedFd<'_>, mask: u64) -> io::Result<()> {
+        self.mark(libc::FAN_MARK_REMOVE, mask, object.as_raw_fd(), None)
     }
 
     /// Bytes of events queued and not yet read (`FIONREAD`).
@@ -114,8 +117,8 @@ impl Group {
         self.mark(flags, mask, object.as_raw_fd(), None)
     }
 
-    /// Removes every inode mark of the group (all ignore marks); mount
-    /// marks stay.
+    /// Removes every inode mark of the group (all ignore marks);
+    /// filesystem marks stay.
     pub fn flush_inode_marks(&self) -> io::Result<()> {
         self.mark(libc::FAN_MARK_FLUSH, 0, libc::AT_FDCWD, None)
     }

@@ -1,5 +1,5 @@
-//! The daemon's fanotify groups: the current one, which carries the mount
-//! marks and the ignore marks, and retiring ones still answering what
+//! The daemon's fanotify groups: the current one, which carries the
+//! filesystem marks and the ignore marks, and retiring ones still answering what
 //! they queued. Revocation replaces the current group instead of
 //! flushing its ignore marks.
 //!
@@ -17,9 +17,9 @@
 //! marks).
 //!
 //! So a change that must remove ignore marks ([`MarkTarget::flush`])
-//! starts a new group with the same mount marks and no inode marks, which
+//! starts a new group with the same filesystem marks and no inode marks, which
 //! asks about every open and read from then on, and makes it current.
-//! Then it retires the old group: its mount marks are removed (no new
+//! Then it retires the old group: its filesystem marks are removed (no new
 //! events; a race there only lets the old group pass an event the new one
 //! also asks about) and its ignore marks flushed, and it is closed once
 //! its queue is empty, so nothing it queued is left to the kernel's
@@ -29,6 +29,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -38,8 +39,8 @@ use rustc_hash::FxHashMap;
 use crate::fanotify::{self, Group};
 use crate::marks::{InodeKey, MarkTarget};
 
-/// What the mount marks report.
-pub const MOUNT_MASK: u64 = fanotify::OPEN_PERM | fanotify::OPEN_EXEC_PERM | fanotify::ACCESS_PERM | fanotify::ONDIR;
+/// What the filesystem marks report.
+pub const MARK_MASK: u64 = fanotify::OPEN_PERM | fanotify::OPEN_EXEC_PERM | fanotify::ACCESS_PERM | fanotify::ONDIR;
 
 /// See the module docs.
 pub struct Groups {
@@ -50,7 +51,15 @@ pub struct Groups {
     retiring: Mutex<Vec<Arc<Group>>>,
     /// Bumped whenever `live` changes (see [`LiveView`]).
     generation: AtomicU64,
-    mounts: Vec<PathBuf>,
+    filesystems: Vec<PathBuf>,
+    /// Their device numbers.
+    devices: Vec<u64>,
+    /// A group that only carries exec marks on single files outside the
+    /// marked filesystems (programs `rampart run` will execute): it has no
+    /// ignore marks, so it is never rotated. Made on first use, so the
+    /// usual daemon has one live group, which a spinning responder reads
+    /// without `epoll_wait` ([`LiveView::single`]).
+    execs: std::sync::OnceLock<Arc<Group>>,
     rotations: AtomicU64,
 }
 
@@ -76,8 +85,8 @@ impl LiveView {
 
 impl Groups {
     /// A first group, watched by the epoll set; nothing is marked until
-    /// [`Groups::mark_mounts`].
-    pub fn new(mounts: Vec<PathBuf>) -> io::Result<Groups> {
+    /// [`Groups::mark_filesystems`].
+    pub fn new(filesystems: Vec<PathBuf>) -> io::Result<Groups> {
         // SAFETY: epoll_create1 takes a flag word and returns a new
         // descriptor or -1.
         let raw = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
@@ -88,22 +97,55 @@ impl Groups {
         // nobody else.
         let epoll = unsafe { OwnedFd::from_raw_fd(raw) };
         let first = Arc::new(Group::new()?);
+        let devices = filesystems.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.dev()).collect();
         let groups = Groups {
             epoll,
             live: Mutex::new(FxHashMap::default()),
             current: RwLock::new(Arc::clone(&first)),
             retiring: Mutex::new(Vec::new()),
             generation: AtomicU64::new(0),
-            mounts,
+            filesystems,
+            devices,
+            execs: std::sync::OnceLock::new(),
             rotations: AtomicU64::new(0),
         };
         groups.watch(first)?;
         Ok(groups)
     }
 
-    /// Marks every mount on the current group.
-    pub fn mark_mounts(&self) -> Result<(), (PathBuf, io::Error)> {
-        mark_all(&self.current(), &self.mounts)
+    /// Marks every filesystem on the current group.
+    pub fn mark_filesystems(&self) -> Result<(), (PathBuf, io::Error)> {
+        mark_all(&self.current(), &self.filesystems)
+    }
+
+    /// Makes every exec of the file open as `file` an event, if it is
+    /// outside the marked filesystems (returns whether it was marked).
+    pub fn watch_exec(&self, file: &std::fs::File) -> io::Result<bool> {
+        let md = file.metadata()?;
+        if self.devices.contains(&md.dev()) {
+            return Ok(false);
+        }
+        let execs = match self.execs.get() {
+            Some(g) => g,
+            None => {
+                let _guard = self.retiring.lock().unwrap_or_else(PoisonError::into_inner);
+                if self.execs.get().is_none() {
+                    let group = Arc::new(Group::new()?);
+                    self.watch(Arc::clone(&group))?;
+                    let _ = self.execs.set(group);
+                }
+                self.execs.get().ok_or_else(|| io::Error::other("no exec group"))?
+            }
+        };
+        execs.watch_inode(file.as_fd(), fanotify::OPEN_EXEC_PERM)?;
+        Ok(true)
+    }
+
+    /// Undoes [`Groups::watch_exec`].
+    pub fn unwatch_exec(&self, file: &std::fs::File) {
+        if let Some(execs) = self.execs.get() {
+            let _ = execs.unwatch_inode(file.as_fd(), fanotify::OPEN_EXEC_PERM);
+        }
     }
 
     pub fn current(&self) -> Arc<Group> {
@@ -207,13 +249,13 @@ impl Groups {
         self.reap();
         let new = Arc::new(Group::new()?);
         self.watch(Arc::clone(&new))?;
-        if let Err((_, e)) = mark_all(&new, &self.mounts) {
+        if let Err((_, e)) = mark_all(&new, &self.filesystems) {
             self.unwatch(&new);
             return Err(e);
         }
         let old = std::mem::replace(&mut *self.current.write().unwrap_or_else(PoisonError::into_inner), new);
-        for m in &self.mounts {
-            let _ = old.unmark_mount(m, MOUNT_MASK);
+        for m in &self.filesystems {
+            let _ = old.unmark_filesystem(m, MARK_MASK);
         }
         let _ = old.flush_inode_marks();
         self.retiring.lock().unwrap_or_else(PoisonError::into_inner).push(old);
@@ -223,9 +265,9 @@ impl Groups {
     }
 }
 
-fn mark_all(group: &Group, mounts: &[PathBuf]) -> Result<(), (PathBuf, io::Error)> {
-    for m in mounts {
-        group.mark_mount(m, MOUNT_MASK).map_err(|e| (m.clone(), e))?;
+fn mark_all(group: &Group, filesystems: &[PathBuf]) -> Result<(), (PathBuf, io::Error)> {
+    for m in filesystems {
+        group.mark_filesystem(m, MARK_MASK).map_err(|e| (m.clone(), e))?;
     }
     Ok(())
 }

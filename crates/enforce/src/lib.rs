@@ -4,8 +4,9 @@
 //! Modules, in the order an event meets them: [`fanotify`] (a group:
 //! marks, reads, answers), [`groups`] (the current group and those
 //! retiring after a revocation) and [`event`] (parsing records);
-//! [`procs`] with [`proc_connector`] and [`pidfd`] (which domain a
-//! process runs in); [`objects`] (object labels as SIDs) with
+//! [`cgroups`] with [`pidfd`] (which domain a thread runs in: the
+//! kernel keeps it, in cgroups) and [`procs`] (exec contexts asked for);
+//! [`own_threads`] (the daemon's own); [`objects`] (object labels as SIDs) with
 //! [`path_labels`] (when a file's path cannot change the answer); [`access`]
 //! (classes and permissions of an open); [`enforcer`] (the decision);
 //! [`marks`] (the kernel-side cache of ignore marks); [`responder`]
@@ -16,6 +17,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod access;
+pub mod cgroups;
 pub mod config;
 pub mod control;
 pub mod daemon;
@@ -27,9 +29,9 @@ pub mod groups;
 pub mod marks;
 pub mod objects;
 pub mod overload_notice;
+pub mod own_threads;
 pub mod path_labels;
 pub mod pidfd;
-pub mod proc_connector;
 pub mod procs;
 pub mod responder;
 mod sync;

@@ -255,6 +255,17 @@ impl<T: MarkTarget> Marks<T> {
         self.epoch.ticket()
     }
 
+    /// Before any mark is placed: `domains` are in scope from the start
+    /// (processes an earlier daemon confined, [`crate::cgroups`]).
+    pub fn start_with(&self, domains: &[Sid]) {
+        let mut scope = self.scope.write().unwrap_or_else(PoisonError::into_inner);
+        for d in domains {
+            if !scope.contains(d) {
+                scope.push(*d);
+            }
+        }
+    }
+
     /// `sid` is about to run (an exec transition): if it is new to the
     /// scope, the open marks placed without it are no longer justified.
     pub fn enter_scope(&self, sid: Sid) -> io::Result<()> {

@@ -1,37 +1,28 @@
-//! Process identity beyond the pid: pidfds, pidfs ids, start times and
-//! names.
+//! Process and thread identity beyond the pid: pidfds, pidfs ids,
+//! `PIDFD_GET_INFO`, names.
 //!
-//! A pid is reused once its process is reaped, so the daemon cannot key
-//! its per-process state (the domain a process runs in) by pid alone: a
-//! new process that happens to get a dead process's pid must never
-//! inherit the dead one's domain. The process events connector
-//! ([`crate::proc_connector`]) gives the order of fork, exec and exit; this
-//! module gives identities that survive pid reuse, for resynchronising
-//! from `/proc` after an overrun and for checking that a pid still names
-//! the process the daemon thinks it does:
+//! A pid is reused once its process is reaped, so nothing may be keyed by
+//! a pid alone. A pidfd, once open, keeps naming the task it was opened
+//! for (also after it exits), so take the pidfd first and ask through it:
 //!
 //! * [`process_id`]: on kernels with pidfs (Linux 6.9 and later) every
 //!   process gets an inode in pidfs whose number is unique for the boot
-//!   and never reused (a 64-bit counter), so `st_ino` of any pidfd for the
-//!   process is its identity. Older kernels back pidfds with one shared
-//!   anonymous inode, so `st_ino` says nothing; [`pidfs_id`] detects that
-//!   with `fstatfs` (`PID_FS_MAGIC`) and fails with
-//!   [`io::ErrorKind::Unsupported`].
-//! * [`start_time_ticks`]: the start time in clock ticks since boot, field
-//!   22 of `/proc/PID/stat`; with the pid, an identity on every kernel
-//!   (two processes could only share both if the pid were reused within
-//!   one tick).
-//!
-//! Opening by pid is itself racy: [`pidfd_open`] returns a handle to
-//! whatever process holds the pid *now*. Once open, a pidfd keeps naming
-//! that process (also after it exits), so take the pidfd first and check
-//! the identity through it.
+//!   and never reused, so `st_ino` of any pidfd for the process is its
+//!   identity ([`pidfs_id`] checks the filesystem is pidfs).
+//! * [`thread_info`]: `PIDFD_GET_INFO` (Linux 6.13) on a pidfd gives the
+//!   thread group id and the task's cgroup v2 id, which is how an event's
+//!   thread is mapped to its domain ([`crate::cgroups`]). On a pidfd of a
+//!   task that has exited it fails with `ESRCH`.
+//! * [`RecentThreads`]: a responder's pidfds of the threads it answered
+//!   last, so a thread opening file after file costs one `ioctl`, not an
+//!   open, an `ioctl` and a close (pidfs frees a task's inode with its
+//!   last pidfd and builds it again for the next).
 
 use std::collections::VecDeque;
 use std::fs;
 use std::io;
 use std::mem;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
 /// `PID_FS_MAGIC` from `linux/magic.h`: the filesystem type of pidfds on
 /// kernels with pidfs.
@@ -42,13 +33,17 @@ pub const PID_FS_MAGIC: i64 = 0x5049_4446;
 /// with `ESRCH` when no such process exists (also once it has been
 /// reaped).
 pub fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
+    open_pidfd(pid, 0)
+}
+
+fn open_pidfd(pid: u32, flags: libc::c_uint) -> io::Result<OwnedFd> {
     let pid = libc::pid_t::try_from(pid)
         .ok()
         .filter(|&p| p > 0)
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, format!("invalid pid {pid}")))?;
     // SAFETY: pidfd_open takes a pid and flags by value and touches no
     // memory of ours.
-    let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as libc::c_uint) };
+    let rc = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, flags) };
     if rc < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -103,27 +98,6 @@ pub fn process_id(pid: u32) -> io::Result<u64> {
     pidfs_id(std::os::fd::AsFd::as_fd(&fd))
 }
 
-/// The start time of `pid` in clock ticks since boot (field 22 of
-/// `/proc/PID/stat`).
-pub fn start_time_ticks(pid: u32) -> io::Result<u64> {
-    let stat = fs::read(format!("/proc/{pid}/stat"))?;
-    parse_start_time(&stat)
-        .map_err(|reason| io::Error::new(io::ErrorKind::InvalidData, format!("/proc/{pid}/stat: {reason}")))
-}
-
-/// Field 22 (`starttime`) of a `/proc/PID/stat` line. The command name
-/// (field 2) is in parentheses and may itself hold spaces and
-/// parentheses, so the fields after it start after the *last* `)`.
-fn parse_start_time(stat: &[u8]) -> Result<u64, String> {
-    let close = stat.iter().rposition(|&b| b == b')').ok_or_else(|| "no ')' closing the command name".to_string())?;
-    let rest = stat.get(close + 1..).unwrap_or_default();
-    let rest = std::str::from_utf8(rest)
-        .map_err(|e| format!("non-UTF-8 after the command name at byte {}", close + 1 + e.valid_up_to()))?;
-    // `rest` starts with field 3 (state), so field 22 is its 20th.
-    let field = rest.split_ascii_whitespace().nth(22 - 3).ok_or_else(|| "fewer than 22 fields".to_string())?;
-    field.parse().map_err(|e| format!("field 22 (starttime) {field:?}: {e}"))
-}
-
 /// The command name of `pid` (`/proc/PID/comm`, at most 15 bytes, without
 /// the newline; bytes that are not UTF-8 are replaced). `None` when the
 /// process is gone or unreadable.
@@ -133,74 +107,105 @@ pub fn comm(pid: u32) -> Option<String> {
     Some(String::from_utf8_lossy(name).into_owned())
 }
 
-/// Pidfds of the last few processes a responder answered, kept open.
-///
-/// pidfs frees a process's inode and dentry with its last pidfd and makes
-/// them again for the next one, so with `FAN_REPORT_PIDFD` every event of
-/// a process that opens file after file would pay for both. Holding one
-/// pidfd of the process keeps them: making and closing a pidfd then costs
-/// 0.7 µs instead of 2.0 µs here (`contrib/repro/event-syscall-costs.c`).
-/// Several are held because events of a few busy processes interleave
-/// (one held pidfd would be replaced at every change of process). A held
-/// pidfd keeps the kernel's `struct pid`, not the process or its number;
-/// the oldest is closed beyond [`RecentPidfds::MAX_HELD`].
+/// `struct pidfd_info` of `linux/pidfd.h` (Linux 6.13), up to the
+/// fields the daemon reads; the kernel copies at most the size given.
+#[repr(C)]
 #[derive(Default)]
-pub struct RecentPidfds {
+struct PidfdInfo {
+    mask: u64,
+    cgroupid: u64,
+    pid: u32,
+    tgid: u32,
+    ppid: u32,
+    ruid: u32,
+    rgid: u32,
+    euid: u32,
+    egid: u32,
+    suid: u32,
+    sgid: u32,
+    fsuid: u32,
+    fsgid: u32,
+    exit_code: i32,
+}
+
+const PIDFD_INFO_PID: u64 = 1 << 0;
+const PIDFD_INFO_CGROUPID: u64 = 1 << 2;
+/// `_IOWR(0xFF, 11, struct pidfd_info)`: the size is part of the number.
+const PIDFD_GET_INFO: libc::c_ulong =
+    (3 << 30) | ((std::mem::size_of::<PidfdInfo>() as libc::c_ulong) << 16) | (0xFF << 8) | 11;
+/// `PIDFD_THREAD` (= `O_EXCL`): a pidfd of one thread, not a process.
+const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
+
+/// Who a task is, for the decision: its thread group and its cgroup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ThreadInfo {
+    pub tgid: u32,
+    pub cgroup_id: u64,
+}
+
+/// `pidfd_open(tid, PIDFD_THREAD)`: a handle to the thread `tid`.
+pub fn thread_pidfd(tid: u32) -> io::Result<OwnedFd> {
+    open_pidfd(tid, PIDFD_THREAD)
+}
+
+/// [`ThreadInfo`] of the task `fd` refers to (`ESRCH` once it exited).
+pub fn thread_info(fd: BorrowedFd<'_>) -> io::Result<ThreadInfo> {
+    let mut info = PidfdInfo { mask: PIDFD_INFO_PID | PIDFD_INFO_CGROUPID, ..PidfdInfo::default() };
+    // SAFETY: PIDFD_GET_INFO reads `mask` and writes at most
+    // size_of::<PidfdInfo>() bytes (encoded in the request number) into
+    // `info`, which is valid and writable for the call.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), PIDFD_GET_INFO, &mut info as *mut PidfdInfo) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if info.mask & PIDFD_INFO_CGROUPID == 0 {
+        return Err(io::Error::new(io::ErrorKind::Unsupported, "PIDFD_GET_INFO gave no cgroup id (no cgroup v2?)"));
+    }
+    Ok(ThreadInfo { tgid: info.tgid, cgroup_id: info.cgroupid })
+}
+
+/// Pidfds of the last few threads a responder answered, kept open
+/// (see the module docs). A held pidfd keeps the kernel's `struct pid`,
+/// not the task or its number: a reused number is noticed because the
+/// held pidfd then names a dead task (`ESRCH`) and is replaced.
+#[derive(Default)]
+pub struct RecentThreads {
     held: VecDeque<(u32, OwnedFd)>,
 }
 
-impl RecentPidfds {
+impl RecentThreads {
     pub const MAX_HELD: usize = 8;
 
-    /// Done with an event of `pid`: its `pidfd` is kept if no pidfd of
-    /// that process is held (closing the oldest beyond the limit), and
-    /// closed otherwise.
-    pub fn done_with(&mut self, pid: u32, pidfd: Option<OwnedFd>) {
-        let Some(fd) = pidfd else {
-            return;
-        };
-        if self.holds(pid) {
-            return;
+    /// [`ThreadInfo`] of thread `tid`, through a held pidfd if one is.
+    pub fn info(&mut self, tid: u32) -> io::Result<ThreadInfo> {
+        if let Some(i) = self.held.iter().position(|(t, _)| *t == tid) {
+            if let Ok(info) = thread_info(self.held[i].1.as_fd()) {
+                return Ok(info);
+            }
+            self.held.remove(i);
         }
+        let fd = thread_pidfd(tid)?;
+        let info = thread_info(fd.as_fd())?;
         if self.held.len() == Self::MAX_HELD {
             self.held.pop_front();
         }
-        self.held.push_back((pid, fd));
+        self.held.push_back((tid, fd));
+        Ok(info)
     }
 
-    /// Whether a pidfd of `pid` is held.
-    pub fn holds(&self, pid: u32) -> bool {
-        self.held.iter().any(|(p, _)| *p == pid)
+    /// Whether a pidfd of `tid` is held.
+    pub fn holds(&self, tid: u32) -> bool {
+        self.held.iter().any(|(t, _)| *t == tid)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::AsFd;
-
-    #[test]
-    fn start_time_survives_hostile_names() {
-        let tail = "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 424242 20 21";
-        for name in ["sh", "a b", "x) S 1 2 3", "((", ")", ") 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9 9"] {
-            let line = format!("1234 ({name}) {tail}\n");
-            assert_eq!(parse_start_time(line.as_bytes()), Ok(424242), "{line}");
-        }
-    }
-
-    #[test]
-    fn start_time_rejects_bad_lines() {
-        assert!(parse_start_time(b"").is_err());
-        assert!(parse_start_time(b"1 (sh S 1 2").is_err());
-        assert!(parse_start_time(b"1 (sh) S 1 2 3").is_err());
-        assert!(parse_start_time(b"1 (sh) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 -1").is_err());
-        assert!(parse_start_time(b"1 (sh) \xff").is_err());
-    }
 
     #[test]
     fn own_process() {
         let me = std::process::id();
-        assert!(start_time_ticks(me).unwrap() > 0);
         assert!(comm(me).is_some_and(|c| !c.is_empty() && !c.ends_with('\n')));
         let fd = pidfd_open(me).unwrap();
         match pidfs_id(fd.as_fd()) {
@@ -211,45 +216,63 @@ mod tests {
         assert_eq!(pidfd_open(u32::MAX).unwrap_err().kind(), io::ErrorKind::InvalidInput);
     }
 
-    fn is_open(fd: i32) -> bool {
-        // SAFETY: F_GETFD only reads the descriptor table.
-        unsafe { libc::fcntl(fd, libc::F_GETFD) >= 0 }
+    fn gettid() -> u32 {
+        // SAFETY: gettid cannot fail.
+        unsafe { libc::gettid() as u32 }
+    }
+
+    fn own_cgroup_id() -> u64 {
+        let text = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        let rel = text.lines().find_map(|l| l.strip_prefix("0::")).unwrap();
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let mount = mountinfo
+            .lines()
+            .find_map(|l| {
+                let (left, right) = l.split_once(" - ")?;
+                (right.split(' ').next()? == "cgroup2").then(|| left.split(' ').nth(4).unwrap().to_owned())
+            })
+            .unwrap();
+        std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(format!("{mount}{rel}")).unwrap())
     }
 
     #[test]
-    fn recent_pidfds_keep_one_per_process_and_a_bounded_number() {
+    fn a_thread_pidfd_names_its_process_and_cgroup() {
         let me = std::process::id();
-        let mut recent = RecentPidfds::default();
-        recent.done_with(me, None);
-        assert!(!recent.holds(me));
+        let expected = own_cgroup_id();
+        let (tid, info) = std::thread::spawn(|| {
+            let tid = gettid();
+            (tid, thread_info(thread_pidfd(tid).unwrap().as_fd()).unwrap())
+        })
+        .join()
+        .unwrap();
+        assert_ne!(tid, me);
+        assert_eq!(info, ThreadInfo { tgid: me, cgroup_id: expected });
+        // The thread has exited: its number names nothing now, or
+        // another task (then with another identity than a held pidfd).
+        let mut recent = RecentThreads::default();
+        let main = recent.info(gettid()).unwrap();
+        assert_eq!(main.tgid, me);
+        assert!(recent.holds(gettid()));
+    }
 
-        let first = pidfd_open(me).unwrap();
-        let first_raw = first.as_raw_fd();
-        recent.done_with(me, Some(first));
-        assert!(recent.holds(me));
-        assert!(is_open(first_raw));
-
-        // Another pidfd of the same process: closed, the held one stays.
-        let second = pidfd_open(me).unwrap();
-        let second_raw = second.as_raw_fd();
-        recent.done_with(me, Some(second));
-        assert!(!is_open(second_raw));
-        assert!(is_open(first_raw));
-
-        // Other processes: held beside it until the limit, then the
-        // oldest (ours) is closed.
-        let mut children: Vec<_> = (0..RecentPidfds::MAX_HELD)
-            .map(|_| std::process::Command::new("sleep").arg("5").spawn().unwrap())
-            .collect();
-        for (i, child) in children.iter().enumerate() {
-            recent.done_with(child.id(), Some(pidfd_open(child.id()).unwrap()));
-            assert_eq!(recent.holds(me), i + 1 < RecentPidfds::MAX_HELD, "after {} others", i + 1);
+    #[test]
+    fn a_held_pidfd_of_an_exited_task_is_replaced() {
+        let mut recent = RecentThreads::default();
+        let mut child = std::process::Command::new("sleep").arg("5").spawn().unwrap();
+        let pid = child.id();
+        assert_eq!(recent.info(pid).unwrap().tgid, pid);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Reaped: the held pidfd names a dead task; a fresh open fails
+        // too unless the number was reused (then it names the new task).
+        match recent.info(pid) {
+            Ok(info) => assert_eq!(info.tgid, pid),
+            Err(e) => assert_eq!(e.raw_os_error(), Some(libc::ESRCH)),
         }
-        assert!(!is_open(first_raw));
-        assert!(children.iter().all(|c| recent.holds(c.id())));
-        for child in &mut children {
-            child.kill().unwrap();
-            child.wait().unwrap();
+        // Bounded.
+        for _ in 0..2 * RecentThreads::MAX_HELD {
+            let _ = recent.info(gettid());
         }
+        assert!(recent.held.len() <= RecentThreads::MAX_HELD);
     }
 }

@@ -43,7 +43,8 @@ use crate::enforcer::Enforcer;
 use crate::event::{self, PermEvent, RecordError};
 use crate::fanotify::Group;
 use crate::groups::{Groups, LiveView};
-use crate::pidfd::RecentPidfds;
+use crate::own_threads;
+use crate::pidfd::RecentThreads;
 
 /// Events one read takes at most (about 36 bytes each with a pidfd):
 /// small, so one thread does not take a burst the others could share.
@@ -115,13 +116,14 @@ impl Backlog {
 
 /// One responder thread's loop, until `stop`.
 pub fn run(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Settings, role: Role) {
+    own_threads::register_current();
     let mut r = Responder {
         groups: enforcer.marks.target(),
         enforcer: &enforcer,
         settings,
         buf: vec![0u8; READ_BUFFER],
         events: Vec::with_capacity(32),
-        pidfds: RecentPidfds::default(),
+        threads: RecentThreads::default(),
     };
     match role {
         Role::Poller => r.poll(&stop),
@@ -135,7 +137,7 @@ struct Responder<'a> {
     settings: Settings,
     buf: Vec<u8>,
     events: Vec<PermEvent>,
-    pidfds: RecentPidfds,
+    threads: RecentThreads,
 }
 
 impl Responder<'_> {
@@ -239,8 +241,7 @@ impl Responder<'_> {
                 let _ = group.respond(ev.fd.as_fd(), self.settings.overload_allow);
                 counters.overloaded.fetch_add(1, Ordering::Relaxed);
             } else {
-                let pid = ev.pid;
-                self.pidfds.done_with(pid, self.enforcer.handle(group, ev));
+                self.enforcer.handle(group, ev, &mut self.threads);
             }
             counters.in_flight.fetch_sub(1, Ordering::Relaxed);
         }

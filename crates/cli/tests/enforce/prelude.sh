@@ -10,8 +10,27 @@ T=$(mktemp -d /tmp/rampart-e2e.XXXXXX)
 S=$(mktemp -d /tmp/rampart-e2e-sync.XXXXXX)   # on /, never marked
 mount -t tmpfs -o size=32m tmpfs "$T"
 D=""
+# This scenario's own cgroup tree (rampartd --cgroup): confined processes
+# live there, and parallel scenarios never share one.
+CG="rampart-e2e.$(basename "$T")"
+# Kills what is left in this scenario's cgroups (only its own processes)
+# and removes them, deepest first.
+remove_cgroups() {
+    local root
+    root=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' /proc/self/mountinfo)
+    [ -n "$root" ] && [ -d "$root/$CG" ] || return 0
+    for procs in $(find "$root/$CG" -name cgroup.procs); do
+        while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done < "$procs"
+    done
+    for _ in $(seq 100); do
+        find "$root/$CG" -depth -type d -exec rmdir {} + 2>/dev/null || true
+        [ -d "$root/$CG" ] || return 0
+        sleep 0.02
+    done
+}
 cleanup() {
     if [ -n "$D" ]; then kill -CONT "$D" 2>/dev/null || true; kill -TERM "$D" 2>/dev/null || true; wait "$D" 2>/dev/null || true; fi
+    remove_cgroups
     umount -l "$T" 2>/dev/null || true
     rmdir "$T" 2>/dev/null || true
     rm -rf "$S"
@@ -32,7 +51,7 @@ SOCK="$T/run/sock"
 LOG="$T/run/audit.log"
 start_daemon() {
     "$RAMPART" daemon --mark "$T" --policy "$T/run/policy.33" --file-contexts "$T/run/file_contexts" \
-        --default-context system_u:system_r:unconfined_t:s0 --socket "$SOCK" --audit-log "$LOG" "$@" \
+        --default-context system_u:system_r:unconfined_t:s0 --socket "$SOCK" --audit-log "$LOG" --cgroup "$CG" "$@" \
         2>"$S/daemon.err" &
     D=$!
     for _ in $(seq 200); do

@@ -130,6 +130,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<EnforceCommand, CliError> {
             "--default-context" => flags.default_context = Some(utf8(value("CONTEXT")?)?),
             "--audit-log" => flags.audit_log = Some(PathBuf::from(value("FILE")?)),
             "--socket" => socket = Some(PathBuf::from(value("PATH")?)),
+            "--cgroup" => flags.cgroup = Some(utf8(value("NAME")?)?),
             "--config" => config_file = Some(PathBuf::from(value("FILE")?)),
             "--threads" => flags.threads = Some(number(&utf8(value("N")?)?, "--threads")?),
             "--queue-bound" => flags.queue_bound = Some(number(&utf8(value("N")?)?, "--queue-bound")?),

@@ -6,12 +6,16 @@ usage: rampart daemon --mark PATH... [--policy FILE] [--file-contexts FILE]
                       [--socket PATH] [--config FILE] [--threads N]
                       [--queue-bound N] [--overload-answer allow|deny]
                       [--permissive-domain TYPE] [--no-ignore-marks]
-                      [--spin-us N] [--pollers N]
+                      [--spin-us N] [--pollers N] [--cgroup NAME]
 
 Runs rampartd in the foreground: answers fanotify open, exec and read
-permission events on the mounts given (each PATH must be a mount point)
-with the policy's decisions. Processes not started under `rampart run`
-run in the default context (unconfined_u:unconfined_r:unconfined_t:s0).
+permission events on the filesystems given (each PATH must be a mount
+point; every mount of its filesystem, in every mount namespace, is
+covered) with the policy's decisions. Processes not started under
+`rampart run` run in the default context
+(unconfined_u:unconfined_r:unconfined_t:s0); confined processes are kept
+in cgroups under the cgroup v2 hierarchy's NAME (rampart), which outlive
+the daemon: a restarted daemon finds them in their domains.
 Denials go to the audit log (auditd format; stderr in dmesg format when
 no log is given). SIGHUP reloads the policy; SIGTERM stops, and the
 kernel then allows whatever is still queued.

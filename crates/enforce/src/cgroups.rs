@@ -1,0 +1,550 @@
+//! Subjects the kernel keeps: every confined process lives in a cgroup
+//! v2 of its domain, so the kernel, not a message stream, carries the
+//! domain to every child, whatever the clone flags (`CLONE_PARENT`
+//! included) and however fast the process forks (the proc connector
+//! drops messages under load: `ENOBUFS`). The cgroups outlive the daemon,
+//! so a restarted daemon finds every confined process in its domain.
+//!
+//! Layout, under the unified hierarchy (found in `/proc/self/mountinfo`:
+//! `/sys/fs/cgroup` on pure v2 systems, `/sys/fs/cgroup/unified` on
+//! hybrid ones), in a tree of the daemon's own (`--cgroup`, default
+//! `rampart`):
+//!
+//! * `ROOT/<context>`: the processes of one domain (the directory is
+//!   named by the full context, which never holds a `/`).
+//! * `ROOT/exec.<n>`: one exec transition in flight ([`ExecInFlight`]),
+//!   frozen (`cgroup.freeze`), with its parameters in the xattr
+//!   `trusted.rampart.exec` so a restarted daemon can finish it.
+//!
+//! The tree sits directly under the hierarchy's root, owned by root: to
+//! move a process out, a writer needs write access to `cgroup.procs` of
+//! the common ancestor of both cgroups, the hierarchy's root, which a
+//! delegated subtree (systemd's `user@UID.service`) does not give. A tree
+//! nested in the process's own (possibly delegated) cgroup would let its
+//! owner move it out.
+//!
+//! # One exec, one transition
+//!
+//! A transition is decided at the exec's permission event, before the
+//! new image exists, and the exec can still fail after it (`E2BIG`, a
+//! denied interpreter). So the process is moved, before the exec is
+//! answered, into a frozen cgroup of its own: the kernel freezes each of
+//! its threads as it returns to user space, which the exec's thread does
+//! only when the exec has committed (the new image's first instruction)
+//! or failed (the old image again). Until then its events are decided in
+//! its old domain, as the kernel would (credentials change at commit).
+//! The housekeeper then looks ([`Cgroups::settle`]): if the process's
+//! executable is now the decided file (or the `#!` interpreter it names),
+//! the exec committed and the process moves to the new domain; children
+//! other threads forked meanwhile (old code) and a process whose exec
+//! failed (all its threads frozen, the executable unchanged) move back to
+//! the old domain. Moving out of the frozen cgroup thaws them. No user
+//! code runs in the new domain unless it is the decided file's.
+//!
+//! Lookups: an event's thread is mapped to its cgroup id
+//! ([`crate::threads`]), then to a [`Node`] through a table published
+//! with `ArcSwap` (read without locks or shared writes, seeds 000/004);
+//! changes (rare: a new domain, an exec in flight) copy it under a mutex.
+
+use std::ffi::CString;
+use std::fs;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use arc_swap::ArcSwap;
+use rampart_avc::{Avc, Sid};
+use rustc_hash::FxHashMap;
+
+/// The xattr holding an exec in flight's parameters.
+const EXEC_XATTR: &str = "trusted.rampart.exec";
+const EXEC_PREFIX: &str = "exec.";
+
+/// A file by device and inode.
+pub type FileId = (u64, u64);
+
+/// What a cgroup of the tree stands for.
+#[derive(Clone, Debug)]
+pub enum Node {
+    Domain(Sid),
+    Exec(Arc<ExecInFlight>),
+}
+
+/// One exec transition in flight (see the module docs).
+#[derive(Debug)]
+pub struct ExecInFlight {
+    pub dir: PathBuf,
+    /// The domain before the exec (its events are decided in it).
+    pub from: Sid,
+    /// The domain the exec enters once it has committed.
+    pub to: Sid,
+    /// The process (thread group id) and the thread that execs.
+    pub tgid: u32,
+    pub tid: u32,
+    /// Executables that prove the exec committed: the file and the
+    /// interpreter its `#!` line names.
+    pub images: Vec<FileId>,
+    /// The executable before the exec (an exec of the same file cannot
+    /// be told from a failed one: it settles in the old domain).
+    pub old_image: Option<FileId>,
+    /// Where the process goes back to when the exec fails and `from` is
+    /// a domain without a cgroup of the tree (the default domain).
+    pub origin: Option<PathBuf>,
+}
+
+/// What to record for a new exec in flight.
+pub struct ExecPlan {
+    pub from: Sid,
+    pub to: Sid,
+    pub tgid: u32,
+    pub tid: u32,
+    pub images: Vec<FileId>,
+    pub old_image: Option<FileId>,
+}
+
+/// The daemon's cgroup tree (see the module docs).
+pub struct Cgroups {
+    hierarchy: PathBuf,
+    root: PathBuf,
+    default_sid: Sid,
+    nodes: ArcSwap<FxHashMap<u64, Node>>,
+    /// Some node exists: until then every process is in the default
+    /// domain and no event needs its thread's cgroup.
+    populated: AtomicBool,
+    changes: Mutex<()>,
+    next_exec: AtomicU64,
+}
+
+/// The mount point of the cgroup v2 hierarchy, from a mountinfo text.
+fn unified_mount(mountinfo: &str) -> Option<PathBuf> {
+    mountinfo.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        let mount = left.split(' ').nth(4)?;
+        (right.split(' ').next()? == "cgroup2").then(|| PathBuf::from(unescape_mountinfo(mount)))
+    })
+}
+
+/// mountinfo escapes space, tab, newline and backslash as `\ooo`.
+fn unescape_mountinfo(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b.get(i + 1..i + 4).and_then(|d| u8::from_str_radix(std::str::from_utf8(d).ok()?, 8).ok());
+        match (b[i], octal) {
+            (b'\\', Some(v)) => {
+                out.push(v);
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn file_id(md: &fs::Metadata) -> FileId {
+    (md.dev(), md.ino())
+}
+
+/// The executable of `pid` now, by device and inode.
+pub fn image_of(pid: u32) -> Option<FileId> {
+    fs::metadata(format!("/proc/{pid}/exe")).ok().map(|m| file_id(&m))
+}
+
+/// Moves process `pid` (all its threads) into the cgroup `dir`.
+fn move_process(dir: &Path, pid: u32) -> io::Result<()> {
+    fs::write(dir.join("cgroup.procs"), pid.to_string())
+}
+
+/// The processes in the cgroup `dir`.
+fn members(dir: &Path) -> Vec<u32> {
+    fs::read_to_string(dir.join("cgroup.procs"))
+        .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+fn is_frozen(dir: &Path) -> bool {
+    fs::read_to_string(dir.join("cgroup.events")).is_ok_and(|s| s.lines().any(|l| l.trim() == "frozen 1"))
+}
+
+fn cstring(p: &Path) -> io::Result<CString> {
+    CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("{} holds a NUL byte", p.display())))
+}
+
+fn set_xattr(dir: &Path, name: &str, value: &[u8]) -> io::Result<()> {
+    let (path, name) = (cstring(dir)?, CString::new(name).map_err(|_| io::ErrorKind::InvalidInput)?);
+    // SAFETY: both strings are NUL-terminated and live across the call;
+    // `value` is valid for `value.len()` bytes.
+    let rc = unsafe { libc::setxattr(path.as_ptr(), name.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+fn get_xattr(dir: &Path, name: &str) -> io::Result<Vec<u8>> {
+    let (path, name) = (cstring(dir)?, CString::new(name).map_err(|_| io::ErrorKind::InvalidInput)?);
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: as in set_xattr; `buf` is writable for its length.
+    let n = unsafe { libc::getxattr(path.as_ptr(), name.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buf.truncate(n as usize);
+    Ok(buf)
+}
+
+/// A context names a directory of the tree: not empty, no `/`, no NUL,
+/// not `.`/`..`, and never the `exec.` or `cgroup.` prefixes.
+fn domain_dir_name(context: &str) -> Option<&str> {
+    let ok = !context.is_empty()
+        && !context.contains(['/', '\0', '\n'])
+        && !context.starts_with('.')
+        && !context.starts_with(EXEC_PREFIX)
+        && !context.starts_with("cgroup.");
+    ok.then_some(context)
+}
+
+impl Cgroups {
+    /// Opens (creating if needed) the tree `name` under the unified
+    /// hierarchy and reads back what an earlier daemon left there.
+    pub fn open(name: &str, avc: &Avc, default_sid: Sid, fallback: Sid) -> Result<Cgroups, String> {
+        if name.is_empty() || name.contains('/') || name.starts_with('.') || name.starts_with("cgroup.") {
+            return Err(format!("--cgroup {name:?}: give one directory name (no '/'), such as rampart"));
+        }
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo").map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
+        let hierarchy = unified_mount(&mountinfo).ok_or(
+            "no cgroup v2 (unified) hierarchy is mounted; rampartd keeps confined processes in cgroups \
+             (mount one: mount -t cgroup2 none /sys/fs/cgroup/unified)",
+        )?;
+        let root = hierarchy.join(name);
+        match fs::create_dir(&root) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(format!("creating the cgroup {}: {e}", root.display())),
+        }
+        let cgroups = Cgroups {
+            hierarchy,
+            root,
+            default_sid,
+            nodes: ArcSwap::from_pointee(FxHashMap::default()),
+            populated: AtomicBool::new(false),
+            changes: Mutex::new(()),
+            next_exec: AtomicU64::new(0),
+        };
+        cgroups.recover(avc, fallback)?;
+        Ok(cgroups)
+    }
+
+    /// The tree's directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Reads the domains and execs in flight an earlier daemon left.
+    /// A domain whose context the policy no longer accepts runs as
+    /// `fallback` (the unlabeled context, as the kernel maps it).
+    fn recover(&self, avc: &Avc, fallback: Sid) -> Result<(), String> {
+        let entries = fs::read_dir(&self.root).map_err(|e| format!("{}: {e}", self.root.display()))?;
+        let mut nodes = FxHashMap::default();
+        for entry in entries.flatten() {
+            let Ok(md) = entry.metadata() else { continue };
+            if !md.is_dir() {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let dir = entry.path();
+            if let Some(n) = name.strip_prefix(EXEC_PREFIX) {
+                let n: u64 = n.parse().unwrap_or(0);
+                self.next_exec.fetch_max(n + 1, Ordering::Relaxed);
+                match get_xattr(&dir, EXEC_XATTR).ok().and_then(|v| decode_exec(&v, &dir, avc)) {
+                    Some(exec) => {
+                        nodes.insert(md.ino(), Node::Exec(Arc::new(exec)));
+                    }
+                    None => eprintln!(
+                        "rampartd: warning: {}: an exec in flight without readable parameters; \
+                         its processes run in the default domain",
+                        dir.display()
+                    ),
+                }
+            } else if domain_dir_name(&name).is_some() {
+                let sid = avc.intern(&name).unwrap_or(fallback);
+                nodes.insert(md.ino(), Node::Domain(sid));
+            }
+        }
+        if !nodes.is_empty() {
+            self.nodes.store(Arc::new(nodes));
+            // Release: see `populated`.
+            self.populated.store(true, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// Whether any process may be outside the default domain. Acquire
+    /// pairs with the Release in `publish`: a responder that sees it set
+    /// also sees the node table it was set for. A process is moved into a
+    /// cgroup only after its node is published, so its events find it.
+    pub fn populated(&self) -> bool {
+        self.populated.load(Ordering::Acquire)
+    }
+
+    /// The node of cgroup `id` (`None`: a cgroup outside the tree, the
+    /// default domain).
+    pub fn node(&self, id: u64) -> Option<Node> {
+        self.nodes.load().get(&id).cloned()
+    }
+
+    /// Every domain a process of the tree runs in or is about to enter.
+    pub fn domains(&self) -> Vec<Sid> {
+        let mut out = Vec::new();
+        for node in self.nodes.load().values() {
+            let sids = match node {
+                Node::Domain(s) => [Some(*s), None],
+                Node::Exec(e) => [Some(e.from), Some(e.to)],
+            };
+            for s in sids.into_iter().flatten() {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+        out
+    }
+
+    /// Processes in the tree.
+    pub fn process_count(&self) -> usize {
+        let Ok(entries) = fs::read_dir(&self.root) else { return 0 };
+        entries.flatten().map(|e| members(&e.path()).len()).sum()
+    }
+
+    fn publish(&self, change: impl FnOnce(&mut FxHashMap<u64, Node>)) {
+        let mut nodes = FxHashMap::clone(&self.nodes.load());
+        change(&mut nodes);
+        self.nodes.store(Arc::new(nodes));
+        // Release: see `populated`.
+        self.populated.store(true, Ordering::Release);
+    }
+
+    /// The cgroup of domain `sid` (made on first use).
+    pub fn domain_dir(&self, avc: &Avc, sid: Sid) -> io::Result<PathBuf> {
+        let context = avc.context(sid).ok_or_else(|| io::Error::other(format!("no context for SID {sid:?}")))?;
+        let name = domain_dir_name(context)
+            .ok_or_else(|| io::Error::other(format!("the context {context:?} cannot name a cgroup")))?;
+        let dir = self.root.join(name);
+        let _guard = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+        match fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+        let id = fs::metadata(&dir)?.ino();
+        if !matches!(self.nodes.load().get(&id), Some(Node::Domain(s)) if *s == sid) {
+            self.publish(|n| {
+                n.insert(id, Node::Domain(sid));
+            });
+        }
+        Ok(dir)
+    }
+
+    /// Moves `pid` into domain `sid` now (a `rampart run` of a process
+    /// already running its program is never done: see the control
+    /// handler); used to settle execs and by tests.
+    pub fn enter_domain(&self, avc: &Avc, sid: Sid, pid: u32) -> io::Result<()> {
+        move_process(&self.domain_dir(avc, sid)?, pid)
+    }
+
+    /// Records an exec in flight and moves its process into its frozen
+    /// cgroup (see the module docs). On error nothing is left behind and
+    /// the exec must be refused.
+    pub fn begin_exec(&self, avc: &Avc, plan: ExecPlan) -> io::Result<()> {
+        let n = self.next_exec.fetch_add(1, Ordering::Relaxed);
+        let dir = self.root.join(format!("{EXEC_PREFIX}{n}"));
+        let origin = if plan.from == self.default_sid { self.cgroup_of(plan.tgid) } else { None };
+        let exec = ExecInFlight {
+            dir: dir.clone(),
+            from: plan.from,
+            to: plan.to,
+            tgid: plan.tgid,
+            tid: plan.tid,
+            images: plan.images,
+            old_image: plan.old_image,
+            origin,
+        };
+        fs::create_dir(&dir)?;
+        let made = (|| {
+            set_xattr(&dir, EXEC_XATTR, encode_exec(&exec, avc).as_bytes())?;
+            fs::write(dir.join("cgroup.freeze"), "1")?;
+            let id = fs::metadata(&dir)?.ino();
+            let exec = Arc::new(exec);
+            {
+                let _guard = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+                self.publish(|n| {
+                    n.insert(id, Node::Exec(Arc::clone(&exec)));
+                });
+            }
+            move_process(&dir, plan.tgid)
+        })();
+        if made.is_err() {
+            let _ = self.remove(&dir);
+        }
+        made
+    }
+
+    /// The cgroup `pid` is in now, if outside the tree.
+    fn cgroup_of(&self, pid: u32) -> Option<PathBuf> {
+        let text = fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+        let rel = text.lines().find_map(|l| l.strip_prefix("0::"))?;
+        let dir = self.hierarchy.join(rel.trim_start_matches('/'));
+        (!dir.starts_with(&self.root)).then_some(dir)
+    }
+
+    /// Settles every exec in flight that can be (see the module docs);
+    /// returns how many are still in flight.
+    pub fn settle(&self, avc: &Avc) -> usize {
+        let execs: Vec<(u64, Arc<ExecInFlight>)> = self
+            .nodes
+            .load()
+            .iter()
+            .filter_map(|(id, n)| match n {
+                Node::Exec(e) => Some((*id, Arc::clone(e))),
+                Node::Domain(_) => None,
+            })
+            .collect();
+        let mut left = 0;
+        for (id, exec) in execs {
+            if !self.settle_one(avc, &exec) {
+                left += 1;
+                continue;
+            }
+            if self.remove(&exec.dir).is_ok() || !exec.dir.exists() {
+                let _guard = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+                self.publish(|n| {
+                    n.remove(&id);
+                });
+            } else {
+                left += 1;
+            }
+        }
+        left
+    }
+
+    /// One exec: true once its cgroup is empty.
+    fn settle_one(&self, avc: &Avc, exec: &ExecInFlight) -> bool {
+        let procs = members(&exec.dir);
+        if procs.is_empty() {
+            return true;
+        }
+        let committed = !exec.old_image.is_some_and(|old| exec.images.contains(&old))
+            && image_of(exec.tgid).is_some_and(|now| exec.images.contains(&now));
+        if committed {
+            if let Err(e) = self.enter_domain(avc, exec.to, exec.tgid) {
+                eprintln!("rampartd: moving pid {} into its new domain: {e}", exec.tgid);
+                return false;
+            }
+        } else if !is_frozen(&exec.dir) {
+            // The exec may still commit: its thread has not come back.
+            return false;
+        }
+        // Everything else left is old code: back to the old domain.
+        let back = match (&exec.origin, exec.from == self.default_sid) {
+            (Some(origin), true) => Ok(origin.clone()),
+            _ => self.domain_dir(avc, exec.from),
+        };
+        let Ok(back) = back else { return false };
+        for pid in members(&exec.dir) {
+            if let Err(e) = move_process(&back, pid) {
+                if e.raw_os_error() != Some(libc::ESRCH) {
+                    eprintln!("rampartd: moving pid {pid} back to {}: {e}", back.display());
+                }
+            }
+        }
+        members(&exec.dir).is_empty()
+    }
+
+    fn remove(&self, dir: &Path) -> io::Result<()> {
+        fs::remove_dir(dir)
+    }
+}
+
+fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
+    let ctx = |s: Sid| avc.context(s).unwrap_or("").to_owned();
+    let mut out = format!("from {}\nto {}\ntgid {}\ntid {}\n", ctx(e.from), ctx(e.to), e.tgid, e.tid);
+    for (dev, ino) in &e.images {
+        out.push_str(&format!("image {dev} {ino}\n"));
+    }
+    if let Some((dev, ino)) = e.old_image {
+        out.push_str(&format!("old {dev} {ino}\n"));
+    }
+    if let Some(o) = &e.origin {
+        out.push_str(&format!("origin {}\n", o.display()));
+    }
+    out
+}
+
+fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let (mut from, mut to, mut tgid, mut tid) = (None, None, None, None);
+    let (mut images, mut old_image, mut origin) = (Vec::new(), None, None);
+    let id = |rest: &str| -> Option<FileId> {
+        let (d, i) = rest.split_once(' ')?;
+        Some((d.parse().ok()?, i.parse().ok()?))
+    };
+    for line in text.lines() {
+        let (key, rest) = line.split_once(' ')?;
+        match key {
+            "from" => from = avc.intern(rest).ok(),
+            "to" => to = avc.intern(rest).ok(),
+            "tgid" => tgid = rest.parse().ok(),
+            "tid" => tid = rest.parse().ok(),
+            "image" => images.push(id(rest)?),
+            "old" => old_image = Some(id(rest)?),
+            "origin" => origin = Some(PathBuf::from(rest)),
+            _ => {}
+        }
+    }
+    Some(ExecInFlight {
+        dir: dir.to_path_buf(),
+        from: from?,
+        to: to?,
+        tgid: tgid?,
+        tid: tid?,
+        images,
+        old_image,
+        origin,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_unified_hierarchy_in_hybrid_and_pure_layouts() {
+        let hybrid = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
+                      40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n\
+                      41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+        assert_eq!(unified_mount(hybrid), Some(PathBuf::from("/sys/fs/cgroup/unified")));
+        let pure = "30 24 0:26 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate\n";
+        assert_eq!(unified_mount(pure), Some(PathBuf::from("/sys/fs/cgroup")));
+        let escaped = "30 24 0:26 / /mnt/with\\040space rw shared:9 - cgroup2 none rw\n";
+        assert_eq!(unified_mount(escaped), Some(PathBuf::from("/mnt/with space")));
+        assert_eq!(unified_mount("31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n"), None);
+        assert_eq!(unified_mount("garbage\n"), None);
+    }
+
+    #[test]
+    fn contexts_that_cannot_name_a_directory_are_refused() {
+        assert_eq!(domain_dir_name("system_u:system_r:httpd_t:s0"), Some("system_u:system_r:httpd_t:s0"));
+        for bad in ["", "a/b", ".hidden", "exec.3", "cgroup.procs", "a\nb"] {
+            assert_eq!(domain_dir_name(bad), None, "{bad:?}");
+        }
+    }
+}

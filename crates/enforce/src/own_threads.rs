@@ -1,0 +1,55 @@
+//! The daemon's own threads, so their opens are answered at once: events
+//! carry the opening thread's id (`FAN_REPORT_TID`), not the process's,
+//! and a responder that waited on an open of the daemon's would wait on
+//! itself. Each thread the daemon starts registers itself before it opens
+//! anything; the few slots are scanned, never locked.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+const SLOTS: usize = 64;
+
+static TIDS: [AtomicU32; SLOTS] = [const { AtomicU32::new(0) }; SLOTS];
+
+/// Registers the calling thread (a full table is harmless: the thread's
+/// events are then decided like anyone's in its domain, by other threads).
+pub fn register_current() {
+    // SAFETY: gettid cannot fail.
+    let tid = unsafe { libc::gettid() } as u32;
+    for slot in &TIDS {
+        // Release pairs with the Acquire in `contains`: a responder that
+        // reads an event of this thread (queued after this store, through
+        // the kernel's locked queue) finds it.
+        if slot.compare_exchange(0, tid, Ordering::Release, Ordering::Relaxed).is_ok() {
+            return;
+        }
+    }
+}
+
+/// Whether `tid` is a registered thread of the daemon.
+pub fn contains(tid: u32) -> bool {
+    // Acquire: see `register_current`.
+    tid != 0 && TIDS.iter().any(|s| s.load(Ordering::Acquire) == tid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registered_thread_is_found_and_others_are_not() {
+        let tid = std::thread::spawn(|| {
+            register_current();
+            // SAFETY: gettid cannot fail.
+            let tid = unsafe { libc::gettid() } as u32;
+            assert!(contains(tid));
+            tid
+        })
+        .join()
+        .unwrap();
+        assert!(contains(tid));
+        assert!(!contains(0));
+        // SAFETY: gettid cannot fail.
+        let me = unsafe { libc::gettid() } as u32;
+        assert!(!contains(me) || TIDS.iter().any(|s| s.load(Ordering::Relaxed) == me));
+    }
+}
