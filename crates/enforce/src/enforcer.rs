@@ -103,7 +103,7 @@ impl Enforcer {
         default_sid: Sid,
         ignore_marks: bool,
     ) -> Enforcer {
-        let marks = Marks::new(groups, default_sid, ignore_marks);
+        let mut marks = Marks::new(groups, default_sid, ignore_marks);
         marks.start_with(&cgroups.domains());
         Enforcer {
             avc,

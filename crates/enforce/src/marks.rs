@@ -19,8 +19,10 @@
 //! inode is *incomplete* once an open mark lets opens through unseen
 //! while a domain besides the default one is in scope, once more than
 //! [`MAX_READERS`] domains read it, when its first event is a read
-//! (opened before its mount was marked or the daemon started), and
-//! always beyond [`MAX_TRACKED_INODES`] inodes. Slower for those inodes
+//! (opened before its mount was marked or the daemon started), always
+//! beyond [`MAX_TRACKED_INODES`] inodes, and every inode when the daemon
+//! started with confined processes already running (their domains kept
+//! in cgroups by an earlier daemon: they may hold anything open). Slower for those inodes
 //! (a domain in scope that may not read keeps their reads events), never
 //! wrong.
 //!
@@ -176,6 +178,10 @@ pub struct Marks<T: MarkTarget> {
     /// Every domain in scope may read the object.
     read_ok: ScopeAnswers,
     shards: Vec<Mutex<Shard>>,
+    /// Domains besides the default one ran before this daemon
+    /// ([`Marks::start_with`]): their processes may hold any inode open
+    /// unseen, so no inode is complete.
+    inherited: bool,
     placed: AtomicU64,
     flushes: AtomicU64,
 }
@@ -193,6 +199,7 @@ impl<T: MarkTarget> Marks<T> {
             open_ok: ScopeAnswers::default(),
             read_ok: ScopeAnswers::default(),
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            inherited: false,
             placed: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
         }
@@ -256,14 +263,18 @@ impl<T: MarkTarget> Marks<T> {
     }
 
     /// Before any mark is placed: `domains` are in scope from the start
-    /// (processes an earlier daemon confined, [`crate::cgroups`]).
-    pub fn start_with(&self, domains: &[Sid]) {
-        let mut scope = self.scope.write().unwrap_or_else(PoisonError::into_inner);
+    /// (processes an earlier daemon confined, [`crate::cgroups`]). Their
+    /// processes may hold files open from before, unseen: if there are
+    /// any besides the default domain, no inode is ever complete (its
+    /// readers may be any domain in scope).
+    pub fn start_with(&mut self, domains: &[Sid]) {
+        let scope = self.scope.get_mut().unwrap_or_else(PoisonError::into_inner);
         for d in domains {
             if !scope.contains(d) {
                 scope.push(*d);
             }
         }
+        self.inherited = scope.len() > 1;
     }
 
     /// `sid` is about to run (an exec transition): if it is new to the
@@ -394,7 +405,7 @@ impl<T: MarkTarget> Marks<T> {
             None if !self.says_more(reader, first_seen, opens_unseen) => {
                 // Only the default domain holds it open for reading
                 // (module docs).
-                return if shard.overflowed {
+                return if shard.overflowed || self.inherited {
                     untracked(reader)
                 } else {
                     Readers { domains: Vec::new(), complete: true }
@@ -407,7 +418,7 @@ impl<T: MarkTarget> Marks<T> {
             None => shard
                 .readers
                 .entry(inode)
-                .or_insert(Readers { domains: Vec::new(), complete: first_seen == FirstSeen::Open }),
+                .or_insert(Readers { domains: Vec::new(), complete: first_seen == FirstSeen::Open && !self.inherited }),
         };
         if opens_unseen {
             entry.complete = false;

@@ -14,6 +14,13 @@
 //!   `Marks::flush(None)`; `Marks::enter_scope` before a new domain runs;
 //!   and, when every confined process exited, `Marks::flush` with the
 //!   default domain as the only scope.
+//! * Subjects are kept by the kernel (cgroups), so they outlive the
+//!   daemon: a restart drops every mark (the old group is closed) and a
+//!   new `Marks` starts with the running domains in scope
+//!   (`Marks::start_with`, as the daemon does with the domains it finds
+//!   in its cgroup tree), while every process keeps its domain and its
+//!   descriptors. Marks are per filesystem here as in the daemon: one
+//!   device, whatever mount the opens come through.
 //! * The invariant is checked after every step against libsepol (through
 //!   rampart-oracle), never against the AVC:
 //!   - an inode whose mask has `OPEN_PERM`: every domain that may run (in
@@ -354,6 +361,10 @@ enum Fault {
     SkipEnterScope,
     /// The kernel's flush removes nothing.
     KernelFlushIsNoop,
+    /// A restarted daemon puts the running domains in scope one by one
+    /// (`enter_scope`), not as inherited (`start_with`): it trusts
+    /// reader lists that miss what was opened before it started.
+    RestartForgetsInheritedReaders,
 }
 
 impl Fault {
@@ -367,6 +378,9 @@ impl Fault {
             Fault::KernelFlushIsNoop => {
                 matches!(kind, StepKind::Flip | StepKind::Relabel | StepKind::Enter)
             }
+            // It acts at the restart, but breaks the invariant at a later
+            // open: every step after a restart counts.
+            Fault::RestartForgetsInheritedReaders => kind != StepKind::Restart,
         }
     }
 }
@@ -380,6 +394,7 @@ enum StepKind {
     Enter,
     Exit,
     Create,
+    Restart,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -462,6 +477,7 @@ struct Stats {
     entries: u64,
     entries_needed: u64,
     exits: u64,
+    restarts: u64,
     creates: u64,
     /// Events decided without the label (inodes without an xattr).
     unresolved_opens: u64,
@@ -488,6 +504,7 @@ impl Stats {
         self.entries += o.entries;
         self.entries_needed += o.entries_needed;
         self.exits += o.exits;
+        self.restarts += o.restarts;
         self.creates += o.creates;
         self.unresolved_opens += o.unresolved_opens;
         self.unresolved_reads += o.unresolved_reads;
@@ -519,6 +536,8 @@ struct World<'r> {
     /// Any real descriptor: the model ignores it.
     fd: File,
     fault: Fault,
+    /// The kernel's mark limit per group.
+    limit: usize,
     stats: Stats,
     /// Every step: the inode it concerned (`None`: all of them), what.
     log: Vec<(Option<usize>, String)>,
@@ -571,9 +590,7 @@ impl<'r> World<'r> {
             })
             .collect();
         let by_sid = domains.iter().enumerate().map(|(i, d)| (d.sid, i)).collect();
-        let paths = PathLabels::with_candidates(|ft| {
-            labels.iter().filter(|l| Some(ft) == file_type(l.class)).map(|l| l.sid).collect()
-        });
+        let paths = Self::path_labels(&labels);
         let mut running = vec![false; domains.len()];
         running[0] = true;
         let marks = Marks::new(Model::new(limit, fault == Fault::KernelFlushIsNoop), domains[0].sid, true);
@@ -595,9 +612,18 @@ impl<'r> World<'r> {
             by_sid,
             fd: File::open("/dev/null").expect("/dev/null"),
             fault,
+            limit,
             stats: Stats::default(),
             log: Vec::new(),
         }
+    }
+
+    /// What a daemon computes from file_contexts: every label of the
+    /// world in its class (a fresh cache, as a new daemon has).
+    fn path_labels(labels: &[Label]) -> PathLabels {
+        PathLabels::with_candidates(|ft| {
+            labels.iter().filter(|l| Some(ft) == file_type(l.class)).map(|l| l.sid).collect()
+        })
     }
 
     fn model(&self) -> &Model {
@@ -841,6 +867,37 @@ impl<'r> World<'r> {
         self.marks.flush(Some(vec![self.domains[0].sid])).expect("flush");
     }
 
+    /// The daemon restarts: its group is closed (every mark gone) and a
+    /// new one starts with the domains its cgroup tree holds; processes
+    /// keep their domains and descriptors.
+    fn restart(&mut self) {
+        self.carry_model_stats();
+        let model = Model::new(self.limit, self.fault == Fault::KernelFlushIsNoop);
+        let mut marks = Marks::new(model, self.domains[0].sid, true);
+        let running: Vec<Sid> =
+            (0..self.domains.len()).filter(|&d| self.running[d]).map(|d| self.domains[d].sid).collect();
+        if self.fault == Fault::RestartForgetsInheritedReaders {
+            for &sid in &running {
+                marks.enter_scope(sid).expect("enter scope");
+            }
+        } else {
+            marks.start_with(&running);
+        }
+        self.marks = marks;
+        self.paths = Self::path_labels(&self.labels);
+        self.stats.restarts += 1;
+    }
+
+    /// Adds the current kernel model's counters to the stats (before it
+    /// is replaced at a restart, and at the end).
+    fn carry_model_stats(&mut self) {
+        let m = self.marks.target();
+        self.stats.open_marks_placed += m.opens_placed.load(Ordering::Relaxed);
+        self.stats.access_marks_placed += m.accesses_placed.load(Ordering::Relaxed);
+        self.stats.enospc += m.enospc.load(Ordering::Relaxed);
+        self.stats.flushes += self.marks.flushes();
+    }
+
     /// Every ignore mark standing now that lets through what libsepol
     /// denies.
     fn violations(&mut self) -> Vec<Violation> {
@@ -904,11 +961,7 @@ impl<'r> World<'r> {
     }
 
     fn collect_stats(&mut self) -> Stats {
-        let m = self.marks.target();
-        self.stats.open_marks_placed = m.opens_placed.load(Ordering::Relaxed);
-        self.stats.access_marks_placed = m.accesses_placed.load(Ordering::Relaxed);
-        self.stats.enospc = m.enospc.load(Ordering::Relaxed);
-        self.stats.flushes = self.marks.flushes();
+        self.carry_model_stats();
         self.stats
     }
 
@@ -971,6 +1024,10 @@ impl<'r> World<'r> {
         if roll < 14 && rng.below(3) == 0 {
             self.exit_all();
             return (StepKind::Exit, None, "every confined process exits".into());
+        }
+        if roll < 15 && rng.below(2) == 0 {
+            self.restart();
+            return (StepKind::Restart, None, "the daemon restarts; processes keep their domains".into());
         }
         if roll < 55 && !self.holders.is_empty() {
             let n = rng.below(self.holders.len());
@@ -1147,7 +1204,7 @@ fn an_ignore_mark_never_lets_through_what_the_policy_denies() {
     );
     println!(
         "  marks placed: OPEN {}, ACCESS {}; ENOSPC {}; flushes {}; boolean flips {} ({} needed their flush), relabels {} ({} needed), \
-         scope entries {} ({} needed), exits {}; libsepol queries {}",
+         scope entries {} ({} needed), exits {}, restarts {}; libsepol queries {}",
         t.open_marks_placed,
         t.access_marks_placed,
         t.enospc,
@@ -1159,6 +1216,7 @@ fn an_ignore_mark_never_lets_through_what_the_policy_denies() {
         t.entries,
         t.entries_needed,
         t.exits,
+        t.restarts,
         r.queries
     );
     println!(
@@ -1176,6 +1234,7 @@ fn an_ignore_mark_never_lets_through_what_the_policy_denies() {
     assert!(t.relabels_needed >= 20, "too few relabels revoked a standing mark");
     assert!(t.entries_needed >= 10, "too few scope entries revoked a standing mark");
     assert!(t.enospc > 0, "the mark limit was never reached");
+    assert!(t.restarts >= 100, "too few restarts");
     assert!(t.unresolved_opens >= 100 && t.unresolved_reads >= 10, "too few events decided without the label");
 }
 
@@ -1187,8 +1246,13 @@ fn the_checker_catches_a_forgotten_flush() {
         return;
     };
     let mut r = Reference::new(&path, &BOOLEANS);
-    for fault in [Fault::SkipFlushOnBoolean, Fault::SkipFlushOnRelabel, Fault::SkipEnterScope, Fault::KernelFlushIsNoop]
-    {
+    for fault in [
+        Fault::SkipFlushOnBoolean,
+        Fault::SkipFlushOnRelabel,
+        Fault::SkipEnterScope,
+        Fault::KernelFlushIsNoop,
+        Fault::RestartForgetsInheritedReaders,
+    ] {
         let caught = (100..110).find_map(|seed| run(&mut r, &policy, seed, 2000, fault).err());
         match caught {
             Some(f) => println!("{fault:?} caught: seed {}, step {} ({:?}: {})", f.seed, f.step, f.kind, f.what),
