@@ -206,6 +206,13 @@ impl ControlHandler for Daemon {
             tracked_processes: self.enforcer.cgroups.process_count() as u64,
             ignore_marks: self.enforcer.marks.placed(),
             decided_without_path: load(&c.without_path),
+            marked_devices: self
+                .config
+                .marks
+                .iter()
+                .filter_map(|m| std::fs::metadata(m).ok())
+                .map(|md| format!("{}:{}", libc::major(md.dev()), libc::minor(md.dev())))
+                .collect(),
             avc_lookups: stats.lookups,
             avc_hits: stats.hits,
             avc_misses: stats.misses,

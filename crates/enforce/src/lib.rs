@@ -34,4 +34,5 @@ pub mod path_labels;
 pub mod pidfd;
 pub mod procs;
 pub mod responder;
+pub mod sandbox;
 mod sync;

@@ -51,6 +51,11 @@ pub struct Status {
     /// replies of daemons older than the field (read as 0).
     #[serde(default)]
     pub decided_without_path: u64,
+    /// The marked filesystems, as `major:minor` device numbers (what
+    /// `rampart run` keeps confined processes from moving files within:
+    /// crate::sandbox). Absent from older daemons' replies (empty).
+    #[serde(default)]
+    pub marked_devices: Vec<String>,
     pub avc_lookups: u64,
     pub avc_hits: u64,
     pub avc_misses: u64,

@@ -69,7 +69,8 @@ pub fn run(command: EnforceCommand) -> Result<u8, CliError> {
     }
 }
 
-/// `rampart run`: asks the daemon for the exec context, then execs.
+/// `rampart run`: asks the daemon for the exec context, sandboxes itself
+/// for what fanotify cannot see (rampart_enforce::sandbox), then execs.
 /// Exit statuses as runcon's: 125 when rampart itself fails, 126 when
 /// the command cannot be run, 127 when it is not found.
 fn run_in_context(socket: &std::path::Path, context: &str, force: bool, command: Vec<std::ffi::OsString>) -> u8 {
@@ -85,12 +86,19 @@ fn run_in_context(socket: &std::path::Path, context: &str, force: bool, command:
     let Some(path) = resolve_program(program) else {
         return fail(format!("{}: command not found", program.to_string_lossy()), 127);
     };
+    let marked = match client.status() {
+        Ok(s) => s.marked_devices,
+        Err(e) => return fail(control(e).to_string(), 125),
+    };
     if let Err(e) = client.set_exec_context(context, force, Some(&path.to_string_lossy())) {
         // A denial by the policy is the exec failing, as with runcon.
         let code = if e.to_string().contains("Permission denied") { 126 } else { 125 };
         return fail(e.to_string(), code);
     }
     drop(client);
+    if let Err(e) = rampart_enforce::sandbox::forbid_moves_between_directories(&marked) {
+        return fail(format!("cannot confine moves of files between directories: {e}"), 125);
+    }
     let err = std::process::Command::new(program).args(args).exec();
     let code = if err.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
     fail(format!("{}: {err}", program.to_string_lossy()), code)

@@ -1,0 +1,229 @@
+//! What `rampart run` does to itself just before it execs the program it
+//! confines: the parts of confinement fanotify cannot see.
+//!
+//! **Path labels that cannot be moved.** A file without a
+//! `security.selinux` xattr is labeled by its path, so moving it to
+//! another directory (rename, hard link) could move it under another
+//! label, which SELinux never allows (labels live in the inode). The
+//! launcher forbids confined processes to move files between directories
+//! of the marked filesystems: a Landlock ruleset (ABI 2 or later) that
+//! handles only `LANDLOCK_ACCESS_FS_REFER` and grants it on every
+//! directory hierarchy except the marked filesystems' mounts. Cross-
+//! directory `rename` and `link` there fail with `EXDEV` (`mv` then copies,
+//! which is an open for reading, decided as any), anywhere else they work.
+//! A rename within one directory is still allowed: a file_contexts spec
+//! that tells files apart by name in one directory can be defeated that
+//! way (docs/security.md). The exact answer, immune to any rename, is a
+//! label in the xattr: `rampart relabel -R`. Landlock also refuses
+//! mounts to the sandboxed process.
+//!
+//! The ruleset is inherited by every descendant and survives exec (also
+//! domain transitions); a process that enters a confined domain by an exec
+//! transition from an unconfined one, not through `rampart run`, is not
+//! sandboxed (docs/security.md).
+
+use std::ffi::CString;
+use std::fs;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+const LANDLOCK_ACCESS_FS_REFER: u64 = 1 << 13;
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+
+/// `struct landlock_ruleset_attr` up to `handled_access_fs`, the only
+/// field used (the kernel accepts a prefix of the structure).
+#[repr(C)]
+struct RulesetAttr {
+    handled_access_fs: u64,
+}
+
+/// `struct landlock_path_beneath_attr` (packed in the uapi header).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+fn check(rc: libc::c_long, what: &str) -> io::Result<libc::c_long> {
+    if rc < 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("{what}: {e}")));
+    }
+    Ok(rc)
+}
+
+/// The Landlock ABI version of this kernel (0: none).
+pub fn landlock_abi() -> u32 {
+    // SAFETY: with the VERSION flag the call takes no attribute (null,
+    // size 0) and returns the ABI version or -1.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<RulesetAttr>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    u32::try_from(rc).unwrap_or(0)
+}
+
+/// The mount points (in this mount namespace) of the filesystems whose
+/// device is in `marked` (`major:minor`), from a mountinfo text.
+fn marked_mounts(mountinfo: &str, marked: &[String]) -> Vec<PathBuf> {
+    mountinfo
+        .lines()
+        .filter_map(|line| {
+            let mut f = line.split(' ');
+            let dev = f.nth(2)?;
+            let mount = f.nth(1)?;
+            marked.iter().any(|m| m == dev).then(|| PathBuf::from(unescape(mount)))
+        })
+        .collect()
+}
+
+/// mountinfo escapes space, tab, newline and backslash as `\ooo`.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b.get(i + 1..i + 4).and_then(|d| u8::from_str_radix(std::str::from_utf8(d).ok()?, 8).ok());
+        match (b[i], octal) {
+            (b'\\', Some(v)) => {
+                out.push(v);
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The directories to grant `REFER` beneath so that everything but
+/// `excluded` (and what is below it) is covered: `dir` itself when no
+/// excluded path is in it, else its subdirectories, recursively.
+fn grants(dir: &Path, excluded: &[PathBuf], out: &mut Vec<PathBuf>) {
+    if excluded.iter().any(|e| e == dir) {
+        return;
+    }
+    if !excluded.iter().any(|e| e.starts_with(dir)) {
+        out.push(dir.to_path_buf());
+        return;
+    }
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        // Directories only, never through a symlink (its target is
+        // reached by its own path).
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            grants(&entry.path(), excluded, out);
+        }
+    }
+}
+
+fn open_path(dir: &Path) -> io::Result<OwnedFd> {
+    let c = CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("{} holds a NUL byte", dir.display())))?;
+    // SAFETY: `c` is NUL-terminated and outlives the call.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just opened and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Forbids this process and its descendants to move files between
+/// directories of the filesystems whose devices are `marked`
+/// (`major:minor`; see the module docs). Sets `no_new_privs`, which
+/// Landlock requires of an unprivileged caller.
+pub fn forbid_moves_between_directories(marked: &[String]) -> io::Result<()> {
+    if landlock_abi() < 2 {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this kernel has no Landlock ABI 2 (REFER), which keeps path labels from being moved by rename or link",
+        ));
+    }
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo")?;
+    let excluded = marked_mounts(&mountinfo, marked);
+    let attr = RulesetAttr { handled_access_fs: LANDLOCK_ACCESS_FS_REFER };
+    // SAFETY: `attr` is a valid prefix of the attribute structure, of the
+    // size given, alive across the call.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            &attr as *const RulesetAttr,
+            std::mem::size_of::<RulesetAttr>(),
+            0,
+        )
+    };
+    let raw = check(rc, "landlock_create_ruleset")?;
+    // SAFETY: the kernel just returned this descriptor for us.
+    let ruleset = unsafe { OwnedFd::from_raw_fd(raw as libc::c_int) };
+    let mut dirs = Vec::new();
+    grants(Path::new("/"), &excluded, &mut dirs);
+    for dir in dirs {
+        let Ok(fd) = open_path(&dir) else { continue };
+        let rule = PathBeneathAttr { allowed_access: LANDLOCK_ACCESS_FS_REFER, parent_fd: fd.as_raw_fd() };
+        // SAFETY: `rule` is a valid path-beneath attribute alive across
+        // the call; both descriptors are open.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_add_rule,
+                ruleset.as_raw_fd(),
+                LANDLOCK_RULE_PATH_BENEATH,
+                &rule as *const PathBeneathAttr,
+                0,
+            )
+        };
+        check(rc, &format!("landlock_add_rule {}", dir.display()))?;
+    }
+    // SAFETY: prctl with integer arguments only.
+    check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } as libc::c_long, "PR_SET_NO_NEW_PRIVS")?;
+    // SAFETY: restricts the calling thread with an open ruleset; no memory.
+    check(
+        unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) },
+        "landlock_restrict_self",
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marked_mounts_are_found_by_device_with_bind_mounts_and_escapes() {
+        let info = "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n\
+                    90 22 0:45 / /tmp/t rw - tmpfs tmpfs rw\n\
+                    91 22 0:45 /data /srv/with\\040space rw - tmpfs tmpfs rw\n\
+                    92 22 0:46 / /other rw - tmpfs tmpfs rw\n";
+        assert_eq!(
+            marked_mounts(info, &["0:45".into()]),
+            vec![PathBuf::from("/tmp/t"), PathBuf::from("/srv/with space")]
+        );
+        assert!(marked_mounts(info, &[]).is_empty());
+    }
+
+    #[test]
+    fn grants_cover_everything_but_the_excluded_trees() {
+        let base = std::env::temp_dir().join(format!("rampart-sandbox-test.{}", std::process::id()));
+        for d in ["a/b/marked/x", "a/b/c", "a/d", "e"] {
+            fs::create_dir_all(base.join(d)).unwrap();
+        }
+        let excluded = vec![base.join("a/b/marked")];
+        let mut out = Vec::new();
+        grants(&base, &excluded, &mut out);
+        out.sort();
+        assert_eq!(out, vec![base.join("a/b/c"), base.join("a/d"), base.join("e")]);
+        let mut all = Vec::new();
+        grants(&base, &[], &mut all);
+        assert_eq!(all, vec![base.clone()]);
+        fs::remove_dir_all(&base).unwrap();
+    }
+}
