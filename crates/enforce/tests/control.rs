@@ -102,6 +102,7 @@ impl ControlHandler for Fake {
             tracked_processes: 12,
             ignore_marks: 99,
             decided_without_path: 800,
+            marked_devices: vec!["0:45".into()],
             avc_lookups: 5000,
             avc_hits: 4990,
             avc_misses: 10,
