@@ -267,6 +267,9 @@ impl Cgroups {
                 self.next_exec.fetch_max(n + 1, Ordering::Relaxed);
                 match get_xattr(&dir, EXEC_XATTR).ok().and_then(|v| decode_exec(&v, &dir, avc)) {
                     Some(exec) => {
+                        // Thawed by the last daemon's shutdown: frozen
+                        // again, so it settles as any exec in flight.
+                        let _ = fs::write(dir.join("cgroup.freeze"), "1");
                         nodes.insert(md.ino(), Node::Exec(Arc::new(exec)));
                     }
                     None => eprintln!(
@@ -471,6 +474,28 @@ impl Cgroups {
 
     fn remove(&self, dir: &Path) -> io::Result<()> {
         fs::remove_dir(dir)
+    }
+
+    /// At shutdown: settles what can be, thaws execs still in flight
+    /// (nothing is enforced once the daemon is gone, and a frozen process
+    /// would wait for the next one), and removes the cgroups no process is
+    /// in (the tree too if it is then empty). Those with processes stay,
+    /// with their parameters, for the next daemon.
+    pub fn shutdown(&self, avc: &Avc) {
+        self.settle(avc);
+        for node in self.nodes.load().values() {
+            if let Node::Exec(x) = node {
+                let _ = fs::write(x.dir.join("cgroup.freeze"), "0");
+            }
+        }
+        if let Ok(entries) = fs::read_dir(&self.root) {
+            for e in entries.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) && members(&e.path()).is_empty() {
+                    let _ = fs::remove_dir(e.path());
+                }
+            }
+        }
+        let _ = fs::remove_dir(&self.root);
     }
 }
 

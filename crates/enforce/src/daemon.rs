@@ -443,6 +443,7 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
         c.allowed.load(Ordering::Relaxed),
         c.denied.load(Ordering::Relaxed)
     );
+    daemon.enforcer.cgroups.shutdown(&daemon.enforcer.avc);
     // Dropping the daemon closes the fanotify descriptors.
     drop(daemon);
     result

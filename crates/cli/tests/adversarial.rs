@@ -1,0 +1,671 @@
+//! Adversarial end-to-end tests of `rampart daemon`: attacks by a confined
+//! process on the enforcement itself. Each scenario runs as root in its own
+//! private mount namespace, on its own tmpfs (tests/enforce/prelude.sh, as
+//! in enforce.rs), with the policy tests/data/adversarial.conf compiled by
+//! checkpolicy.
+//!
+//! The attacker runs in app_t (`rampart run --force`), as uid 65534
+//! (`setpriv`) wherever the attack needs no root. Each attack is a small C
+//! program (tests/adversarial/*.c, compiled here with `cc`) that exits 0
+//! when the attack SUCCEEDED (read the secret, wrote the read-only file,
+//! ran what it may not run), 1 when a denial blocked it, 2 when it could
+//! not be carried out, 77 when the kernel lacks what it needs; it prints
+//! one line saying what happened.
+//!
+//! Each attack runs twice: against an enforcing daemon it must be blocked
+//! (the policy rule that forbids it is written next to the assertion);
+//! against a permissive daemon the same program must report success,
+//! which proves the attack is real and the check can fail. Expected
+//! outcomes come from the policy, never from Rampart's output.
+//!
+//! Scenarios that cannot run here (not root, no checkpolicy, no cc, no
+//! setpriv) print why and pass.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The attack programs, tests/adversarial/NAME.c.
+const PROGRAMS: &[&str] = &[
+    "read_secret",
+    "clone_parent",
+    "connector_flood",
+    "exec_pending",
+    "open_flags",
+    "exec_noexec",
+    "marker",
+    "path_move",
+];
+
+/// Exit statuses of the attack programs (tests/adversarial/adversarial.h).
+const SUCCEEDED: u64 = 0;
+const BLOCKED: u64 = 1;
+const UNSUPPORTED: u64 = 77;
+
+struct Setup {
+    /// adversarial.conf, compiled.
+    policy: PathBuf,
+    /// The compiled attack programs.
+    bin: PathBuf,
+}
+
+/// Compiles the policy and the attack programs once; `Err` says why the
+/// tests cannot run here.
+fn setup() -> Result<&'static Setup, &'static str> {
+    static S: OnceLock<Result<Setup, String>> = OnceLock::new();
+    S.get_or_init(|| {
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("the adversarial tests need root (mounts, fanotify)".into());
+        }
+        for tool in ["setpriv", "unshare"] {
+            if let Err(e) = Command::new(tool).arg("--version").output() {
+                return Err(format!("{tool} not available ({e}); it is in util-linux"));
+            }
+        }
+        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+        // Under target/, not /tmp: nothing removes it at exit.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("adversarial.{}", std::process::id()));
+        let bin = dir.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let policy = dir.join("policy.33");
+        let out = match Command::new("checkpolicy")
+            .args(["-M", "-c", "33", "-o"])
+            .arg(&policy)
+            .arg(here.join("data/adversarial.conf"))
+            .output()
+        {
+            Ok(out) => out,
+            Err(e) => return Err(format!("checkpolicy not available ({e}); install it with scripts/install-deps.sh")),
+        };
+        assert!(out.status.success(), "checkpolicy failed: {}", String::from_utf8_lossy(&out.stderr));
+        for name in PROGRAMS {
+            let out = match Command::new("cc")
+                .args(["-O2", "-Wall", "-pthread", "-o"])
+                .arg(bin.join(name))
+                .arg(here.join(format!("adversarial/{name}.c")))
+                .output()
+            {
+                Ok(out) => out,
+                Err(e) => return Err(format!("no C compiler (cc: {e}) to build the attack programs")),
+            };
+            assert!(out.status.success(), "cc {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+        Ok(Setup { policy, bin })
+    })
+    .as_ref()
+    .map_err(|why| why.as_str())
+}
+
+fn can_run() -> Option<&'static Setup> {
+    match setup() {
+        Ok(s) => Some(s),
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            None
+        }
+    }
+}
+
+struct Run {
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    /// The value of the first `KEY=value` line.
+    fn get(&self, key: &str) -> &str {
+        let prefix = format!("{key}=");
+        self.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no {key}= in the output:\n{}\nstderr:\n{}", self.stdout, self.stderr))
+    }
+
+    fn num(&self, key: &str) -> u64 {
+        self.get(key).trim().parse().unwrap_or_else(|_| panic!("{key} is not a number: {}", self.get(key)))
+    }
+
+    /// The exit status of the attack `key` and the line it printed last.
+    fn attack(&self, key: &str) -> (u64, &str) {
+        (self.num(key), self.get(&format!("{key}_WHY")))
+    }
+
+    /// Whether the kernel lacks what attack `key` needs (it says so).
+    fn unsupported(&self, key: &str) -> bool {
+        let (code, why) = self.attack(key);
+        if code == UNSUPPORTED {
+            eprintln!("skipped: {why}");
+        }
+        code == UNSUPPORTED
+    }
+
+    /// Every attack's outcome, on stderr (shown with --nocapture).
+    fn report(&self, test: &str) {
+        for line in self.stdout.lines() {
+            if let Some((key, why)) = line.split_once("_WHY=") {
+                eprintln!("{test}: {key} exit {}: {why}", self.get(key));
+            }
+        }
+    }
+
+    /// Attack `key` was blocked, by the policy rule `rule`.
+    fn assert_blocked(&self, key: &str, rule: &str) {
+        let (code, why) = self.attack(key);
+        assert!(
+            code == BLOCKED,
+            "{key}: {}, expected blocked ({rule}): exit {code}: {why}\nstdout:\n{}\nstderr:\n{}",
+            if code == SUCCEEDED { "the attack SUCCEEDED" } else { "the attack was not carried out" },
+            self.stdout,
+            self.stderr
+        );
+    }
+
+    /// Attack `key` succeeded: under a permissive daemon, this shows the
+    /// program does detect the hole it probes (its check can fail).
+    fn assert_succeeded(&self, key: &str) {
+        self.assert_allowed(
+            key,
+            "nothing stops it under a permissive daemon: the attack program cannot detect its hole",
+        );
+    }
+
+    /// Program `key` did what it tried, which `rule` allows.
+    fn assert_allowed(&self, key: &str, rule: &str) {
+        let (code, why) = self.attack(key);
+        assert!(
+            code == SUCCEEDED,
+            "{key}: did not succeed ({rule}): exit {code}: {why}\nstdout:\n{}\nstderr:\n{}",
+            self.stdout,
+            self.stderr
+        );
+    }
+}
+
+/// Shell helpers for the scenarios, after the prelude.
+const HELPERS: &str = r#"
+# The attack programs where uid 65534 may run them: on /, a mount the
+# daemon does not watch, so starting them is no exec event.
+chmod 755 "$S"
+mkdir "$S/bin" "$S/work"
+cp "$ADV_BIN"/* "$S/bin/"
+chown 65534:65534 "$S/work"
+ADV="$S/bin"
+APP=system_u:system_r:app_t:s0
+# Runs a command in app_t as uid 65534 (unprivileged).
+as_attacker() { "$RAMPART" run --socket "$SOCK" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+# Runs a command in app_t as root.
+as_confined_root() { "$RAMPART" run --socket "$SOCK" --force --context "$APP" -- "$@"; }
+# attempt KEY CMD...: runs CMD; prints KEY=<exit status> and KEY_WHY=<its
+# last line>, and all it printed on stderr.
+attempt() {
+    local key=$1 out rc
+    shift
+    set +e
+    out=$("$@" 2>&1)
+    rc=$?
+    set -e
+    echo "$key=$rc"
+    echo "${key}_WHY=$(printf '%s\n' "$out" | tail -n 1)"
+    printf '%s\n' "$out" | sed "s/^/$key> /" >&2
+}
+# Runs the scenario's `attack KEY` under an enforcing daemon (KEY
+# ENFORCING), after the control (a plain read of the secret: CONTROL),
+# then under a permissive one (KEY PERMISSIVE).
+both_modes() {
+    start_daemon
+    attempt CONTROL as_attacker "$ADV/read_secret" "$T/data/secret.txt"
+    attack ENFORCING
+    stop_daemon
+    start_daemon --permissive
+    attack PERMISSIVE
+    stop_daemon
+}
+"#;
+
+/// Runs `script` after the prelude and [`HELPERS`], in a private mount
+/// namespace, bounded in time.
+fn scenario(s: &Setup, script: &str) -> Run {
+    let prelude = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/enforce/prelude.sh");
+    let full = format!(". {}\n{HELPERS}\n{script}", prelude.display());
+    let out = Command::new("timeout")
+        .args(["90", "unshare", "-m", "--propagation", "private", "bash", "-c", &full])
+        .env("RAMPART", env!("CARGO_BIN_EXE_rampart"))
+        .env("POLICY_A", &s.policy)
+        .env("POLICY_B", &s.policy)
+        .env("ADV_BIN", &s.bin)
+        .output()
+        .expect("run the scenario");
+    let run = Run {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(out.status.success(), "scenario failed ({}):\n{}\nstderr:\n{}", out.status, run.stdout, run.stderr);
+    run
+}
+
+/// Runs `attack` (a script defining `attack KEY`, after any setup) with
+/// [`HELPERS`]' `both_modes`, and checks the control and that the attack
+/// succeeds under the permissive daemon.
+fn both_modes(s: &Setup, test: &str, attack: &str) -> Run {
+    let r = scenario(s, &format!("{attack}\nboth_modes\n"));
+    r.report(test);
+    // No rule lets app_t read secret_t: the attacker is confined.
+    r.assert_blocked("CONTROL", "app_t may not read secret_t");
+    r
+}
+
+// Attack 1: other mounts of the marked filesystem. The daemon marks the
+// tmpfs $T; every other way to reach the same files must be marked too.
+
+#[test]
+fn attack_reads_through_a_user_namespace_copy_of_the_mount() {
+    let Some(s) = can_run() else { return };
+    let r = both_modes(
+        s,
+        "userns_copy",
+        r#"
+# uid 65534, in a new user and mount namespace: $T there is a copy of
+# the marked mount.
+attack() { attempt "$1" as_attacker unshare -Ur -m "$ADV/read_secret" "$T/data/secret.txt"; }
+"#,
+    );
+    r.assert_succeeded("PERMISSIVE");
+    // No rule lets app_t read secret_t, by whatever mount.
+    r.assert_blocked("ENFORCING", "app_t may not read secret_t");
+}
+
+#[test]
+fn attack_reads_through_a_bind_mount() {
+    let Some(s) = can_run() else { return };
+    let r = both_modes(
+        s,
+        "bind_mount",
+        r#"
+mkdir -p "$T/mnt/bind"
+# Root (in app_t, as issue 7's attacker) bind-mounts $T/data elsewhere
+# and reads through the new mount.
+attack() {
+    attempt "$1" as_confined_root sh -c 'mount --bind "$1/data" "$1/mnt/bind" && exec "$2" "$1/mnt/bind/secret.txt"' \
+        sh "$T" "$ADV/read_secret"
+    umount "$T/mnt/bind" || true
+}
+"#,
+    );
+    r.assert_succeeded("PERMISSIVE");
+    // No rule lets app_t read secret_t; root in app_t is still app_t.
+    r.assert_blocked("ENFORCING", "app_t may not read secret_t");
+}
+
+#[test]
+fn attack_reads_through_proc_pid_root_of_another_mount_namespace() {
+    let Some(s) = can_run() else { return };
+    let r = both_modes(
+        s,
+        "proc_root",
+        r#"
+mkdir -p "$T/mnt/ns"
+# A sleeper in a mount namespace of its own, with its own bind mount of
+# $T, running as uid 65534 so that the attacker may follow its
+# /proc/PID/root.
+unshare -m --propagation private sh -c \
+    'mount --bind "$1" "$1/mnt/ns" && exec setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30' sh "$T" \
+    >/dev/null 2>&1 &
+SLEEPER=$!
+trap 'kill "$SLEEPER" 2>/dev/null || true; cleanup' EXIT
+for _ in $(seq 200); do [ "$(cat /proc/$SLEEPER/comm 2>/dev/null)" = sleep ] && break; sleep 0.05; done
+attack() { attempt "$1" as_attacker "$ADV/read_secret" "/proc/$SLEEPER/root$T/mnt/ns/data/secret.txt"; }
+"#,
+    );
+    r.assert_succeeded("PERMISSIVE");
+    // No rule lets app_t read secret_t, by whatever path.
+    r.assert_blocked("ENFORCING", "app_t may not read secret_t");
+}
+
+// Attack 2.
+#[test]
+fn attack_clone_parent_child_reads_the_secret() {
+    let Some(s) = can_run() else { return };
+    let r = both_modes(
+        s,
+        "clone_parent",
+        r#"attack() { attempt "$1" as_attacker "$ADV/clone_parent" "$T/data/secret.txt"; }"#,
+    );
+    r.assert_succeeded("PERMISSIVE");
+    // The child runs in its creator's domain, app_t (a new process
+    // changes domain only at an exec), which may not read secret_t.
+    r.assert_blocked("ENFORCING", "a CLONE_PARENT child of app_t is in app_t, which may not read secret_t");
+}
+
+// Attack 3.
+#[test]
+fn attack_connector_overflow_loses_a_fork() {
+    let Some(s) = can_run() else { return };
+    let r = both_modes(
+        s,
+        "connector_flood",
+        r#"
+attack() {
+    # The control: the same forks without the flood.
+    if [ "$1" = ENFORCING ]; then attempt UNFLOODED as_attacker "$ADV/connector_flood" "$T/data/secret.txt" 200 5 0; fi
+    attempt "$1" as_attacker "$ADV/connector_flood" "$T/data/secret.txt" 2000 10
+}
+"#,
+    );
+    r.assert_succeeded("PERMISSIVE");
+    // Every child of app_t is in app_t, which may not read secret_t,
+    // however many process events the kernel reports meanwhile.
+    r.assert_blocked("UNFLOODED", "children of app_t are in app_t, which may not read secret_t");
+    r.assert_blocked("ENFORCING", "children of app_t are in app_t, which may not read secret_t");
+}
+
+/// Attack 4's setup: the attacker's own program on the marked tmpfs
+/// (app_exec_t: app_t may run it without a transition), and the control
+/// TRANSITION (run after the attack): a successful exec of a
+/// trusted_exec_t file does move app_t into trusted_t, which reads the
+/// secret, so the attack is blocked for the right reason.
+const EXEC_PENDING_SETUP: &str = r#"
+cp "$ADV/exec_pending" "$T/bin/own"; label system_u:object_r:app_exec_t:s0 "$T/bin/own"
+cp "$ADV/read_secret" "$T/bin/trusted-read"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-read"
+transition_control() { attempt TRANSITION as_attacker "$T/bin/trusted-read" "$T/data/secret.txt"; }
+"#;
+
+/// Attack 4's checks.
+fn assert_exec_pending(r: &Run) {
+    r.assert_succeeded("PERMISSIVE");
+    // type_transition app_t trusted_exec_t:process trusted_t, with
+    // process transition and entrypoint allowed, and trusted_t reads
+    // secret_t: a completed exec does enter trusted_t.
+    r.assert_allowed("TRANSITION", "app_t enters trusted_t by executing trusted_exec_t; trusted_t reads secret_t");
+    // The first exec failed: the attacker is still in app_t, and its own
+    // program (app_exec_t, executed without a transition) keeps app_t,
+    // which may not read secret_t.
+    r.assert_blocked(
+        "ENFORCING",
+        "a failed exec enters no domain; app_exec_t keeps app_t, which may not read secret_t",
+    );
+}
+
+#[test]
+fn attack_failed_exec_e2big_keeps_its_pending_transition() {
+    let Some(s) = can_run() else { return };
+    let r = both_modes(
+        s,
+        "exec_e2big",
+        &format!(
+            r#"{EXEC_PENDING_SETUP}
+cp /bin/true "$T/bin/trusted"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted"
+attack() {{
+    attempt "$1" as_attacker "$ADV/exec_pending" e2big "$T/bin/trusted" "$T/bin/own" "$T/data/secret.txt"
+    if [ "$1" = ENFORCING ]; then transition_control; fi
+}}
+"#
+        ),
+    );
+    assert_exec_pending(&r);
+}
+
+#[test]
+fn attack_failed_exec_eperm_keeps_its_pending_transition() {
+    let Some(s) = can_run() else { return };
+    let r = both_modes(
+        s,
+        "exec_eperm",
+        &format!(
+            r#"{EXEC_PENDING_SETUP}
+# A trusted_exec_t script whose interpreter is noexec_t: app_t may not
+# execute it, so the daemon denies the interpreter's open. (Where that is
+# not denied, in the permissive run, the interpreter is exec_pending's
+# stage 2 and reads the secret in trusted_t.)
+cp "$ADV/exec_pending" "$T/bin/interp"; label system_u:object_r:noexec_t:s0 "$T/bin/interp"
+printf '#!%s stage2\n' "$T/bin/interp" > "$T/bin/trusted.sh"; chmod 755 "$T/bin/trusted.sh"
+label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted.sh"
+attack() {{
+    attempt "$1" as_attacker "$ADV/exec_pending" eperm "$T/bin/trusted.sh" "$T/bin/own" "$T/data/secret.txt"
+    if [ "$1" = ENFORCING ]; then transition_control; fi
+}}
+"#
+        ),
+    );
+    assert_exec_pending(&r);
+}
+
+/// Attack 5's target, $T/data/ro.txt: file_t (file_contexts' default),
+/// which app_t may read, not write; writable by uid 65534 (mode 666), so
+/// only the policy stands in the way. `KEY_CONTENT` is its first line
+/// after the attack.
+const OPEN_FLAGS_SETUP: &str = r#"
+echo original > "$T/data/ro.txt"; chmod 666 "$T/data/ro.txt"
+mkfifo -m 666 "$S/work/fifo"
+content() { echo "$1_CONTENT=$(head -n 1 "$T/data/ro.txt")"; echo original > "$T/data/ro.txt"; }
+"#;
+
+fn assert_open_flags(r: &Run) {
+    r.assert_succeeded("PERMISSIVE");
+    assert_eq!(r.get("PERMISSIVE_CONTENT"), "written by the attacker", "the program's success is not in the file");
+    // app_t has { open read getattr } on file_t, no write: no open for
+    // writing may succeed, however its flags are presented.
+    r.assert_blocked("ENFORCING", "app_t may not write file_t");
+    assert_eq!(r.get("ENFORCING_CONTENT"), "original");
+}
+
+// Attack 5a.
+#[test]
+fn attack_32bit_open_beside_a_blocked_open() {
+    let Some(s) = can_run() else { return };
+    let r = both_modes(
+        s,
+        "open_int80",
+        &format!(
+            r#"{OPEN_FLAGS_SETUP}
+attack() {{ attempt "$1" as_attacker "$ADV/open_flags" int80 "$S/work/fifo" "$T/data/ro.txt"; content "$1"; }}
+"#
+        ),
+    );
+    if r.unsupported("PERMISSIVE") {
+        return;
+    }
+    assert_open_flags(&r);
+}
+
+// Attack 5b.
+#[test]
+fn attack_openat2_flags_flipped_during_the_open() {
+    let Some(s) = can_run() else { return };
+    let r = both_modes(
+        s,
+        "open_openat2",
+        &format!(
+            r#"{OPEN_FLAGS_SETUP}
+attack() {{ attempt "$1" as_attacker "$ADV/open_flags" openat2 "$T/data/ro.txt" 2000 10; content "$1"; }}
+"#
+        ),
+    );
+    if r.unsupported("PERMISSIVE") {
+        return;
+    }
+    assert_open_flags(&r);
+}
+
+// 6: not an attack; what must keep working.
+#[test]
+fn program_on_the_marked_tmpfs_runs_confined() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        r#"
+cp /bin/cat "$T/bin/cat"; label system_u:object_r:bin_t:s0 "$T/bin/cat"
+start_daemon
+attempt CAT as_attacker "$T/bin/cat" "$T/data/plain.txt"
+# The app_t shell (entered by executing app_exec_t) runs it too.
+attempt CAT_APP "$T/bin/app" -c "'$T/bin/cat' '$T/data/data.txt'"
+stop_daemon
+bin_denials() { grep "tcontext=system_u:object_r:bin_t:s0" "$LOG" | grep -E "denied  \{[^}]*\b($1)\b" | wc -l; }
+echo "WRITE_DENIALS=$(bin_denials 'write|append')"
+echo "ANY_DENIALS=$(bin_denials '[a-z_]+')"
+grep "bin_t" "$LOG" | sed 's/^/audit: /' >&2 || true
+"#,
+    );
+    r.report("functional");
+    // allow app_t bin_t:file { execute execute_no_trans read open getattr },
+    // and app_t reads file_t (plain.txt) and data_t (data.txt).
+    assert_eq!(r.attack("CAT"), (SUCCEEDED, "plain"), "{}", r.stderr);
+    assert_eq!(r.attack("CAT_APP"), (SUCCEEDED, "line5"), "{}", r.stderr);
+    // An exec opens the file for reading and executing, never for
+    // writing: nothing may be reported as a denied write or append.
+    assert_eq!(r.num("WRITE_DENIALS"), 0, "{}", r.stderr);
+    assert_eq!(r.num("ANY_DENIALS"), 0, "{}", r.stderr);
+}
+
+// Attack 7: a program app_t may read but not execute (noexec_t), run
+// through the loader and through a memfd copy. Neither maps nor memfds
+// are mediated yet (docs/security.md); the control is: a plain exec of it
+// is denied.
+const EXEC_NOEXEC_SETUP: &str = r#"
+cp "$ADV/marker" "$T/bin/marker"; label system_u:object_r:noexec_t:s0 "$T/bin/marker"
+attack() {
+    attempt "$1_LDSO" as_attacker "$ADV/exec_noexec" ldso "$T/bin/marker"
+    attempt "$1_MEMFD" as_attacker "$ADV/exec_noexec" memfd "$T/bin/marker"
+}
+"#;
+
+#[test]
+#[ignore = "issue 6 build item 4: exec without execute is not mediated yet (docs/security.md)"]
+fn attack_exec_without_execute_enforcing() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        &format!(
+            r#"{EXEC_NOEXEC_SETUP}
+start_daemon
+attempt DIRECT as_attacker "$ADV/exec_noexec" direct "$T/bin/marker"
+attack ENFORCING
+stop_daemon
+"#
+        ),
+    );
+    r.report("exec_noexec");
+    // app_t has { open read getattr } on noexec_t, no execute.
+    r.assert_blocked("DIRECT", "app_t may not execute noexec_t");
+    r.assert_blocked("ENFORCING_LDSO", "app_t may not execute noexec_t");
+    r.assert_blocked("ENFORCING_MEMFD", "app_t may not execute noexec_t");
+}
+
+#[test]
+fn attack_exec_without_execute_permissive() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        &format!(
+            r#"{EXEC_NOEXEC_SETUP}
+start_daemon
+attempt DIRECT as_attacker "$ADV/exec_noexec" direct "$T/bin/marker"
+stop_daemon
+start_daemon --permissive
+attack PERMISSIVE
+stop_daemon
+"#
+        ),
+    );
+    r.report("exec_noexec");
+    // The control, enforced: app_t may not execute noexec_t.
+    r.assert_blocked("DIRECT", "app_t may not execute noexec_t");
+    r.assert_succeeded("PERMISSIVE_LDSO");
+    if !r.unsupported("PERMISSIVE_MEMFD") {
+        r.assert_succeeded("PERMISSIVE_MEMFD");
+    }
+}
+
+// Attack 8: files without an xattr are labeled by their path
+// (file_contexts): $T/private is secret_t, $T/public public_t (app_t
+// reads it). Both directories are writable by the attacker's uid; the
+// files are its own (hard links to others' files are refused by
+// fs.protected_hardlinks). The control reads a third private file.
+const PATH_MOVE_SETUP: &str = r#"
+printf '/.*\tsystem_u:object_r:file_t:s0\n%s/private(/.*)?\tsystem_u:object_r:secret_t:s0\n%s/public(/.*)?\tsystem_u:object_r:public_t:s0\n' \
+    "$T" "$T" > "$T/run/file_contexts"
+mkdir "$T/private" "$T/public"
+for f in control linked moved; do echo "private-$f" > "$T/private/$f.txt"; done
+chown -R 65534:65534 "$T/private" "$T/public"
+control() { attempt CONTROL as_attacker "$ADV/read_secret" "$T/private/control.txt"; }
+attack() {
+    attempt "$1_LINK" as_attacker "$ADV/path_move" link "$T/private/linked.txt" "$T/public/linked.txt"
+    attempt "$1_RENAME" as_attacker "$ADV/path_move" rename "$T/private/moved.txt" "$T/public/moved.txt"
+}
+"#;
+
+#[test]
+#[ignore = "issue 6 build item 7: a file labeled by its path keeps no label when it is linked or moved"]
+fn attack_path_labeled_file_linked_or_moved_enforcing() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(s, &format!("{PATH_MOVE_SETUP}\nstart_daemon\ncontrol\nattack ENFORCING\nstop_daemon\n"));
+    r.report("path_move");
+    // The path label of $T/private is secret_t, which app_t may not read.
+    r.assert_blocked("CONTROL", "app_t may not read secret_t ($T/private by path)");
+    // The file is the one labeled secret_t by its first path: another
+    // name for it does not make it readable.
+    r.assert_blocked("ENFORCING_LINK", "app_t may not read secret_t");
+    r.assert_blocked("ENFORCING_RENAME", "app_t may not read secret_t");
+}
+
+#[test]
+fn attack_path_labeled_file_linked_or_moved_permissive() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        &format!(
+            "{PATH_MOVE_SETUP}\nstart_daemon\ncontrol\nstop_daemon\nstart_daemon --permissive\nattack PERMISSIVE\nstop_daemon\n"
+        ),
+    );
+    r.report("path_move");
+    // The control, enforced: $T/private is secret_t by path.
+    r.assert_blocked("CONTROL", "app_t may not read secret_t ($T/private by path)");
+    r.assert_succeeded("PERMISSIVE_LINK");
+    r.assert_succeeded("PERMISSIVE_RENAME");
+}
+
+/// A daemon killed and started again (with the same `--cgroup`, which the
+/// prelude passes) still knows which processes are confined: an app_t
+/// shell started before the kill is denied the secret after the restart.
+///
+/// No permissive counterpart: what is checked is that a denial survives
+/// the restart. That read_secret reports a read it made is shown by the
+/// other tests' permissive runs, and AFTER_PLAIN shows this very process
+/// still reads what app_t may after the restart.
+#[test]
+fn restarted_daemon_keeps_confined_processes_confined() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        r#"
+start_daemon
+as_attacker sh -c '
+    adv=$1 t=$2 w=$3
+    check() { out=$("$adv/read_secret" "$1" 2>&1); echo "$2=$?"; echo "$2_WHY=$out"; }
+    check "$t/data/secret.txt" BEFORE_SECRET
+    : > "$w/ready"
+    i=0
+    while [ ! -e "$w/go" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+    check "$t/data/secret.txt" AFTER_SECRET
+    check "$t/data/plain.txt" AFTER_PLAIN
+' sh "$ADV" "$T" "$S/work" > "$S/restart.out" 2>&1 &
+CONFINED=$!
+wait_for "$S/work/ready"
+kill -KILL "$D"; wait "$D" || true; D=""
+start_daemon
+touch "$S/work/go"
+wait "$CONFINED" || true
+cat "$S/restart.out"
+stop_daemon
+"#,
+    );
+    r.report("restart");
+    // No rule lets app_t read secret_t, before or after the restart.
+    r.assert_blocked("BEFORE_SECRET", "app_t may not read secret_t");
+    // allow app_t file_t:file { open read getattr }: the process is alive
+    // and reads what it may.
+    r.assert_allowed("AFTER_PLAIN", "app_t reads file_t");
+    r.assert_blocked("AFTER_SECRET", "app_t may not read secret_t, after the daemon's restart too");
+}
