@@ -6,14 +6,19 @@
 //! another directory (rename, hard link) could move it under another
 //! label, which SELinux never allows (labels live in the inode). The
 //! launcher forbids confined processes to move files between directories
-//! of the marked filesystems: a Landlock ruleset (ABI 2 or later) that
-//! handles only `LANDLOCK_ACCESS_FS_REFER` and grants it on every
-//! directory hierarchy except the marked filesystems' mounts. Cross-
-//! directory `rename` and `link` there fail with `EXDEV` (`mv` then copies,
-//! which is an open for reading, decided as any), anywhere else they work.
-//! A rename within one directory is still allowed: a file_contexts spec
-//! that tells files apart by name in one directory can be defeated that
-//! way (docs/security.md). The exact answer, immune to any rename, is a
+//! of the marked filesystems, and to rename directories there (which
+//! moves every path label below them): a Landlock ruleset (ABI 2 or
+//! later) that handles only `LANDLOCK_ACCESS_FS_REFER` and
+//! `LANDLOCK_ACCESS_FS_REMOVE_DIR` and grants them on every directory
+//! hierarchy except the marked filesystems' mounts. Cross-directory
+//! `rename` and `link` there fail with `EXDEV` (`mv` then copies, which is
+//! an open for reading, decided as any); renaming or removing a directory
+//! there fails with `EACCES`; anywhere else they work (except directly in
+//! a directory that holds a marked mount, such as `/tmp` for
+//! `/tmp/marked`: its own entries are not granted). A file renamed within
+//! one directory is still allowed: a file_contexts spec that tells files
+//! apart by name in one directory can be defeated that way
+//! (docs/security.md). The exact answer, immune to any rename, is a
 //! label in the xattr: `rampart relabel -R`. Landlock also refuses
 //! mounts to the sandboxed process.
 //!
@@ -29,7 +34,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+const LANDLOCK_ACCESS_FS_REMOVE_DIR: u64 = 1 << 4;
 const LANDLOCK_ACCESS_FS_REFER: u64 = 1 << 13;
+/// What the ruleset handles, and grants outside the marked filesystems.
+const HANDLED: u64 = LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_REMOVE_DIR;
 const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
 
@@ -105,7 +113,7 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The directories to grant `REFER` beneath so that everything but
+/// The directories to grant [`HANDLED`] beneath so that everything but
 /// `excluded` (and what is below it) is covered: `dir` itself when no
 /// excluded path is in it, else its subdirectories, recursively.
 fn grants(dir: &Path, excluded: &[PathBuf], out: &mut Vec<PathBuf>) {
@@ -139,7 +147,8 @@ fn open_path(dir: &Path) -> io::Result<OwnedFd> {
 }
 
 /// Forbids this process and its descendants to move files between
-/// directories of the filesystems whose devices are `marked`
+/// directories, and to rename or remove directories, on the filesystems
+/// whose devices are `marked`
 /// (`major:minor`; see the module docs). Sets `no_new_privs`, which
 /// Landlock requires of an unprivileged caller.
 pub fn forbid_moves_between_directories(marked: &[String]) -> io::Result<()> {
@@ -151,7 +160,7 @@ pub fn forbid_moves_between_directories(marked: &[String]) -> io::Result<()> {
     }
     let mountinfo = fs::read_to_string("/proc/self/mountinfo")?;
     let excluded = marked_mounts(&mountinfo, marked);
-    let attr = RulesetAttr { handled_access_fs: LANDLOCK_ACCESS_FS_REFER };
+    let attr = RulesetAttr { handled_access_fs: HANDLED };
     // SAFETY: `attr` is a valid prefix of the attribute structure, of the
     // size given, alive across the call.
     let rc = unsafe {
@@ -169,7 +178,7 @@ pub fn forbid_moves_between_directories(marked: &[String]) -> io::Result<()> {
     grants(Path::new("/"), &excluded, &mut dirs);
     for dir in dirs {
         let Ok(fd) = open_path(&dir) else { continue };
-        let rule = PathBeneathAttr { allowed_access: LANDLOCK_ACCESS_FS_REFER, parent_fd: fd.as_raw_fd() };
+        let rule = PathBeneathAttr { allowed_access: HANDLED, parent_fd: fd.as_raw_fd() };
         // SAFETY: `rule` is a valid path-beneath attribute alive across
         // the call; both descriptors are open.
         let rc = unsafe {

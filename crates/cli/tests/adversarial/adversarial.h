@@ -5,7 +5,8 @@
  *   0  the attack SUCCEEDED (read the secret, wrote the read-only file,
  *      ran what it may not run);
  *   1  the attack was blocked: a step failed with EPERM or EACCES (a
- *      denial) and nothing got through;
+ *      denial; path_move also counts Landlock's EXDEV) and nothing got
+ *      through;
  *   2  inconclusive: the attack could not be carried out (a setup error);
  *   77 the kernel lacks what the attack needs (the test skips).
  */
