@@ -215,23 +215,38 @@ fn domain_dir_name(context: &str) -> Option<&str> {
 
 impl Cgroups {
     /// Opens (creating if needed) the tree `name` under the unified
-    /// hierarchy and reads back what an earlier daemon left there.
+    /// hierarchy and reads back what an earlier daemon left there. Without
+    /// a cgroup v2 hierarchy in the daemon's mount namespace (a sandbox
+    /// that hides `/sys/fs/cgroup`, as the enforcement benchmark's does),
+    /// the tree is disabled: every process is in the default domain, and
+    /// `rampart run` requests and execs that would enter another domain
+    /// are refused.
     pub fn open(name: &str, avc: &Avc, default_sid: Sid, fallback: Sid) -> Result<Cgroups, String> {
         if name.is_empty() || name.contains('/') || name.starts_with('.') || name.starts_with("cgroup.") {
             return Err(format!("--cgroup {name:?}: give one directory name (no '/'), such as rampart"));
         }
         let mountinfo = fs::read_to_string("/proc/self/mountinfo").map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
-        let hierarchy = unified_mount(&mountinfo).ok_or(
-            "no cgroup v2 (unified) hierarchy is mounted; rampartd keeps confined processes in cgroups \
-             (mount one: mount -t cgroup2 none /sys/fs/cgroup/unified)",
-        )?;
+        let Some(hierarchy) = unified_mount(&mountinfo) else {
+            eprintln!(
+                "rampartd: warning: no cgroup v2 (unified) hierarchy is mounted here; processes cannot be \
+                 confined (every exec into another domain is refused); mount one: \
+                 mount -t cgroup2 none /sys/fs/cgroup/unified"
+            );
+            return Ok(Cgroups::new(PathBuf::new(), PathBuf::new(), default_sid));
+        };
         let root = hierarchy.join(name);
         match fs::create_dir(&root) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(format!("creating the cgroup {}: {e}", root.display())),
         }
-        let cgroups = Cgroups {
+        let cgroups = Cgroups::new(hierarchy, root, default_sid);
+        cgroups.recover(avc, fallback)?;
+        Ok(cgroups)
+    }
+
+    fn new(hierarchy: PathBuf, root: PathBuf, default_sid: Sid) -> Cgroups {
+        Cgroups {
             hierarchy,
             root,
             default_sid,
@@ -239,14 +254,16 @@ impl Cgroups {
             populated: AtomicBool::new(false),
             changes: Mutex::new(()),
             next_exec: AtomicU64::new(0),
-        };
-        cgroups.recover(avc, fallback)?;
-        Ok(cgroups)
+        }
     }
 
-    /// The tree's directory.
-    pub fn root(&self) -> &Path {
-        &self.root
+    /// Whether processes can be confined (a cgroup v2 hierarchy exists).
+    pub fn enabled(&self) -> bool {
+        !self.root.as_os_str().is_empty()
+    }
+
+    fn unavailable() -> io::Error {
+        io::Error::new(io::ErrorKind::Unsupported, "no cgroup v2 hierarchy: processes cannot be confined")
     }
 
     /// Reads the domains and execs in flight an earlier daemon left.
@@ -324,6 +341,9 @@ impl Cgroups {
 
     /// Processes in the tree.
     pub fn process_count(&self) -> usize {
+        if !self.enabled() {
+            return 0;
+        }
         let Ok(entries) = fs::read_dir(&self.root) else { return 0 };
         entries.flatten().map(|e| members(&e.path()).len()).sum()
     }
@@ -338,6 +358,9 @@ impl Cgroups {
 
     /// The cgroup of domain `sid` (made on first use).
     pub fn domain_dir(&self, avc: &Avc, sid: Sid) -> io::Result<PathBuf> {
+        if !self.enabled() {
+            return Err(Self::unavailable());
+        }
         let context = avc.context(sid).ok_or_else(|| io::Error::other(format!("no context for SID {sid:?}")))?;
         let name = domain_dir_name(context)
             .ok_or_else(|| io::Error::other(format!("the context {context:?} cannot name a cgroup")))?;
@@ -368,6 +391,9 @@ impl Cgroups {
     /// cgroup (see the module docs). On error nothing is left behind and
     /// the exec must be refused.
     pub fn begin_exec(&self, avc: &Avc, plan: ExecPlan) -> io::Result<()> {
+        if !self.enabled() {
+            return Err(Self::unavailable());
+        }
         let n = self.next_exec.fetch_add(1, Ordering::Relaxed);
         let dir = self.root.join(format!("{EXEC_PREFIX}{n}"));
         let origin = if plan.from == self.default_sid { self.cgroup_of(plan.tgid) } else { None };
@@ -482,6 +508,9 @@ impl Cgroups {
     /// in (the tree too if it is then empty). Those with processes stay,
     /// with their parameters, for the next daemon.
     pub fn shutdown(&self, avc: &Avc) {
+        if !self.enabled() {
+            return;
+        }
         self.settle(avc);
         for node in self.nodes.load().values() {
             if let Node::Exec(x) = node {

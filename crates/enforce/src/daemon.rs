@@ -249,6 +249,9 @@ impl ControlHandler for Daemon {
             return Err(format!("invalid context {context}: not valid in the loaded policy"));
         }
         let e = &self.enforcer;
+        if !e.cgroups.enabled() {
+            return Err("rampartd runs without a cgroup v2 hierarchy: it cannot keep a process in a domain".into());
+        }
         let sid = e.avc.intern(context).map_err(|err| err.to_string())?;
         let caller = e.subject_of_process(pid).map_err(|err| format!("cannot identify the caller: {err}"))?;
         if caller.exec.is_some() {
