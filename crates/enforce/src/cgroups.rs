@@ -53,7 +53,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
 use rampart_avc::{Avc, Sid};
@@ -116,6 +116,9 @@ pub struct Cgroups {
     populated: AtomicBool,
     changes: Mutex<()>,
     next_exec: AtomicU64,
+    /// Rung when an exec goes in flight, so the housekeeper settles it
+    /// without waiting for its next round.
+    doorbell: (Mutex<bool>, Condvar),
 }
 
 /// The mount point of the cgroup v2 hierarchy, from a mountinfo text.
@@ -254,7 +257,23 @@ impl Cgroups {
             populated: AtomicBool::new(false),
             changes: Mutex::new(()),
             next_exec: AtomicU64::new(0),
+            doorbell: (Mutex::new(false), Condvar::new()),
         }
+    }
+
+    /// Waits up to `timeout` for an exec to go in flight.
+    pub fn wait_for_exec(&self, timeout: std::time::Duration) {
+        let (rung, bell) = &self.doorbell;
+        let guard = rung.lock().unwrap_or_else(PoisonError::into_inner);
+        let (mut guard, _) =
+            bell.wait_timeout_while(guard, timeout, |rung| !*rung).unwrap_or_else(PoisonError::into_inner);
+        *guard = false;
+    }
+
+    fn ring(&self) {
+        let (rung, bell) = &self.doorbell;
+        *rung.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        bell.notify_one();
     }
 
     /// Whether processes can be confined (a cgroup v2 hierarchy exists).
@@ -421,8 +440,11 @@ impl Cgroups {
             }
             move_process(&dir, plan.tgid)
         })();
-        if made.is_err() {
-            let _ = self.remove(&dir);
+        match &made {
+            Ok(()) => self.ring(),
+            Err(_) => {
+                let _ = self.remove(&dir);
+            }
         }
         made
     }

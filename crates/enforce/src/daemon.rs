@@ -6,8 +6,9 @@
 //!   different processes are decided in parallel without a hand-off on
 //!   the way to the answer. `pollers` of them (one by default) wait on
 //!   the groups; the others are woken when events queue up.
-//! * **housekeeper**: settles exec transitions in flight (every
-//!   millisecond while there are some: [`crate::cgroups`]), drops exec
+//! * **housekeeper**: settles exec transitions in flight (woken when one
+//!   starts, then every millisecond while there are some:
+//!   [`crate::cgroups`]), drops exec
 //!   requests of processes that are gone, closes retired groups, and
 //!   keeps the event rate.
 //! * **control**: the socket server ([`crate::control`]).
@@ -336,8 +337,11 @@ fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
     let mut last_round = Instant::now();
     // Relaxed: `stop` only ends the loop.
     while !stop.load(Ordering::Relaxed) {
-        let in_flight = e.cgroups.settle(&e.avc);
-        std::thread::sleep(if in_flight > 0 { SETTLING } else { HOUSEKEEPING.min(Duration::from_millis(20)) });
+        if e.cgroups.settle(&e.avc) > 0 {
+            std::thread::sleep(SETTLING);
+        } else {
+            e.cgroups.wait_for_exec(HOUSEKEEPING);
+        }
         if last_round.elapsed() < HOUSEKEEPING {
             continue;
         }

@@ -614,9 +614,11 @@ fn measure_round(
     }
     let marks = match marks {
         Some(Ok(m)) => Some(format!(
-            "{} mount mark{} on the benchmark tmpfs, {} inode mark{} on it, none elsewhere",
+            "{} mount mark{} and {} filesystem mark{} on the benchmark tmpfs, {} inode mark{} on it, none elsewhere",
             m.mount_marks,
             if m.mount_marks == 1 { "" } else { "s" },
+            m.filesystem_marks,
+            if m.filesystem_marks == 1 { "" } else { "s" },
             m.inode_marks,
             if m.inode_marks == 1 { "" } else { "s" }
         )),

@@ -315,6 +315,10 @@ impl Sandbox {
             match *m {
                 Mark::Mount(id) if id == self.fs_mount_id => summary.mount_marks += 1,
                 Mark::Inode { kdev } if kdev == self.fs_kdev => summary.inode_marks += 1,
+                // The benchmark's tmpfs is a filesystem of its own (a new
+                // tmpfs instance in the private namespace): marking it
+                // whole covers nothing else (rampartd marks filesystems).
+                Mark::Filesystem { kdev } if kdev == self.fs_kdev => summary.filesystem_marks += 1,
                 Mark::Mount(id) => {
                     return Err(format!(
                         "listener pid {pid} marked mount {id}, not the benchmark tmpfs (mount {})",
@@ -327,24 +331,28 @@ impl Sandbox {
                     ))
                 }
                 Mark::Filesystem { kdev } => {
-                    return Err(format!("listener pid {pid} placed a filesystem mark (device {kdev:#x})"))
+                    return Err(format!(
+                        "listener pid {pid} placed a filesystem mark on device {kdev:#x}, not the benchmark tmpfs ({:#x})",
+                        self.fs_kdev
+                    ))
                 }
             }
         }
         Ok(summary)
     }
 
-    /// [`Sandbox::check_marks`] until the listener has a mount mark on the
-    /// tmpfs (it may mark just after it reports ready), for at most `wait`.
+    /// [`Sandbox::check_marks`] until the listener has a mount or
+    /// filesystem mark on the tmpfs (it may mark just after it reports
+    /// ready), for at most `wait`.
     pub fn confined(&self, pid: i32, wait: std::time::Duration) -> Result<MarkSummary, String> {
         let start = std::time::Instant::now();
         loop {
             let summary = self.check_marks(pid)?;
-            if summary.mount_marks > 0 {
+            if summary.mount_marks + summary.filesystem_marks > 0 {
                 return Ok(summary);
             }
             if start.elapsed() > wait {
-                return Err(format!("listener pid {pid} has no mount mark on the benchmark tmpfs"));
+                return Err(format!("listener pid {pid} has no mount or filesystem mark on the benchmark tmpfs"));
             }
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
@@ -371,6 +379,7 @@ impl Drop for Sandbox {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MarkSummary {
     pub mount_marks: usize,
+    pub filesystem_marks: usize,
     pub inode_marks: usize,
 }
 
