@@ -330,12 +330,10 @@ impl Sandbox {
                         "listener pid {pid} marked an inode on device {kdev:#x}, outside the benchmark tmpfs"
                     ))
                 }
-                Mark::Filesystem { kdev } => {
-                    return Err(format!(
-                        "listener pid {pid} placed a filesystem mark on device {kdev:#x}, not the benchmark tmpfs ({:#x})",
-                        self.fs_kdev
-                    ))
-                }
+                Mark::Filesystem { kdev } => return Err(format!(
+                    "listener pid {pid} placed a filesystem mark on device {kdev:#x}, not the benchmark tmpfs ({:#x})",
+                    self.fs_kdev
+                )),
             }
         }
         Ok(summary)
