@@ -330,10 +330,12 @@ impl Sandbox {
                         "listener pid {pid} marked an inode on device {kdev:#x}, outside the benchmark tmpfs"
                     ))
                 }
-                Mark::Filesystem { kdev } => return Err(format!(
-                    "listener pid {pid} placed a filesystem mark on device {kdev:#x}, not the benchmark tmpfs ({:#x})",
-                    self.fs_kdev
-                )),
+                Mark::Filesystem { kdev } => {
+                    let fs = self.fs_kdev;
+                    return Err(format!(
+                        "listener pid {pid} marked the filesystem {kdev:#x}, not the benchmark's ({fs:#x})"
+                    ));
+                }
             }
         }
         Ok(summary)
