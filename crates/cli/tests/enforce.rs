@@ -514,6 +514,33 @@ echo "OK=$ok"
 /// lets app_t read it flips 25 times. After each `setbool` returns, a
 /// fresh app_t process and a long-lived one holding the file open must
 /// get exactly the new answer: a stale mark would let a read through.
+/// Exec transitions race the housekeeper that settles them
+/// (crate::cgroups): 200 times, a shell transitions into app_t and at
+/// once forks a child that tries the secret. Every child must be in app_t
+/// (no rule lets app_t read secret_t); a settle that misread a committed
+/// exec as failed would leave the new image, and its child, unconfined.
+/// The permissive run shows the check can fail: there every child reads.
+#[test]
+fn stress_exec_transitions_race_their_settling() {
+    let Some(p) = can_run() else { return };
+    let script = |flags: &str, key: &str| {
+        format!(
+            r#"start_daemon {flags}
+n=0
+for i in $(seq 200); do
+    out=$("$T/bin/app" -c "(read l < '$T/data/secret.txt' && echo read || echo denied) 2>/dev/null")
+    [ "$out" = read ] && n=$((n + 1))
+done
+echo "{key}=$n"
+stop_daemon
+"#
+        )
+    };
+    let r = scenario(p, &format!("{}{}", script("", "ENFORCING_READS"), script("--permissive", "PERMISSIVE_READS")));
+    assert_eq!(r.num("ENFORCING_READS"), 0, "a child of a fresh app_t process read secret_t");
+    assert_eq!(r.num("PERMISSIVE_READS"), 200, "the permissive daemon denied a read: the check cannot fail");
+}
+
 #[test]
 fn stress_boolean_flips_under_concurrent_reads() {
     let Some(p) = can_run() else { return };

@@ -493,6 +493,11 @@ impl Cgroups {
         if procs.is_empty() {
             return true;
         }
+        // Frozen first, executable second: once every thread is frozen in
+        // user space no exec can commit any more, so the executable read
+        // after it is final. (Read the other way round, an exec committing
+        // between the two reads would look failed.)
+        let frozen = is_frozen(&exec.dir);
         let committed = !exec.old_image.is_some_and(|old| exec.images.contains(&old))
             && image_of(exec.tgid).is_some_and(|now| exec.images.contains(&now));
         if committed {
@@ -500,7 +505,7 @@ impl Cgroups {
                 eprintln!("rampartd: moving pid {} into its new domain: {e}", exec.tgid);
                 return false;
             }
-        } else if !is_frozen(&exec.dir) {
+        } else if !frozen {
             // The exec may still commit: its thread has not come back.
             return false;
         }
