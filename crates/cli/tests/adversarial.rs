@@ -774,3 +774,84 @@ stop_daemon
     r.assert_allowed("AFTER_PLAIN", "app_t reads file_t");
     r.assert_blocked("AFTER_SECRET", "app_t may not read secret_t, after the daemon's restart too");
 }
+
+/// Issue 7, item 1: the control socket authorizes each request for the
+/// domain and uid of the process that sent it. Root confined in app_t
+/// (which the policy grants no `security` permission) tries to turn
+/// enforcement off, flip a boolean, reload the policy, and skip its exec
+/// checks with `--force`; a socket connected as root and kept across
+/// `setuid(65534)` tries `setenforce`. Unconfined root does each (nothing
+/// breaks for the default domain), and under a permissive daemon the
+/// policy checks let app_t through (as SELinux's permissive mode does):
+/// the checks can fail.
+#[test]
+fn confined_root_cannot_change_enforcement_through_the_control_socket() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        r#"
+# ctl KEY RUNNER ARGS...: `rampart ARGS --socket SOCK` run by RUNNER;
+# exit 0 if the daemon did it, 1 if it refused.
+ctl() {
+    local key=$1 runner=$2
+    shift 2
+    attempt "$key" $runner sh -c '"$0" "$@" && exit 0 || exit 1' "$RAMPART" "$@"
+}
+# kept KEY UID: connects as root, becomes UID, then asks setenforce 1.
+kept() {
+    attempt "$1" python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+os.setuid(int(sys.argv[2]))
+s.sendall(b"{\"op\":\"setenforce\",\"enforcing\":true}\n")
+reply = s.makefile().readline()
+print(reply.strip())
+sys.exit(0 if "\"ok\":true" in reply else 1)
+' "$SOCK" "$2"
+}
+attack() {
+    ctl "$1_SETENFORCE" as_confined_root setenforce --socket "$SOCK" 0
+    ctl "$1_SETBOOL" as_confined_root setbool --socket "$SOCK" app_reads_public on
+    ctl "$1_RELOAD" as_confined_root reload --socket "$SOCK"
+    ctl "$1_FORCE" as_confined_root run --socket "$SOCK" --force --context system_u:system_r:unconfined_t:s0 -- /bin/true
+}
+start_daemon
+attack ENFORCING
+kept KEPT_AS_NOBODY 65534
+# Unconfined root: each op works.
+ctl ROOT_SETENFORCE "" setenforce --socket "$SOCK" 0
+ctl ROOT_SETENFORCE_BACK "" setenforce --socket "$SOCK" 1
+ctl ROOT_SETBOOL "" setbool --socket "$SOCK" app_reads_public off
+ctl ROOT_RELOAD "" reload --socket "$SOCK"
+ctl ROOT_FORCE "" run --socket "$SOCK" --force --context system_u:system_r:app_t:s0 -- /bin/true
+kept KEPT_AS_ROOT 0
+stop_daemon
+echo "AUDIT_SETENFORCE=$(grep -c 'denied  { setenforce } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:unlabeled_t:s0 tclass=security permissive=0' "$LOG")"
+echo "AUDIT_LOAD_POLICY=$(grep -c 'denied  { load_policy } for .*scontext=system_u:system_r:app_t:s0 .*tclass=security permissive=0' "$LOG")"
+start_daemon --permissive
+attack PERMISSIVE
+stop_daemon
+"#,
+    );
+    r.report("control");
+    // No rule gives app_t any security permission.
+    r.assert_blocked("ENFORCING_SETENFORCE", "app_t has no security { setenforce }");
+    r.assert_blocked("ENFORCING_SETBOOL", "app_t has no security { setbool }");
+    r.assert_blocked("ENFORCING_RELOAD", "app_t has no security { load_policy }");
+    // --force skips every exec check: only the default domain may.
+    r.assert_blocked("ENFORCING_FORCE", "only the default domain may --force");
+    // Root when it connected, uid 65534 when it asked.
+    r.assert_blocked("KEPT_AS_NOBODY", "the socket accepts only root, checked per request");
+    // allow unconfined_t unlabeled_t:security { setenforce setbool load_policy }.
+    for key in ["ROOT_SETENFORCE", "ROOT_SETENFORCE_BACK", "ROOT_SETBOOL", "ROOT_RELOAD", "ROOT_FORCE", "KEPT_AS_ROOT"]
+    {
+        r.assert_allowed(key, "the default domain may");
+    }
+    assert_eq!(r.num("AUDIT_SETENFORCE"), 1, "the denial is audited as the kernel would:\n{}", r.stderr);
+    assert_eq!(r.num("AUDIT_LOAD_POLICY"), 1);
+    // Permissive: the policy's denials are logged, not enforced.
+    r.assert_succeeded("PERMISSIVE_SETENFORCE");
+    r.assert_succeeded("PERMISSIVE_SETBOOL");
+    r.assert_succeeded("PERMISSIVE_RELOAD");
+}

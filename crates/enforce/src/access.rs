@@ -30,6 +30,8 @@ const FILE_PERMS: &[&str] = &["read", "write", "append", "execute", "execute_no_
 const OPEN_PERMS: &[&str] = &["read", "write", "append", "open"];
 const DIR_PERMS: &[&str] = &["read", "open"];
 const PROCESS_PERMS: &[&str] = &["transition", "setexec"];
+/// What the control socket's ops are checked for (crate::control).
+const SECURITY_PERMS: &[&str] = &["setenforce", "setbool", "load_policy"];
 
 /// The AVC mapping the daemon uses.
 pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
@@ -40,6 +42,7 @@ pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
         file.1 = FILE_PERMS;
     }
     classes.push(("process", PROCESS_PERMS));
+    classes.push(("security", SECURITY_PERMS));
     Mapping::new(&classes)
 }
 
@@ -85,6 +88,10 @@ pub struct Classes {
     pub process: ClassIdx,
     pub transition: Perms,
     pub setexec: Perms,
+    pub security: ClassIdx,
+    pub setenforce: Perms,
+    pub setbool: Perms,
+    pub load_policy: Perms,
 }
 
 fn resolve(m: &Mapping, name: &str) -> Option<ClassPerms> {
@@ -109,11 +116,16 @@ impl Classes {
             *slot = Some(resolve(m, name)?);
         }
         let process = m.class("process")?;
+        let security = m.class("security")?;
         Some(Classes {
             by_kind,
             process,
             transition: m.perms(process, &["transition"])?,
             setexec: m.perms(process, &["setexec"])?,
+            security,
+            setenforce: m.perms(security, &["setenforce"])?,
+            setbool: m.perms(security, &["setbool"])?,
+            load_policy: m.perms(security, &["load_policy"])?,
         })
     }
 

@@ -34,17 +34,17 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rampart_avc::audit::{AsyncConfig, AsyncSink, FileSink, LineFormat, StderrSink};
-use rampart_avc::{AuditSink, Avc, AvcConfig};
+use rampart_avc::{AuditInfo, AuditSink, Avc, AvcConfig, Perms, Sid};
 use rampart_label::{FileContexts, ObjectLabeler, SpecFiles};
 use rampart_policy::Policy;
 
 use crate::access::{mapping, Classes};
 use crate::cgroups::Cgroups;
 use crate::config::DaemonConfig;
-use crate::control::{ControlHandler, ControlServer, Status};
+use crate::control::{Caller, ControlHandler, ControlServer, Request, Status, PERMISSION_DENIED};
 use crate::enforcer::Enforcer;
 use crate::groups::Groups;
-use crate::objects::{unlabeled_context, ObjectSids};
+use crate::objects::{security_context, unlabeled_context, ObjectSids};
 use crate::overload_notice::OverloadNotice;
 use crate::own_threads;
 use crate::procs::ExecRequest;
@@ -188,7 +188,72 @@ impl Daemon {
     }
 }
 
+impl Daemon {
+    /// The `security` check of `op` for `caller`'s domain, audited like
+    /// the kernel's (`tclass=security`).
+    fn check_security(&self, caller: &Caller, subject: Sid, perm: Perms, op: &str) -> Result<(), String> {
+        let e = &self.enforcer;
+        let (policy, _, _) = e.avc.policy_state();
+        let target = e.avc.intern(&security_context(&policy)).map_err(|err| err.to_string())?;
+        let decision = e.avc.has_perm_noaudit(subject, target, e.classes.security, perm);
+        if !decision.audited().is_empty() {
+            let info = AuditInfo {
+                pid: Some(caller.pid),
+                comm: crate::pidfd::comm(caller.pid),
+                path: None,
+                extra: Vec::new(),
+            };
+            e.avc.audit_decision(subject, target, e.classes.security, &decision, &info);
+        }
+        if decision.passes() {
+            return Ok(());
+        }
+        let perm_name = e.avc.mapping().perm_names(e.classes.security, perm).join(" ");
+        Err(format!(
+            "permission denied: {} may not {op} (the policy denies {{ {perm_name} }} security)",
+            e.avc.context(subject).unwrap_or("?")
+        ))
+    }
+}
+
 impl ControlHandler for Daemon {
+    /// Root only, and then as the kernel checks the same operation for the
+    /// caller's domain: `security { setenforce }`, `{ setbool }`,
+    /// `{ load_policy }` for a reload; `exec-context` needs the path of
+    /// the program (its transition is checked against it: `process
+    /// setexec`, `transition`, `entrypoint` in `set_exec_context`), and
+    /// `force` only from the default domain (a confined domain never
+    /// skips its checks). `status` and `labels-changed` (which only makes
+    /// the daemon read labels again) are open to root in any domain.
+    fn authorize(&self, request: &Request, caller: &Caller) -> Result<(), String> {
+        if caller.euid != 0 {
+            return Err(PERMISSION_DENIED.into());
+        }
+        let e = &self.enforcer;
+        let subject = e.subject_in(caller.pid, caller.cgroup_id);
+        if subject.exec.is_some() {
+            return Err("the caller is in the middle of an exec transition; try again".into());
+        }
+        let c = &e.classes;
+        match request {
+            Request::Status | Request::LabelsChanged => Ok(()),
+            Request::SetEnforce { .. } => self.check_security(caller, subject.sid, c.setenforce, "setenforce"),
+            Request::SetBool { .. } => self.check_security(caller, subject.sid, c.setbool, "set booleans"),
+            Request::Reload => self.check_security(caller, subject.sid, c.load_policy, "load a policy"),
+            Request::ExecContext { force: true, .. } if subject.sid != e.default_sid => Err(format!(
+                "permission denied: --force skips the policy's checks, which only the default domain may do; \
+                 {} is confined",
+                e.avc.context(subject.sid).unwrap_or("?")
+            )),
+            Request::ExecContext { force: false, path: None, .. } => {
+                Err("exec-context needs the path of the program that will be executed (its transition and \
+                 entrypoint are checked against it)"
+                    .into())
+            }
+            Request::ExecContext { .. } => Ok(()),
+        }
+    }
+
     fn status(&self) -> Status {
         let c = &self.enforcer.counters;
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);

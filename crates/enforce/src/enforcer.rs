@@ -207,7 +207,7 @@ impl Enforcer {
     }
 
     /// The subject of process `tgid` in cgroup `cgroup_id`.
-    fn subject_in(&self, tgid: u32, cgroup_id: u64) -> Subject {
+    pub fn subject_in(&self, tgid: u32, cgroup_id: u64) -> Subject {
         match self.cgroups.node(cgroup_id) {
             None => Subject { sid: self.default_sid, tgid: Some(tgid), exec: None },
             Some(Node::Domain(sid)) => Subject { sid, tgid: Some(tgid), exec: None },

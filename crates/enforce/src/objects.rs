@@ -30,6 +30,18 @@ pub const MAX_CACHED_INODES: usize = 1 << 18;
 const INITIAL_SID_FILE: u32 = 5;
 /// The kernel's `SECINITSID_UNLABELED`.
 const INITIAL_SID_UNLABELED: u32 = 3;
+/// The kernel's `SECINITSID_SECURITY`: the target of `security` checks.
+const INITIAL_SID_SECURITY: u32 = 2;
+
+/// The context `security` class checks target (`setenforce`, `setbool`,
+/// `load_policy`), as the kernel's `SECINITSID_SECURITY`.
+pub fn security_context(policy: &Policy) -> String {
+    let sids = &policy.ocontexts.initial_sids;
+    sids.iter()
+        .find(|(n, _)| *n == INITIAL_SID_SECURITY)
+        .map(|(_, c)| policy.context_to_string(c))
+        .unwrap_or_else(|| "system_u:object_r:security_t:s0".to_owned())
+}
 
 /// The context of objects without a label under `policy`.
 pub fn unlabeled_context(policy: &Policy) -> String {

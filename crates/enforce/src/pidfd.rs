@@ -129,6 +129,7 @@ struct PidfdInfo {
 }
 
 const PIDFD_INFO_PID: u64 = 1 << 0;
+const PIDFD_INFO_CREDS: u64 = 1 << 1;
 const PIDFD_INFO_CGROUPID: u64 = 1 << 2;
 /// `_IOWR(0xFF, 11, struct pidfd_info)`: the size is part of the number.
 const PIDFD_GET_INFO: libc::c_ulong =
@@ -141,6 +142,31 @@ const PIDFD_THREAD: libc::c_uint = libc::O_EXCL as libc::c_uint;
 pub struct ThreadInfo {
     pub tgid: u32,
     pub cgroup_id: u64,
+}
+
+/// Who a process is, for a control request: its pid (in the daemon's pid
+/// namespace), effective uid and cgroup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcessInfo {
+    pub pid: u32,
+    pub euid: u32,
+    pub cgroup_id: u64,
+}
+
+/// [`ProcessInfo`] of the task `fd` refers to, now (`ESRCH` once it
+/// exited).
+pub fn process_info(fd: BorrowedFd<'_>) -> io::Result<ProcessInfo> {
+    let want = PIDFD_INFO_PID | PIDFD_INFO_CREDS | PIDFD_INFO_CGROUPID;
+    let mut info = PidfdInfo { mask: want, ..PidfdInfo::default() };
+    // SAFETY: as in `thread_info`.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), PIDFD_GET_INFO, &mut info as *mut PidfdInfo) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if info.mask & want != want {
+        return Err(io::Error::new(io::ErrorKind::Unsupported, "PIDFD_GET_INFO gave no credentials or cgroup id"));
+    }
+    Ok(ProcessInfo { pid: info.tgid, euid: info.euid, cgroup_id: info.cgroupid })
 }
 
 /// `pidfd_open(tid, PIDFD_THREAD)`: a handle to the thread `tid`.
@@ -253,6 +279,16 @@ mod tests {
         let main = recent.info(gettid()).unwrap();
         assert_eq!(main.tgid, me);
         assert!(recent.holds(gettid()));
+    }
+
+    #[test]
+    fn process_info_names_the_process_its_uid_and_cgroup() {
+        let me = std::process::id();
+        let fd = pidfd_open(me).unwrap();
+        let info = process_info(fd.as_fd()).unwrap();
+        // SAFETY: geteuid cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        assert_eq!(info, ProcessInfo { pid: me, euid, cgroup_id: own_cgroup_id() });
     }
 
     #[test]

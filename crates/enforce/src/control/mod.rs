@@ -2,8 +2,9 @@
 //! `setbool`, and the exec context `rampart run` asks for.
 //!
 //! The daemon implements [`ControlHandler`]; the server in this module
-//! owns the socket, checks the peer (root only, SO_PEERCRED) and every
-//! message before the handler sees it.
+//! owns the socket, checks the peer (root only, SO_PEERCRED), identifies
+//! the sender of every request (SCM_PIDFD) and has the handler authorize
+//! it ([`ControlHandler::authorize`]) before the handler runs it.
 //!
 //! - [`protocol`]: the wire format (one JSON line per request and per
 //!   reply) and the only parser of control bytes;
@@ -15,7 +16,7 @@ pub mod protocol;
 pub mod server;
 
 pub use client::{Client, ControlError};
-pub use protocol::{Reply, Request};
+pub use protocol::{Reply, Request, PERMISSION_DENIED};
 pub use server::{ControlServer, ServerConfig, DEFAULT_SOCKET};
 
 use serde::{Deserialize, Serialize};
@@ -62,9 +63,30 @@ pub struct Status {
     pub uptime_seconds: f64,
 }
 
+/// Who sent a request: the process that wrote its line, as it is when
+/// the request is served (read through the pidfd the kernel attached to
+/// the message, `SCM_PIDFD`; see [`server`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// In the daemon's pid namespace (0 if the sender is not visible there).
+    pub pid: u32,
+    pub euid: u32,
+    /// Its cgroup v2 id (its domain: [`crate::cgroups`]).
+    pub cgroup_id: u64,
+}
+
 /// The daemon's side of the control protocol. Every method is called
 /// from the control thread; errors are sent back to the client as text.
 pub trait ControlHandler: Send + Sync {
+    /// Whether `caller` may make `request` (an error names what the policy
+    /// denied). By default: root only.
+    fn authorize(&self, _request: &Request, caller: &Caller) -> Result<(), String> {
+        if caller.euid == 0 {
+            Ok(())
+        } else {
+            Err(PERMISSION_DENIED.into())
+        }
+    }
     fn status(&self) -> Status;
     fn set_enforcing(&self, enforcing: bool) -> Result<(), String>;
     /// Reloads the policy file (and file_contexts); returns the new seqno.

@@ -2,17 +2,24 @@
 //! Unix stream socket, checks who is calling, reads requests through
 //! [`protocol`](super::protocol) and calls the [`ControlHandler`].
 //!
-//! # Why peer credentials
+//! # Why peer credentials, per request
 //!
 //! Every op changes what the machine enforces (permissive mode, booleans,
 //! a new policy, the domain a process will run in), so only root may use
-//! them. The socket file is mode 0600, but a file mode is only a first
-//! fence: it is briefly wider between `bind` and `chmod`, a descriptor can
-//! be passed to another process, and an administrator may loosen it. The
-//! kernel's `SO_PEERCRED` says who connected, and it cannot be forged by
-//! the client, so every connection is checked with it (uid 0 or an error
-//! reply and close). For the same reason the pid that `exec-context`
-//! applies to is the peer's pid from `SO_PEERCRED`, never a number in the
+//! them, and root only as far as its domain allows
+//! ([`ControlHandler::authorize`]). The socket file is mode 0600, but a
+//! file mode is only a first fence: it is briefly wider between `bind` and
+//! `chmod`, a descriptor can be passed to another process, and an
+//! administrator may loosen it. `SO_PEERCRED` says who connected (checked:
+//! uid 0 or an error reply and close), but it is fixed at `connect`: a
+//! socket connected as root and then kept across `setuid`, or passed to
+//! another process, would keep root's rights. So the listening socket has
+//! `SO_PASSPIDFD` (Linux 6.5): the kernel attaches to every message a
+//! pidfd of the process that sent it (`SCM_PIDFD`), which the client
+//! cannot forge, and each request is authorized for the processes that
+//! wrote its line, as they are when it is served (their effective uid and
+//! cgroup, read through the pidfd). For the same reason the pid that
+//! `exec-context` applies to is the sender's, never a number in the
 //! message: a client can only ask for its own next exec.
 //!
 //! # Why timeouts and limits
@@ -47,8 +54,15 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+
 use super::protocol::{parse_request, LineError, LineReader, Reply, Request, MAX_LINE, PERMISSION_DENIED};
-use super::ControlHandler;
+use super::{Caller, ControlHandler};
+use crate::pidfd;
+
+/// `SO_PASSPIDFD` and `SCM_PIDFD` (`asm-generic/socket.h`, Linux 6.5).
+const SO_PASSPIDFD: libc::c_int = 76;
+const SCM_PIDFD: libc::c_int = 0x04;
 
 /// Where `rampartd` listens unless told otherwise (`--socket`).
 pub const DEFAULT_SOCKET: &str = "/run/rampart/rampartd.sock";
@@ -158,6 +172,29 @@ impl ControlServer {
             let _ = fs::remove_file(path);
             e
         };
+        // Inherited by every accepted socket: each message then carries a
+        // pidfd of its sender.
+        let one: libc::c_int = 1;
+        // SAFETY: `one` is a live c_int of the size given; the descriptor
+        // is owned by `listener` and open.
+        let rc = unsafe {
+            libc::setsockopt(
+                listener.as_raw_fd(),
+                libc::SOL_SOCKET,
+                SO_PASSPIDFD,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            return Err(cleanup(io::Error::new(
+                e.kind(),
+                format!(
+                    "SO_PASSPIDFD on {shown}: {e} (rampartd needs Linux 6.5 or later to know who sends each request)"
+                ),
+            )));
+        }
         fs::set_permissions(path, fs::Permissions::from_mode(0o600))
             .map_err(|e| cleanup(io::Error::new(e.kind(), format!("cannot chmod 0600 {shown}: {e}"))))?;
         listener.set_nonblocking(true).map_err(cleanup)?;
@@ -248,7 +285,6 @@ fn wait_readable(listener: RawFd, wake: RawFd) -> io::Result<Ready> {
 /// The connecting process as the kernel saw it at `connect(2)`.
 #[derive(Clone, Copy, Debug)]
 struct Peer {
-    pid: i32,
     uid: u32,
 }
 
@@ -274,14 +310,16 @@ fn peer_credentials(stream: &UnixStream) -> io::Result<Peer> {
     if len as usize != std::mem::size_of::<libc::ucred>() {
         return Err(io::Error::new(io::ErrorKind::InvalidData, "short SO_PEERCRED answer"));
     }
-    Ok(Peer { pid: cred.pid, uid: cred.uid })
+    Ok(Peer { uid: cred.uid })
 }
 
 /// Reads from the stream but never past `deadline`: each read's timeout
 /// is the time left, so the deadline holds however the bytes trickle in.
+/// Keeps the sender pidfds of what it read (`SCM_PIDFD`) in `senders`.
 struct Deadline<'a> {
     stream: &'a UnixStream,
     deadline: Instant,
+    senders: &'a mut Vec<OwnedFd>,
 }
 
 impl Read for Deadline<'_> {
@@ -291,9 +329,70 @@ impl Read for Deadline<'_> {
             return Err(io::ErrorKind::TimedOut.into());
         }
         self.stream.set_read_timeout(Some(left))?;
-        let mut stream = self.stream;
-        stream.read(buf)
+        recv_with_senders(self.stream, buf, self.senders)
     }
+}
+
+/// One `recvmsg`: the bytes into `buf`, the sender's pidfd (if the kernel
+/// attached one) onto `senders`. Descriptors a client sent on purpose
+/// (`SCM_RIGHTS`) are closed.
+fn recv_with_senders(stream: &UnixStream, buf: &mut [u8], senders: &mut Vec<OwnedFd>) -> io::Result<usize> {
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    // Room for a pidfd and a few passed descriptors; aligned for cmsghdr.
+    let mut control = [0u64; 32];
+    // SAFETY: msghdr is plain data; all zeroes is a valid value.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: `msg` points at `iov` (valid for `buf.len()` writable bytes)
+    // and at `control`, both alive across the call.
+    let n = unsafe { libc::recvmsg(stream.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the CMSG macros walk the control buffer the kernel filled,
+    // within `msg.msg_controllen`; each data pointer is read as the ints
+    // its header's length covers.
+    unsafe {
+        let mut h = libc::CMSG_FIRSTHDR(&msg);
+        while !h.is_null() {
+            let header = &*h;
+            if header.cmsg_level == libc::SOL_SOCKET
+                && (header.cmsg_type == SCM_PIDFD || header.cmsg_type == libc::SCM_RIGHTS)
+            {
+                let data = libc::CMSG_DATA(h).cast::<libc::c_int>();
+                let len = (header.cmsg_len as usize).saturating_sub(libc::CMSG_LEN(0) as usize);
+                for i in 0..len / std::mem::size_of::<libc::c_int>() {
+                    let fd = OwnedFd::from_raw_fd(data.add(i).read_unaligned());
+                    if header.cmsg_type == SCM_PIDFD {
+                        senders.push(fd);
+                    }
+                }
+            }
+            h = libc::CMSG_NXTHDR(&msg, h);
+        }
+    }
+    Ok(n as usize)
+}
+
+/// Who wrote the request line whose bytes came with `senders`: one
+/// process, as it is now. Several writers, or one that cannot be read
+/// (gone, no `SCM_PIDFD`), and the request is refused.
+fn caller_of(senders: &[OwnedFd]) -> Result<Caller, String> {
+    let mut caller: Option<Caller> = None;
+    for fd in senders {
+        let info = pidfd::process_info(fd.as_fd()).map_err(|e| format!("cannot identify the sender: {e}"))?;
+        let this = Caller { pid: info.pid, euid: info.euid, cgroup_id: info.cgroup_id };
+        match caller {
+            Some(c) if c.pid != this.pid => {
+                return Err("a request line written by several processes is refused; send each line whole".into())
+            }
+            _ => caller = Some(this),
+        }
+    }
+    caller.ok_or_else(|| "cannot identify the sender: no SCM_PIDFD came with the request (Linux 6.5 or later)".into())
 }
 
 fn send(mut stream: &UnixStream, reply: &Reply) -> io::Result<()> {
@@ -319,11 +418,14 @@ fn serve_connection(stream: UnixStream, handler: &dyn ControlHandler, config: &S
     let opened = Instant::now();
     let mut lines = LineReader::new(MAX_LINE);
     let mut served = 0;
+    // Sender pidfds of the bytes read since the last line was served; the
+    // last one stays, since its message may also hold the next line.
+    let mut senders: Vec<OwnedFd> = Vec::new();
     loop {
         let line_deadline = Instant::now() + config.line_timeout;
         let closing_deadline = opened + config.connection_timeout;
         let deadline = line_deadline.min(closing_deadline);
-        let line = match lines.read_line(&mut Deadline { stream: &stream, deadline }) {
+        let line = match lines.read_line(&mut Deadline { stream: &stream, deadline, senders: &mut senders }) {
             Ok(Some(line)) => line,
             // The client is done.
             Ok(None) => return,
@@ -357,9 +459,17 @@ fn serve_connection(stream: UnixStream, handler: &dyn ControlHandler, config: &S
             return;
         }
         served += 1;
-        let reply = match parse_request(&line) {
-            Ok(request) => dispatch(handler, &request, peer),
-            Err(e) => Reply::error(e),
+        let caller = caller_of(&senders);
+        if senders.len() > 1 {
+            senders.drain(..senders.len() - 1);
+        }
+        let reply = match (parse_request(&line), caller) {
+            (Ok(request), Ok(caller)) => match handler.authorize(&request, &caller) {
+                Ok(()) => dispatch(handler, &request, caller),
+                Err(e) => Reply::error(e),
+            },
+            (Err(e), _) => Reply::error(e),
+            (_, Err(e)) => Reply::error(e),
         };
         if send(&stream, &reply).is_err() {
             return;
@@ -367,19 +477,19 @@ fn serve_connection(stream: UnixStream, handler: &dyn ControlHandler, config: &S
     }
 }
 
-fn dispatch(handler: &dyn ControlHandler, request: &Request, peer: Peer) -> Reply {
+fn dispatch(handler: &dyn ControlHandler, request: &Request, caller: Caller) -> Reply {
     let op = request.op();
     let answer = catch_unwind(AssertUnwindSafe(|| match request {
         Request::Status => Reply::Status(handler.status()),
         Request::SetEnforce { enforcing } => done(handler.set_enforcing(*enforcing)),
         Request::Reload => seqno(handler.reload()),
         Request::SetBool { name, value } => seqno(handler.set_boolean(name, *value)),
-        Request::ExecContext { context, force, path } => match u32::try_from(peer.pid) {
-            Ok(pid) if pid > 0 => done(handler.set_exec_context(pid, context, *force, path.as_deref())),
-            _ => Reply::error(
+        Request::ExecContext { context, force, path } => match caller.pid {
+            0 => Reply::error(
                 "exec-context: the kernel did not report the caller's pid (is the client in another pid \
                  namespace?); run the client in rampartd's pid namespace",
             ),
+            pid => done(handler.set_exec_context(pid, context, *force, path.as_deref())),
         },
         Request::LabelsChanged => done(handler.labels_changed()),
     }));
