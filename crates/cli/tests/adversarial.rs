@@ -855,3 +855,48 @@ stop_daemon
     r.assert_succeeded("PERMISSIVE_SETBOOL");
     r.assert_succeeded("PERMISSIVE_RELOAD");
 }
+
+/// Issue 7, item 3 (the daemon's own defence): root confined in app_t by
+/// `rampart run` cannot signal rampartd (`kill -CONT` stands for `-9` and
+/// `-STOP`: harmless if it got through) nor take a descriptor from it with
+/// `pidfd_getfd` (the way to its fanotify group): the launcher's Landlock
+/// ruleset scopes signals and ptrace access to the sandbox. The same
+/// attempts by root that entered app_t by an exec transition (no ruleset)
+/// succeed, which shows the checks can fail (docs/security.md: such a
+/// process is not sandboxed), and unconfined root signals it too.
+#[test]
+fn confined_root_cannot_signal_or_ptrace_the_daemon() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        r#"
+signal() { attempt "$1" $2 sh -c 'kill -CONT "$0" && exit 0 || exit 1' "$D"; }
+getfd() {
+    attempt "$1" $2 python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pidfd = libc.syscall(434, int(sys.argv[1]), 0)
+if pidfd < 0:
+    print("pidfd_open:", os.strerror(ctypes.get_errno())); sys.exit(1)
+fd = libc.syscall(438, pidfd, 2, 0)
+if fd < 0:
+    print("pidfd_getfd:", os.strerror(ctypes.get_errno())); sys.exit(1)
+print("took descriptor 2 of rampartd as", fd)
+' "$D"
+}
+start_daemon
+signal LAUNCHED_SIGNAL as_confined_root
+getfd LAUNCHED_GETFD as_confined_root
+signal TRANSITIONED_SIGNAL as_transitioned_root
+getfd TRANSITIONED_GETFD as_transitioned_root
+signal ROOT_SIGNAL ""
+stop_daemon
+"#,
+    );
+    r.report("daemon");
+    r.assert_blocked("LAUNCHED_SIGNAL", "Landlock scopes the sandbox's signals");
+    r.assert_blocked("LAUNCHED_GETFD", "Landlock refuses ptrace access outside the sandbox");
+    r.assert_succeeded("TRANSITIONED_SIGNAL");
+    r.assert_succeeded("TRANSITIONED_GETFD");
+    r.assert_allowed("ROOT_SIGNAL", "unconfined root signals anything");
+}

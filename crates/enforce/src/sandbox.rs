@@ -22,6 +22,14 @@
 //! label in the xattr: `rampart relabel -R`. Landlock also refuses
 //! mounts to the sandboxed process.
 //!
+//! **The daemon's own defence.** Where the kernel has Landlock ABI 6, the
+//! same ruleset scopes signals (`LANDLOCK_SCOPE_SIGNAL`): a confined
+//! process, root included, cannot signal a process outside its sandbox
+//! (`kill -9` or `kill -STOP` of rampartd, or of anything else). Landlock
+//! also refuses a sandboxed process `ptrace` access to processes outside
+//! its sandbox, so `ptrace`, `pidfd_getfd` and `process_vm_readv` of
+//! rampartd fail.
+//!
 //! The ruleset is inherited by every descendant and survives exec (also
 //! domain transitions); a process that enters a confined domain by an exec
 //! transition from an unconfined one, not through `rampart run`, is not
@@ -40,12 +48,15 @@ const LANDLOCK_ACCESS_FS_REFER: u64 = 1 << 13;
 const HANDLED: u64 = LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_REMOVE_DIR;
 const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+const LANDLOCK_SCOPE_SIGNAL: u64 = 1 << 1;
 
-/// `struct landlock_ruleset_attr` up to `handled_access_fs`, the only
-/// field used (the kernel accepts a prefix of the structure).
+/// `struct landlock_ruleset_attr` (ABI 6 layout; the kernel accepts a
+/// prefix of it from older callers, and this one gives the whole).
 #[repr(C)]
 struct RulesetAttr {
     handled_access_fs: u64,
+    handled_access_net: u64,
+    scoped: u64,
 }
 
 /// `struct landlock_path_beneath_attr` (packed in the uapi header).
@@ -148,7 +159,8 @@ fn open_path(dir: &Path) -> io::Result<OwnedFd> {
 
 /// Forbids this process and its descendants to move files between
 /// directories, and to rename or remove directories, on the filesystems
-/// whose devices are `marked`
+/// whose devices are `marked`, and to signal processes outside the
+/// sandbox
 /// (`major:minor`; see the module docs). Sets `no_new_privs`, which
 /// Landlock requires of an unprivileged caller.
 pub fn forbid_moves_between_directories(marked: &[String]) -> io::Result<()> {
@@ -160,17 +172,20 @@ pub fn forbid_moves_between_directories(marked: &[String]) -> io::Result<()> {
     }
     let mountinfo = fs::read_to_string("/proc/self/mountinfo")?;
     let excluded = marked_mounts(&mountinfo, marked);
-    let attr = RulesetAttr { handled_access_fs: HANDLED };
-    // SAFETY: `attr` is a valid prefix of the attribute structure, of the
-    // size given, alive across the call.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            &attr as *const RulesetAttr,
-            std::mem::size_of::<RulesetAttr>(),
-            0,
-        )
-    };
+    let abi = landlock_abi();
+    let scoped = if abi >= 6 { LANDLOCK_SCOPE_SIGNAL } else { 0 };
+    if scoped == 0 {
+        eprintln!(
+            "rampart: run: warning: Landlock ABI {abi} (< 6): the confined process may still signal processes \
+             outside its sandbox, rampartd included"
+        );
+    }
+    let attr = RulesetAttr { handled_access_fs: HANDLED, handled_access_net: 0, scoped };
+    // Before ABI 6 the structure ends after `handled_access_net`.
+    let size = if abi >= 6 { std::mem::size_of::<RulesetAttr>() } else { 16 };
+    // SAFETY: `attr` is a valid attribute structure of at least `size`
+    // bytes, alive across the call.
+    let rc = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, &attr as *const RulesetAttr, size, 0) };
     let raw = check(rc, "landlock_create_ruleset")?;
     // SAFETY: the kernel just returned this descriptor for us.
     let ruleset = unsafe { OwnedFd::from_raw_fd(raw as libc::c_int) };
