@@ -900,3 +900,48 @@ stop_daemon
     r.assert_succeeded("TRANSITIONED_GETFD");
     r.assert_allowed("ROOT_SIGNAL", "unconfined root signals anything");
 }
+
+/// Issue 7, item 5: SIGHUP reloads the policy only for a sender whose
+/// domain may `security { load_policy }`, as a `reload` request. Root in
+/// app_t (entered by an exec transition, so no Landlock scoping keeps the
+/// signal from reaching the daemon) sends SIGHUP: ignored, audited, the
+/// policy sequence number unchanged; unconfined root's SIGHUP reloads.
+/// Under a permissive daemon app_t's SIGHUP reloads (the check can fail).
+#[test]
+fn a_confined_sighup_does_not_reload_the_policy() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        r#"
+# hup KEY RUNNER: RUNNER sends SIGHUP; KEY=0 if the policy was reloaded.
+hup() {
+    local before after
+    before=$(status_field policy_seqno)
+    $2 sh -c 'kill -HUP "$0"' "$D"
+    for _ in $(seq 100); do
+        after=$(status_field policy_seqno)
+        [ "$after" != "$before" ] && break
+        grep -q "SIGHUP from pid .* ignored" "$S/daemon.err" && break
+        sleep 0.02
+    done
+    if [ "$after" != "$before" ]; then echo "$1=0"; echo "$1_WHY=reloaded ($before -> $after)"
+    else echo "$1=1"; echo "$1_WHY=$(grep 'SIGHUP from' "$S/daemon.err" | tail -n 1)"; fi
+}
+start_daemon
+hup CONFINED_HUP as_transitioned_root
+hup ROOT_HUP ""
+stop_daemon
+echo "AUDIT_LOAD_POLICY=$(grep -c 'denied  { load_policy } for .*scontext=system_u:system_r:app_t:s0 .*tclass=security permissive=0' "$LOG")"
+start_daemon --permissive
+hup PERMISSIVE_HUP as_transitioned_root
+stop_daemon
+"#,
+    );
+    r.report("sighup");
+    // No rule gives app_t security { load_policy }.
+    r.assert_blocked("CONFINED_HUP", "app_t has no security { load_policy }");
+    assert_eq!(r.num("AUDIT_LOAD_POLICY"), 1, "the ignored SIGHUP is audited:\n{}", r.stderr);
+    // allow unconfined_t unlabeled_t:security load_policy.
+    r.assert_allowed("ROOT_HUP", "the default domain may reload");
+    r.assert_succeeded("PERMISSIVE_HUP");
+}

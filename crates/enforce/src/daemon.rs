@@ -189,6 +189,20 @@ impl Daemon {
 }
 
 impl Daemon {
+    /// Whether a SIGHUP from process `pid` may reload the policy: as a
+    /// `reload` request, `security { load_policy }` for the sender's
+    /// domain (audited). A sender that cannot be identified any more (it
+    /// exited; 0: the kernel or another pid namespace) is not obeyed.
+    fn may_reload_on_signal(&self, pid: libc::pid_t) -> Result<(), String> {
+        let pid = u32::try_from(pid).ok().filter(|&p| p > 0).ok_or("the sender cannot be identified")?;
+        let info = crate::pidfd::pidfd_open(pid)
+            .and_then(|fd| crate::pidfd::process_info(std::os::fd::AsFd::as_fd(&fd)))
+            .map_err(|e| format!("the sender cannot be identified ({e})"))?;
+        let caller = Caller { pid: info.pid, euid: info.euid, cgroup_id: info.cgroup_id };
+        let subject = self.enforcer.subject_in(caller.pid, caller.cgroup_id);
+        self.check_security(&caller, subject.sid, self.enforcer.classes.load_policy, "load a policy")
+    }
+
     /// The `security` check of `op` for `caller`'s domain, audited like
     /// the kernel's (`tclass=security`).
     fn check_security(&self, caller: &Caller, subject: Sid, perm: Perms, op: &str) -> Result<(), String> {
@@ -526,15 +540,25 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
 fn wait_for_stop(daemon: &Daemon, signals: &libc::sigset_t, notice: &mut OverloadNotice) {
     let timeout = libc::timespec { tv_sec: NOTICE_EVERY.as_secs() as libc::time_t, tv_nsec: 0 };
     loop {
-        // SAFETY: `signals` is an initialised set and `timeout` a valid
-        // timespec; no siginfo is asked for.
-        let sig = unsafe { libc::sigtimedwait(signals, std::ptr::null_mut(), &timeout) };
+        // SAFETY: siginfo_t is plain data; all zeroes is a valid value.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `signals` is an initialised set, `info` a writable
+        // siginfo_t and `timeout` a valid timespec, all alive for the call.
+        let sig = unsafe { libc::sigtimedwait(signals, &mut info, &timeout) };
         report_overloads(notice, daemon);
         if sig < 0 {
             // EAGAIN (the timeout) or EINTR.
             continue;
         }
         if sig == libc::SIGHUP {
+            // SAFETY: for a signal sent by kill(2) or sigqueue the kernel
+            // fills si_pid (0 when sent by the kernel or from outside our
+            // pid namespace).
+            let sender = unsafe { info.si_pid() };
+            if let Err(why) = daemon.may_reload_on_signal(sender) {
+                eprintln!("rampartd: SIGHUP from pid {sender} ignored: {why}");
+                continue;
+            }
             match daemon.reload() {
                 Ok(seqno) => eprintln!("rampartd: reloaded {} (seqno {seqno})", daemon.policy_path.display()),
                 Err(e) => eprintln!("rampartd: reload failed, keeping the old policy: {e}"),
