@@ -30,6 +30,53 @@ const FILE_PERMS: &[&str] = &["read", "write", "append", "execute", "execute_no_
 const OPEN_PERMS: &[&str] = &["read", "write", "append", "open"];
 const DIR_PERMS: &[&str] = &["read", "open"];
 const PROCESS_PERMS: &[&str] = &["transition", "setexec"];
+/// The capabilities, in the kernel's numbering: `capability` holds 0 to
+/// 31, `capability2` 32 and up (what `rampart run` keeps: crate::sandbox).
+pub const CAPABILITY_PERMS: &[&str] = &[
+    "chown",
+    "dac_override",
+    "dac_read_search",
+    "fowner",
+    "fsetid",
+    "kill",
+    "setgid",
+    "setuid",
+    "setpcap",
+    "linux_immutable",
+    "net_bind_service",
+    "net_broadcast",
+    "net_admin",
+    "net_raw",
+    "ipc_lock",
+    "ipc_owner",
+    "sys_module",
+    "sys_rawio",
+    "sys_chroot",
+    "sys_ptrace",
+    "sys_pacct",
+    "sys_admin",
+    "sys_boot",
+    "sys_nice",
+    "sys_resource",
+    "sys_time",
+    "sys_tty_config",
+    "mknod",
+    "lease",
+    "audit_write",
+    "audit_control",
+    "setfcap",
+];
+pub const CAPABILITY2_PERMS: &[&str] = &[
+    "mac_override",
+    "mac_admin",
+    "syslog",
+    "wake_alarm",
+    "block_suspend",
+    "audit_read",
+    "perfmon",
+    "bpf",
+    "checkpoint_restore",
+];
 /// What the control socket's ops are checked for (crate::control).
 const SECURITY_PERMS: &[&str] = &["setenforce", "setbool", "load_policy"];
 
@@ -43,6 +90,8 @@ pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
     }
     classes.push(("process", PROCESS_PERMS));
     classes.push(("security", SECURITY_PERMS));
+    classes.push(("capability", CAPABILITY_PERMS));
+    classes.push(("capability2", CAPABILITY2_PERMS));
     Mapping::new(&classes)
 }
 
@@ -92,6 +141,8 @@ pub struct Classes {
     pub setenforce: Perms,
     pub setbool: Perms,
     pub load_policy: Perms,
+    pub capability: ClassIdx,
+    pub capability2: ClassIdx,
 }
 
 fn resolve(m: &Mapping, name: &str) -> Option<ClassPerms> {
@@ -126,6 +177,8 @@ impl Classes {
             setenforce: m.perms(security, &["setenforce"])?,
             setbool: m.perms(security, &["setbool"])?,
             load_policy: m.perms(security, &["load_policy"])?,
+            capability: m.class("capability")?,
+            capability2: m.class("capability2")?,
         })
     }
 

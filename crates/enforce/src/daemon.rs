@@ -189,6 +189,28 @@ impl Daemon {
 }
 
 impl Daemon {
+    /// The capabilities domain `sid` may use (bit `i`: capability `i`):
+    /// `capability` and `capability2` on itself, as the kernel's
+    /// `cred_has_capability` checks them; all of them while the daemon or
+    /// the domain is permissive (SELinux would only log).
+    fn capabilities_of(&self, sid: Sid) -> u64 {
+        let e = &self.enforcer;
+        let mut caps = 0u64;
+        for (class, names, first) in [
+            (e.classes.capability, crate::access::CAPABILITY_PERMS, 0),
+            (e.classes.capability2, crate::access::CAPABILITY2_PERMS, 32),
+        ] {
+            for (i, name) in names.iter().enumerate() {
+                let Some(perm) = e.avc.mapping().perms(class, &[name]) else { continue };
+                // `passes`: allowed, or a denial not enforced (permissive).
+                if e.avc.has_perm_noaudit(sid, sid, class, perm).passes() {
+                    caps |= 1 << (first + i);
+                }
+            }
+        }
+        caps
+    }
+
     /// Whether a SIGHUP from process `pid` may reload the policy: as a
     /// `reload` request, `security { load_policy }` for the sender's
     /// domain (audited). A sender that cannot be identified any more (it
@@ -322,7 +344,7 @@ impl ControlHandler for Daemon {
         Ok(seqno)
     }
 
-    fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<(), String> {
+    fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<u64, String> {
         let (policy, _, _) = self.enforcer.avc.policy_state();
         let parsed = policy.parse_context(context).map_err(|e| format!("invalid context {context}: {e}"))?;
         if !policy.context_is_valid(&parsed) {
@@ -368,7 +390,7 @@ impl ControlHandler for Daemon {
         if let Some(old) = e.requests.insert(pid, id, request, watched).and_then(|h| h.watched) {
             e.marks.target().unwatch_exec(&old);
         }
-        Ok(())
+        Ok(self.capabilities_of(sid))
     }
 
     fn labels_changed(&self) -> Result<(), String> {

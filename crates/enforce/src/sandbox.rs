@@ -30,6 +30,15 @@
 //! its sandbox, so `ptrace`, `pidfd_getfd` and `process_vm_readv` of
 //! rampartd fail.
 //!
+//! **Capabilities bounded by the policy.** Under SELinux root in a
+//! confined domain still needs `capability` (and `capability2`) on itself
+//! for every capability it uses. The launcher drops, before the exec,
+//! every capability the daemon says the new domain may not use
+//! ([`bound_capabilities`]): from the bounding set (no later exec gets it
+//! back), and from the effective, permitted, inheritable and ambient sets.
+//! The kernel then refuses exactly what SELinux would, though without an
+//! AVC line (it never asks the daemon).
+//!
 //! The ruleset is inherited by every descendant and survives exec (also
 //! domain transitions); a process that enters a confined domain by an exec
 //! transition from an unconfined one, not through `rampart run`, is not
@@ -214,6 +223,66 @@ pub fn forbid_moves_between_directories(marked: &[String]) -> io::Result<()> {
         unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) },
         "landlock_restrict_self",
     )?;
+    Ok(())
+}
+
+/// `struct __user_cap_header_struct` and `__user_cap_data_struct`
+/// (`linux/capability.h`, version 3: two 32-bit words per set).
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// The highest capability number this kernel knows.
+fn last_capability() -> u32 {
+    fs::read_to_string("/proc/sys/kernel/cap_last_cap").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(40)
+}
+
+/// Keeps only the capabilities in `allowed` (bit `i`: capability `i`) for
+/// this process and everything it execs (see the module docs).
+pub fn bound_capabilities(allowed: u64) -> io::Result<()> {
+    let last = last_capability().min(63);
+    // The bounding set first: dropping from it needs CAP_SETPCAP, which
+    // may itself be about to go.
+    for cap in 0..=last {
+        if allowed & (1 << cap) == 0 {
+            // SAFETY: prctl with integer arguments only.
+            let rc = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) };
+            // EINVAL: a capability this kernel does not have.
+            if rc != 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!("dropping capability {cap} from the bounding set: {}", io::Error::last_os_error()),
+                ));
+            }
+        }
+    }
+    // SAFETY: prctl with integer arguments only.
+    unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0) };
+    let mut header = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: capget writes two CapData (version 3) for this process;
+    // both pointers are valid for the call.
+    check(unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut CapHeader, data.as_mut_ptr()) }, "capget")?;
+    for (i, d) in data.iter_mut().enumerate() {
+        let keep = (allowed >> (32 * i)) as u32;
+        d.effective &= keep;
+        d.permitted &= keep;
+        d.inheritable &= keep;
+    }
+    // SAFETY: capset reads the header and two CapData; all valid.
+    check(unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut CapHeader, data.as_ptr()) }, "capset")?;
     Ok(())
 }
 

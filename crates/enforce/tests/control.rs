@@ -128,12 +128,12 @@ impl ControlHandler for Fake {
         Ok(self.seqno.fetch_add(1, Ordering::Relaxed) + 1)
     }
 
-    fn set_exec_context(&self, pid: u32, context: &str, force: bool, _path: Option<&str>) -> Result<(), String> {
+    fn set_exec_context(&self, pid: u32, context: &str, force: bool, _path: Option<&str>) -> Result<u64, String> {
         self.record(Call::ExecContext(pid, context.into(), force));
         match context {
             "bad" => Err("invalid context bad; give user:role:type:level".into()),
             "panic" => panic!("fake handler panics on purpose"),
-            _ => Ok(()),
+            _ => Ok(1 << 21),
         }
     }
 
@@ -211,7 +211,7 @@ fn every_op_round_trips_through_the_client() {
     client.set_enforcing(true).unwrap();
     assert_eq!(client.reload().unwrap(), 1);
     assert_eq!(client.set_boolean("httpd_can_network_connect", true).unwrap(), 2);
-    client.set_exec_context("system_u:system_r:httpd_t:s0", false, None).unwrap();
+    assert_eq!(client.set_exec_context("system_u:system_r:httpd_t:s0", false, None).unwrap(), Some(1 << 21));
     client.set_exec_context("unconfined_u:unconfined_r:unconfined_t:s0", true, None).unwrap();
     client.labels_changed().unwrap();
     let me = std::process::id();
@@ -253,8 +253,10 @@ fn raw_wire_format() {
     assert_eq!(replies[0], r#"{"ok":true}"#);
     assert_eq!(replies[1], r#"{"ok":true,"seqno":1}"#);
     assert_eq!(replies[2], r#"{"ok":true,"seqno":2}"#);
-    assert_eq!(replies[3], r#"{"ok":true}"#);
-    assert_eq!(replies[4], r#"{"ok":true}"#);
+    // The capabilities the new domain may use (the fake grants 21,
+    // CAP_SYS_ADMIN).
+    assert_eq!(replies[3], r#"{"ok":true,"capabilities":2097152}"#);
+    assert_eq!(replies[4], r#"{"ok":true,"capabilities":2097152}"#);
     assert_eq!(replies[5], r#"{"ok":true}"#);
     let status: serde_json::Value = serde_json::from_str(&replies[6]).unwrap();
     assert_eq!(status["ok"], true);

@@ -167,9 +167,21 @@ impl Client {
 
     /// `{"op":"exec-context","context":C,"force":B,"path":P}`: this
     /// process's next exec (of `path`, if given) enters `context` (the
-    /// daemon takes our pid from the kernel).
-    pub fn set_exec_context(&mut self, context: &str, force: bool, path: Option<&str>) -> Result<(), ControlError> {
-        self.expect_done(&Request::ExecContext { context: context.to_string(), force, path: path.map(str::to_owned) })
+    /// daemon takes our pid from the kernel). Returns the capabilities the
+    /// new domain may use (bit `i`: capability `i`), or `None` from a
+    /// daemon that does not say.
+    pub fn set_exec_context(
+        &mut self,
+        context: &str,
+        force: bool,
+        path: Option<&str>,
+    ) -> Result<Option<u64>, ControlError> {
+        let request = Request::ExecContext { context: context.to_string(), force, path: path.map(str::to_owned) };
+        match self.request(&request)? {
+            Reply::Capabilities(caps) => Ok(Some(caps)),
+            Reply::Done => Ok(None),
+            other => Err(unexpected(request.op(), &other)),
+        }
     }
 
     /// `{"op":"labels-changed"}`.
@@ -201,6 +213,7 @@ fn unexpected(op: &str, reply: &Reply) -> ControlError {
         Reply::Done => "a bare ok",
         Reply::Status(_) => "a status",
         Reply::Seqno(_) => "a seqno",
+        Reply::Capabilities(_) => "capabilities",
         Reply::Error(_) => "an error",
     };
     ControlError::MalformedReply(format!("{got} reply to {op}"))

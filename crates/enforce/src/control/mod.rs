@@ -95,7 +95,9 @@ pub trait ControlHandler: Send + Sync {
     /// Like writing `/proc/<pid>/attr/exec`: the next exec of `pid`
     /// enters `context`. `force` skips the policy checks (root only);
     /// `path`, if given, is the file that exec will run, checked now.
-    fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<(), String>;
+    /// Returns the capabilities the new domain may use (bit `i`:
+    /// capability `i`).
+    fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<u64, String>;
     /// Files were relabeled: drop cached labels and kernel-side grants.
     fn labels_changed(&self) -> Result<(), String>;
 }

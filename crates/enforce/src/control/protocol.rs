@@ -12,7 +12,7 @@
 //! {"op":"setenforce","enforcing":true}             -> {"ok":true}
 //! {"op":"reload"}                                  -> {"ok":true,"seqno":42}
 //! {"op":"setbool","name":"NAME","value":false}     -> {"ok":true,"seqno":43}
-//! {"op":"exec-context","context":"CTX","force":false} -> {"ok":true}
+//! {"op":"exec-context","context":"CTX","force":false,"path":"P"} -> {"ok":true,"capabilities":N}
 //! {"op":"labels-changed"}                          -> {"ok":true}
 //! anything wrong                                   -> {"ok":false,"error":"what happened and what to do"}
 //! ```
@@ -220,6 +220,10 @@ pub enum Reply {
     /// `{"ok":true,"seqno":N}`: the policy sequence number after the
     /// change.
     Seqno(u64),
+    /// `{"ok":true,"capabilities":N}`: an exec context was set; bit `i`
+    /// of N is capability `i` (`CAP_CHOWN` is 0), those the new domain
+    /// may use (what `rampart run` keeps).
+    Capabilities(u64),
     /// `{"ok":false,"error":"..."}`: what went wrong and what to do.
     Error(String),
 }
@@ -262,16 +266,19 @@ struct WireReply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     seqno: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    capabilities: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<String>,
 }
 
 impl From<Reply> for WireReply {
     fn from(reply: Reply) -> WireReply {
-        let mut wire = WireReply { ok: true, status: None, seqno: None, error: None };
+        let mut wire = WireReply { ok: true, status: None, seqno: None, capabilities: None, error: None };
         match reply {
             Reply::Done => {}
             Reply::Status(status) => wire.status = Some(finite_status(status)),
             Reply::Seqno(seqno) => wire.seqno = Some(seqno),
+            Reply::Capabilities(caps) => wire.capabilities = Some(caps),
             Reply::Error(error) => {
                 wire.ok = false;
                 wire.error = Some(error);
@@ -289,12 +296,13 @@ impl TryFrom<WireReply> for Reply {
             WireReply { ok: false, error: Some(error), .. } => Ok(Reply::Error(error)),
             WireReply { ok: false, error: None, .. } => Err("\"ok\":false without an \"error\" text".to_string()),
             WireReply { ok: true, error: Some(_), .. } => Err("\"ok\":true with an \"error\" text".to_string()),
-            WireReply { ok: true, status: Some(_), seqno: Some(_), .. } => {
-                Err("both \"status\" and \"seqno\" in one reply".to_string())
-            }
-            WireReply { ok: true, status: Some(status), seqno: None, .. } => Ok(Reply::Status(status)),
-            WireReply { ok: true, status: None, seqno: Some(seqno), .. } => Ok(Reply::Seqno(seqno)),
-            WireReply { ok: true, status: None, seqno: None, .. } => Ok(Reply::Done),
+            WireReply { ok: true, status, seqno, capabilities, .. } => match (status, seqno, capabilities) {
+                (None, None, None) => Ok(Reply::Done),
+                (Some(status), None, None) => Ok(Reply::Status(status)),
+                (None, Some(seqno), None) => Ok(Reply::Seqno(seqno)),
+                (None, None, Some(caps)) => Ok(Reply::Capabilities(caps)),
+                _ => Err("more than one of \"status\", \"seqno\" and \"capabilities\" in one reply".to_string()),
+            },
         }
     }
 }
@@ -546,7 +554,13 @@ mod tests {
             allowed: 3,
             ..Status::default()
         };
-        for reply in [Reply::Done, Reply::Status(status), Reply::Seqno(9), Reply::error("no such boolean")] {
+        for reply in [
+            Reply::Done,
+            Reply::Status(status),
+            Reply::Seqno(9),
+            Reply::Capabilities(1 << 7 | 1 << 38),
+            Reply::error("no such boolean"),
+        ] {
             let line = reply.to_line();
             assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
             assert_eq!(Reply::parse(&line[..line.len() - 1]).unwrap(), reply);

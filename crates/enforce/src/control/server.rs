@@ -489,7 +489,10 @@ fn dispatch(handler: &dyn ControlHandler, request: &Request, caller: Caller) -> 
                 "exec-context: the kernel did not report the caller's pid (is the client in another pid \
                  namespace?); run the client in rampartd's pid namespace",
             ),
-            pid => done(handler.set_exec_context(pid, context, *force, path.as_deref())),
+            pid => match handler.set_exec_context(pid, context, *force, path.as_deref()) {
+                Ok(caps) => Reply::Capabilities(caps),
+                Err(e) => Reply::Error(e),
+            },
         },
         Request::LabelsChanged => done(handler.labels_changed()),
     }));

@@ -90,14 +90,22 @@ fn run_in_context(socket: &std::path::Path, context: &str, force: bool, command:
         Ok(s) => s.marked_devices,
         Err(e) => return fail(control(e).to_string(), 125),
     };
-    if let Err(e) = client.set_exec_context(context, force, Some(&path.to_string_lossy())) {
-        // A denial by the policy is the exec failing, as with runcon.
-        let code = if e.to_string().contains("Permission denied") { 126 } else { 125 };
-        return fail(e.to_string(), code);
-    }
+    let capabilities = match client.set_exec_context(context, force, Some(&path.to_string_lossy())) {
+        Ok(caps) => caps,
+        Err(e) => {
+            // A denial by the policy is the exec failing, as with runcon.
+            let code = if e.to_string().contains("Permission denied") { 126 } else { 125 };
+            return fail(e.to_string(), code);
+        }
+    };
     drop(client);
     if let Err(e) = rampart_enforce::sandbox::forbid_moves_between_directories(&marked) {
         return fail(format!("cannot confine moves of files between directories: {e}"), 125);
+    }
+    if let Some(caps) = capabilities {
+        if let Err(e) = rampart_enforce::sandbox::bound_capabilities(caps) {
+            return fail(format!("cannot bound the capabilities to the policy's: {e}"), 125);
+        }
     }
     let err = std::process::Command::new(program).args(args).exec();
     let code = if err.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
