@@ -77,6 +77,15 @@ pub enum Node {
 #[derive(Debug)]
 pub struct ExecInFlight {
     pub dir: PathBuf,
+    pub plan: ExecPlan,
+    /// Where the process goes back to when the exec fails and `from` is
+    /// a domain without a cgroup of the tree (the default domain).
+    pub origin: Option<PathBuf>,
+}
+
+/// What an exec transition is about.
+#[derive(Debug)]
+pub struct ExecPlan {
     /// The domain before the exec (its events are decided in it).
     pub from: Sid,
     /// The domain the exec enters once it has committed.
@@ -89,19 +98,6 @@ pub struct ExecInFlight {
     pub images: Vec<FileId>,
     /// The executable before the exec (an exec of the same file cannot
     /// be told from a failed one: it settles in the old domain).
-    pub old_image: Option<FileId>,
-    /// Where the process goes back to when the exec fails and `from` is
-    /// a domain without a cgroup of the tree (the default domain).
-    pub origin: Option<PathBuf>,
-}
-
-/// What to record for a new exec in flight.
-pub struct ExecPlan {
-    pub from: Sid,
-    pub to: Sid,
-    pub tgid: u32,
-    pub tid: u32,
-    pub images: Vec<FileId>,
     pub old_image: Option<FileId>,
 }
 
@@ -126,29 +122,8 @@ fn unified_mount(mountinfo: &str) -> Option<PathBuf> {
     mountinfo.lines().find_map(|line| {
         let (left, right) = line.split_once(" - ")?;
         let mount = left.split(' ').nth(4)?;
-        (right.split(' ').next()? == "cgroup2").then(|| PathBuf::from(unescape_mountinfo(mount)))
+        (right.split(' ').next()? == "cgroup2").then(|| PathBuf::from(crate::sandbox::unescape_mountinfo(mount)))
     })
-}
-
-/// mountinfo escapes space, tab, newline and backslash as `\ooo`.
-fn unescape_mountinfo(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let octal = b.get(i + 1..i + 4).and_then(|d| u8::from_str_radix(std::str::from_utf8(d).ok()?, 8).ok());
-        match (b[i], octal) {
-            (b'\\', Some(v)) => {
-                out.push(v);
-                i += 4;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn file_id(md: &fs::Metadata) -> FileId {
@@ -347,7 +322,7 @@ impl Cgroups {
         for node in self.nodes.load().values() {
             let sids = match node {
                 Node::Domain(s) => [Some(*s), None],
-                Node::Exec(e) => [Some(e.from), Some(e.to)],
+                Node::Exec(e) => [Some(e.plan.from), Some(e.plan.to)],
             };
             for s in sids.into_iter().flatten() {
                 if !out.contains(&s) {
@@ -416,16 +391,8 @@ impl Cgroups {
         let n = self.next_exec.fetch_add(1, Ordering::Relaxed);
         let dir = self.root.join(format!("{EXEC_PREFIX}{n}"));
         let origin = if plan.from == self.default_sid { self.cgroup_of(plan.tgid) } else { None };
-        let exec = ExecInFlight {
-            dir: dir.clone(),
-            from: plan.from,
-            to: plan.to,
-            tgid: plan.tgid,
-            tid: plan.tid,
-            images: plan.images,
-            old_image: plan.old_image,
-            origin,
-        };
+        let tgid = plan.tgid;
+        let exec = ExecInFlight { dir: dir.clone(), plan, origin };
         fs::create_dir(&dir)?;
         let made = (|| {
             set_xattr(&dir, EXEC_XATTR, encode_exec(&exec, avc).as_bytes())?;
@@ -438,7 +405,7 @@ impl Cgroups {
                     n.insert(id, Node::Exec(Arc::clone(&exec)));
                 });
             }
-            move_process(&dir, plan.tgid)
+            move_process(&dir, tgid)
         })();
         match &made {
             Ok(()) => self.ring(),
@@ -488,8 +455,9 @@ impl Cgroups {
     }
 
     /// One exec: true once its cgroup is empty.
-    fn settle_one(&self, avc: &Avc, exec: &ExecInFlight) -> bool {
-        let procs = members(&exec.dir);
+    fn settle_one(&self, avc: &Avc, x: &ExecInFlight) -> bool {
+        let (exec, dir) = (&x.plan, &x.dir);
+        let procs = members(dir);
         if procs.is_empty() {
             return true;
         }
@@ -497,7 +465,7 @@ impl Cgroups {
         // user space no exec can commit any more, so the executable read
         // after it is final. (Read the other way round, an exec committing
         // between the two reads would look failed.)
-        let frozen = is_frozen(&exec.dir);
+        let frozen = is_frozen(dir);
         let committed = !exec.old_image.is_some_and(|old| exec.images.contains(&old))
             && image_of(exec.tgid).is_some_and(|now| exec.images.contains(&now));
         if committed {
@@ -510,19 +478,19 @@ impl Cgroups {
             return false;
         }
         // Everything else left is old code: back to the old domain.
-        let back = match (&exec.origin, exec.from == self.default_sid) {
+        let back = match (&x.origin, exec.from == self.default_sid) {
             (Some(origin), true) => Ok(origin.clone()),
             _ => self.domain_dir(avc, exec.from),
         };
         let Ok(back) = back else { return false };
-        for pid in members(&exec.dir) {
+        for pid in members(dir) {
             if let Err(e) = move_process(&back, pid) {
                 if e.raw_os_error() != Some(libc::ESRCH) {
                     eprintln!("rampartd: moving pid {pid} back to {}: {e}", back.display());
                 }
             }
         }
-        members(&exec.dir).is_empty()
+        members(dir).is_empty()
     }
 
     fn remove(&self, dir: &Path) -> io::Result<()> {
@@ -557,11 +525,12 @@ impl Cgroups {
 
 fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
     let ctx = |s: Sid| avc.context(s).unwrap_or("").to_owned();
-    let mut out = format!("from {}\nto {}\ntgid {}\ntid {}\n", ctx(e.from), ctx(e.to), e.tgid, e.tid);
-    for (dev, ino) in &e.images {
+    let p = &e.plan;
+    let mut out = format!("from {}\nto {}\ntgid {}\ntid {}\n", ctx(p.from), ctx(p.to), p.tgid, p.tid);
+    for (dev, ino) in &p.images {
         out.push_str(&format!("image {dev} {ino}\n"));
     }
-    if let Some((dev, ino)) = e.old_image {
+    if let Some((dev, ino)) = p.old_image {
         out.push_str(&format!("old {dev} {ino}\n"));
     }
     if let Some(o) = &e.origin {
@@ -591,16 +560,8 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
             _ => {}
         }
     }
-    Some(ExecInFlight {
-        dir: dir.to_path_buf(),
-        from: from?,
-        to: to?,
-        tgid: tgid?,
-        tid: tid?,
-        images,
-        old_image,
-        origin,
-    })
+    let plan = ExecPlan { from: from?, to: to?, tgid: tgid?, tid: tid?, images, old_image };
+    Some(ExecInFlight { dir: dir.to_path_buf(), plan, origin })
 }
 
 #[cfg(test)]

@@ -213,7 +213,7 @@ impl Enforcer {
             Some(Node::Domain(sid)) => Subject { sid, tgid: Some(tgid), exec: None },
             // Credentials change when the exec commits; until the
             // housekeeper has seen it, the old domain (crate::cgroups).
-            Some(Node::Exec(x)) => Subject { sid: x.from, tgid: Some(tgid), exec: Some(x) },
+            Some(Node::Exec(x)) => Subject { sid: x.plan.from, tgid: Some(tgid), exec: Some(x) },
         }
     }
 
@@ -301,8 +301,9 @@ impl Enforcer {
             // as exec events of its own thread, checked for `execute` in
             // the old domain as the kernel does before the commit. Another
             // thread's exec meanwhile would race it: refused.
-            let checks = if tid == x.tid { vec![self.check(subject.sid, tsid, cp.class, cp.execute)] } else { vec![] };
-            let allow = tid == x.tid && checks.iter().all(|c| c.decision.passes());
+            let checks =
+                if tid == x.plan.tid { vec![self.check(subject.sid, tsid, cp.class, cp.execute)] } else { vec![] };
+            let allow = tid == x.plan.tid && checks.iter().all(|c| c.decision.passes());
             self.answer(group, file.as_fd(), allow);
             self.audit(tid, Some(tgid), file.as_fd(), &checks);
             return;

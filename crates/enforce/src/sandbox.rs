@@ -107,13 +107,13 @@ fn marked_mounts(mountinfo: &str, marked: &[String]) -> Vec<PathBuf> {
             let mut f = line.split(' ');
             let dev = f.nth(2)?;
             let mount = f.nth(1)?;
-            marked.iter().any(|m| m == dev).then(|| PathBuf::from(unescape(mount)))
+            marked.iter().any(|m| m == dev).then(|| PathBuf::from(unescape_mountinfo(mount)))
         })
         .collect()
 }
 
 /// mountinfo escapes space, tab, newline and backslash as `\ooo`.
-fn unescape(s: &str) -> String {
+pub fn unescape_mountinfo(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
