@@ -41,7 +41,7 @@ use rampart_policy::Policy;
 use crate::access::{mapping, Classes};
 use crate::cgroups::Cgroups;
 use crate::config::DaemonConfig;
-use crate::control::{Caller, ControlHandler, ControlServer, Request, Status, PERMISSION_DENIED};
+use crate::control::{Caller, ControlHandler, ControlServer, ExecGrant, Request, Status, PERMISSION_DENIED};
 use crate::enforcer::Enforcer;
 use crate::groups::Groups;
 use crate::objects::{security_context, unlabeled_context, ObjectSids};
@@ -189,6 +189,51 @@ impl Daemon {
 }
 
 impl Daemon {
+    /// The descriptors of process `pid` that domain `sid` may not use, as
+    /// SELinux's `flush_unauthorized_files` finds them at a transition:
+    /// each open regular file or directory checked for what its open mode
+    /// uses (`read`, `write` or `append`), denials audited. The daemon
+    /// takes a copy of each (`pidfd_getfd`) to look at it. Pipes, sockets
+    /// and devices are not checked (docs/security.md).
+    fn unauthorized_descriptors(&self, pid: u32, sid: Sid) -> Vec<i32> {
+        let e = &self.enforcer;
+        let Ok(pidfd) = crate::pidfd::pidfd_open(pid) else { return Vec::new() };
+        let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return Vec::new() };
+        let mut revoke = Vec::new();
+        for n in entries.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
+            let Ok(file) = crate::pidfd::take_descriptor(std::os::fd::AsFd::as_fd(&pidfd), n) else { continue };
+            let file = std::fs::File::from(file);
+            let Ok(md) = file.metadata() else { continue };
+            if !(md.is_file() || md.is_dir()) {
+                continue;
+            }
+            let Some(cp) = e.classes.of_mode(md.mode()) else { continue };
+            // SAFETY: F_GETFL reads the open file's status flags.
+            let flags = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&file), libc::F_GETFL) };
+            // O_PATH: no access through it to check.
+            if flags < 0 || flags & libc::O_PATH != 0 {
+                continue;
+            }
+            let perms = cp.for_flags(flags as u64) & !cp.open;
+            let tsid = e.objects.sid_of(&e.avc, std::os::fd::AsFd::as_fd(&file), &md);
+            let decision = e.avc.has_perm_noaudit(sid, tsid, cp.class, perms);
+            if !decision.audited().is_empty() {
+                let info = AuditInfo {
+                    pid: Some(pid),
+                    comm: crate::pidfd::comm(pid),
+                    path: rampart_label::fd_link(std::os::fd::AsFd::as_fd(&file))
+                        .map(|p| p.to_string_lossy().into_owned()),
+                    extra: Vec::new(),
+                };
+                e.avc.audit_decision(sid, tsid, cp.class, &decision, &info);
+            }
+            if !decision.passes() {
+                revoke.push(n);
+            }
+        }
+        revoke
+    }
+
     /// The capabilities domain `sid` may use (bit `i`: capability `i`):
     /// `capability` and `capability2` on itself, as the kernel's
     /// `cred_has_capability` checks them; all of them while the daemon or
@@ -344,7 +389,7 @@ impl ControlHandler for Daemon {
         Ok(seqno)
     }
 
-    fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<u64, String> {
+    fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<ExecGrant, String> {
         let (policy, _, _) = self.enforcer.avc.policy_state();
         let parsed = policy.parse_context(context).map_err(|e| format!("invalid context {context}: {e}"))?;
         if !policy.context_is_valid(&parsed) {
@@ -390,7 +435,7 @@ impl ControlHandler for Daemon {
         if let Some(old) = e.requests.insert(pid, id, request, watched).and_then(|h| h.watched) {
             e.marks.target().unwatch_exec(&old);
         }
-        Ok(self.capabilities_of(sid))
+        Ok(ExecGrant { capabilities: self.capabilities_of(sid), revoke: self.unauthorized_descriptors(pid, sid) })
     }
 
     fn labels_changed(&self) -> Result<(), String> {

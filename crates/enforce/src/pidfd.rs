@@ -169,6 +169,20 @@ pub fn process_info(fd: BorrowedFd<'_>) -> io::Result<ProcessInfo> {
     Ok(ProcessInfo { pid: info.tgid, euid: info.euid, cgroup_id: info.cgroupid })
 }
 
+/// `pidfd_getfd`: a copy of descriptor `n` of the process `pidfd` names
+/// (needs ptrace access to it: root).
+pub fn take_descriptor(pidfd: BorrowedFd<'_>, n: i32) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_getfd takes two descriptor numbers and flags by value.
+    let rc = unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), n, 0 as libc::c_uint) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let raw = libc::c_int::try_from(rc)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, format!("pidfd_getfd returned {rc}")))?;
+    // SAFETY: the kernel just installed `raw` for us (close-on-exec).
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
 /// `pidfd_open(tid, PIDFD_THREAD)`: a handle to the thread `tid`.
 pub fn thread_pidfd(tid: u32) -> io::Result<OwnedFd> {
     open_pidfd(tid, PIDFD_THREAD)

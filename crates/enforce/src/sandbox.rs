@@ -39,6 +39,11 @@
 //! The kernel then refuses exactly what SELinux would, though without an
 //! AVC line (it never asks the daemon).
 //!
+//! **Descriptors across the transition.** The descriptors the daemon says
+//! the new domain may not use are replaced by `/dev/null`
+//! ([`revoke_descriptors`]), as SELinux's `flush_unauthorized_files` does
+//! at a transition.
+//!
 //! The ruleset is inherited by every descendant and survives exec (also
 //! domain transitions); a process that enters a confined domain by an exec
 //! transition from an unconfined one, not through `rampart run`, is not
@@ -223,6 +228,25 @@ pub fn forbid_moves_between_directories(marked: &[String]) -> io::Result<()> {
         unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0) },
         "landlock_restrict_self",
     )?;
+    Ok(())
+}
+
+/// Replaces each descriptor in `fds` by `/dev/null` (open for reading and
+/// writing), as SELinux's `flush_unauthorized_files` does with the
+/// descriptors a new domain may not use: the numbers stay taken, so the
+/// program cannot mistake a later open for them.
+pub fn revoke_descriptors(fds: &[i32]) -> io::Result<()> {
+    if fds.is_empty() {
+        return Ok(());
+    }
+    let null = fs::OpenOptions::new().read(true).write(true).open("/dev/null")?;
+    for &fd in fds {
+        // SAFETY: dup2 onto a number of our own table; `null` is open.
+        if unsafe { libc::dup2(null.as_raw_fd(), fd) } < 0 {
+            let e = io::Error::last_os_error();
+            return Err(io::Error::new(e.kind(), format!("replacing descriptor {fd} by /dev/null: {e}")));
+        }
+    }
     Ok(())
 }
 

@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 
 use rampart_enforce::control::protocol::{MAX_LINE, PERMISSION_DENIED};
 use rampart_enforce::control::{
-    Client, ControlError, ControlHandler, ControlServer, Reply, Request, ServerConfig, Status, DEFAULT_SOCKET,
+    Client, ControlError, ControlHandler, ControlServer, ExecGrant, Reply, Request, ServerConfig, Status,
+    DEFAULT_SOCKET,
 };
 
 // ---------------------------------------------------------------------------
@@ -128,12 +129,12 @@ impl ControlHandler for Fake {
         Ok(self.seqno.fetch_add(1, Ordering::Relaxed) + 1)
     }
 
-    fn set_exec_context(&self, pid: u32, context: &str, force: bool, _path: Option<&str>) -> Result<u64, String> {
+    fn set_exec_context(&self, pid: u32, context: &str, force: bool, _path: Option<&str>) -> Result<ExecGrant, String> {
         self.record(Call::ExecContext(pid, context.into(), force));
         match context {
             "bad" => Err("invalid context bad; give user:role:type:level".into()),
             "panic" => panic!("fake handler panics on purpose"),
-            _ => Ok(1 << 21),
+            _ => Ok(ExecGrant { capabilities: 1 << 21, revoke: vec![] }),
         }
     }
 
@@ -211,7 +212,10 @@ fn every_op_round_trips_through_the_client() {
     client.set_enforcing(true).unwrap();
     assert_eq!(client.reload().unwrap(), 1);
     assert_eq!(client.set_boolean("httpd_can_network_connect", true).unwrap(), 2);
-    assert_eq!(client.set_exec_context("system_u:system_r:httpd_t:s0", false, None).unwrap(), Some(1 << 21));
+    assert_eq!(
+        client.set_exec_context("system_u:system_r:httpd_t:s0", false, None).unwrap(),
+        Some(ExecGrant { capabilities: 1 << 21, revoke: vec![] })
+    );
     client.set_exec_context("unconfined_u:unconfined_r:unconfined_t:s0", true, None).unwrap();
     client.labels_changed().unwrap();
     let me = std::process::id();

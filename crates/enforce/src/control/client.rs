@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::protocol::{LineError, LineReader, ProtocolError, Reply, Request, MAX_REPLY_LINE, PERMISSION_DENIED};
-use super::Status;
+use super::{ExecGrant, Status};
 
 /// How long [`Client`] waits for a reply unless told otherwise. A reload
 /// of a large policy takes a second or two; this leaves room.
@@ -167,18 +167,17 @@ impl Client {
 
     /// `{"op":"exec-context","context":C,"force":B,"path":P}`: this
     /// process's next exec (of `path`, if given) enters `context` (the
-    /// daemon takes our pid from the kernel). Returns the capabilities the
-    /// new domain may use (bit `i`: capability `i`), or `None` from a
-    /// daemon that does not say.
+    /// daemon takes our pid from the kernel). Returns what to give up
+    /// before the exec, or `None` from a daemon that does not say.
     pub fn set_exec_context(
         &mut self,
         context: &str,
         force: bool,
         path: Option<&str>,
-    ) -> Result<Option<u64>, ControlError> {
+    ) -> Result<Option<ExecGrant>, ControlError> {
         let request = Request::ExecContext { context: context.to_string(), force, path: path.map(str::to_owned) };
         match self.request(&request)? {
-            Reply::Capabilities(caps) => Ok(Some(caps)),
+            Reply::ExecGranted(grant) => Ok(Some(grant)),
             Reply::Done => Ok(None),
             other => Err(unexpected(request.op(), &other)),
         }
@@ -213,7 +212,7 @@ fn unexpected(op: &str, reply: &Reply) -> ControlError {
         Reply::Done => "a bare ok",
         Reply::Status(_) => "a status",
         Reply::Seqno(_) => "a seqno",
-        Reply::Capabilities(_) => "capabilities",
+        Reply::ExecGranted(_) => "an exec grant",
         Reply::Error(_) => "an error",
     };
     ControlError::MalformedReply(format!("{got} reply to {op}"))

@@ -75,6 +75,16 @@ pub struct Caller {
     pub cgroup_id: u64,
 }
 
+/// What an accepted `exec-context` tells the launcher to do before its
+/// exec (crate::sandbox): keep only these capabilities (bit `i`:
+/// capability `i`), and replace these descriptors with `/dev/null`, which
+/// the new domain may not use (SELinux's `flush_unauthorized_files`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExecGrant {
+    pub capabilities: u64,
+    pub revoke: Vec<i32>,
+}
+
 /// The daemon's side of the control protocol. Every method is called
 /// from the control thread; errors are sent back to the client as text.
 pub trait ControlHandler: Send + Sync {
@@ -95,9 +105,8 @@ pub trait ControlHandler: Send + Sync {
     /// Like writing `/proc/<pid>/attr/exec`: the next exec of `pid`
     /// enters `context`. `force` skips the policy checks (root only);
     /// `path`, if given, is the file that exec will run, checked now.
-    /// Returns the capabilities the new domain may use (bit `i`:
-    /// capability `i`).
-    fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<u64, String>;
+    /// Returns what the launcher must give up before its exec.
+    fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<ExecGrant, String>;
     /// Files were relabeled: drop cached labels and kernel-side grants.
     fn labels_changed(&self) -> Result<(), String>;
 }

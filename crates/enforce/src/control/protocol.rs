@@ -12,7 +12,7 @@
 //! {"op":"setenforce","enforcing":true}             -> {"ok":true}
 //! {"op":"reload"}                                  -> {"ok":true,"seqno":42}
 //! {"op":"setbool","name":"NAME","value":false}     -> {"ok":true,"seqno":43}
-//! {"op":"exec-context","context":"CTX","force":false,"path":"P"} -> {"ok":true,"capabilities":N}
+//! {"op":"exec-context","context":"CTX","force":false,"path":"P"} -> {"ok":true,"capabilities":N,"revoke":[FD...]}
 //! {"op":"labels-changed"}                          -> {"ok":true}
 //! anything wrong                                   -> {"ok":false,"error":"what happened and what to do"}
 //! ```
@@ -48,7 +48,7 @@ use std::io::{self, Read};
 
 use serde::{Deserialize, Serialize};
 
-use super::Status;
+use super::{ExecGrant, Status};
 
 /// The longest request line the server accepts, in bytes, not counting
 /// the terminating `'\n'`. A line that reaches this length without a
@@ -220,10 +220,11 @@ pub enum Reply {
     /// `{"ok":true,"seqno":N}`: the policy sequence number after the
     /// change.
     Seqno(u64),
-    /// `{"ok":true,"capabilities":N}`: an exec context was set; bit `i`
-    /// of N is capability `i` (`CAP_CHOWN` is 0), those the new domain
-    /// may use (what `rampart run` keeps).
-    Capabilities(u64),
+    /// `{"ok":true,"capabilities":N,"revoke":[FD...]}`: an exec context
+    /// was set; bit `i` of N is capability `i` (`CAP_CHOWN` is 0), those
+    /// the new domain may use, and `revoke` (left out when empty) the
+    /// caller's descriptors it may not use.
+    ExecGranted(ExecGrant),
     /// `{"ok":false,"error":"..."}`: what went wrong and what to do.
     Error(String),
 }
@@ -268,17 +269,22 @@ struct WireReply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     capabilities: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    revoke: Option<Vec<i32>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<String>,
 }
 
 impl From<Reply> for WireReply {
     fn from(reply: Reply) -> WireReply {
-        let mut wire = WireReply { ok: true, status: None, seqno: None, capabilities: None, error: None };
+        let mut wire = WireReply { ok: true, status: None, seqno: None, capabilities: None, revoke: None, error: None };
         match reply {
             Reply::Done => {}
             Reply::Status(status) => wire.status = Some(finite_status(status)),
             Reply::Seqno(seqno) => wire.seqno = Some(seqno),
-            Reply::Capabilities(caps) => wire.capabilities = Some(caps),
+            Reply::ExecGranted(grant) => {
+                wire.capabilities = Some(grant.capabilities);
+                wire.revoke = (!grant.revoke.is_empty()).then_some(grant.revoke);
+            }
             Reply::Error(error) => {
                 wire.ok = false;
                 wire.error = Some(error);
@@ -296,11 +302,16 @@ impl TryFrom<WireReply> for Reply {
             WireReply { ok: false, error: Some(error), .. } => Ok(Reply::Error(error)),
             WireReply { ok: false, error: None, .. } => Err("\"ok\":false without an \"error\" text".to_string()),
             WireReply { ok: true, error: Some(_), .. } => Err("\"ok\":true with an \"error\" text".to_string()),
-            WireReply { ok: true, status, seqno, capabilities, .. } => match (status, seqno, capabilities) {
+            WireReply { ok: true, capabilities: None, revoke: Some(_), .. } => {
+                Err("\"revoke\" without \"capabilities\"".to_string())
+            }
+            WireReply { ok: true, status, seqno, capabilities, revoke, .. } => match (status, seqno, capabilities) {
                 (None, None, None) => Ok(Reply::Done),
                 (Some(status), None, None) => Ok(Reply::Status(status)),
                 (None, Some(seqno), None) => Ok(Reply::Seqno(seqno)),
-                (None, None, Some(caps)) => Ok(Reply::Capabilities(caps)),
+                (None, None, Some(capabilities)) => {
+                    Ok(Reply::ExecGranted(ExecGrant { capabilities, revoke: revoke.unwrap_or_default() }))
+                }
                 _ => Err("more than one of \"status\", \"seqno\" and \"capabilities\" in one reply".to_string()),
             },
         }
@@ -558,7 +569,8 @@ mod tests {
             Reply::Done,
             Reply::Status(status),
             Reply::Seqno(9),
-            Reply::Capabilities(1 << 7 | 1 << 38),
+            Reply::ExecGranted(ExecGrant { capabilities: 1 << 7 | 1 << 38, revoke: vec![] }),
+            Reply::ExecGranted(ExecGrant { capabilities: 0, revoke: vec![3, 9] }),
             Reply::error("no such boolean"),
         ] {
             let line = reply.to_line();

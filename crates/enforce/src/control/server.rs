@@ -490,7 +490,7 @@ fn dispatch(handler: &dyn ControlHandler, request: &Request, caller: Caller) -> 
                  namespace?); run the client in rampartd's pid namespace",
             ),
             pid => match handler.set_exec_context(pid, context, *force, path.as_deref()) {
-                Ok(caps) => Reply::Capabilities(caps),
+                Ok(grant) => Reply::ExecGranted(grant),
                 Err(e) => Reply::Error(e),
             },
         },

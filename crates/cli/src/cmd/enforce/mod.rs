@@ -90,8 +90,8 @@ fn run_in_context(socket: &std::path::Path, context: &str, force: bool, command:
         Ok(s) => s.marked_devices,
         Err(e) => return fail(control(e).to_string(), 125),
     };
-    let capabilities = match client.set_exec_context(context, force, Some(&path.to_string_lossy())) {
-        Ok(caps) => caps,
+    let grant = match client.set_exec_context(context, force, Some(&path.to_string_lossy())) {
+        Ok(grant) => grant,
         Err(e) => {
             // A denial by the policy is the exec failing, as with runcon.
             let code = if e.to_string().contains("Permission denied") { 126 } else { 125 };
@@ -102,8 +102,11 @@ fn run_in_context(socket: &std::path::Path, context: &str, force: bool, command:
     if let Err(e) = rampart_enforce::sandbox::forbid_moves_between_directories(&marked) {
         return fail(format!("cannot confine moves of files between directories: {e}"), 125);
     }
-    if let Some(caps) = capabilities {
-        if let Err(e) = rampart_enforce::sandbox::bound_capabilities(caps) {
+    if let Some(grant) = grant {
+        if let Err(e) = rampart_enforce::sandbox::revoke_descriptors(&grant.revoke) {
+            return fail(format!("cannot revoke the descriptors the new domain may not use: {e}"), 125);
+        }
+        if let Err(e) = rampart_enforce::sandbox::bound_capabilities(grant.capabilities) {
             return fail(format!("cannot bound the capabilities to the policy's: {e}"), 125);
         }
     }
