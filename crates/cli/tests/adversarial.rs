@@ -279,16 +279,23 @@ fn attack_reads_through_a_user_namespace_copy_of_the_mount() {
         "userns_copy",
         r#"
 # uid 65534, in a new user and mount namespace: $T there is a copy of
-# the marked mount. (Propagation unchanged: changing it is a mount call,
-# which the launcher's Landlock ruleset refuses.)
+# the marked mount. By a process that entered app_t by an exec
+# transition (rampart run's sandbox refuses namespace creation:
+# LAUNCHED), so only the daemon stands in the way. (Propagation
+# unchanged: changing it is a mount call.)
 attack() {
-    attempt "$1" as_attacker unshare -Ur -m --propagation unchanged "$ADV/read_secret" "$T/data/secret.txt"
+    attempt "$1" as_transitioned unshare -Ur -m --propagation unchanged "$ADV/read_secret" "$T/data/secret.txt"
+    if [ "$1" = ENFORCING ]; then
+        attempt LAUNCHED as_attacker unshare -Ur -m --propagation unchanged "$ADV/read_secret" "$T/data/secret.txt"
+    fi
 }
 "#,
     );
     r.assert_succeeded("PERMISSIVE");
     // No rule lets app_t read secret_t, by whatever mount.
     r.assert_blocked("ENFORCING", "app_t may not read secret_t");
+    // rampart run's seccomp filter: no new namespaces.
+    assert_ne!(r.attack("LAUNCHED").0, SUCCEEDED, "{}", r.attack("LAUNCHED").1);
 }
 
 #[test]
@@ -346,8 +353,10 @@ attack() {
         attempt LAUNCHED as_attacker "$ADV/read_secret" "/proc/$SLEEPER/root$T/mnt/ns/data/secret.txt"
     fi
     # A namespace of the attacker's own: its child in a new user and mount
-    # namespace, where $T is a copy of the marked mount.
-    attempt "$1_CHILD" as_attacker sh -c '
+    # namespace, where $T is a copy of the marked mount (by a process that
+    # entered app_t by an exec transition: rampart run's sandbox refuses
+    # namespaces).
+    attempt "$1_CHILD" as_transitioned sh -c '
         unshare -Ur -m --propagation unchanged sleep 30 &
         p=$!
         i=0
@@ -1028,4 +1037,35 @@ stop_daemon
     // Audited at each of the two runs (both inherit the secret's descriptor).
     assert_eq!(r.num("AUDIT"), 2, "the revocation is audited:\n{}", r.stderr);
     r.assert_succeeded("PERMISSIVE_SECRET");
+}
+
+/// Issue 7, attack 4: root in app_t relabels the secret by writing its
+/// `security.selinux` xattr (to a type app_t may read), or removes the
+/// xattr (falling back to the path label). SELinux would check
+/// `relabelfrom`/`relabelto`; here the kernel's capability module asks
+/// CAP_SYS_ADMIN for any `security.*` xattr, which `rampart run` drops
+/// unless the policy grants the domain `capability { sys_admin }` (app_t
+/// has no such rule). Root in app_t by an exec transition keeps its
+/// capabilities, and succeeds: the check can fail.
+#[test]
+fn confined_root_cannot_relabel_through_xattrs() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        r#"
+setx() { python3 -c 'import os,sys; os.setxattr(sys.argv[1], "security.selinux", b"system_u:object_r:file_t:s0\0")' "$1"; }
+rmx() { python3 -c 'import os,sys; os.removexattr(sys.argv[1], "security.selinux")' "$1"; }
+cp "$T/data/secret.txt" "$T/data/secret2.txt"; label system_u:object_r:secret_t:s0 "$T/data/secret2.txt"
+start_daemon
+attempt LAUNCHED_SETXATTR as_confined_root python3 -c 'import os,sys; os.setxattr(sys.argv[1], "security.selinux", b"system_u:object_r:file_t:s0\0")' "$T/data/secret.txt"
+attempt LAUNCHED_REMOVEXATTR as_confined_root python3 -c 'import os,sys; os.removexattr(sys.argv[1], "security.selinux")' "$T/data/secret.txt"
+attempt TRANSITIONED_SETXATTR as_transitioned_root python3 -c 'import os,sys; os.setxattr(sys.argv[1], "security.selinux", b"system_u:object_r:file_t:s0\0")' "$T/data/secret2.txt"
+stop_daemon
+"#,
+    );
+    r.report("xattr");
+    // No capability { sys_admin } for app_t.
+    r.assert_blocked("LAUNCHED_SETXATTR", "app_t has no capability { sys_admin }");
+    r.assert_blocked("LAUNCHED_REMOVEXATTR", "app_t has no capability { sys_admin }");
+    r.assert_succeeded("TRANSITIONED_SETXATTR");
 }

@@ -39,6 +39,18 @@
 //! The kernel then refuses exactly what SELinux would, though without an
 //! AVC line (it never asks the daemon).
 //!
+//! **What a confined process may not call** ([`refuse_system_calls`], a
+//! seccomp filter): extended attribute writes (`setxattr`,
+//! `removexattr` and their variants, so no relabel through
+//! `security.selinux`: SELinux would check `relabelfrom`/`relabelto`, which
+//! the daemon cannot see), the mount family (`mount`, `umount2`,
+//! `pivot_root`, the new mount API) and namespace creation (`unshare` and
+//! `clone` with a `CLONE_NEW*` flag, `setns`, `clone3`, whose flags a
+//! filter cannot read: `ENOSYS`, and C libraries fall back to `clone`).
+//! All `EPERM`: coarser than SELinux (a domain the policy lets relabel
+//! cannot), never laxer. On x86-64 the 32-bit (`int 0x80`) numbers of the
+//! same calls are refused too.
+//!
 //! **Descriptors across the transition.** The descriptors the daemon says
 //! the new domain may not use are replaced by `/dev/null`
 //! ([`revoke_descriptors`]), as SELinux's `flush_unauthorized_files` does
@@ -250,6 +262,124 @@ pub fn revoke_descriptors(fds: &[i32]) -> io::Result<()> {
     Ok(())
 }
 
+/// One classic BPF instruction (`struct sock_filter`).
+const fn bpf(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
+}
+
+const BPF_LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+const BPF_JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+const BPF_JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
+const BPF_RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+/// Offsets in `struct seccomp_data`.
+const DATA_NR: u32 = 0;
+const DATA_ARCH: u32 = 4;
+const DATA_ARG0_LOW: u32 = 16;
+const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+const CLONE_NEW_ANY: u32 = 0x0002_0000 // CLONE_NEWNS
+    | 0x0200_0000 // CLONE_NEWCGROUP
+    | 0x0400_0000 // CLONE_NEWUTS
+    | 0x0800_0000 // CLONE_NEWIPC
+    | 0x1000_0000 // CLONE_NEWUSER
+    | 0x2000_0000 // CLONE_NEWPID
+    | 0x4000_0000 // CLONE_NEWNET
+    | 0x0000_0080; // CLONE_NEWTIME
+
+/// The calls a confined process may not make, in one ABI's numbering:
+/// refused outright, refused when their first argument has a `CLONE_NEW*`
+/// flag, and answered `ENOSYS`.
+struct Refused {
+    arch: u32,
+    always: &'static [u32],
+    with_new_namespace: &'static [u32],
+    unsupported: &'static [u32],
+}
+
+/// x86-64 (and, for `int 0x80`, i386) numbers; the calls numbered from
+/// 424 on are the same in both.
+const X86_64: Refused = Refused {
+    arch: AUDIT_ARCH_X86_64,
+    // setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
+    // mount umount2 pivot_root setns open_tree move_mount fsopen fsconfig
+    // fsmount fspick mount_setattr setxattrat removexattrat
+    always: &[188, 189, 190, 197, 198, 199, 165, 166, 155, 308, 428, 429, 430, 431, 432, 433, 442, 463, 466],
+    // unshare clone
+    with_new_namespace: &[272, 56],
+    // clone3
+    unsupported: &[435],
+};
+const I386: Refused = Refused {
+    arch: AUDIT_ARCH_I386,
+    // setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
+    // mount umount umount2 pivot_root setns, then as on x86-64
+    always: &[226, 227, 228, 235, 236, 237, 21, 22, 52, 217, 346, 428, 429, 430, 431, 432, 433, 442, 463, 466],
+    // unshare clone
+    with_new_namespace: &[310, 120],
+    unsupported: &[435],
+};
+
+/// The filter for `abis`: every other ABI (x32 included) is left alone
+/// only where it is not x86 at all; see the module docs.
+fn filter_program(abis: &[Refused]) -> Vec<libc::sock_filter> {
+    let allow = bpf(BPF_RET_K, libc::SECCOMP_RET_ALLOW, 0, 0);
+    let eperm = bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32, 0, 0);
+    let enosys = bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32, 0, 0);
+    let mut prog = Vec::new();
+    for abi in abis {
+        // One block per ABI: [arch check] [nr loads and tests] [returns].
+        let mut block = vec![bpf(BPF_LD_W_ABS, DATA_NR, 0, 0)];
+        let tests = abi.always.len() + abi.with_new_namespace.len() + abi.unsupported.len();
+        // Instructions after each test, to the shared returns:
+        // [allow][eperm][enosys][ld arg0][jset][allow][eperm]
+        for (i, &nr) in abi.always.iter().enumerate() {
+            let left = (tests - i - 1) as u8;
+            block.push(bpf(BPF_JEQ_K, nr, left + 1, 0));
+        }
+        for (i, &nr) in abi.unsupported.iter().enumerate() {
+            let left = (tests - abi.always.len() - i - 1) as u8;
+            block.push(bpf(BPF_JEQ_K, nr, left + 2, 0));
+        }
+        for (i, &nr) in abi.with_new_namespace.iter().enumerate() {
+            let left = (tests - abi.always.len() - abi.unsupported.len() - i - 1) as u8;
+            block.push(bpf(BPF_JEQ_K, nr, left + 3, 0));
+        }
+        block.push(allow);
+        block.push(eperm);
+        block.push(enosys);
+        block.push(bpf(BPF_LD_W_ABS, DATA_ARG0_LOW, 0, 0));
+        block.push(bpf(BPF_JSET_K, CLONE_NEW_ANY, 1, 0));
+        block.push(allow);
+        block.push(eperm);
+        // Skip the block unless the arch matches.
+        prog.push(bpf(BPF_LD_W_ABS, DATA_ARCH, 0, 0));
+        prog.push(bpf(BPF_JEQ_K, abi.arch, 0, block.len() as u8));
+        prog.extend(block);
+    }
+    prog.push(allow);
+    prog
+}
+
+/// Installs the seccomp filter of the module docs on this process (and
+/// everything it starts). Needs `no_new_privs` (set with the Landlock
+/// ruleset) or CAP_SYS_ADMIN.
+pub fn refuse_system_calls() -> io::Result<()> {
+    if !cfg!(target_arch = "x86_64") {
+        return Err(io::Error::new(io::ErrorKind::Unsupported, "the system call filter knows x86-64 only"));
+    }
+    let prog = filter_program(&[X86_64, I386]);
+    let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_ptr() as *mut libc::sock_filter };
+    // SAFETY: `fprog` points at `prog`, alive across the call; the kernel
+    // copies the program.
+    check(
+        unsafe {
+            libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, 0, &fprog as *const libc::sock_fprog)
+        },
+        "seccomp",
+    )?;
+    Ok(())
+}
+
 /// `struct __user_cap_header_struct` and `__user_cap_data_struct`
 /// (`linux/capability.h`, version 3: two 32-bit words per set).
 #[repr(C)]
@@ -313,6 +443,62 @@ pub fn bound_capabilities(allowed: u64) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs the filter on one `seccomp_data` (nr, arch, arg0), as the
+    /// kernel's classic BPF interpreter would.
+    fn run(prog: &[libc::sock_filter], nr: u32, arch: u32, arg0: u32) -> u32 {
+        let (mut a, mut pc) = (0u32, 0usize);
+        loop {
+            let i = prog[pc];
+            match i.code {
+                BPF_LD_W_ABS => {
+                    a = match i.k {
+                        DATA_NR => nr,
+                        DATA_ARCH => arch,
+                        DATA_ARG0_LOW => arg0,
+                        other => panic!("load of offset {other}"),
+                    }
+                }
+                BPF_JEQ_K => {
+                    pc += usize::from(if a == i.k { i.jt } else { i.jf });
+                }
+                BPF_JSET_K => {
+                    pc += usize::from(if a & i.k != 0 { i.jt } else { i.jf });
+                }
+                BPF_RET_K => return i.k,
+                other => panic!("instruction {other:#x}"),
+            }
+            pc += 1;
+        }
+    }
+
+    #[test]
+    fn the_filter_refuses_exactly_its_calls() {
+        let prog = filter_program(&[X86_64, I386]);
+        let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        let enosys = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
+        for abi in [X86_64, I386] {
+            for &nr in abi.always {
+                assert_eq!(run(&prog, nr, abi.arch, 0), eperm, "{nr} on {:#x}", abi.arch);
+            }
+            for &nr in abi.unsupported {
+                assert_eq!(run(&prog, nr, abi.arch, 0), enosys);
+            }
+            for &nr in abi.with_new_namespace {
+                assert_eq!(run(&prog, nr, abi.arch, 0x0001_0000 | 0x11), libc::SECCOMP_RET_ALLOW, "plain clone");
+                assert_eq!(run(&prog, nr, abi.arch, 0x1000_0000), eperm, "CLONE_NEWUSER");
+                assert_eq!(run(&prog, nr, abi.arch, 0x0002_0000), eperm, "CLONE_NEWNS");
+            }
+        }
+        // Ordinary calls pass: read, openat, execve; x86-64 setxattr's
+        // number is an ordinary i386 call (and the other way round).
+        for nr in [0, 257, 59, 2] {
+            assert_eq!(run(&prog, nr, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW, "{nr}");
+        }
+        assert_eq!(run(&prog, 188, AUDIT_ARCH_I386, 0), libc::SECCOMP_RET_ALLOW);
+        assert_eq!(run(&prog, 226, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
+        assert_eq!(run(&prog, 188, 0xC000_00B7, 0), libc::SECCOMP_RET_ALLOW, "another arch");
+    }
 
     #[test]
     fn marked_mounts_are_found_by_device_with_bind_mounts_and_escapes() {

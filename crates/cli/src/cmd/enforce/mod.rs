@@ -102,6 +102,9 @@ fn run_in_context(socket: &std::path::Path, context: &str, force: bool, command:
     if let Err(e) = rampart_enforce::sandbox::forbid_moves_between_directories(&marked) {
         return fail(format!("cannot confine moves of files between directories: {e}"), 125);
     }
+    if let Err(e) = rampart_enforce::sandbox::refuse_system_calls() {
+        return fail(format!("cannot install the system call filter: {e}"), 125);
+    }
     if let Some(grant) = grant {
         if let Err(e) = rampart_enforce::sandbox::revoke_descriptors(&grant.revoke) {
             return fail(format!("cannot revoke the descriptors the new domain may not use: {e}"), 125);
