@@ -974,11 +974,10 @@ fn confined_root_keeps_only_the_capabilities_of_its_domain() {
     let r = scenario(
         s,
         r#"
-: > "$S/owned"
 caps() {
     attempt "$1_CHROOT" $2 sh -c 'chroot / /bin/true && exit 0 || exit 1'
     attempt "$1_MKNOD" $2 sh -c 'mknod "$0" c 1 3 && rm "$0" && exit 0 || exit 1' "$S/node-$1"
-    attempt "$1_CHOWN" $2 chown 65534 "$S/owned"
+    attempt "$1_SETUID" $2 setpriv --reuid=65534 --regid=65534 --clear-groups true
 }
 start_daemon
 caps CONFINED as_confined_root
@@ -993,9 +992,9 @@ stop_daemon
     // No sys_chroot, no kill for app_t.
     r.assert_blocked("CONFINED_CHROOT", "app_t has no capability { sys_chroot }");
     r.assert_blocked("CONFINED_MKNOD", "app_t has no capability { mknod }");
-    // allow app_t self:capability chown.
-    r.assert_allowed("CONFINED_CHOWN", "app_t has capability { chown }");
-    for key in ["ROOT_CHROOT", "ROOT_MKNOD", "ROOT_CHOWN"] {
+    // allow app_t self:capability { setuid setgid }.
+    r.assert_allowed("CONFINED_SETUID", "app_t has capability { setuid setgid }");
+    for key in ["ROOT_CHROOT", "ROOT_MKNOD", "ROOT_SETUID"] {
         r.assert_allowed(key, "allow unconfined_t self:capability *");
     }
     r.assert_succeeded("PERMISSIVE_CHROOT");
@@ -1068,4 +1067,44 @@ stop_daemon
     r.assert_blocked("LAUNCHED_SETXATTR", "app_t has no capability { sys_admin }");
     r.assert_blocked("LAUNCHED_REMOVEXATTR", "app_t has no capability { sys_admin }");
     r.assert_succeeded("TRANSITIONED_SETXATTR");
+}
+
+/// Issue 7, attack 6: root in app_t truncates, chmods, unlinks and
+/// renames (in place) the secret, which app_t may not write. The policy
+/// grants app_t `file { write }`, `{ setattr }` and `dir { remove_name }`
+/// on no type at all, so refusing each is SELinux's own answer: the
+/// launcher's Landlock ruleset handles TRUNCATE and REMOVE_FILE on the
+/// marked filesystem, its seccomp filter refuses chmod. Root in app_t by
+/// an exec transition (no sandbox) succeeds: the checks can fail.
+#[test]
+fn confined_root_cannot_truncate_chmod_or_unlink_what_it_may_not_write() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        r#"
+victims() { for f in t c u r; do cp "$T/data/secret.txt" "$T/data/$1-$f"; label system_u:object_r:secret_t:s0 "$T/data/$1-$f"; done; }
+ops() {
+    victims "$1"
+    # truncate(2) by path: no open, so no fanotify event (coreutils'
+    # truncate opens for writing, which the daemon decides).
+    attempt "$1_TRUNCATE" $2 python3 -c 'import os,sys; os.truncate(sys.argv[1], 0)' "$T/data/$1-t"
+    attempt "$1_CHMOD" $2 chmod 666 "$T/data/$1-c"
+    attempt "$1_UNLINK" $2 rm -f "$T/data/$1-u"
+    attempt "$1_RENAME" $2 python3 -c 'import os,sys; os.rename(sys.argv[1], sys.argv[1] + ".moved")' "$T/data/$1-r"
+}
+start_daemon
+ops LAUNCHED as_confined_root
+ops TRANSITIONED as_transitioned_root
+stop_daemon
+"#,
+    );
+    r.report("modify");
+    // app_t: no file { write }, no { setattr }, no dir { remove_name }.
+    r.assert_blocked("LAUNCHED_TRUNCATE", "app_t may write no file");
+    r.assert_blocked("LAUNCHED_CHMOD", "app_t may setattr nothing");
+    r.assert_blocked("LAUNCHED_UNLINK", "app_t may remove_name in no directory");
+    r.assert_blocked("LAUNCHED_RENAME", "app_t may remove_name in no directory");
+    for key in ["TRANSITIONED_TRUNCATE", "TRANSITIONED_CHMOD", "TRANSITIONED_UNLINK", "TRANSITIONED_RENAME"] {
+        r.assert_succeeded(key);
+    }
 }

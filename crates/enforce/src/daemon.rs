@@ -49,6 +49,7 @@ use crate::overload_notice::OverloadNotice;
 use crate::own_threads;
 use crate::procs::ExecRequest;
 use crate::responder::{self, Role};
+use crate::sandbox::Forbidden;
 
 const HOUSEKEEPING: Duration = Duration::from_millis(500);
 /// While an exec transition is in flight: its new image waits, frozen,
@@ -189,6 +190,39 @@ impl Daemon {
 }
 
 impl Daemon {
+    /// What domain `sid` may do to no file of any type (crate::sandbox::
+    /// Forbidden): nothing while it, or the daemon, is permissive.
+    fn forbidden_everywhere(&self, sid: Sid) -> Vec<Forbidden> {
+        let e = &self.enforcer;
+        let (policy, bools, enforcing) = e.avc.policy_state();
+        let Some(s) = e.avc.context(sid).and_then(|c| policy.parse_context(c).ok()) else { return Vec::new() };
+        if !enforcing || policy.is_permissive(s.ty) {
+            return Vec::new();
+        }
+        // Whether some type grants `perm` of `class` (a permission the
+        // policy does not define: no claim, true). Constraints are left
+        // out: they can only deny more.
+        let granted_somewhere = |class: &str, perm: &str| {
+            let Some(c) = policy.class_by_name(class) else { return true };
+            let Some(bit) = policy.perm_bit(c, perm) else { return true };
+            policy.types.iter().enumerate().filter(|(_, t)| !t.attribute).any(|(i, _)| {
+                let target = rampart_policy::Context { ty: rampart_policy::TypeId(i as u32 + 1), ..s.clone() };
+                policy.compute_av(&bools, &s, &target, c).allowed & bit != 0
+            })
+        };
+        let mut forbid = Vec::new();
+        if !granted_somewhere("file", "write") {
+            forbid.push(Forbidden::Truncate);
+        }
+        if !granted_somewhere("dir", "remove_name") {
+            forbid.push(Forbidden::Unlink);
+        }
+        if !granted_somewhere("file", "setattr") && !granted_somewhere("dir", "setattr") {
+            forbid.push(Forbidden::Setattr);
+        }
+        forbid
+    }
+
     /// The descriptors of process `pid` that domain `sid` may not use, as
     /// SELinux's `flush_unauthorized_files` finds them at a transition:
     /// each open regular file or directory checked for what its open mode
@@ -435,7 +469,11 @@ impl ControlHandler for Daemon {
         if let Some(old) = e.requests.insert(pid, id, request, watched).and_then(|h| h.watched) {
             e.marks.target().unwatch_exec(&old);
         }
-        Ok(ExecGrant { capabilities: self.capabilities_of(sid), revoke: self.unauthorized_descriptors(pid, sid) })
+        Ok(ExecGrant {
+            capabilities: self.capabilities_of(sid),
+            revoke: self.unauthorized_descriptors(pid, sid),
+            forbid: self.forbidden_everywhere(sid),
+        })
     }
 
     fn labels_changed(&self) -> Result<(), String> {

@@ -51,6 +51,16 @@
 //! cannot), never laxer. On x86-64 the 32-bit (`int 0x80`) numbers of the
 //! same calls are refused too.
 //!
+//! **What the policy grants on no type** ([`Forbidden`]). Where the
+//! domain may `write` no file of any type, the ruleset also handles
+//! `TRUNCATE` (ABI 3); where it may `remove_name` in no directory,
+//! `REMOVE_FILE` (unlink, renames out of a directory); both granted outside
+//! the marked filesystems, as `REFER`. Where it may `setattr` nothing, the
+//! seccomp filter refuses chmod and chown. These are exact (SELinux would
+//! refuse each on every file); where the policy grants the permission on
+//! some type, nothing is refused (the daemon cannot tell which file a
+//! call names without a race: docs/security.md).
+//!
 //! **Descriptors across the transition.** The descriptors the daemon says
 //! the new domain may not use are replaced by `/dev/null`
 //! ([`revoke_descriptors`]), as SELinux's `flush_unauthorized_files` does
@@ -69,9 +79,29 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 const LANDLOCK_ACCESS_FS_REMOVE_DIR: u64 = 1 << 4;
+const LANDLOCK_ACCESS_FS_REMOVE_FILE: u64 = 1 << 5;
 const LANDLOCK_ACCESS_FS_REFER: u64 = 1 << 13;
-/// What the ruleset handles, and grants outside the marked filesystems.
+const LANDLOCK_ACCESS_FS_TRUNCATE: u64 = 1 << 14;
+/// What the ruleset always handles, and grants outside the marked
+/// filesystems.
 const HANDLED: u64 = LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_REMOVE_DIR;
+
+/// Operations a domain's policy allows on no type at all: refusing them
+/// to the confined process is then exactly SELinux's answer (the daemon
+/// says which, in the exec-context reply).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Forbidden {
+    /// `file { write }` on no type: no truncate (Landlock `TRUNCATE`,
+    /// on the marked filesystems).
+    Truncate,
+    /// `dir { remove_name }` on no type: no unlink, no rename out of a
+    /// directory (Landlock `REMOVE_FILE`, on the marked filesystems).
+    Unlink,
+    /// `file { setattr }` and `dir { setattr }` on no type: no chmod or
+    /// chown (seccomp, everywhere).
+    Setattr,
+}
 const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
 const LANDLOCK_SCOPE_SIGNAL: u64 = 1 << 1;
@@ -189,7 +219,7 @@ fn open_path(dir: &Path) -> io::Result<OwnedFd> {
 /// sandbox
 /// (`major:minor`; see the module docs). Sets `no_new_privs`, which
 /// Landlock requires of an unprivileged caller.
-pub fn forbid_moves_between_directories(marked: &[String]) -> io::Result<()> {
+pub fn forbid_moves_between_directories(marked: &[String], forbid: &[Forbidden]) -> io::Result<()> {
     if landlock_abi() < 2 {
         return Err(io::Error::new(
             io::ErrorKind::Unsupported,
@@ -206,7 +236,14 @@ pub fn forbid_moves_between_directories(marked: &[String]) -> io::Result<()> {
              outside its sandbox, rampartd included"
         );
     }
-    let attr = RulesetAttr { handled_access_fs: HANDLED, handled_access_net: 0, scoped };
+    let mut handled = HANDLED;
+    if forbid.contains(&Forbidden::Unlink) {
+        handled |= LANDLOCK_ACCESS_FS_REMOVE_FILE;
+    }
+    if forbid.contains(&Forbidden::Truncate) && abi >= 3 {
+        handled |= LANDLOCK_ACCESS_FS_TRUNCATE;
+    }
+    let attr = RulesetAttr { handled_access_fs: handled, handled_access_net: 0, scoped };
     // Before ABI 6 the structure ends after `handled_access_net`.
     let size = if abi >= 6 { std::mem::size_of::<RulesetAttr>() } else { 16 };
     // SAFETY: `attr` is a valid attribute structure of at least `size`
@@ -219,7 +256,7 @@ pub fn forbid_moves_between_directories(marked: &[String]) -> io::Result<()> {
     grants(Path::new("/"), &excluded, &mut dirs);
     for dir in dirs {
         let Ok(fd) = open_path(&dir) else { continue };
-        let rule = PathBeneathAttr { allowed_access: HANDLED, parent_fd: fd.as_raw_fd() };
+        let rule = PathBeneathAttr { allowed_access: handled, parent_fd: fd.as_raw_fd() };
         // SAFETY: `rule` is a valid path-beneath attribute alive across
         // the call; both descriptors are open.
         let rc = unsafe {
@@ -294,6 +331,9 @@ struct Refused {
     always: &'static [u32],
     with_new_namespace: &'static [u32],
     unsupported: &'static [u32],
+    /// chmod and chown calls (`setattr`), refused when the domain may
+    /// `setattr` nothing.
+    attributes: &'static [u32],
 }
 
 /// x86-64 (and, for `int 0x80`, i386) numbers; the calls numbered from
@@ -308,6 +348,8 @@ const X86_64: Refused = Refused {
     with_new_namespace: &[272, 56],
     // clone3
     unsupported: &[435],
+    // chmod fchmod chown fchown lchown fchownat fchmodat fchmodat2
+    attributes: &[90, 91, 92, 93, 94, 260, 268, 452],
 };
 const I386: Refused = Refused {
     arch: AUDIT_ARCH_I386,
@@ -317,11 +359,14 @@ const I386: Refused = Refused {
     // unshare clone
     with_new_namespace: &[310, 120],
     unsupported: &[435],
+    // chmod lchown fchmod fchown chown lchown32 fchown32 chown32 fchownat
+    // fchmodat fchmodat2
+    attributes: &[15, 16, 94, 95, 182, 198, 207, 212, 298, 306, 452],
 };
 
 /// The filter for `abis`: every other ABI (x32 included) is left alone
 /// only where it is not x86 at all; see the module docs.
-fn filter_program(abis: &[Refused]) -> Vec<libc::sock_filter> {
+fn filter_program(abis: &[Refused], forbid_setattr: bool) -> Vec<libc::sock_filter> {
     let allow = bpf(BPF_RET_K, libc::SECCOMP_RET_ALLOW, 0, 0);
     let eperm = bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32, 0, 0);
     let enosys = bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32, 0, 0);
@@ -329,19 +374,23 @@ fn filter_program(abis: &[Refused]) -> Vec<libc::sock_filter> {
     for abi in abis {
         // One block per ABI: [arch check] [nr loads and tests] [returns].
         let mut block = vec![bpf(BPF_LD_W_ABS, DATA_NR, 0, 0)];
-        let tests = abi.always.len() + abi.with_new_namespace.len() + abi.unsupported.len();
+        let mut always = abi.always.to_vec();
+        if forbid_setattr {
+            always.extend_from_slice(abi.attributes);
+        }
+        let tests = always.len() + abi.with_new_namespace.len() + abi.unsupported.len();
         // Instructions after each test, to the shared returns:
         // [allow][eperm][enosys][ld arg0][jset][allow][eperm]
-        for (i, &nr) in abi.always.iter().enumerate() {
+        for (i, &nr) in always.iter().enumerate() {
             let left = (tests - i - 1) as u8;
             block.push(bpf(BPF_JEQ_K, nr, left + 1, 0));
         }
         for (i, &nr) in abi.unsupported.iter().enumerate() {
-            let left = (tests - abi.always.len() - i - 1) as u8;
+            let left = (tests - always.len() - i - 1) as u8;
             block.push(bpf(BPF_JEQ_K, nr, left + 2, 0));
         }
         for (i, &nr) in abi.with_new_namespace.iter().enumerate() {
-            let left = (tests - abi.always.len() - abi.unsupported.len() - i - 1) as u8;
+            let left = (tests - always.len() - abi.unsupported.len() - i - 1) as u8;
             block.push(bpf(BPF_JEQ_K, nr, left + 3, 0));
         }
         block.push(allow);
@@ -361,13 +410,13 @@ fn filter_program(abis: &[Refused]) -> Vec<libc::sock_filter> {
 }
 
 /// Installs the seccomp filter of the module docs on this process (and
-/// everything it starts). Needs `no_new_privs` (set with the Landlock
-/// ruleset) or CAP_SYS_ADMIN.
-pub fn refuse_system_calls() -> io::Result<()> {
+/// everything it starts); with `forbid`'s `setattr`, chmod and chown too.
+/// Needs `no_new_privs` (set with the Landlock ruleset) or CAP_SYS_ADMIN.
+pub fn refuse_system_calls(forbid: &[Forbidden]) -> io::Result<()> {
     if !cfg!(target_arch = "x86_64") {
         return Err(io::Error::new(io::ErrorKind::Unsupported, "the system call filter knows x86-64 only"));
     }
-    let prog = filter_program(&[X86_64, I386]);
+    let prog = filter_program(&[X86_64, I386], forbid.contains(&Forbidden::Setattr));
     let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_ptr() as *mut libc::sock_filter };
     // SAFETY: `fprog` points at `prog`, alive across the call; the kernel
     // copies the program.
@@ -474,7 +523,7 @@ mod tests {
 
     #[test]
     fn the_filter_refuses_exactly_its_calls() {
-        let prog = filter_program(&[X86_64, I386]);
+        let prog = filter_program(&[X86_64, I386], false);
         let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
         let enosys = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
         for abi in [X86_64, I386] {
@@ -498,6 +547,19 @@ mod tests {
         assert_eq!(run(&prog, 188, AUDIT_ARCH_I386, 0), libc::SECCOMP_RET_ALLOW);
         assert_eq!(run(&prog, 226, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
         assert_eq!(run(&prog, 188, 0xC000_00B7, 0), libc::SECCOMP_RET_ALLOW, "another arch");
+        // chmod passes unless setattr is forbidden; then it and its
+        // relatives are refused on both ABIs, and clone still works.
+        assert_eq!(run(&prog, 90, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
+        let strict = filter_program(&[X86_64, I386], true);
+        for abi in [X86_64, I386] {
+            for &nr in abi.attributes {
+                assert_eq!(run(&strict, nr, abi.arch, 0), eperm, "{nr} on {:#x}", abi.arch);
+            }
+            for &nr in abi.with_new_namespace {
+                assert_eq!(run(&strict, nr, abi.arch, 0x11), libc::SECCOMP_RET_ALLOW);
+            }
+        }
+        assert_eq!(run(&strict, 0, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
     }
 
     #[test]

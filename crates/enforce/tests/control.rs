@@ -134,7 +134,7 @@ impl ControlHandler for Fake {
         match context {
             "bad" => Err("invalid context bad; give user:role:type:level".into()),
             "panic" => panic!("fake handler panics on purpose"),
-            _ => Ok(ExecGrant { capabilities: 1 << 21, revoke: vec![] }),
+            _ => Ok(ExecGrant { capabilities: 1 << 21, ..ExecGrant::default() }),
         }
     }
 
@@ -214,7 +214,7 @@ fn every_op_round_trips_through_the_client() {
     assert_eq!(client.set_boolean("httpd_can_network_connect", true).unwrap(), 2);
     assert_eq!(
         client.set_exec_context("system_u:system_r:httpd_t:s0", false, None).unwrap(),
-        Some(ExecGrant { capabilities: 1 << 21, revoke: vec![] })
+        Some(ExecGrant { capabilities: 1 << 21, ..ExecGrant::default() })
     );
     client.set_exec_context("unconfined_u:unconfined_r:unconfined_t:s0", true, None).unwrap();
     client.labels_changed().unwrap();

@@ -83,6 +83,8 @@ pub struct Caller {
 pub struct ExecGrant {
     pub capabilities: u64,
     pub revoke: Vec<i32>,
+    /// What the domain may do to no file at all (crate::sandbox).
+    pub forbid: Vec<crate::sandbox::Forbidden>,
 }
 
 /// The daemon's side of the control protocol. Every method is called

@@ -12,7 +12,7 @@
 //! {"op":"setenforce","enforcing":true}             -> {"ok":true}
 //! {"op":"reload"}                                  -> {"ok":true,"seqno":42}
 //! {"op":"setbool","name":"NAME","value":false}     -> {"ok":true,"seqno":43}
-//! {"op":"exec-context","context":"CTX","force":false,"path":"P"} -> {"ok":true,"capabilities":N,"revoke":[FD...]}
+//! {"op":"exec-context","context":"CTX","force":false,"path":"P"} -> {"ok":true,"capabilities":N,"revoke":[FD...],"forbid":["truncate",...]}
 //! {"op":"labels-changed"}                          -> {"ok":true}
 //! anything wrong                                   -> {"ok":false,"error":"what happened and what to do"}
 //! ```
@@ -222,8 +222,9 @@ pub enum Reply {
     Seqno(u64),
     /// `{"ok":true,"capabilities":N,"revoke":[FD...]}`: an exec context
     /// was set; bit `i` of N is capability `i` (`CAP_CHOWN` is 0), those
-    /// the new domain may use, and `revoke` (left out when empty) the
-    /// caller's descriptors it may not use.
+    /// the new domain may use, `revoke` (left out when empty) the
+    /// caller's descriptors it may not use, and `forbid` (left out when
+    /// empty) what it may do to no file at all.
     ExecGranted(ExecGrant),
     /// `{"ok":false,"error":"..."}`: what went wrong and what to do.
     Error(String),
@@ -271,12 +272,22 @@ struct WireReply {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     revoke: Option<Vec<i32>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    forbid: Option<Vec<crate::sandbox::Forbidden>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<String>,
 }
 
 impl From<Reply> for WireReply {
     fn from(reply: Reply) -> WireReply {
-        let mut wire = WireReply { ok: true, status: None, seqno: None, capabilities: None, revoke: None, error: None };
+        let mut wire = WireReply {
+            ok: true,
+            status: None,
+            seqno: None,
+            capabilities: None,
+            revoke: None,
+            forbid: None,
+            error: None,
+        };
         match reply {
             Reply::Done => {}
             Reply::Status(status) => wire.status = Some(finite_status(status)),
@@ -284,6 +295,7 @@ impl From<Reply> for WireReply {
             Reply::ExecGranted(grant) => {
                 wire.capabilities = Some(grant.capabilities);
                 wire.revoke = (!grant.revoke.is_empty()).then_some(grant.revoke);
+                wire.forbid = (!grant.forbid.is_empty()).then_some(grant.forbid);
             }
             Reply::Error(error) => {
                 wire.ok = false;
@@ -302,18 +314,22 @@ impl TryFrom<WireReply> for Reply {
             WireReply { ok: false, error: Some(error), .. } => Ok(Reply::Error(error)),
             WireReply { ok: false, error: None, .. } => Err("\"ok\":false without an \"error\" text".to_string()),
             WireReply { ok: true, error: Some(_), .. } => Err("\"ok\":true with an \"error\" text".to_string()),
-            WireReply { ok: true, capabilities: None, revoke: Some(_), .. } => {
-                Err("\"revoke\" without \"capabilities\"".to_string())
+            WireReply { ok: true, capabilities: None, revoke: Some(_), .. }
+            | WireReply { ok: true, capabilities: None, forbid: Some(_), .. } => {
+                Err("\"revoke\" or \"forbid\" without \"capabilities\"".to_string())
             }
-            WireReply { ok: true, status, seqno, capabilities, revoke, .. } => match (status, seqno, capabilities) {
-                (None, None, None) => Ok(Reply::Done),
-                (Some(status), None, None) => Ok(Reply::Status(status)),
-                (None, Some(seqno), None) => Ok(Reply::Seqno(seqno)),
-                (None, None, Some(capabilities)) => {
-                    Ok(Reply::ExecGranted(ExecGrant { capabilities, revoke: revoke.unwrap_or_default() }))
+            WireReply { ok: true, status, seqno, capabilities, revoke, forbid, .. } => {
+                match (status, seqno, capabilities) {
+                    (None, None, None) => Ok(Reply::Done),
+                    (Some(status), None, None) => Ok(Reply::Status(status)),
+                    (None, Some(seqno), None) => Ok(Reply::Seqno(seqno)),
+                    (None, None, Some(capabilities)) => {
+                        let (revoke, forbid) = (revoke.unwrap_or_default(), forbid.unwrap_or_default());
+                        Ok(Reply::ExecGranted(ExecGrant { capabilities, revoke, forbid }))
+                    }
+                    _ => Err("more than one of \"status\", \"seqno\" and \"capabilities\" in one reply".to_string()),
                 }
-                _ => Err("more than one of \"status\", \"seqno\" and \"capabilities\" in one reply".to_string()),
-            },
+            }
         }
     }
 }
@@ -569,8 +585,12 @@ mod tests {
             Reply::Done,
             Reply::Status(status),
             Reply::Seqno(9),
-            Reply::ExecGranted(ExecGrant { capabilities: 1 << 7 | 1 << 38, revoke: vec![] }),
-            Reply::ExecGranted(ExecGrant { capabilities: 0, revoke: vec![3, 9] }),
+            Reply::ExecGranted(ExecGrant { capabilities: 1 << 7 | 1 << 38, ..ExecGrant::default() }),
+            Reply::ExecGranted(ExecGrant {
+                capabilities: 0,
+                revoke: vec![3, 9],
+                forbid: vec![crate::sandbox::Forbidden::Truncate, crate::sandbox::Forbidden::Setattr],
+            }),
             Reply::error("no such boolean"),
         ] {
             let line = reply.to_line();

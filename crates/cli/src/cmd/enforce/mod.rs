@@ -99,19 +99,19 @@ fn run_in_context(socket: &std::path::Path, context: &str, force: bool, command:
         }
     };
     drop(client);
-    if let Err(e) = rampart_enforce::sandbox::forbid_moves_between_directories(&marked) {
+    // From an older daemon: the sandbox without what it did not say.
+    let grant = grant.unwrap_or(rampart_enforce::control::ExecGrant { capabilities: u64::MAX, ..Default::default() });
+    if let Err(e) = rampart_enforce::sandbox::forbid_moves_between_directories(&marked, &grant.forbid) {
         return fail(format!("cannot confine moves of files between directories: {e}"), 125);
     }
-    if let Err(e) = rampart_enforce::sandbox::refuse_system_calls() {
+    if let Err(e) = rampart_enforce::sandbox::refuse_system_calls(&grant.forbid) {
         return fail(format!("cannot install the system call filter: {e}"), 125);
     }
-    if let Some(grant) = grant {
-        if let Err(e) = rampart_enforce::sandbox::revoke_descriptors(&grant.revoke) {
-            return fail(format!("cannot revoke the descriptors the new domain may not use: {e}"), 125);
-        }
-        if let Err(e) = rampart_enforce::sandbox::bound_capabilities(grant.capabilities) {
-            return fail(format!("cannot bound the capabilities to the policy's: {e}"), 125);
-        }
+    if let Err(e) = rampart_enforce::sandbox::revoke_descriptors(&grant.revoke) {
+        return fail(format!("cannot revoke the descriptors the new domain may not use: {e}"), 125);
+    }
+    if let Err(e) = rampart_enforce::sandbox::bound_capabilities(grant.capabilities) {
+        return fail(format!("cannot bound the capabilities to the policy's: {e}"), 125);
     }
     let err = std::process::Command::new(program).args(args).exec();
     let code = if err.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
