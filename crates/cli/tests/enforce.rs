@@ -541,6 +541,67 @@ stop_daemon
     assert_eq!(r.num("PERMISSIVE_READS"), 200, "the permissive daemon denied a read: the check cannot fail");
 }
 
+/// The README's confined web server, with Debian's policy: root starts
+/// it in httpd_t (`rampart run --force`), it binds, drops to uid 33 (its
+/// domain has `capability { setuid setgid }`, which the launcher keeps)
+/// and serves its content (`httpd_sys_content_t`, which httpd_t reads) but
+/// not the shadow file (`shadow_t`, which it may not read).
+#[test]
+fn a_confined_web_server_starts_as_root_drops_privileges_and_serves() {
+    let Some(p) = can_run() else { return };
+    let system = Path::new("/etc/selinux/default/policy/policy.33");
+    if !system.exists() {
+        eprintln!("skipped: no system policy (install selinux-policy-default with scripts/install-deps.sh)");
+        return;
+    }
+    let r = scenario(
+        p,
+        &format!(
+            r#"cp {system} "$T/run/policy.33"
+printf '/.*\tsystem_u:object_r:default_t:s0\n' > "$T/run/file_contexts"
+mkdir -p "$T/www"
+echo '<h1>hello</h1>' > "$T/www/index.html"; label system_u:object_r:httpd_sys_content_t:s0 "$T/www/index.html"
+echo 'root:x:0:' > "$T/www/shadow"; label system_u:object_r:shadow_t:s0 "$T/www/shadow"
+chmod 644 "$T/www/index.html" "$T/www/shadow"; chmod 755 "$T/www"
+cat > "$S/server.py" <<'PY'
+import os, socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(4)
+os.setgroups([]); os.setgid(33); os.setuid(33)
+print(s.getsockname()[1], os.getuid(), flush=True)
+for _ in range(2):
+    c, _ = s.accept()
+    path = c.recv(1024).decode().strip()
+    try:
+        with open(path) as f:
+            c.sendall(b"200 " + f.read().strip().encode())
+    except OSError as e:
+        c.sendall(("403 " + e.strerror).encode())
+    c.close()
+PY
+ask() {{ python3 -c 'import socket,sys; c=socket.create_connection(("127.0.0.1", int(sys.argv[1]))); c.sendall(sys.argv[2].encode()); print(c.recv(4096).decode())' "$1" "$2"; }}
+start_daemon
+"$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:httpd_t:s0 -- python3 "$S/server.py" 2>&1 | {{
+    read port uid
+    echo "SERVER_UID=$uid"
+    echo "INDEX=$(ask "$port" "$T/www/index.html")"
+    echo "SHADOW=$(ask "$port" "$T/www/shadow")"
+    cat > /dev/null
+}}
+stop_daemon
+"#,
+            system = system.display()
+        ),
+    );
+    // capability { setuid setgid } for httpd_t: the drop worked.
+    assert_eq!(r.get("SERVER_UID"), "33", "{}", r.stderr);
+    // allow httpd_t httpd_sys_content_t:file { read open }.
+    assert_eq!(r.get("INDEX"), "200 <h1>hello</h1>");
+    // No rule lets httpd_t read shadow_t.
+    assert_eq!(r.get("SHADOW"), "403 Operation not permitted");
+}
+
 #[test]
 fn stress_boolean_flips_under_concurrent_reads() {
     let Some(p) = can_run() else { return };
