@@ -1108,3 +1108,42 @@ stop_daemon
         r.assert_succeeded(key);
     }
 }
+
+/// A domain is a cgroup (crate::cgroups): root could leave it by writing
+/// its pid to the hierarchy root's `cgroup.procs`, a root-owned file.
+/// Root in app_t started by `rampart run` cannot (the launcher's ruleset
+/// refuses writes on the cgroup v2 mounts), and stays denied the secret;
+/// root that entered app_t by an exec transition (no sandbox) escapes to
+/// the default domain and reads it: the check can fail. Uid 65534 cannot
+/// write the file at all.
+#[test]
+fn confined_root_cannot_leave_its_cgroup() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        r#"
+CGROOT=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' /proc/self/mountinfo)
+leave() {
+    # Exit 1 if the move is refused, else the read's own status.
+    attempt "$1" $2 python3 -c '
+import os, sys
+try:
+    with open(sys.argv[1] + "/cgroup.procs", "w") as f:
+        f.write(str(os.getpid()))
+except OSError as e:
+    print("leaving the cgroup:", e.strerror); sys.exit(1)
+os.execv(sys.argv[2], sys.argv[2:])
+' "$CGROOT" "$ADV/read_secret" "$T/data/secret.txt"
+}
+start_daemon
+leave LAUNCHED as_confined_root
+leave UNPRIVILEGED as_attacker
+leave TRANSITIONED as_transitioned_root
+stop_daemon
+"#,
+    );
+    r.report("cgroup");
+    r.assert_blocked("LAUNCHED", "the launcher refuses writes to the cgroup hierarchy");
+    r.assert_blocked("UNPRIVILEGED", "cgroup.procs is root's");
+    r.assert_succeeded("TRANSITIONED");
+}

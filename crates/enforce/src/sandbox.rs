@@ -22,6 +22,14 @@
 //! label in the xattr: `rampart relabel -R`. Landlock also refuses
 //! mounts to the sandboxed process.
 //!
+//! **Staying in its domain.** A process's domain is its cgroup
+//! ([`crate::cgroups`]); root could leave it by writing its pid to the
+//! hierarchy's `cgroup.procs` (root owns those files). The ruleset also
+//! handles `WRITE_FILE` and grants it everywhere but the cgroup v2
+//! mounts: no file there can be opened for writing. (Files directly in
+//! a directory that holds such a mount, `/sys/fs/cgroup` on a hybrid
+//! layout, are not writable either.)
+//!
 //! **The daemon's own defence.** Where the kernel has Landlock ABI 6, the
 //! same ruleset scopes signals (`LANDLOCK_SCOPE_SIGNAL`): a confined
 //! process, root included, cannot signal a process outside its sandbox
@@ -78,6 +86,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+const LANDLOCK_ACCESS_FS_WRITE_FILE: u64 = 1 << 1;
 const LANDLOCK_ACCESS_FS_REMOVE_DIR: u64 = 1 << 4;
 const LANDLOCK_ACCESS_FS_REMOVE_FILE: u64 = 1 << 5;
 const LANDLOCK_ACCESS_FS_REFER: u64 = 1 << 13;
@@ -155,6 +164,18 @@ fn marked_mounts(mountinfo: &str, marked: &[String]) -> Vec<PathBuf> {
             let dev = f.nth(2)?;
             let mount = f.nth(1)?;
             marked.iter().any(|m| m == dev).then(|| PathBuf::from(unescape_mountinfo(mount)))
+        })
+        .collect()
+}
+
+/// The mount points of cgroup v2 hierarchies, from a mountinfo text.
+fn cgroup2_mounts(mountinfo: &str) -> Vec<PathBuf> {
+    mountinfo
+        .lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let mount = left.split(' ').nth(4)?;
+            (right.split(' ').next()? == "cgroup2").then(|| PathBuf::from(unescape_mountinfo(mount)))
         })
         .collect()
 }
@@ -243,7 +264,8 @@ pub fn forbid_moves_between_directories(marked: &[String], forbid: &[Forbidden])
     if forbid.contains(&Forbidden::Truncate) && abi >= 3 {
         handled |= LANDLOCK_ACCESS_FS_TRUNCATE;
     }
-    let attr = RulesetAttr { handled_access_fs: handled, handled_access_net: 0, scoped };
+    let attr =
+        RulesetAttr { handled_access_fs: handled | LANDLOCK_ACCESS_FS_WRITE_FILE, handled_access_net: 0, scoped };
     // Before ABI 6 the structure ends after `handled_access_net`.
     let size = if abi >= 6 { std::mem::size_of::<RulesetAttr>() } else { 16 };
     // SAFETY: `attr` is a valid attribute structure of at least `size`
@@ -254,9 +276,14 @@ pub fn forbid_moves_between_directories(marked: &[String], forbid: &[Forbidden])
     let ruleset = unsafe { OwnedFd::from_raw_fd(raw as libc::c_int) };
     let mut dirs = Vec::new();
     grants(Path::new("/"), &excluded, &mut dirs);
-    for dir in dirs {
-        let Ok(fd) = open_path(&dir) else { continue };
-        let rule = PathBeneathAttr { allowed_access: handled, parent_fd: fd.as_raw_fd() };
+    // Writes anywhere but the cgroup v2 hierarchy, where writing a pid to
+    // a `cgroup.procs` would move the process out of its domain.
+    let mut writable = Vec::new();
+    grants(Path::new("/"), &cgroup2_mounts(&mountinfo), &mut writable);
+    let rules = dirs.iter().map(|d| (d, handled)).chain(writable.iter().map(|d| (d, LANDLOCK_ACCESS_FS_WRITE_FILE)));
+    for (dir, allowed_access) in rules {
+        let Ok(fd) = open_path(dir) else { continue };
+        let rule = PathBeneathAttr { allowed_access, parent_fd: fd.as_raw_fd() };
         // SAFETY: `rule` is a valid path-beneath attribute alive across
         // the call; both descriptors are open.
         let rc = unsafe {
