@@ -31,8 +31,14 @@ usage: rampart run [--socket PATH] --context CTX [--force] -- CMD [ARGS...]
 
 Runs CMD in context CTX (the runcon analog): the daemon checks process
 setexec, then at the exec process transition and file entrypoint, as
-SELinux does. Root may skip those checks with --force. Exit status 125
-when rampart fails, 126 when CMD cannot run, 127 when it is not found.
+SELinux does. Root in the default domain may skip those checks with
+--force. Before the exec, rampart confines itself for what the daemon
+cannot see (docs/security.md): capabilities bounded to those the policy
+grants CTX, descriptors CTX may not use replaced by /dev/null, no moves of
+files between directories of the marked filesystems, no mounts, no new
+namespaces, no xattr writes, no writes to the cgroup hierarchy, no
+signals to processes outside. Exit status 125 when rampart fails, 126
+when CMD cannot run, 127 when it is not found.
 ";
 
 pub const CONTROL: &str = "\
