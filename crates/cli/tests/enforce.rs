@@ -602,6 +602,41 @@ stop_daemon
     assert_eq!(r.get("SHADOW"), "403 Operation not permitted");
 }
 
+/// Issue 8, item 1: while an app_t process lives, app_t is in the scope
+/// and the secret (which app_t may not open) gets no open ignore mark, so
+/// every open of it by the default domain is an event; within a second of
+/// that process's exit its empty cgroup is removed, app_t leaves the
+/// scope and the mark comes back: later opens cost no event. The events
+/// counted while app_t lives show the count would catch a scope that
+/// never shrinks.
+#[test]
+fn the_scope_shrinks_when_a_domain_has_no_process_left() {
+    let Some(p) = can_run() else { return };
+    let r = scenario(
+        p,
+        r#"
+opens() { for _ in 1 2 3 4 5; do cat "$T/data/secret.txt" > /dev/null; done; }
+start_daemon
+"$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:app_t:s0 -- sleep 1 &
+CONFINED=$!
+sleep 0.3
+opens
+e0=$(events); opens; e1=$(events)
+echo "ALIVE_EVENTS=$((e1 - e0))"
+wait "$CONFINED"
+sleep 1.2
+opens
+e2=$(events); opens; e3=$(events)
+echo "GONE_EVENTS=$((e3 - e2))"
+stop_daemon
+"#,
+    );
+    // No rule lets app_t open secret_t: no open mark while it may run.
+    assert!(r.num("ALIVE_EVENTS") >= 5, "{}", r.stdout);
+    // unconfined_t may open everything: alone in scope, the mark returns.
+    assert_eq!(r.num("GONE_EVENTS"), 0, "{}", r.stdout);
+}
+
 #[test]
 fn stress_boolean_flips_under_concurrent_reads() {
     let Some(p) = can_run() else { return };

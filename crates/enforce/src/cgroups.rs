@@ -342,12 +342,49 @@ impl Cgroups {
         entries.flatten().map(|e| members(&e.path()).len()).sum()
     }
 
+    /// Changes the node table; the caller holds `changes`, so the table
+    /// and `populated` move together.
     fn publish(&self, change: impl FnOnce(&mut FxHashMap<u64, Node>)) {
         let mut nodes = FxHashMap::clone(&self.nodes.load());
         change(&mut nodes);
+        let populated = !nodes.is_empty();
         self.nodes.store(Arc::new(nodes));
-        // Release: see `populated`.
-        self.populated.store(true, Ordering::Release);
+        // Release: see `populated`. A table emptied here held no process:
+        // a node goes only once its cgroup is removed (empty), and a
+        // process enters a cgroup only after its node is published.
+        self.populated.store(populated, Ordering::Release);
+    }
+
+    /// Removes the cgroups of domains no process runs in any more (issue
+    /// 8: the scope shrinks with them); true if any went. The kernel
+    /// refuses to remove a populated cgroup, so a process moved in
+    /// meanwhile keeps its domain's.
+    pub fn prune_empty_domains(&self, avc: &Avc) -> bool {
+        if !self.enabled() {
+            return false;
+        }
+        let _guard = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+        let gone: Vec<u64> = self
+            .nodes
+            .load()
+            .iter()
+            .filter_map(|(id, node)| match node {
+                Node::Domain(sid) => {
+                    let dir = self.root.join(domain_dir_name(avc.context(*sid)?)?);
+                    fs::remove_dir(dir).is_ok().then_some(*id)
+                }
+                Node::Exec(_) => None,
+            })
+            .collect();
+        if gone.is_empty() {
+            return false;
+        }
+        self.publish(|nodes| {
+            for id in &gone {
+                nodes.remove(id);
+            }
+        });
+        true
     }
 
     /// The cgroup of domain `sid` (made on first use).

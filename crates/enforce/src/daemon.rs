@@ -170,6 +170,7 @@ impl Daemon {
     }
 
     fn flush_marks(&self) -> Result<(), String> {
+        let _scope = self.enforcer.scope_changes.lock().unwrap_or_else(PoisonError::into_inner);
         let mut scope = vec![self.enforcer.default_sid];
         for d in self.enforcer.cgroups.domains().into_iter().chain(self.enforcer.requests.domains()) {
             if !scope.contains(&d) {
@@ -464,10 +465,13 @@ impl ControlHandler for Daemon {
             }
         }
         // The new domain is in scope before any of its processes runs.
-        e.marks.enter_scope(sid).map_err(|err| format!("flushing ignore marks: {err}"))?;
         let id = crate::pidfd::process_id(pid).ok();
-        if let Some(old) = e.requests.insert(pid, id, request, watched).and_then(|h| h.watched) {
-            e.marks.target().unwatch_exec(&old);
+        {
+            let _scope = e.scope_changes.lock().unwrap_or_else(PoisonError::into_inner);
+            e.marks.enter_scope(sid).map_err(|err| format!("flushing ignore marks: {err}"))?;
+            if let Some(old) = e.requests.insert(pid, id, request, watched).and_then(|h| h.watched) {
+                e.marks.target().unwatch_exec(&old);
+            }
         }
         Ok(ExecGrant {
             capabilities: self.capabilities_of(sid),
@@ -530,6 +534,13 @@ fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
             continue;
         }
         last_round = Instant::now();
+        // A domain whose last process exited leaves the scope: the marks
+        // it kept from the kernel come back.
+        if e.cgroups.prune_empty_domains(&e.avc) {
+            if let Err(err) = daemon.flush_marks() {
+                eprintln!("rampartd: {err}");
+            }
+        }
         e.marks.target().reap();
         daemon.sample_rate();
         if last_reap.elapsed() >= REAP_EVERY {

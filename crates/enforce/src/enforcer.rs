@@ -91,6 +91,11 @@ pub struct Enforcer {
     /// Wakes helper responders ([`crate::responder`]), also before a slow
     /// decision so it does not hold other processes' events.
     pub helpers: Backlog,
+    /// Held from a domain's entry into the scope until what keeps it
+    /// there (an exec in flight, a request) is recorded, and while the
+    /// scope is recomputed from those records: a shrinking scope must not
+    /// drop a domain that was just entered.
+    pub scope_changes: std::sync::Mutex<()>,
 }
 
 impl Enforcer {
@@ -116,6 +121,7 @@ impl Enforcer {
             self_pid: std::process::id(),
             counters: Counters::default(),
             helpers: Backlog::default(),
+            scope_changes: std::sync::Mutex::new(()),
         }
     }
 
@@ -317,6 +323,7 @@ impl Enforcer {
         if let Some(new) = new_domain.filter(|&new| allow && new != subject.sid) {
             // Before the answer: once the exec runs, the new domain's
             // opens must not meet marks placed without it in scope.
+            let _scope = self.scope_changes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             let _ = self.marks.enter_scope(new);
             let mut images = vec![(md.dev(), md.ino())];
             images.extend(script_interpreter(file, tgid));
