@@ -41,6 +41,10 @@
 //! the old domain. Moving out of the frozen cgroup thaws them. No user
 //! code runs in the new domain unless it is the decided file's.
 //!
+//! A domain cgroup that no process is in any more is removed by the
+//! housekeeper ([`Cgroups::prune_empty_domains`]): its domain leaves the
+//! scope of the ignore marks (crate::marks).
+//!
 //! Lookups: an event's thread is mapped to its cgroup id
 //! ([`crate::threads`]), then to a [`Node`] through a table published
 //! with `ArcSwap` (read without locks or shared writes, seeds 000/004);
@@ -388,7 +392,7 @@ impl Cgroups {
     }
 
     /// The cgroup of domain `sid` (made on first use).
-    pub fn domain_dir(&self, avc: &Avc, sid: Sid) -> io::Result<PathBuf> {
+    fn domain_dir(&self, avc: &Avc, sid: Sid) -> io::Result<PathBuf> {
         if !self.enabled() {
             return Err(Self::unavailable());
         }
@@ -411,10 +415,8 @@ impl Cgroups {
         Ok(dir)
     }
 
-    /// Moves `pid` into domain `sid` now (a `rampart run` of a process
-    /// already running its program is never done: see the control
-    /// handler); used to settle execs and by tests.
-    pub fn enter_domain(&self, avc: &Avc, sid: Sid, pid: u32) -> io::Result<()> {
+    /// Moves `pid` into domain `sid` (an exec that committed).
+    fn enter_domain(&self, avc: &Avc, sid: Sid, pid: u32) -> io::Result<()> {
         move_process(&self.domain_dir(avc, sid)?, pid)
     }
 
