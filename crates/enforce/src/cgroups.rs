@@ -121,15 +121,6 @@ pub struct Cgroups {
     doorbell: (Mutex<bool>, Condvar),
 }
 
-/// The mount point of the cgroup v2 hierarchy, from a mountinfo text.
-fn unified_mount(mountinfo: &str) -> Option<PathBuf> {
-    mountinfo.lines().find_map(|line| {
-        let (left, right) = line.split_once(" - ")?;
-        let mount = left.split(' ').nth(4)?;
-        (right.split(' ').next()? == "cgroup2").then(|| PathBuf::from(crate::sandbox::unescape_mountinfo(mount)))
-    })
-}
-
 fn file_id(md: &fs::Metadata) -> FileId {
     (md.dev(), md.ino())
 }
@@ -208,7 +199,7 @@ impl Cgroups {
             return Err(format!("--cgroup {name:?}: give one directory name (no '/'), such as rampart"));
         }
         let mountinfo = fs::read_to_string("/proc/self/mountinfo").map_err(|e| format!("/proc/self/mountinfo: {e}"))?;
-        let Some(hierarchy) = unified_mount(&mountinfo) else {
+        let Some(hierarchy) = crate::mountinfo::cgroup2_mounts(&mountinfo).into_iter().next() else {
             eprintln!(
                 "rampartd: warning: no cgroup v2 (unified) hierarchy is mounted here; processes cannot be \
                  confined (every exec into another domain is refused); mount one: \
@@ -606,20 +597,6 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn finds_the_unified_hierarchy_in_hybrid_and_pure_layouts() {
-        let hybrid = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
-                      40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n\
-                      41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
-        assert_eq!(unified_mount(hybrid), Some(PathBuf::from("/sys/fs/cgroup/unified")));
-        let pure = "30 24 0:26 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate\n";
-        assert_eq!(unified_mount(pure), Some(PathBuf::from("/sys/fs/cgroup")));
-        let escaped = "30 24 0:26 / /mnt/with\\040space rw shared:9 - cgroup2 none rw\n";
-        assert_eq!(unified_mount(escaped), Some(PathBuf::from("/mnt/with space")));
-        assert_eq!(unified_mount("31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n"), None);
-        assert_eq!(unified_mount("garbage\n"), None);
-    }
 
     #[test]
     fn contexts_that_cannot_name_a_directory_are_refused() {

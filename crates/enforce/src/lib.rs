@@ -27,6 +27,7 @@ pub mod event;
 pub mod fanotify;
 pub mod groups;
 pub mod marks;
+pub mod mountinfo;
 pub mod objects;
 pub mod overload_notice;
 pub mod own_threads;

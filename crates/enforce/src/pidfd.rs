@@ -265,13 +265,8 @@ mod tests {
         let text = std::fs::read_to_string("/proc/self/cgroup").unwrap();
         let rel = text.lines().find_map(|l| l.strip_prefix("0::")).unwrap();
         let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
-        let mount = mountinfo
-            .lines()
-            .find_map(|l| {
-                let (left, right) = l.split_once(" - ")?;
-                (right.split(' ').next()? == "cgroup2").then(|| left.split(' ').nth(4).unwrap().to_owned())
-            })
-            .unwrap();
+        let mount = crate::mountinfo::cgroup2_mounts(&mountinfo).into_iter().next().unwrap();
+        let mount = mount.display();
         std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(format!("{mount}{rel}")).unwrap())
     }
 

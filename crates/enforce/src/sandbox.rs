@@ -154,53 +154,6 @@ pub fn landlock_abi() -> u32 {
     u32::try_from(rc).unwrap_or(0)
 }
 
-/// The mount points (in this mount namespace) of the filesystems whose
-/// device is in `marked` (`major:minor`), from a mountinfo text.
-fn marked_mounts(mountinfo: &str, marked: &[String]) -> Vec<PathBuf> {
-    mountinfo
-        .lines()
-        .filter_map(|line| {
-            let mut f = line.split(' ');
-            let dev = f.nth(2)?;
-            let mount = f.nth(1)?;
-            marked.iter().any(|m| m == dev).then(|| PathBuf::from(unescape_mountinfo(mount)))
-        })
-        .collect()
-}
-
-/// The mount points of cgroup v2 hierarchies, from a mountinfo text.
-fn cgroup2_mounts(mountinfo: &str) -> Vec<PathBuf> {
-    mountinfo
-        .lines()
-        .filter_map(|line| {
-            let (left, right) = line.split_once(" - ")?;
-            let mount = left.split(' ').nth(4)?;
-            (right.split(' ').next()? == "cgroup2").then(|| PathBuf::from(unescape_mountinfo(mount)))
-        })
-        .collect()
-}
-
-/// mountinfo escapes space, tab, newline and backslash as `\ooo`.
-pub fn unescape_mountinfo(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let octal = b.get(i + 1..i + 4).and_then(|d| u8::from_str_radix(std::str::from_utf8(d).ok()?, 8).ok());
-        match (b[i], octal) {
-            (b'\\', Some(v)) => {
-                out.push(v);
-                i += 4;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// The directories to grant [`HANDLED`] beneath so that everything but
 /// `excluded` (and what is below it) is covered: `dir` itself when no
 /// excluded path is in it, else its subdirectories, recursively.
@@ -248,7 +201,7 @@ pub fn forbid_moves_between_directories(marked: &[String], forbid: &[Forbidden])
         ));
     }
     let mountinfo = fs::read_to_string("/proc/self/mountinfo")?;
-    let excluded = marked_mounts(&mountinfo, marked);
+    let excluded = crate::mountinfo::mounts_of_devices(&mountinfo, marked);
     let abi = landlock_abi();
     let scoped = if abi >= 6 { LANDLOCK_SCOPE_SIGNAL } else { 0 };
     if scoped == 0 {
@@ -279,7 +232,7 @@ pub fn forbid_moves_between_directories(marked: &[String], forbid: &[Forbidden])
     // Writes anywhere but the cgroup v2 hierarchy, where writing a pid to
     // a `cgroup.procs` would move the process out of its domain.
     let mut writable = Vec::new();
-    grants(Path::new("/"), &cgroup2_mounts(&mountinfo), &mut writable);
+    grants(Path::new("/"), &crate::mountinfo::cgroup2_mounts(&mountinfo), &mut writable);
     let rules = dirs.iter().map(|d| (d, handled)).chain(writable.iter().map(|d| (d, LANDLOCK_ACCESS_FS_WRITE_FILE)));
     for (dir, allowed_access) in rules {
         let Ok(fd) = open_path(dir) else { continue };
@@ -587,19 +540,6 @@ mod tests {
             }
         }
         assert_eq!(run(&strict, 0, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
-    }
-
-    #[test]
-    fn marked_mounts_are_found_by_device_with_bind_mounts_and_escapes() {
-        let info = "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n\
-                    90 22 0:45 / /tmp/t rw - tmpfs tmpfs rw\n\
-                    91 22 0:45 /data /srv/with\\040space rw - tmpfs tmpfs rw\n\
-                    92 22 0:46 / /other rw - tmpfs tmpfs rw\n";
-        assert_eq!(
-            marked_mounts(info, &["0:45".into()]),
-            vec![PathBuf::from("/tmp/t"), PathBuf::from("/srv/with space")]
-        );
-        assert!(marked_mounts(info, &[]).is_empty());
     }
 
     #[test]

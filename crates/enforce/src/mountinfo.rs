@@ -1,0 +1,85 @@
+//! Reading `/proc/self/mountinfo`: which mounts are which. The daemon
+//! finds the cgroup v2 hierarchy there ([`crate::cgroups`]); `rampart run`
+//! finds the mounts of the marked filesystems and of the cgroup hierarchy
+//! in its own mount namespace ([`crate::sandbox`]).
+
+use std::path::PathBuf;
+
+/// The fields of one mountinfo line the callers need: the device
+/// (`major:minor`), the mount point (unescaped) and the filesystem type.
+fn fields(line: &str) -> Option<(&str, PathBuf, &str)> {
+    let (left, right) = line.split_once(" - ")?;
+    let mut f = left.split(' ');
+    let dev = f.nth(2)?;
+    let mount = f.nth(1)?;
+    Some((dev, PathBuf::from(unescape(mount)), right.split(' ').next()?))
+}
+
+/// The mount points of the filesystems whose device is in `devices`
+/// (`major:minor`), bind mounts included.
+pub fn mounts_of_devices(mountinfo: &str, devices: &[String]) -> Vec<PathBuf> {
+    mountinfo
+        .lines()
+        .filter_map(fields)
+        .filter(|(dev, _, _)| devices.iter().any(|d| d == dev))
+        .map(|(_, mount, _)| mount)
+        .collect()
+}
+
+/// The mount points of cgroup v2 hierarchies, in mountinfo order.
+pub fn cgroup2_mounts(mountinfo: &str) -> Vec<PathBuf> {
+    mountinfo.lines().filter_map(fields).filter(|(_, _, fstype)| *fstype == "cgroup2").map(|(_, m, _)| m).collect()
+}
+
+/// mountinfo escapes space, tab, newline and backslash as `\ooo`.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = b.get(i + 1..i + 4).and_then(|d| u8::from_str_radix(std::str::from_utf8(d).ok()?, 8).ok());
+        match (b[i], octal) {
+            (b'\\', Some(v)) => {
+                out.push(v);
+                i += 4;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mounts_are_found_by_device_with_bind_mounts_and_escapes() {
+        let info = "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n\
+                    90 22 0:45 / /tmp/t rw - tmpfs tmpfs rw\n\
+                    91 22 0:45 /data /srv/with\\040space rw - tmpfs tmpfs rw\n\
+                    92 22 0:46 / /other rw - tmpfs tmpfs rw\n";
+        assert_eq!(
+            mounts_of_devices(info, &["0:45".into()]),
+            vec![PathBuf::from("/tmp/t"), PathBuf::from("/srv/with space")]
+        );
+        assert!(mounts_of_devices(info, &[]).is_empty());
+    }
+
+    #[test]
+    fn finds_the_unified_hierarchy_in_hybrid_and_pure_layouts() {
+        let hybrid = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n\
+                      40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd\n\
+                      41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+        assert_eq!(cgroup2_mounts(hybrid).into_iter().next(), Some(PathBuf::from("/sys/fs/cgroup/unified")));
+        let pure = "30 24 0:26 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate\n";
+        assert_eq!(cgroup2_mounts(pure).into_iter().next(), Some(PathBuf::from("/sys/fs/cgroup")));
+        let escaped = "30 24 0:26 / /mnt/with\\040space rw shared:9 - cgroup2 none rw\n";
+        assert_eq!(cgroup2_mounts(escaped).into_iter().next(), Some(PathBuf::from("/mnt/with space")));
+        assert!(cgroup2_mounts("31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n").is_empty());
+        assert_eq!(cgroup2_mounts("garbage\n").into_iter().next(), None);
+    }
+}
