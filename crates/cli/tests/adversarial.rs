@@ -32,6 +32,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+mod common;
+use common::Run;
+
 /// The attack programs, tests/adversarial/NAME.c.
 const PROGRAMS: &[&str] = &[
     "read_secret",
@@ -115,25 +118,7 @@ fn can_run() -> Option<&'static Setup> {
     }
 }
 
-struct Run {
-    stdout: String,
-    stderr: String,
-}
-
 impl Run {
-    /// The value of the first `KEY=value` line.
-    fn get(&self, key: &str) -> &str {
-        let prefix = format!("{key}=");
-        self.stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(&prefix))
-            .unwrap_or_else(|| panic!("no {key}= in the output:\n{}\nstderr:\n{}", self.stdout, self.stderr))
-    }
-
-    fn num(&self, key: &str) -> u64 {
-        self.get(key).trim().parse().unwrap_or_else(|_| panic!("{key} is not a number: {}", self.get(key)))
-    }
-
     /// The exit status of the attack `key` and the line it printed last.
     fn attack(&self, key: &str) -> (u64, &str) {
         (self.num(key), self.get(&format!("{key}_WHY")))
@@ -239,22 +224,8 @@ both_modes() {
 /// Runs `script` after the prelude and [`HELPERS`], in a private mount
 /// namespace, bounded in time.
 fn scenario(s: &Setup, script: &str) -> Run {
-    let prelude = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/enforce/prelude.sh");
-    let full = format!(". {}\n{HELPERS}\n{script}", prelude.display());
-    let out = Command::new("timeout")
-        .args(["90", "unshare", "-m", "--propagation", "private", "bash", "-c", &full])
-        .env("RAMPART", env!("CARGO_BIN_EXE_rampart"))
-        .env("POLICY_A", &s.policy)
-        .env("POLICY_B", &s.policy)
-        .env("ADV_BIN", &s.bin)
-        .output()
-        .expect("run the scenario");
-    let run = Run {
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(out.status.success(), "scenario failed ({}):\n{}\nstderr:\n{}", out.status, run.stdout, run.stderr);
-    run
+    let env = [("POLICY_A", s.policy.as_path()), ("POLICY_B", s.policy.as_path()), ("ADV_BIN", s.bin.as_path())];
+    common::enforce_scenario(&format!("{HELPERS}\n{script}"), &env, 90)
 }
 
 /// Runs `attack` (a script defining `attack KEY`, after any setup) with

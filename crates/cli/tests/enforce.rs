@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+mod common;
+use common::Run;
+
 struct Policies {
     a: PathBuf,
     b: PathBuf,
@@ -55,44 +58,10 @@ fn can_run() -> Option<&'static Policies> {
     policies()
 }
 
-struct Run {
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    /// The value of the first `KEY=value` line.
-    fn get(&self, key: &str) -> &str {
-        let prefix = format!("{key}=");
-        self.stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(&prefix))
-            .unwrap_or_else(|| panic!("no {key}= in the output:\n{}\nstderr:\n{}", self.stdout, self.stderr))
-    }
-
-    fn num(&self, key: &str) -> u64 {
-        self.get(key).trim().parse().unwrap_or_else(|_| panic!("{key} is not a number: {}", self.get(key)))
-    }
-}
-
 /// Runs `script` after the prelude, in a private mount namespace,
 /// bounded in time.
 fn scenario(p: &Policies, script: &str) -> Run {
-    let prelude = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/enforce/prelude.sh");
-    let full = format!(". {}\n{script}", prelude.display());
-    let out = Command::new("timeout")
-        .args(["120", "unshare", "-m", "--propagation", "private", "bash", "-c", &full])
-        .env("RAMPART", env!("CARGO_BIN_EXE_rampart"))
-        .env("POLICY_A", &p.a)
-        .env("POLICY_B", &p.b)
-        .output()
-        .expect("run the scenario");
-    let run = Run {
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(out.status.success(), "scenario failed ({}):\n{}\nstderr:\n{}", out.status, run.stdout, run.stderr);
-    run
+    common::enforce_scenario(script, &[("POLICY_A", p.a.as_path()), ("POLICY_B", p.b.as_path())], 120)
 }
 
 /// Reads the first line of `file` as domain app_t: the shell is a copy

@@ -137,3 +137,47 @@ fn compile(handle_unknown: &str) -> Option<PathBuf> {
         Err(e) => skip(&format!("checkpolicy not available: {e}")),
     }
 }
+
+/// What a shell scenario printed: its results are `KEY=value` lines on
+/// stdout (the enforcement tests, tests/enforce.rs and adversarial.rs).
+pub struct Run {
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// The value of the first `KEY=value` line.
+    pub fn get(&self, key: &str) -> &str {
+        let prefix = format!("{key}=");
+        self.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no {key}= in the output:\n{}\nstderr:\n{}", self.stdout, self.stderr))
+    }
+
+    pub fn num(&self, key: &str) -> u64 {
+        self.get(key).trim().parse().unwrap_or_else(|_| panic!("{key} is not a number: {}", self.get(key)))
+    }
+}
+
+/// Runs `script` after tests/enforce/prelude.sh (which it sources), in a
+/// private mount namespace, at most `limit_s` seconds, with `RAMPART` and
+/// `env` set; fails the test if the script fails.
+pub fn enforce_scenario(script: &str, env: &[(&str, &Path)], limit_s: u32) -> Run {
+    let prelude = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/enforce/prelude.sh");
+    let full = format!(". {}\n{script}", prelude.display());
+    let limit = limit_s.to_string();
+    let mut cmd = Command::new("timeout");
+    cmd.args([limit.as_str(), "unshare", "-m", "--propagation", "private", "bash", "-c", &full])
+        .env("RAMPART", env!("CARGO_BIN_EXE_rampart"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run the scenario");
+    let run = Run {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(out.status.success(), "scenario failed ({}):\n{}\nstderr:\n{}", out.status, run.stdout, run.stderr);
+    run
+}
