@@ -5,6 +5,7 @@
 set -euo pipefail
 
 packages=(
+  gcc                     # cc: the oracles (crates/oracle) and the adversarial tests' attack programs
   libsepol-dev            # libsepol.a: the decision oracle for differential tests
   libselinux1-dev         # libselinux + headers: selabel-oracle, the file_contexts oracle (crates/oracle)
   selinux-policy-default  # the real policy: /etc/selinux/default/policy/policy.33

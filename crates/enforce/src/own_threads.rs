@@ -48,8 +48,9 @@ mod tests {
         .unwrap();
         assert!(contains(tid));
         assert!(!contains(0));
+        // A thread that never registered is not the daemon's.
         // SAFETY: gettid cannot fail.
-        let me = unsafe { libc::gettid() } as u32;
-        assert!(!contains(me) || TIDS.iter().any(|s| s.load(Ordering::Relaxed) == me));
+        let other = std::thread::spawn(|| unsafe { libc::gettid() } as u32).join().unwrap();
+        assert!(!contains(other));
     }
 }
