@@ -18,6 +18,7 @@ use crate::l2::L2Table;
 use crate::mapping::Mapping;
 use crate::module::Module;
 use crate::selinux::{LoadedPolicy, SELINUX_MODULE};
+use crate::sid::Sid;
 use crate::snapshot::Snapshot;
 use crate::sync;
 
@@ -104,6 +105,17 @@ impl Avc {
     pub fn policy_state(&self) -> (Arc<Policy>, Arc<Booleans>, bool) {
         let state = self.lock_writer();
         (Arc::clone(&state.loaded.policy), Arc::clone(&state.bools), state.enforcing)
+    }
+
+    /// Whether SELinux's denials for subject `sid` are enforced: global
+    /// enforcing mode, and its type permissive neither in the policy nor
+    /// at run time (cold: takes the writer lock).
+    pub fn enforced_for(&self, sid: Sid) -> bool {
+        let state = self.lock_writer();
+        let policy = &state.loaded.policy;
+        let Some(ctx) = self.context(sid).and_then(|c| policy.parse_context(c).ok()) else { return state.enforcing };
+        let runtime = state.permissive_names.iter().any(|n| policy.type_by_name(n) == Some(ctx.ty));
+        state.enforcing && !policy.is_permissive(ctx.ty) && !runtime
     }
 
     /// Global enforcing (true) or permissive (false) mode.

@@ -8,9 +8,11 @@
 //! (`setpriv`) wherever the attack needs no root. Where `rampart run`'s own
 //! Landlock ruleset (no mounts, no moves between directories of the marked
 //! filesystems) stops an attack whatever the daemon's mode, the attack is
-//! also run by a process that entered app_t by an exec transition (no
-//! ruleset), which must be blocked by the daemon alone and is the one that
-//! shows the attack under a permissive daemon. Each attack is a small C
+//! also run by a process started in app_t without that sandbox (`rampart
+//! run --no-sandbox`), which must be blocked by the daemon alone and is the
+//! one that shows the attack under a permissive daemon. (Entering app_t by
+//! an exec transition from the default domain, without the launcher, is
+//! refused: `a_domain_is_entered_only_through_the_launcher`.) Each attack is a small C
 //! program (tests/adversarial/*.c, compiled here with `cc`) that exits 0
 //! when the attack SUCCEEDED (read the secret, wrote the read-only file,
 //! ran what it may not run), 1 when a denial blocked it, 2 when it could
@@ -189,11 +191,26 @@ APP=system_u:system_r:app_t:s0
 as_attacker() { "$RAMPART" run --socket "$SOCK" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 # Runs a command in app_t as root.
 as_confined_root() { "$RAMPART" run --socket "$SOCK" --force --context "$APP" -- "$@"; }
-# The same, with app_t entered by an exec transition (the app_exec_t
-# shell) instead: without the Landlock ruleset `rampart run` sets
-# (docs/security.md), so only the daemon stands in the way.
-as_transitioned() { setpriv --reuid=65534 --regid=65534 --clear-groups "$T/bin/app" -c 'exec "$@"' app "$@"; }
-as_transitioned_root() { "$T/bin/app" -c 'exec "$@"' app "$@"; }
+# The same without the launcher's sandbox (`rampart run --no-sandbox`):
+# only the daemon stands in the way.
+as_unsandboxed() { "$RAMPART" run --socket "$SOCK" --no-sandbox --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+as_unsandboxed_root() { "$RAMPART" run --socket "$SOCK" --no-sandbox --force --context "$APP" -- "$@"; }
+# app_t entered by an exec transition from the default domain (the
+# app_exec_t shell), not through the launcher: the daemon refuses it
+# while enforcing (exit 126 of the shell that execs it: reported as
+# blocked); a permissive daemon lets it in, unsandboxed.
+as_transitioned() {
+    local rc=0
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$T/bin/app" -c 'exec "$@"' app "$@" || rc=$?
+    if [ "$rc" = 126 ]; then echo "blocked: the exec into app_t was refused"; return 1; fi
+    return "$rc"
+}
+as_transitioned_root() {
+    local rc=0
+    "$T/bin/app" -c 'exec "$@"' app "$@" || rc=$?
+    if [ "$rc" = 126 ]; then echo "blocked: the exec into app_t was refused"; return 1; fi
+    return "$rc"
+}
 # attempt KEY CMD...: runs CMD; prints KEY=<exit status> and KEY_WHY=<its
 # last line>, and all it printed on stderr.
 attempt() {
@@ -250,12 +267,12 @@ fn attack_reads_through_a_user_namespace_copy_of_the_mount() {
         "userns_copy",
         r#"
 # uid 65534, in a new user and mount namespace: $T there is a copy of
-# the marked mount. By a process that entered app_t by an exec
-# transition (rampart run's sandbox refuses namespace creation:
-# LAUNCHED), so only the daemon stands in the way. (Propagation
+# the marked mount. By a process started in app_t without the sandbox
+# (rampart run's sandbox refuses namespace creation: LAUNCHED), so only
+# the daemon stands in the way. (Propagation
 # unchanged: changing it is a mount call.)
 attack() {
-    attempt "$1" as_transitioned unshare -Ur -m --propagation unchanged "$ADV/read_secret" "$T/data/secret.txt"
+    attempt "$1" as_unsandboxed unshare -Ur -m --propagation unchanged "$ADV/read_secret" "$T/data/secret.txt"
     if [ "$1" = ENFORCING ]; then
         attempt LAUNCHED as_attacker unshare -Ur -m --propagation unchanged "$ADV/read_secret" "$T/data/secret.txt"
     fi
@@ -282,9 +299,9 @@ mkdir -p "$T/mnt/own" "$T/mnt/admin"
 mount --bind "$T/data" "$T/mnt/admin"
 attack() {
     # A bind mount of its own, by root in app_t (issue 7's attacker):
-    # entered by an exec transition (the mount works; the read through it
-    # must not), and through rampart run (whose ruleset refuses mounts).
-    attempt "$1" as_transitioned_root "$ADV/bind_read" "$T/data" "$T/mnt/own" secret.txt
+    # without the sandbox (the mount works; the read through it must
+    # not), and with it (its ruleset refuses mounts).
+    attempt "$1" as_unsandboxed_root "$ADV/bind_read" "$T/data" "$T/mnt/own" secret.txt
     if [ "$1" = ENFORCING ]; then
         attempt LAUNCHED as_confined_root "$ADV/bind_read" "$T/data" "$T/mnt/own" secret.txt
     fi
@@ -319,15 +336,14 @@ SLEEPER=$!
 trap 'kill "$SLEEPER" 2>/dev/null || true; cleanup' EXIT
 for _ in $(seq 200); do [ "$(cat /proc/$SLEEPER/comm 2>/dev/null)" = sleep ] && break; sleep 0.05; done
 attack() {
-    attempt "$1" as_transitioned "$ADV/read_secret" "/proc/$SLEEPER/root$T/mnt/ns/data/secret.txt"
+    attempt "$1" as_unsandboxed "$ADV/read_secret" "/proc/$SLEEPER/root$T/mnt/ns/data/secret.txt"
     if [ "$1" = ENFORCING ]; then
         attempt LAUNCHED as_attacker "$ADV/read_secret" "/proc/$SLEEPER/root$T/mnt/ns/data/secret.txt"
     fi
     # A namespace of the attacker's own: its child in a new user and mount
-    # namespace, where $T is a copy of the marked mount (by a process that
-    # entered app_t by an exec transition: rampart run's sandbox refuses
-    # namespaces).
-    attempt "$1_CHILD" as_transitioned sh -c '
+    # namespace, where $T is a copy of the marked mount (by a process
+    # without the sandbox, which refuses namespaces).
+    attempt "$1_CHILD" as_unsandboxed sh -c '
         unshare -Ur -m --propagation unchanged sleep 30 &
         p=$!
         i=0
@@ -522,8 +538,9 @@ fn program_on_the_marked_tmpfs_runs_confined() {
 cp /bin/cat "$T/bin/cat"; label system_u:object_r:bin_t:s0 "$T/bin/cat"
 start_daemon
 attempt CAT as_attacker "$T/bin/cat" "$T/data/plain.txt"
-# The app_t shell (entered by executing app_exec_t) runs it too.
-attempt CAT_APP "$T/bin/app" -c "'$T/bin/cat' '$T/data/data.txt'"
+# The app_t shell (the launcher's exec of app_exec_t, the policy's
+# transition checked) runs it too.
+attempt CAT_APP "$RAMPART" run --socket "$SOCK" --context "$APP" -- "$T/bin/app" -c "'$T/bin/cat' '$T/data/data.txt'"
 stop_daemon
 bin_denials() { grep "tcontext=system_u:object_r:bin_t:s0" "$LOG" | grep -E "denied  \{[^}]*\b($1)\b" | wc -l; }
 echo "WRITE_DENIALS=$(bin_denials 'write|append')"
@@ -610,8 +627,8 @@ stop_daemon
 //
 // `rampart run` sets a Landlock ruleset that refuses moves between
 // directories of the marked filesystems (EXDEV), which does not depend on
-// the daemon's mode: the permissive runs enter app_t by an exec
-// transition (no ruleset) to show the moves would be caught.
+// the daemon's mode: the permissive runs start app_t without the sandbox
+// (`rampart run --no-sandbox`) to show the moves would be caught.
 const PATH_MOVE_SETUP: &str = r#"
 { printf '/.*\tsystem_u:object_r:file_t:s0\n'
   for d in private vault; do printf '%s/%s(/.*)?\tsystem_u:object_r:secret_t:s0\n' "$T" "$d"; done
@@ -650,7 +667,7 @@ control
 moves ENFORCING as_attacker
 stop_daemon
 start_daemon --permissive
-moves PERMISSIVE as_transitioned
+moves PERMISSIVE as_unsandboxed
 stop_daemon
 "#
         ),
@@ -681,15 +698,14 @@ fn attack_path_labeled_directory_renamed_in_place_enforcing() {
 }
 
 /// The attack succeeds where neither the daemon (permissive) nor the
-/// launcher's Landlock ruleset (a process that entered app_t by an exec
-/// transition has none) stops it.
+/// launcher's Landlock ruleset (`--no-sandbox`) stops it.
 #[test]
 fn attack_path_labeled_directory_renamed_in_place_permissive() {
     let Some(s) = can_run() else { return };
     let r = scenario(
         s,
         &format!(
-            "{PATH_MOVE_SETUP}\nstart_daemon\ncontrol\nstop_daemon\nstart_daemon --permissive\nrename_dir PERMISSIVE as_transitioned\nstop_daemon\n"
+            "{PATH_MOVE_SETUP}\nstart_daemon\ncontrol\nstop_daemon\nstart_daemon --permissive\nrename_dir PERMISSIVE as_unsandboxed\nstop_daemon\n"
         ),
     );
     r.report("path_move");
@@ -697,18 +713,73 @@ fn attack_path_labeled_directory_renamed_in_place_permissive() {
     r.assert_succeeded("PERMISSIVE_RENAME_DIR");
 }
 
+/// The launcher's sandbox holds what fanotify cannot see, and no process
+/// can set it on another, so a confined domain is entered only through
+/// `rampart run` or from a process that carries it (crate::entry):
+/// * uid 65534 and root enter app_t by executing the app_exec_t shell
+///   (the policy's `type_transition unconfined_t app_exec_t:process
+///   app_t`, allowed by SELinux) from the default domain, not through the
+///   launcher: refused, so the path-label moves and the signal to the
+///   daemon that such an unsandboxed app_t process could make never run;
+/// * root in app_t (launched: `capability { setuid setgid chown }`)
+///   executes trusted_exec_t, entering trusted_t (no capability at all):
+///   it would keep capabilities trusted_t lacks, refused;
+/// * uid 65534 in app_t holding a descriptor of a public_t file (app_t
+///   reads it, trusted_t may not) enters trusted_t: refused, the
+///   descriptor's `read` denial audited (SELinux would replace it).
+///
+/// TRANSITION (uid 65534, no such descriptor) shows app_t does enter
+/// trusted_t. A permissive daemon lets every one of them through, and
+/// each attack succeeds: the checks can fail.
 #[test]
-#[ignore = "issue 6 build item 7: a process that enters its domain by an exec transition, not rampart run, has no Landlock ruleset (docs/security.md)"]
-fn attack_path_labeled_file_moved_without_the_launcher_enforcing() {
+fn a_domain_is_entered_only_through_the_launcher() {
     let Some(s) = can_run() else { return };
     let r = scenario(
         s,
-        &format!("{PATH_MOVE_SETUP}\nstart_daemon\ncontrol\nmoves ENFORCING as_transitioned\nstop_daemon\n"),
+        &format!(
+            r#"{PATH_MOVE_SETUP}
+{EXEC_PENDING_SETUP}
+echo public > "$T/public/p.txt"
+# RUN PROGRAM ARGS: runs PROGRAM as a child (fork and exec) and reports a
+# refused exec (126) as blocked.
+cat > "$S/child" <<'SH'
+"$@"; rc=$?
+if [ "$rc" = 126 ]; then echo "blocked: the exec was refused"; exit 1; fi
+exit "$rc"
+SH
+entry() {{
+    moves "$1" as_transitioned
+    attempt "$1_SIGNAL" as_transitioned_root sh -c 'kill -CONT "$0" && exit 0 || exit 1' "$D"
+    attempt "$1_CAPS" as_confined_root sh "$S/child" "$T/bin/trusted-read" "$T/data/secret.txt"
+    attempt "$1_FD" as_attacker sh -c 'exec 3< "$0"; exec sh "$@"' "$T/public/p.txt" "$S/child" "$T/bin/trusted-read" "$T/data/secret.txt"
+}}
+start_daemon
+control
+entry ENFORCING
+transition_control
+stop_daemon
+echo "REFUSALS=$(grep -c 'refused the exec of' "$S/daemon.err")"
+grep 'refused the exec of' "$S/daemon.err" >&2 || true
+echo "AUDIT_FD=$(grep -c 'denied  {{ read }} for .*scontext=system_u:system_r:trusted_t:s0 tcontext=system_u:object_r:public_t:s0 tclass=file permissive=0' "$LOG")"
+start_daemon --permissive
+entry PERMISSIVE
+stop_daemon
+"#
+        ),
     );
-    r.report("path_move");
+    r.report("entry");
     assert_path_control(&r);
-    r.assert_blocked("ENFORCING_LINK", "app_t may not read secret_t");
-    r.assert_blocked("ENFORCING_RENAME", "app_t may not read secret_t");
+    // allow app_t trusted_t:process transition, entrypoint, and trusted_t
+    // reads secret_t: the exec itself is allowed by the policy.
+    r.assert_allowed("TRANSITION", "app_t enters trusted_t by executing trusted_exec_t");
+    for key in ["LINK", "RENAME", "SIGNAL", "CAPS", "FD"] {
+        r.assert_blocked(&format!("ENFORCING_{key}"), "the entry into the domain is refused");
+        r.assert_succeeded(&format!("PERMISSIVE_{key}"));
+    }
+    // Five refused entries: the link, the rename, the signal, root's
+    // capabilities, the descriptor.
+    assert_eq!(r.num("REFUSALS"), 5, "{}", r.stderr);
+    assert_eq!(r.num("AUDIT_FD"), 1, "the descriptor's denial is audited:\n{}", r.stderr);
 }
 
 /// A daemon killed and started again (with the same `--cgroup`, which the
@@ -843,9 +914,9 @@ stop_daemon
 /// `-STOP`: harmless if it got through) nor take a descriptor from it with
 /// `pidfd_getfd` (the way to its fanotify group): the launcher's Landlock
 /// ruleset scopes signals and ptrace access to the sandbox. The same
-/// attempts by root that entered app_t by an exec transition (no ruleset)
-/// succeed, which shows the checks can fail (docs/security.md: such a
-/// process is not sandboxed), and unconfined root signals it too.
+/// attempts by root started in app_t without the sandbox (`--no-sandbox`)
+/// succeed, which shows the checks can fail, and unconfined root signals
+/// it too.
 #[test]
 fn confined_root_cannot_signal_or_ptrace_the_daemon() {
     let Some(s) = can_run() else { return };
@@ -869,8 +940,8 @@ print("took descriptor 2 of rampartd as", fd)
 start_daemon
 signal LAUNCHED_SIGNAL as_confined_root
 getfd LAUNCHED_GETFD as_confined_root
-signal TRANSITIONED_SIGNAL as_transitioned_root
-getfd TRANSITIONED_GETFD as_transitioned_root
+signal UNSANDBOXED_SIGNAL as_unsandboxed_root
+getfd UNSANDBOXED_GETFD as_unsandboxed_root
 signal ROOT_SIGNAL ""
 stop_daemon
 "#,
@@ -878,14 +949,14 @@ stop_daemon
     r.report("daemon");
     r.assert_blocked("LAUNCHED_SIGNAL", "Landlock scopes the sandbox's signals");
     r.assert_blocked("LAUNCHED_GETFD", "Landlock refuses ptrace access outside the sandbox");
-    r.assert_succeeded("TRANSITIONED_SIGNAL");
-    r.assert_succeeded("TRANSITIONED_GETFD");
+    r.assert_succeeded("UNSANDBOXED_SIGNAL");
+    r.assert_succeeded("UNSANDBOXED_GETFD");
     r.assert_allowed("ROOT_SIGNAL", "unconfined root signals anything");
 }
 
 /// Issue 7, item 5: SIGHUP reloads the policy only for a sender whose
 /// domain may `security { load_policy }`, as a `reload` request. Root in
-/// app_t (entered by an exec transition, so no Landlock scoping keeps the
+/// app_t (started without the sandbox, so no Landlock scoping keeps the
 /// signal from reaching the daemon) sends SIGHUP: ignored, audited, the
 /// policy sequence number unchanged; unconfined root's SIGHUP reloads.
 /// Under a permissive daemon app_t's SIGHUP reloads (the check can fail).
@@ -915,12 +986,12 @@ hup() {
     else echo "$1=1"; echo "$1_WHY=$(grep 'SIGHUP from' "$S/daemon.err" | tail -n 1)"; fi
 }
 start_daemon
-hup CONFINED_HUP as_transitioned_root
+hup CONFINED_HUP as_unsandboxed_root
 hup ROOT_HUP ""
 stop_daemon
 echo "AUDIT_LOAD_POLICY=$(grep -c 'denied  { load_policy } for .*scontext=system_u:system_r:app_t:s0 .*tclass=security permissive=0' "$LOG")"
 start_daemon --permissive
-hup PERMISSIVE_HUP as_transitioned_root
+hup PERMISSIVE_HUP as_unsandboxed_root
 stop_daemon
 "#,
     );
@@ -1015,7 +1086,7 @@ stop_daemon
 /// `relabelfrom`/`relabelto`; here the kernel's capability module asks
 /// CAP_SYS_ADMIN for any `security.*` xattr, which `rampart run` drops
 /// unless the policy grants the domain `capability { sys_admin }` (app_t
-/// has no such rule). Root in app_t by an exec transition keeps its
+/// has no such rule). Root in app_t without the sandbox keeps its
 /// capabilities, and succeeds: the check can fail.
 #[test]
 fn confined_root_cannot_relabel_through_xattrs() {
@@ -1029,7 +1100,7 @@ cp "$T/data/secret.txt" "$T/data/secret2.txt"; label system_u:object_r:secret_t:
 start_daemon
 attempt LAUNCHED_SETXATTR as_confined_root python3 -c 'import os,sys; os.setxattr(sys.argv[1], "security.selinux", b"system_u:object_r:file_t:s0\0")' "$T/data/secret.txt"
 attempt LAUNCHED_REMOVEXATTR as_confined_root python3 -c 'import os,sys; os.removexattr(sys.argv[1], "security.selinux")' "$T/data/secret.txt"
-attempt TRANSITIONED_SETXATTR as_transitioned_root python3 -c 'import os,sys; os.setxattr(sys.argv[1], "security.selinux", b"system_u:object_r:file_t:s0\0")' "$T/data/secret2.txt"
+attempt UNSANDBOXED_SETXATTR as_unsandboxed_root python3 -c 'import os,sys; os.setxattr(sys.argv[1], "security.selinux", b"system_u:object_r:file_t:s0\0")' "$T/data/secret2.txt"
 stop_daemon
 "#,
     );
@@ -1037,7 +1108,7 @@ stop_daemon
     // No capability { sys_admin } for app_t.
     r.assert_blocked("LAUNCHED_SETXATTR", "app_t has no capability { sys_admin }");
     r.assert_blocked("LAUNCHED_REMOVEXATTR", "app_t has no capability { sys_admin }");
-    r.assert_succeeded("TRANSITIONED_SETXATTR");
+    r.assert_succeeded("UNSANDBOXED_SETXATTR");
 }
 
 /// Issue 7, attack 6: root in app_t truncates, chmods, unlinks and
@@ -1046,7 +1117,7 @@ stop_daemon
 /// on no type at all, so refusing each is SELinux's own answer: the
 /// launcher's Landlock ruleset handles TRUNCATE and REMOVE_FILE on the
 /// marked filesystem, its seccomp filter refuses chmod. Root in app_t by
-/// an exec transition (no sandbox) succeeds: the checks can fail.
+/// `--no-sandbox` succeeds: the checks can fail.
 #[test]
 fn confined_root_cannot_truncate_chmod_or_unlink_what_it_may_not_write() {
     let Some(s) = can_run() else { return };
@@ -1065,7 +1136,7 @@ ops() {
 }
 start_daemon
 ops LAUNCHED as_confined_root
-ops TRANSITIONED as_transitioned_root
+ops UNSANDBOXED as_unsandboxed_root
 stop_daemon
 "#,
     );
@@ -1075,7 +1146,7 @@ stop_daemon
     r.assert_blocked("LAUNCHED_CHMOD", "app_t may setattr nothing");
     r.assert_blocked("LAUNCHED_UNLINK", "app_t may remove_name in no directory");
     r.assert_blocked("LAUNCHED_RENAME", "app_t may remove_name in no directory");
-    for key in ["TRANSITIONED_TRUNCATE", "TRANSITIONED_CHMOD", "TRANSITIONED_UNLINK", "TRANSITIONED_RENAME"] {
+    for key in ["UNSANDBOXED_TRUNCATE", "UNSANDBOXED_CHMOD", "UNSANDBOXED_UNLINK", "UNSANDBOXED_RENAME"] {
         r.assert_succeeded(key);
     }
 }
@@ -1084,7 +1155,7 @@ stop_daemon
 /// its pid to the hierarchy root's `cgroup.procs`, a root-owned file.
 /// Root in app_t started by `rampart run` cannot (the launcher's ruleset
 /// refuses writes on the cgroup v2 mounts), and stays denied the secret;
-/// root that entered app_t by an exec transition (no sandbox) escapes to
+/// root started in app_t without the sandbox escapes to
 /// the default domain and reads it: the check can fail. Uid 65534 cannot
 /// write the file at all.
 #[test]
@@ -1109,12 +1180,12 @@ os.execv(sys.argv[2], sys.argv[2:])
 start_daemon
 leave LAUNCHED as_confined_root
 leave UNPRIVILEGED as_attacker
-leave TRANSITIONED as_transitioned_root
+leave UNSANDBOXED as_unsandboxed_root
 stop_daemon
 "#,
     );
     r.report("cgroup");
     r.assert_blocked("LAUNCHED", "the launcher refuses writes to the cgroup hierarchy");
     r.assert_blocked("UNPRIVILEGED", "cgroup.procs is root's");
-    r.assert_succeeded("TRANSITIONED");
+    r.assert_succeeded("UNSANDBOXED");
 }

@@ -224,73 +224,6 @@ impl Daemon {
         forbid
     }
 
-    /// The descriptors of process `pid` that domain `sid` may not use, as
-    /// SELinux's `flush_unauthorized_files` finds them at a transition:
-    /// each open regular file or directory checked for what its open mode
-    /// uses (`read`, `write` or `append`), denials audited. The daemon
-    /// takes a copy of each (`pidfd_getfd`) to look at it. Pipes, sockets
-    /// and devices are not checked (docs/security.md).
-    fn unauthorized_descriptors(&self, pid: u32, sid: Sid) -> Vec<i32> {
-        let e = &self.enforcer;
-        let Ok(pidfd) = crate::pidfd::pidfd_open(pid) else { return Vec::new() };
-        let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return Vec::new() };
-        let mut revoke = Vec::new();
-        for n in entries.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
-            let Ok(file) = crate::pidfd::take_descriptor(std::os::fd::AsFd::as_fd(&pidfd), n) else { continue };
-            let file = std::fs::File::from(file);
-            let Ok(md) = file.metadata() else { continue };
-            if !(md.is_file() || md.is_dir()) {
-                continue;
-            }
-            let Some(cp) = e.classes.of_mode(md.mode()) else { continue };
-            // SAFETY: F_GETFL reads the open file's status flags.
-            let flags = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&file), libc::F_GETFL) };
-            // O_PATH: no access through it to check.
-            if flags < 0 || flags & libc::O_PATH != 0 {
-                continue;
-            }
-            let perms = cp.for_flags(flags as u64) & !cp.open;
-            let tsid = e.objects.sid_of(&e.avc, std::os::fd::AsFd::as_fd(&file), &md);
-            let decision = e.avc.has_perm_noaudit(sid, tsid, cp.class, perms);
-            if !decision.audited().is_empty() {
-                let info = AuditInfo {
-                    pid: Some(pid),
-                    comm: crate::pidfd::comm(pid),
-                    path: rampart_label::fd_link(std::os::fd::AsFd::as_fd(&file))
-                        .map(|p| p.to_string_lossy().into_owned()),
-                    extra: Vec::new(),
-                };
-                e.avc.audit_decision(sid, tsid, cp.class, &decision, &info);
-            }
-            if !decision.passes() {
-                revoke.push(n);
-            }
-        }
-        revoke
-    }
-
-    /// The capabilities domain `sid` may use (bit `i`: capability `i`):
-    /// `capability` and `capability2` on itself, as the kernel's
-    /// `cred_has_capability` checks them; all of them while the daemon or
-    /// the domain is permissive (SELinux would only log).
-    fn capabilities_of(&self, sid: Sid) -> u64 {
-        let e = &self.enforcer;
-        let mut caps = 0u64;
-        for (class, names, first) in [
-            (e.classes.capability, crate::access::CAPABILITY_PERMS, 0),
-            (e.classes.capability2, crate::access::CAPABILITY2_PERMS, 32),
-        ] {
-            for (i, name) in names.iter().enumerate() {
-                let Some(perm) = e.avc.mapping().perms(class, &[name]) else { continue };
-                // `passes`: allowed, or a denial not enforced (permissive).
-                if e.avc.has_perm_noaudit(sid, sid, class, perm).passes() {
-                    caps |= 1 << (first + i);
-                }
-            }
-        }
-        caps
-    }
-
     /// Whether a SIGHUP from process `pid` may reload the policy: as a
     /// `reload` request, `security { load_policy }` for the sender's
     /// domain (audited). A sender that cannot be identified any more (it
@@ -474,8 +407,8 @@ impl ControlHandler for Daemon {
             }
         }
         Ok(ExecGrant {
-            capabilities: self.capabilities_of(sid),
-            revoke: self.unauthorized_descriptors(pid, sid),
+            capabilities: crate::entry::capabilities_of(e, sid),
+            revoke: crate::entry::unauthorized_descriptors(e, pid, sid),
             forbid: self.forbidden_everywhere(sid),
         })
     }

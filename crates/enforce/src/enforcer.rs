@@ -75,6 +75,10 @@ pub struct Subject {
     pub tgid: Option<u32>,
     /// The exec transition in flight it is part of, if any.
     pub exec: Option<Arc<ExecInFlight>>,
+    /// It is in the daemon's cgroup tree: started by `rampart run` or a
+    /// descendant of such a process, so it carries the launcher's sandbox
+    /// (crate::entry).
+    pub launched: bool,
 }
 
 /// The decision side of the daemon, shared by its responder threads.
@@ -196,13 +200,13 @@ impl Enforcer {
     /// `need_process` (an exec needs the process).
     pub fn subject(&self, tid: u32, threads: &mut RecentThreads, need_process: bool) -> io::Result<Option<Subject>> {
         if !need_process && !self.cgroups.populated() {
-            return Ok(Some(Subject { sid: self.default_sid, tgid: None, exec: None }));
+            return Ok(Some(Subject { sid: self.default_sid, tgid: None, exec: None, launched: false }));
         }
         let info = match threads.info(tid) {
             Ok(info) => info,
             // The thread is gone: nobody waits for this answer.
             Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {
-                return Ok(Some(Subject { sid: self.default_sid, tgid: None, exec: None }))
+                return Ok(Some(Subject { sid: self.default_sid, tgid: None, exec: None, launched: false }))
             }
             Err(e) => return Err(e),
         };
@@ -215,11 +219,11 @@ impl Enforcer {
     /// The subject of process `tgid` in cgroup `cgroup_id`.
     pub fn subject_in(&self, tgid: u32, cgroup_id: u64) -> Subject {
         match self.cgroups.node(cgroup_id) {
-            None => Subject { sid: self.default_sid, tgid: Some(tgid), exec: None },
-            Some(Node::Domain(sid)) => Subject { sid, tgid: Some(tgid), exec: None },
+            None => Subject { sid: self.default_sid, tgid: Some(tgid), exec: None, launched: false },
+            Some(Node::Domain(sid)) => Subject { sid, tgid: Some(tgid), exec: None, launched: true },
             // Credentials change when the exec commits; until the
             // housekeeper has seen it, the old domain (crate::cgroups).
-            Some(Node::Exec(x)) => Subject { sid: x.plan.from, tgid: Some(tgid), exec: Some(x) },
+            Some(Node::Exec(x)) => Subject { sid: x.plan.from, tgid: Some(tgid), exec: Some(x), launched: true },
         }
     }
 
@@ -318,8 +322,21 @@ impl Enforcer {
         if let Some(watched) = held.and_then(|h| h.watched) {
             self.marks.target().unwatch_exec(&watched);
         }
+        let launcher = request.is_some();
         let (checks, new_domain) = self.exec_checks(subject.sid, tsid, cp, request);
         let mut allow = checks.iter().all(|c| c.decision.passes());
+        if let Some(new) = new_domain.filter(|&new| allow && !launcher && new != subject.sid) {
+            if let Some(why) = crate::entry::refusal(self, subject, (tid, tgid, file, md), new) {
+                let enforced = self.avc.enforced_for(new);
+                allow = !enforced;
+                eprintln!(
+                    "rampartd: {} the exec of {} by pid {tgid} ({}): {why} (docs/security.md)",
+                    if enforced { "refused" } else { "permissive: allowed" },
+                    rampart_label::fd_link(file.as_fd()).map_or("?".into(), |p| p.to_string_lossy().into_owned()),
+                    self.avc.context(subject.sid).unwrap_or("?"),
+                );
+            }
+        }
         if let Some(new) = new_domain.filter(|&new| allow && new != subject.sid) {
             // Before the answer: once the exec runs, the new domain's
             // opens must not meet marks placed without it in scope.

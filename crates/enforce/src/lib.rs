@@ -8,7 +8,8 @@
 //! kernel keeps it, in cgroups) and [`procs`] (exec contexts asked for);
 //! [`own_threads`] (the daemon's own); [`objects`] (object labels as SIDs) with
 //! [`path_labels`] (when a file's path cannot change the answer); [`access`]
-//! (classes and permissions of an open); [`enforcer`] (the decision);
+//! (classes and permissions of an open); [`enforcer`] (the decision) with [`entry`] (who may enter a confined
+//! domain: only processes carrying the launcher's sandbox);
 //! [`marks`] (the kernel-side cache of ignore marks); [`responder`]
 //! (the threads that read and answer); [`daemon`] (lifecycle, reload) with [`config`] and [`control`] (the
 //! control socket).
@@ -22,6 +23,7 @@ pub mod config;
 pub mod control;
 pub mod daemon;
 pub mod enforcer;
+pub mod entry;
 pub mod epoch;
 pub mod event;
 pub mod fanotify;

@@ -43,6 +43,12 @@ mkdir -p "$T/bin" "$T/data" "$T/run"
 cp "$POLICY_A" "$T/run/policy.33"
 printf '/.*\tsystem_u:object_r:file_t:s0\n' > "$T/run/file_contexts"
 cp /bin/dash "$T/bin/app"; label system_u:object_r:app_exec_t:s0 "$T/bin/app"
+# The app_exec_t shell, started in app_t by the launcher (the policy's
+# transition from unconfined_t, checked; the only way into a confined
+# domain from outside: docs/security.md). `$APP_RUN ... &` in the
+# background, where `$!` must be the shell itself.
+APP_RUN="$RAMPART run --socket $T/run/sock --context system_u:system_r:app_t:s0 -- $T/bin/app"
+app() { $APP_RUN "$@"; }
 printf 'line1\nline2\nline3\nline4\nline5\n' > "$T/data/data.txt"; label system_u:object_r:data_t:s0 "$T/data/data.txt"
 echo secret > "$T/data/secret.txt"; label system_u:object_r:secret_t:s0 "$T/data/secret.txt"
 echo plain > "$T/data/plain.txt"

@@ -18,7 +18,7 @@ pub const WORDS: [&str; 7] = ["daemon", "run", "status", "setenforce", "reload",
 pub enum EnforceCommand {
     Help(&'static str),
     Daemon { config_file: Option<PathBuf>, flags: Box<FileConfig> },
-    Run { socket: PathBuf, context: String, force: bool, command: Vec<OsString> },
+    Run { socket: PathBuf, context: String, force: bool, sandbox: bool, command: Vec<OsString> },
     Status { socket: PathBuf, json: bool },
     SetEnforce { socket: PathBuf, enforcing: bool },
     Reload { socket: PathBuf },
@@ -69,7 +69,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<EnforceCommand, CliError> {
     let mut flags = FileConfig::default();
     let mut config_file = None;
     let mut socket: Option<PathBuf> = None;
-    let (mut json, mut help, mut force) = (false, false, false);
+    let (mut json, mut help, mut force, mut no_sandbox) = (false, false, false, false);
     let mut context: Option<String> = None;
     let mut after_mark = false;
     let mut marks: Vec<PathBuf> = Vec::new();
@@ -119,6 +119,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<EnforceCommand, CliError> {
             "-h" | "--help" => help = true,
             "--json" => json = true,
             "--force" => force = true,
+            "--no-sandbox" => no_sandbox = true,
             "--permissive" => flags.permissive = Some(true),
             "--no-ignore-marks" => flags.ignore_marks = Some(false),
             "--mark" => {
@@ -169,13 +170,13 @@ pub fn parse(argv: Vec<OsString>) -> Result<EnforceCommand, CliError> {
         "run" => {
             let context = context.ok_or_else(|| {
                 CliError::usage(
-                    "missing `--context CTX`; usage: rampart run [--socket PATH] --context CTX [--force] -- CMD [ARGS]",
+                    "missing `--context CTX`; usage: rampart run [--socket PATH] --context CTX [--force] [--no-sandbox] -- CMD [ARGS]",
                 )
             })?;
             if command_words.is_empty() {
                 return Err(CliError::usage("missing the command to run: rampart run --context CTX -- CMD [ARGS]"));
             }
-            EnforceCommand::Run { socket, context, force, command: command_words }
+            EnforceCommand::Run { socket, context, force, sandbox: !no_sandbox, command: command_words }
         }
         "status" => {
             no_extra(0)?;

@@ -2,14 +2,19 @@
 //! nothing outside a tmpfs it creates in a private mount namespace.
 //!
 //! The scene: a tmpfs labeled like a small web server (content, an
-//! executable, a shadow file, an init script interpreter). An unconfined
-//! shell runs the init script interpreter (`initrc_exec_t`: the policy
-//! moves it to `initrc_t`), which starts the web server binary
-//! (`httpd_exec_t`: moved to `httpd_t`). The web server may read its
-//! content and may not read the shadow file. `rampart run` then asks for
-//! `httpd_t` directly, which the policy refuses to an unconfined shell
-//! (no `process transition`), exactly as `runcon` would fail.
+//! executable, a shadow file, an init script interpreter). `rampart run`
+//! starts the init script interpreter in `initrc_t` (the policy's
+//! transition from `unconfined_t`, checked, as `run_init` would), which
+//! drops to www-data and starts the web server binary (`httpd_exec_t`:
+//! the policy moves it to `httpd_t`). The web server may read its content
+//! and may not read the shadow file. The same interpreter run directly by
+//! an unconfined shell is refused: a confined domain is entered only
+//! through the launcher, whose sandbox holds what fanotify cannot see
+//! (docs/security.md). `rampart run` then asks for `httpd_t` directly,
+//! which the policy refuses to an unconfined shell (no `process
+//! transition`), exactly as `runcon` would fail.
 
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -26,6 +31,7 @@ const CONTENT: &str = "system_u:object_r:httpd_sys_content_t:s0";
 const SHADOW: &str = "system_u:object_r:shadow_t:s0";
 const HTTPD_EXEC: &str = "system_u:object_r:httpd_exec_t:s0";
 const INITRC_EXEC: &str = "system_u:object_r:initrc_exec_t:s0";
+const INITRC: &str = "system_u:system_r:initrc_t:s0";
 const HTTPD: &str = "system_u:system_r:httpd_t:s0";
 
 fn err(what: &str) -> impl Fn(io::Error) -> CliError + '_ {
@@ -58,7 +64,8 @@ impl Scene {
             fs::create_dir(self.path(d)).map_err(err("creating the demo tree"))?;
         }
         write_labeled(&self.path("www/index.html"), b"<h1>hello from httpd_t</h1>\n", CONTENT, 0o644)?;
-        write_labeled(&self.path("etc/shadow"), b"root:$6$not-a-real-hash:19000:0:99999:7:::\n", SHADOW, 0o600)?;
+        // World-readable: the policy, not the mode, keeps httpd from it.
+        write_labeled(&self.path("etc/shadow"), b"root:$6$not-a-real-hash:19000:0:99999:7:::\n", SHADOW, 0o644)?;
         let cat = fs::read("/bin/cat").map_err(err("reading /bin/cat"))?;
         write_labeled(&self.path("bin/httpd"), &cat, HTTPD_EXEC, 0o755)?;
         let sh = fs::read("/bin/sh").map_err(err("reading /bin/sh"))?;
@@ -112,8 +119,13 @@ fn stop_daemon(child: &mut Child) {
     let _ = child.wait();
 }
 
+/// The arguments as `step` takes them.
+fn refs(args: &[OsString]) -> Vec<&OsStr> {
+    args.iter().map(OsString::as_os_str).collect()
+}
+
 /// Runs one step, printing the command, its output and its status.
-fn step(title: &str, program: &Path, args: &[&std::ffi::OsStr]) {
+fn step(title: &str, program: &Path, args: &[&OsStr]) {
     println!("\n## {title}");
     let shown: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     println!("$ {} {}", program.display(), shown.join(" "));
@@ -133,13 +145,28 @@ fn scenes(scene: &Scene) -> Result<(), CliError> {
     let httpd = scene.path("bin/httpd");
     let index = scene.path("www/index.html");
     let shadow = scene.path("etc/shadow");
-    let serve = |file: &Path| format!("{} {}", httpd.display(), file.display());
+    // The init script: as www-data (no capability left that httpd_t
+    // lacks), start httpd.
+    let serve = |file: &Path| {
+        format!("exec setpriv --reuid=33 --regid=33 --clear-groups {} {}", httpd.display(), file.display())
+    };
+    let init = |file: &Path| -> Vec<OsString> {
+        let mut args: Vec<OsString> = ["run", "--socket"].map(OsString::from).into();
+        args.extend([scene.socket.clone().into(), "--context".into(), INITRC.into(), "--".into(), rc.clone().into()]);
+        args.extend(["-c".into(), serve(file).into()]);
+        args
+    };
     step(
-        "an unconfined shell starts the init script interpreter (initrc_t), which starts httpd (httpd_t); httpd reads its content: allowed",
+        "rampart run starts the init script interpreter in initrc_t; as www-data it starts httpd (httpd_t); httpd reads its content: allowed",
+        &exe,
+        &refs(&init(&index)),
+    );
+    step("the same httpd reads the shadow file: denied", &exe, &refs(&init(&shadow)));
+    step(
+        "an unconfined shell runs the init script interpreter directly: refused (a confined domain is entered only through rampart run, whose sandbox holds what fanotify cannot see)",
         &rc,
         &["-c".as_ref(), serve(&index).as_ref()],
     );
-    step("the same httpd reads the shadow file: denied", &rc, &["-c".as_ref(), serve(&shadow).as_ref()]);
     step(
         "an unconfined shell reads the shadow file: allowed (unconfined_t)",
         Path::new("/bin/cat"),

@@ -27,7 +27,7 @@ the others are woken when events queue up or an exec is decided);
 ";
 
 pub const RUN: &str = "\
-usage: rampart run [--socket PATH] --context CTX [--force] -- CMD [ARGS...]
+usage: rampart run [--socket PATH] --context CTX [--force] [--no-sandbox] -- CMD [ARGS...]
 
 Runs CMD in context CTX (the runcon analog): the daemon checks process
 setexec, then at the exec process transition and file entrypoint, as
@@ -37,8 +37,12 @@ cannot see (docs/security.md): capabilities bounded to those the policy
 grants CTX, descriptors CTX may not use replaced by /dev/null, no moves of
 files between directories of the marked filesystems, no mounts, no new
 namespaces, no xattr writes, no writes to the cgroup hierarchy, no
-signals to processes outside. Exit status 125 when rampart fails, 126
-when CMD cannot run, 127 when it is not found.
+signals to processes outside. This is the only way into a confined
+domain from outside rampartd's domains: the daemon refuses such exec
+transitions, since it cannot sandbox their processes. --no-sandbox skips
+the sandbox (fanotify mediation alone, for testing the daemon; the
+process then lacks those defences). Exit status 125 when rampart fails,
+126 when CMD cannot run, 127 when it is not found.
 ";
 
 pub const CONTROL: &str = "\

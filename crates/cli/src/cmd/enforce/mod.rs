@@ -39,8 +39,8 @@ pub fn run(command: EnforceCommand) -> Result<u8, CliError> {
             rampart_enforce::daemon::run(config).map_err(|e| CliError::input(format!("rampartd: {e}")))?;
             Ok(0)
         }
-        EnforceCommand::Run { socket, context, force, command } => {
-            Ok(run_in_context(&socket, &context, force, command))
+        EnforceCommand::Run { socket, context, force, sandbox, command } => {
+            Ok(run_in_context(&socket, &context, force, sandbox, command))
         }
         EnforceCommand::Status { socket, json } => {
             let status = client(&socket)?.status().map_err(control)?;
@@ -72,8 +72,15 @@ pub fn run(command: EnforceCommand) -> Result<u8, CliError> {
 /// `rampart run`: asks the daemon for the exec context, sandboxes itself
 /// for what fanotify cannot see (rampart_enforce::sandbox), then execs.
 /// Exit statuses as runcon's: 125 when rampart itself fails, 126 when
-/// the command cannot be run, 127 when it is not found.
-fn run_in_context(socket: &std::path::Path, context: &str, force: bool, command: Vec<std::ffi::OsString>) -> u8 {
+/// the command cannot be run, 127 when it is not found. Without
+/// `sandbox`, only the exec context (testing the daemon alone).
+fn run_in_context(
+    socket: &std::path::Path,
+    context: &str,
+    force: bool,
+    sandbox: bool,
+    command: Vec<std::ffi::OsString>,
+) -> u8 {
     let fail = |msg: String, code: u8| {
         eprintln!("rampart: run: {msg}");
         code
@@ -101,21 +108,32 @@ fn run_in_context(socket: &std::path::Path, context: &str, force: bool, command:
     drop(client);
     // From an older daemon: the sandbox without what it did not say.
     let grant = grant.unwrap_or(rampart_enforce::control::ExecGrant { capabilities: u64::MAX, ..Default::default() });
-    if let Err(e) = rampart_enforce::sandbox::forbid_moves_between_directories(&marked, &grant.forbid) {
-        return fail(format!("cannot confine moves of files between directories: {e}"), 125);
-    }
-    if let Err(e) = rampart_enforce::sandbox::refuse_system_calls(&grant.forbid) {
-        return fail(format!("cannot install the system call filter: {e}"), 125);
-    }
-    if let Err(e) = rampart_enforce::sandbox::revoke_descriptors(&grant.revoke) {
-        return fail(format!("cannot revoke the descriptors the new domain may not use: {e}"), 125);
-    }
-    if let Err(e) = rampart_enforce::sandbox::bound_capabilities(grant.capabilities) {
-        return fail(format!("cannot bound the capabilities to the policy's: {e}"), 125);
+    if sandbox {
+        if let Err(code) = confine_self(&marked, &grant) {
+            return code;
+        }
     }
     let err = std::process::Command::new(program).args(args).exec();
     let code = if err.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 };
     fail(format!("{}: {err}", program.to_string_lossy()), code)
+}
+
+/// The launcher's sandbox (rampart_enforce::sandbox), set on itself
+/// before its exec; `Err`: the exit status, after saying why.
+fn confine_self(marked: &[String], grant: &rampart_enforce::control::ExecGrant) -> Result<(), u8> {
+    let fail = |msg: String| {
+        eprintln!("rampart: run: {msg}");
+        125
+    };
+    rampart_enforce::sandbox::forbid_moves_between_directories(marked, &grant.forbid)
+        .map_err(|e| fail(format!("cannot confine moves of files between directories: {e}")))?;
+    rampart_enforce::sandbox::refuse_system_calls(&grant.forbid)
+        .map_err(|e| fail(format!("cannot install the system call filter: {e}")))?;
+    rampart_enforce::sandbox::revoke_descriptors(&grant.revoke)
+        .map_err(|e| fail(format!("cannot revoke the descriptors the new domain may not use: {e}")))?;
+    rampart_enforce::sandbox::bound_capabilities(grant.capabilities)
+        .map_err(|e| fail(format!("cannot bound the capabilities to the policy's: {e}")))?;
+    Ok(())
 }
 
 /// The file `execvp` would run for `program`: itself if it contains a
