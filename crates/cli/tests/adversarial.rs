@@ -1189,3 +1189,46 @@ stop_daemon
     r.assert_blocked("UNPRIVILEGED", "cgroup.procs is root's");
     r.assert_succeeded("UNSANDBOXED");
 }
+
+/// Issue 7, attack 3 (and item 5): root in app_t rewrites what the next
+/// reload reads: appends a spec to file_contexts, adds a
+/// `file_contexts.local` beside it, replaces the policy by a rename,
+/// truncates it, removes a file beside it. Here they live outside the marked tmpfs
+/// (as /etc/selinux usually is: the daemon sees no write there), so the
+/// policy cannot stop it; the launcher's ruleset refuses any change
+/// beneath their directories (the status reply's `protected_dirs`),
+/// whatever the daemon's mode. Root in app_t without the sandbox, and
+/// unconfined root, succeed: the checks can fail.
+#[test]
+fn confined_root_cannot_rewrite_the_daemons_policy_files() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        r#"
+mkdir "$S/pol"
+cp "$T/run/policy.33" "$T/run/file_contexts" "$S/pol/"
+rewrite() {
+    attempt "$1_APPEND" $2 sh -c 'printf "/x\tsystem_u:object_r:secret_t:s0\n" >> "$0" && exit 0 || exit 1' "$S/pol/file_contexts"
+    attempt "$1_LOCAL" $2 sh -c 'printf "/y\tsystem_u:object_r:secret_t:s0\n" > "$0.local" && exit 0 || exit 1' "$S/pol/file_contexts"
+    attempt "$1_REPLACE" $2 sh -c 'cat "$0" > "$0.new" && mv -f "$0.new" "$0" && exit 0 || exit 1' "$S/pol/policy.33"
+    attempt "$1_TRUNCATE" $2 python3 -c 'import os,sys; os.truncate(sys.argv[1], os.path.getsize(sys.argv[1]))' "$S/pol/policy.33"
+    cp "$S/pol/policy.33" "$S/pol/old-$1.33"
+    attempt "$1_REMOVE" $2 sh -c 'rm -f "$0" 2>/dev/null; [ ! -e "$0" ] && exit 0 || exit 1' "$S/pol/old-$1.33"
+    rm -f "$S/pol/file_contexts.local" "$S/pol/policy.33.new" "$S/pol/old-$1.33"
+}
+start_daemon --policy "$S/pol/policy.33" --file-contexts "$S/pol/file_contexts"
+echo "PROTECTED=$("$RAMPART" status --socket "$SOCK" --json | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["protected_dirs"]))')"
+rewrite LAUNCHED as_confined_root
+rewrite UNSANDBOXED as_unsandboxed_root
+rewrite ROOT ""
+stop_daemon
+"#,
+    );
+    r.report("policy_files");
+    assert!(r.get("PROTECTED").split(' ').any(|d| d.ends_with("/pol")), "{}", r.stdout);
+    for op in ["APPEND", "LOCAL", "REPLACE", "TRUNCATE", "REMOVE"] {
+        r.assert_blocked(&format!("LAUNCHED_{op}"), "nothing beneath the daemon's policy directories may change");
+        r.assert_succeeded(&format!("UNSANDBOXED_{op}"));
+        r.assert_allowed(&format!("ROOT_{op}"), "unconfined root changes them");
+    }
+}

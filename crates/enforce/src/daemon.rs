@@ -191,6 +191,30 @@ impl Daemon {
 }
 
 impl Daemon {
+    /// The directories whose files decide what the daemon loads: the
+    /// policy's, every file_contexts file's, and `/etc/selinux` where the
+    /// system's are used (its `config` names the policy type). Canonical,
+    /// none beneath another.
+    fn protected_dirs(&self) -> Vec<PathBuf> {
+        let mut files = vec![self.policy_path.clone()];
+        let specs = match &self.config.file_contexts {
+            Some(p) => SpecFiles::from_base(p),
+            None => SpecFiles::system(),
+        };
+        files.extend(specs.files.iter().map(|(p, _)| p.clone()));
+        files.extend(specs.subs_dist.iter().chain(&specs.subs).cloned());
+        let mut dirs: Vec<PathBuf> =
+            files.iter().filter_map(|f| f.parent()).filter_map(|d| d.canonicalize().ok()).collect();
+        if self.config.policy.is_none() || self.config.file_contexts.is_none() {
+            dirs.push(PathBuf::from("/etc/selinux"));
+        }
+        dirs.sort();
+        dirs.dedup();
+        let all = dirs.clone();
+        dirs.retain(|d| !all.iter().any(|other| other != d && d.starts_with(other)));
+        dirs
+    }
+
     /// What domain `sid` may do to no file of any type (crate::sandbox::
     /// Forbidden): nothing while it, or the daemon, is permissive.
     fn forbidden_everywhere(&self, sid: Sid) -> Vec<Forbidden> {
@@ -328,6 +352,7 @@ impl ControlHandler for Daemon {
                 .filter_map(|m| std::fs::metadata(m).ok())
                 .map(|md| format!("{}:{}", libc::major(md.dev()), libc::minor(md.dev())))
                 .collect(),
+            protected_dirs: self.protected_dirs(),
             avc_lookups: stats.lookups,
             avc_hits: stats.hits,
             avc_misses: stats.misses,

@@ -74,10 +74,19 @@
 //! ([`revoke_descriptors`]), as SELinux's `flush_unauthorized_files` does
 //! at a transition.
 //!
+//! **The daemon's policy files.** rampartd reloads its policy and
+//! file_contexts when an authorized caller asks; a confined process that
+//! rewrote them first would choose what is loaded. Wherever they are
+//! (often on a filesystem that is not marked, where the daemon sees no
+//! write), the ruleset refuses beneath their directories (the status
+//! reply's `protected_dirs`) every write, truncate, creation, removal
+//! and move, whatever the policy says. (Directly in the directories above
+//! them, `/etc` for `/etc/selinux`, files cannot be created, removed or
+//! moved either: Landlock grants rights on whole trees.)
+//!
 //! The ruleset is inherited by every descendant and survives exec (also
-//! domain transitions); a process that enters a confined domain by an exec
-//! transition from an unconfined one, not through `rampart run`, is not
-//! sandboxed (docs/security.md).
+//! domain transitions); rampartd lets no process into a confined domain
+//! without it (crate::entry, docs/security.md).
 
 use std::ffi::CString;
 use std::fs;
@@ -89,6 +98,9 @@ use std::path::{Path, PathBuf};
 const LANDLOCK_ACCESS_FS_WRITE_FILE: u64 = 1 << 1;
 const LANDLOCK_ACCESS_FS_REMOVE_DIR: u64 = 1 << 4;
 const LANDLOCK_ACCESS_FS_REMOVE_FILE: u64 = 1 << 5;
+const LANDLOCK_ACCESS_FS_MAKE_DIR: u64 = 1 << 7;
+const LANDLOCK_ACCESS_FS_MAKE_REG: u64 = 1 << 8;
+const LANDLOCK_ACCESS_FS_MAKE_SYM: u64 = 1 << 12;
 const LANDLOCK_ACCESS_FS_REFER: u64 = 1 << 13;
 const LANDLOCK_ACCESS_FS_TRUNCATE: u64 = 1 << 14;
 /// What the ruleset always handles, and grants outside the marked
@@ -187,13 +199,14 @@ fn open_path(dir: &Path) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// Forbids this process and its descendants to move files between
-/// directories, and to rename or remove directories, on the filesystems
-/// whose devices are `marked`, and to signal processes outside the
-/// sandbox
-/// (`major:minor`; see the module docs). Sets `no_new_privs`, which
-/// Landlock requires of an unprivileged caller.
-pub fn forbid_moves_between_directories(marked: &[String], forbid: &[Forbidden]) -> io::Result<()> {
+/// The launcher's Landlock ruleset (see the module docs), for this
+/// process and its descendants: no moves of files between directories,
+/// no renaming or removing directories, on the filesystems whose devices
+/// are `marked` (`major:minor`); no writes on the cgroup v2 hierarchy; no
+/// change at all beneath the daemon's `protected` directories (its policy
+/// and file_contexts); what `forbid` says; signals scoped to the sandbox.
+/// Sets `no_new_privs`, which Landlock requires of an unprivileged caller.
+pub fn restrict_filesystem(marked: &[String], protected: &[PathBuf], forbid: &[Forbidden]) -> io::Result<()> {
     if landlock_abi() < 2 {
         return Err(io::Error::new(
             io::ErrorKind::Unsupported,
@@ -201,7 +214,6 @@ pub fn forbid_moves_between_directories(marked: &[String], forbid: &[Forbidden])
         ));
     }
     let mountinfo = fs::read_to_string("/proc/self/mountinfo")?;
-    let excluded = crate::mountinfo::mounts_of_devices(&mountinfo, marked);
     let abi = landlock_abi();
     let scoped = if abi >= 6 { LANDLOCK_SCOPE_SIGNAL } else { 0 };
     if scoped == 0 {
@@ -210,15 +222,28 @@ pub fn forbid_moves_between_directories(marked: &[String], forbid: &[Forbidden])
              outside its sandbox, rampartd included"
         );
     }
-    let mut handled = HANDLED;
-    if forbid.contains(&Forbidden::Unlink) {
-        handled |= LANDLOCK_ACCESS_FS_REMOVE_FILE;
+    let truncate = if abi >= 3 { LANDLOCK_ACCESS_FS_TRUNCATE } else { 0 };
+    // Each group of rights is granted everywhere but beneath its
+    // excluded trees (and directly in their ancestors: `grants`).
+    let mut moves = HANDLED;
+    let mut changes = LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_MAKE_DIR;
+    for (forbidden, right) in [(Forbidden::Unlink, LANDLOCK_ACCESS_FS_REMOVE_FILE), (Forbidden::Truncate, truncate)] {
+        if forbid.contains(&forbidden) {
+            moves |= right;
+        } else {
+            changes |= right;
+        }
     }
-    if forbid.contains(&Forbidden::Truncate) && abi >= 3 {
-        handled |= LANDLOCK_ACCESS_FS_TRUNCATE;
-    }
-    let attr =
-        RulesetAttr { handled_access_fs: handled | LANDLOCK_ACCESS_FS_WRITE_FILE, handled_access_net: 0, scoped };
+    let with = |trees: Vec<PathBuf>| -> Vec<PathBuf> { trees.into_iter().chain(protected.iter().cloned()).collect() };
+    let groups = [
+        (moves, with(crate::mountinfo::mounts_of_devices(&mountinfo, marked))),
+        // A pid written to a `cgroup.procs` would move the process out of
+        // its domain.
+        (LANDLOCK_ACCESS_FS_WRITE_FILE, with(crate::mountinfo::cgroup2_mounts(&mountinfo))),
+        (changes, protected.to_vec()),
+    ];
+    let handled = groups.iter().fold(0, |all, (rights, _)| all | rights);
+    let attr = RulesetAttr { handled_access_fs: handled, handled_access_net: 0, scoped };
     // Before ABI 6 the structure ends after `handled_access_net`.
     let size = if abi >= 6 { std::mem::size_of::<RulesetAttr>() } else { 16 };
     // SAFETY: `attr` is a valid attribute structure of at least `size`
@@ -227,28 +252,25 @@ pub fn forbid_moves_between_directories(marked: &[String], forbid: &[Forbidden])
     let raw = check(rc, "landlock_create_ruleset")?;
     // SAFETY: the kernel just returned this descriptor for us.
     let ruleset = unsafe { OwnedFd::from_raw_fd(raw as libc::c_int) };
-    let mut dirs = Vec::new();
-    grants(Path::new("/"), &excluded, &mut dirs);
-    // Writes anywhere but the cgroup v2 hierarchy, where writing a pid to
-    // a `cgroup.procs` would move the process out of its domain.
-    let mut writable = Vec::new();
-    grants(Path::new("/"), &crate::mountinfo::cgroup2_mounts(&mountinfo), &mut writable);
-    let rules = dirs.iter().map(|d| (d, handled)).chain(writable.iter().map(|d| (d, LANDLOCK_ACCESS_FS_WRITE_FILE)));
-    for (dir, allowed_access) in rules {
-        let Ok(fd) = open_path(dir) else { continue };
-        let rule = PathBeneathAttr { allowed_access, parent_fd: fd.as_raw_fd() };
-        // SAFETY: `rule` is a valid path-beneath attribute alive across
-        // the call; both descriptors are open.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_add_rule,
-                ruleset.as_raw_fd(),
-                LANDLOCK_RULE_PATH_BENEATH,
-                &rule as *const PathBeneathAttr,
-                0,
-            )
-        };
-        check(rc, &format!("landlock_add_rule {}", dir.display()))?;
+    for (rights, excluded) in &groups {
+        let mut dirs = Vec::new();
+        grants(Path::new("/"), excluded, &mut dirs);
+        for dir in dirs {
+            let Ok(fd) = open_path(&dir) else { continue };
+            let rule = PathBeneathAttr { allowed_access: *rights, parent_fd: fd.as_raw_fd() };
+            // SAFETY: `rule` is a valid path-beneath attribute alive
+            // across the call; both descriptors are open.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    ruleset.as_raw_fd(),
+                    LANDLOCK_RULE_PATH_BENEATH,
+                    &rule as *const PathBeneathAttr,
+                    0,
+                )
+            };
+            check(rc, &format!("landlock_add_rule {}", dir.display()))?;
+        }
     }
     // SAFETY: prctl with integer arguments only.
     check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } as libc::c_long, "PR_SET_NO_NEW_PRIVS")?;

@@ -104,6 +104,7 @@ impl ControlHandler for Fake {
             ignore_marks: 99,
             decided_without_path: 800,
             marked_devices: vec!["0:45".into()],
+            protected_dirs: vec!["/etc/selinux".into()],
             avc_lookups: 5000,
             avc_hits: 4990,
             avc_misses: 10,

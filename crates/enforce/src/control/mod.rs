@@ -57,6 +57,11 @@ pub struct Status {
     /// crate::sandbox). Absent from older daemons' replies (empty).
     #[serde(default)]
     pub marked_devices: Vec<String>,
+    /// The directories of the daemon's policy and file_contexts, which
+    /// `rampart run` keeps confined processes from changing anything
+    /// beneath (crate::sandbox). Absent from older daemons' replies.
+    #[serde(default)]
+    pub protected_dirs: Vec<std::path::PathBuf>,
     pub avc_lookups: u64,
     pub avc_hits: u64,
     pub avc_misses: u64,

@@ -93,8 +93,8 @@ fn run_in_context(
     let Some(path) = resolve_program(program) else {
         return fail(format!("{}: command not found", program.to_string_lossy()), 127);
     };
-    let marked = match client.status() {
-        Ok(s) => s.marked_devices,
+    let (marked, protected) = match client.status() {
+        Ok(s) => (s.marked_devices, s.protected_dirs),
         Err(e) => return fail(control(e).to_string(), 125),
     };
     let grant = match client.set_exec_context(context, force, Some(&path.to_string_lossy())) {
@@ -109,7 +109,7 @@ fn run_in_context(
     // From an older daemon: the sandbox without what it did not say.
     let grant = grant.unwrap_or(rampart_enforce::control::ExecGrant { capabilities: u64::MAX, ..Default::default() });
     if sandbox {
-        if let Err(code) = confine_self(&marked, &grant) {
+        if let Err(code) = confine_self(&marked, &protected, &grant) {
             return code;
         }
     }
@@ -120,13 +120,17 @@ fn run_in_context(
 
 /// The launcher's sandbox (rampart_enforce::sandbox), set on itself
 /// before its exec; `Err`: the exit status, after saying why.
-fn confine_self(marked: &[String], grant: &rampart_enforce::control::ExecGrant) -> Result<(), u8> {
+fn confine_self(
+    marked: &[String],
+    protected: &[std::path::PathBuf],
+    grant: &rampart_enforce::control::ExecGrant,
+) -> Result<(), u8> {
     let fail = |msg: String| {
         eprintln!("rampart: run: {msg}");
         125
     };
-    rampart_enforce::sandbox::forbid_moves_between_directories(marked, &grant.forbid)
-        .map_err(|e| fail(format!("cannot confine moves of files between directories: {e}")))?;
+    rampart_enforce::sandbox::restrict_filesystem(marked, protected, &grant.forbid)
+        .map_err(|e| fail(format!("cannot set the Landlock ruleset: {e}")))?;
     rampart_enforce::sandbox::refuse_system_calls(&grant.forbid)
         .map_err(|e| fail(format!("cannot install the system call filter: {e}")))?;
     rampart_enforce::sandbox::revoke_descriptors(&grant.revoke)
