@@ -21,8 +21,10 @@ no log is given). SIGHUP reloads the policy; SIGTERM stops, and the
 kernel then allows whatever is still queued.
 
 Tuning (also settable in the --config file, see contrib/rampartd.toml):
---threads responder threads (2), of which --pollers wait on fanotify (1;
-the others are woken when events queue up or an exec is decided);
+--threads responder threads (default one per CPU available, counting the
+cgroup's CPU limit, 2 to 32), of which --pollers wait on fanotify
+(default half of them, 1 to 4; the others are woken when events queue up
+or an exec is decided);
 --spin-us how long a poller keeps polling after an event (50, 0 never).
 ";
 
