@@ -130,3 +130,14 @@ fn help_for_bench_enforce() {
     assert!(rampart(&["help", "bench"], "").stdout.contains("bench enforce"));
     assert!(rampart(&["help"], "").stdout.contains("bench enforce"));
 }
+
+#[test]
+fn bench_enforce_clients_are_thread_counts() {
+    for bad in ["0", "1,x", "1,,2", "300"] {
+        let out = rampart(&["bench", "enforce", "--quick", "--clients", bad], "");
+        assert_eq!(out.code, 2, "--clients {bad}: {}", out.stderr);
+        assert!(out.stderr.contains("--clients"), "--clients {bad}: {}", out.stderr);
+        assert!(!out.stderr.contains("round 1"), "it should fail before running:\n{}", out.stderr);
+    }
+    assert!(rampart(&["bench", "enforce", "--help"], "").stdout.contains("--clients"));
+}

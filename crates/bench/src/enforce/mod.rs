@@ -96,44 +96,38 @@ impl Listener {
     }
 }
 
-/// The timed workloads, in the order each round runs them.
+/// The timed workloads; each round runs [`EnforceOptions::workloads`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Workload {
-    /// open + close of one file after warm-up, 1 thread (the steady state).
-    Open1,
-    /// The same, 2 threads on the same file.
-    Open2,
-    /// open + close of fresh files, 1 thread (first touch).
-    FirstTouch1,
-    /// The same, 2 threads, each its own files (event throughput).
-    FirstTouch2,
+    /// open + close of one file after warm-up by N client threads (the
+    /// steady state).
+    Open(usize),
+    /// open + close of fresh files by N client threads, each its own
+    /// files (first touch; with N > 1, the event throughput).
+    FirstTouch(usize),
     /// fork + exec + wait of a copy of /bin/true on the tmpfs.
     Exec,
 }
 
 impl Workload {
-    pub const ALL: [Workload; 5] =
-        [Workload::Open1, Workload::Open2, Workload::FirstTouch1, Workload::FirstTouch2, Workload::Exec];
-
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> String {
         match self {
-            Workload::Open1 => "open_1t",
-            Workload::Open2 => "open_2t",
-            Workload::FirstTouch1 => "first_touch_1t",
-            Workload::FirstTouch2 => "first_touch_2t",
-            Workload::Exec => "exec",
+            Workload::Open(n) => format!("open_{n}t"),
+            Workload::FirstTouch(n) => format!("first_touch_{n}t"),
+            Workload::Exec => "exec".to_string(),
         }
     }
+}
 
-    pub fn index(self) -> usize {
-        match self {
-            Workload::Open1 => 0,
-            Workload::Open2 => 1,
-            Workload::FirstTouch1 => 2,
-            Workload::FirstTouch2 => 3,
-            Workload::Exec => 4,
-        }
+/// Client thread counts by default: 1, 2 and the powers of two up to the
+/// CPUs available.
+pub fn default_clients() -> Vec<usize> {
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let mut clients = vec![1, 2];
+    while clients.last().is_some_and(|&n| n * 2 <= cpus) {
+        clients.push(clients.last().map_or(1, |n| n * 2));
     }
+    clients
 }
 
 /// What to run.
@@ -164,6 +158,9 @@ pub struct EnforceOptions {
     /// listeners' own work per event, without the cross-CPU wake-up.
     /// Ignored when `pin_cpu` is set.
     pub pinned_pass: bool,
+    /// Client thread counts of the open and first-touch workloads (1 is
+    /// always run: ratios are over it).
+    pub clients: Vec<usize>,
     /// Then the same rounds with the client threads on the first allowed
     /// CPU and the listeners on the second (in [`EnforceReport::split`]):
     /// every event crosses CPUs, so beside the pinned pass this prices the
@@ -185,11 +182,24 @@ impl Default for EnforceOptions {
             pin_cpu: None,
             pinned_pass: true,
             split_pass: true,
+            clients: default_clients(),
         }
     }
 }
 
 impl EnforceOptions {
+    /// Each round's workloads, in order: the opens, the first touches (1
+    /// client, then each other count), the exec.
+    pub fn workloads(&self) -> Vec<Workload> {
+        let mut clients = self.clients.clone();
+        clients.push(1);
+        clients.sort_unstable();
+        clients.dedup();
+        let opens = clients.iter().map(|&n| Workload::Open(n));
+        let firsts = clients.iter().map(|&n| Workload::FirstTouch(n));
+        opens.chain(firsts).chain([Workload::Exec]).collect()
+    }
+
     pub fn rounds(&self) -> usize {
         self.rounds.unwrap_or(if self.quick { 3 } else { 7 }).max(1)
     }
@@ -225,13 +235,17 @@ pub struct RoundResult {
     pub round: usize,
     /// Time from start until the listener was ready (listeners only).
     pub ready_ms: Option<f64>,
-    /// By [`Workload::index`].
-    pub samples: [Sample; 5],
+    /// Each workload's sample, in the order run.
+    pub samples: Vec<(Workload, Sample)>,
 }
 
 impl RoundResult {
-    pub fn sample(&self, w: Workload) -> &Sample {
-        &self.samples[w.index()]
+    pub fn sample(&self, w: Workload) -> Option<&Sample> {
+        self.samples.iter().find(|(x, _)| *x == w).map(|(_, s)| s)
+    }
+
+    fn per_op_ns(&self, w: Workload) -> f64 {
+        self.sample(w).map_or(f64::NAN, Sample::per_op_ns)
     }
 }
 
@@ -396,6 +410,7 @@ fn run_in_namespace(options: &EnforceOptions, outside: &str) -> Result<EnforceRe
         rounds,
         measure_ms: u64::try_from(measure.as_millis()).unwrap_or(u64::MAX),
         files_per_thread: options.files_per_thread(),
+        workloads: options.workloads(),
         pin_cpu,
         listener_cpu,
         cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
@@ -453,9 +468,9 @@ fn run_rounds(env: &Env<'_>, variants: &mut [VariantResult], label: &str) {
                             "round {}/{rounds}{label} {:<9}: steady open {:>7.0} ns, first touch {:>7.0} ns, exec {:>6.0} µs{}",
                             round + 1,
                             v.listener.name(),
-                            result.sample(Workload::Open1).per_op_ns(),
-                            result.sample(Workload::FirstTouch1).per_op_ns(),
-                            result.sample(Workload::Exec).per_op_ns() / 1000.0,
+                            result.per_op_ns(Workload::Open(1)),
+                            result.per_op_ns(Workload::FirstTouch(1)),
+                            result.per_op_ns(Workload::Exec) / 1000.0,
                             result.ready_ms.map(|r| format!(", ready in {r:.0} ms")).unwrap_or_default(),
                         );
                     }
@@ -562,16 +577,20 @@ fn start_here(listener: Listener, ctx: &RoundCtx<'_>) -> Result<(Running, Option
     }
 }
 
-fn measure_all(listener: Listener, ctx: &RoundCtx<'_>) -> Result<[Sample; 5], String> {
+fn measure_all(listener: Listener, ctx: &RoundCtx<'_>) -> Result<Vec<(Workload, Sample)>, String> {
     let (fs, d, n) = (&ctx.sandbox.fs, ctx.measure, ctx.options.files_per_thread());
     let fresh = |threads: usize| fs.join(format!("fresh.{}.{}.{threads}", listener.name(), ctx.round));
     workloads::warm_up(&ctx.files.steady, &ctx.files.exe)?;
-    let open1 = workloads::open_loop(&ctx.files.steady, 1, d)?;
-    let open2 = workloads::open_loop(&ctx.files.steady, 2, d)?;
-    let first1 = workloads::first_touch(&fresh(1), 1, n, d)?;
-    let first2 = workloads::first_touch(&fresh(2), 2, n, d)?;
-    let exec = workloads::exec_loop(&ctx.files.exe, d)?;
-    Ok([open1, open2, first1, first2, exec])
+    let mut samples = Vec::new();
+    for w in ctx.options.workloads() {
+        let sample = match w {
+            Workload::Open(threads) => workloads::open_loop(&ctx.files.steady, threads, d)?,
+            Workload::FirstTouch(threads) => workloads::first_touch(&fresh(threads), threads, n, d)?,
+            Workload::Exec => workloads::exec_loop(&ctx.files.exe, d)?,
+        };
+        samples.push((w, sample));
+    }
+    Ok(samples)
 }
 
 /// Why a round gave no result: the listener did not start, or the round

@@ -28,6 +28,8 @@ pub struct EnforceReport {
     pub rounds: usize,
     pub measure_ms: u64,
     pub files_per_thread: usize,
+    /// What each round ran ([`super::EnforceOptions::workloads`]).
+    pub workloads: Vec<Workload>,
     /// Everything pinned to this CPU, if it was (with `listener_cpu`: the
     /// client threads only).
     pub pin_cpu: Option<usize>,
@@ -85,7 +87,7 @@ impl EnforceReport {
     }
 
     fn samples(&self, l: Listener, w: Workload) -> Vec<Sample> {
-        self.variant(l).map(|v| v.rounds.iter().map(|r| *r.sample(w)).collect()).unwrap_or_default()
+        self.variant(l).map(|v| v.rounds.iter().filter_map(|r| r.sample(w).copied()).collect()).unwrap_or_default()
     }
 
     /// Median wall time per operation per thread (ns).
@@ -101,7 +103,24 @@ impl EnforceReport {
     /// Median of per-round throughput ratios, `two` over `one` (same variant).
     pub fn scaling(&self, l: Listener, two: Workload, one: Workload) -> Option<f64> {
         let v = self.variant(l)?;
-        median(&v.rounds.iter().map(|r| r.sample(two).ops_per_s() / r.sample(one).ops_per_s()).collect::<Vec<_>>())
+        let ratios: Vec<f64> =
+            v.rounds.iter().filter_map(|r| Some(r.sample(two)?.ops_per_s() / r.sample(one)?.ops_per_s())).collect();
+        median(&ratios)
+    }
+
+    /// The client thread counts run, ascending.
+    pub fn clients(&self) -> Vec<usize> {
+        self.workloads.iter().filter_map(|w| if let Workload::FirstTouch(n) = w { Some(*n) } else { None }).collect()
+    }
+
+    /// For each client count N beyond 1, `workload(N)`'s throughput over
+    /// `workload(1)`'s (medians of per-round ratios), by N.
+    fn scaling_by_clients(&self, l: Listener, workload: fn(usize) -> Workload) -> serde_json::Map<String, Value> {
+        self.clients()
+            .into_iter()
+            .filter(|&n| n > 1)
+            .map(|n| (n.to_string(), json!(self.scaling(l, workload(n), workload(1)))))
+            .collect()
     }
 
     /// Median over the rounds both ran of `a`'s time per operation over
@@ -123,7 +142,7 @@ impl EnforceReport {
             .iter()
             .filter_map(|ra| {
                 let rb = vb.rounds.iter().find(|rb| rb.round == ra.round)?;
-                Some(f(ra.sample(w).per_op_ns(), rb.sample(w).per_op_ns()))
+                Some(f(ra.sample(w)?.per_op_ns(), rb.sample(w)?.per_op_ns()))
             })
             .collect();
         median(&values)
@@ -150,7 +169,7 @@ impl EnforceReport {
         None
     }
 
-    /// The targets of issue 5.
+    /// The targets of issues 5 and 8.
     pub fn targets(&self) -> Vec<Target> {
         use Listener::{Fapolicyd, None as NoListener, Rampartd, Trivial};
         let t = |name: &str, measured: Option<f64>, limit: f64, at_most: bool, needs: &[Listener]| Target {
@@ -160,43 +179,64 @@ impl EnforceReport {
             at_most,
             missing: if measured.is_some() { None } else { self.why_missing(needs) },
         };
-        vec![
+        let mut targets = vec![
             t(
                 "steady-state open: rampartd / no listener",
-                self.ratio(Rampartd, NoListener, Workload::Open1),
+                self.ratio(Rampartd, NoListener, Workload::Open(1)),
                 1.3,
                 true,
                 &[Rampartd, NoListener],
             ),
             t(
                 "first-touch open: rampartd / trivial responder",
-                self.ratio(Rampartd, Trivial, Workload::FirstTouch1),
+                self.ratio(Rampartd, Trivial, Workload::FirstTouch(1)),
                 1.2,
                 true,
                 &[Rampartd, Trivial],
             ),
             t(
                 "first-touch open: rampartd / fapolicyd",
-                self.ratio(Rampartd, Fapolicyd, Workload::FirstTouch1),
+                self.ratio(Rampartd, Fapolicyd, Workload::FirstTouch(1)),
                 0.5,
                 true,
                 &[Rampartd, Fapolicyd],
             ),
             t(
                 "event throughput, 2 threads / 1 thread: rampartd",
-                self.scaling(Rampartd, Workload::FirstTouch2, Workload::FirstTouch1),
+                self.scaling(Rampartd, Workload::FirstTouch(2), Workload::FirstTouch(1)),
                 1.6,
                 false,
                 &[Rampartd],
             ),
             t(
                 "event throughput, 2 threads / 1 thread: trivial responder",
-                self.scaling(Trivial, Workload::FirstTouch2, Workload::FirstTouch1),
+                self.scaling(Trivial, Workload::FirstTouch(2), Workload::FirstTouch(1)),
                 1.6,
                 false,
                 &[Trivial],
             ),
-        ]
+        ];
+        // Issue 8: more clients never lower rampartd's throughput below
+        // what the kernel lets a trivial responder do, and 8 or more
+        // clients get at least 2.5 times one client's.
+        for n in self.clients().into_iter().filter(|&n| n > 1) {
+            let scaling = |l| self.scaling(l, Workload::FirstTouch(n), Workload::FirstTouch(1));
+            let name = format!("event throughput, {n} clients / 1: rampartd, at least the trivial responder's");
+            targets.push(match scaling(Trivial) {
+                Some(limit) => t(&name, scaling(Rampartd), limit, false, &[Rampartd]),
+                None => t(&name, None, f64::NAN, false, &[Trivial]),
+            });
+            if n >= 8 {
+                targets.push(t(
+                    &format!("event throughput, {n} clients / 1: rampartd"),
+                    scaling(Rampartd),
+                    2.5,
+                    false,
+                    &[Rampartd],
+                ));
+            }
+        }
+        targets
     }
 
     fn status_text(v: &VariantResult) -> String {
@@ -236,10 +276,11 @@ impl EnforceReport {
         ));
         s.push_str("Medians over rounds; per-op times are wall time per operation per thread.\n\n");
         s.push_str(&self.table_text());
-        s.push_str("\nTargets (issue 5):\n");
+        s.push_str(&self.clients_text());
+        s.push_str("\nTargets (issues 5 and 8):\n");
         for t in self.targets() {
             s.push_str(&format!(
-                "  {:<58} {:>8} {:>9}  {}\n",
+                "  {:<76} {:>8} {:>9}  {}\n",
                 t.name,
                 times(t.measured),
                 t.limit_text(),
@@ -292,6 +333,52 @@ impl EnforceReport {
         s
     }
 
+    /// Throughput by client threads, each over one client's, as text.
+    fn clients_text(&self) -> String {
+        let clients = self.clients();
+        let mut s = String::from("\nThroughput by client threads (ops/s, and over 1 client):\n");
+        s.push_str(&format!("{:<22}", "variant, workload"));
+        for n in &clients {
+            s.push_str(&format!(" {:>20}", format!("{n} client{}", if *n == 1 { "" } else { "s" })));
+        }
+        s.push('\n');
+        for (label, l, workload) in self.clients_rows() {
+            s.push_str(&format!("{label:<22}"));
+            for cell in self.clients_cells(l, workload) {
+                s.push_str(&format!(" {cell:>20}"));
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The rows of the by-clients tables: each variant that ran, steady
+    /// opens and first touches.
+    fn clients_rows(&self) -> Vec<(String, Listener, fn(usize) -> Workload)> {
+        let mut rows: Vec<(String, Listener, fn(usize) -> Workload)> = Vec::new();
+        for v in self.variants.iter().filter(|v| !v.rounds.is_empty()) {
+            rows.push((format!("{} open", v.listener.name()), v.listener, Workload::Open));
+            rows.push((format!("{} first touch", v.listener.name()), v.listener, Workload::FirstTouch));
+        }
+        rows
+    }
+
+    /// `workload(N)`'s throughput for each client count N, with its ratio
+    /// over one client's.
+    fn clients_cells(&self, l: Listener, workload: fn(usize) -> Workload) -> Vec<String> {
+        self.clients()
+            .into_iter()
+            .map(|n| {
+                let rate = num_group(self.ops_per_s(l, workload(n)));
+                if n == 1 {
+                    rate
+                } else {
+                    format!("{rate} ({})", times(self.scaling(l, workload(n), workload(1))))
+                }
+            })
+            .collect()
+    }
+
     /// This placement pass (pinned or split) as text: `heading`, the
     /// table, its ratios and `extra` ones.
     fn pass_text(&self, heading: &str, extra: Vec<(String, Option<f64>)>) -> String {
@@ -330,15 +417,15 @@ impl EnforceReport {
             s.push_str(&format!(
                 "{:<10} {:>11} {:>12} {:>12} {:>6} {:>12} {:>10} {:>12} {:>12} {:>6} {:>9} {:>8}\n",
                 l.name(),
-                num(self.per_op_ns(l, Workload::Open1), 0),
-                num_group(self.ops_per_s(l, Workload::Open1)),
-                num_group(self.ops_per_s(l, Workload::Open2)),
-                times(self.scaling(l, Workload::Open2, Workload::Open1)),
-                num(self.per_op_ns(l, Workload::FirstTouch1), 0),
-                if l == Listener::None { "-".into() } else { num(self.added_ns(l, Workload::FirstTouch1), 0) },
-                num_group(self.ops_per_s(l, Workload::FirstTouch1)),
-                num_group(self.ops_per_s(l, Workload::FirstTouch2)),
-                times(self.scaling(l, Workload::FirstTouch2, Workload::FirstTouch1)),
+                num(self.per_op_ns(l, Workload::Open(1)), 0),
+                num_group(self.ops_per_s(l, Workload::Open(1))),
+                num_group(self.ops_per_s(l, Workload::Open(2))),
+                times(self.scaling(l, Workload::Open(2), Workload::Open(1))),
+                num(self.per_op_ns(l, Workload::FirstTouch(1)), 0),
+                if l == Listener::None { "-".into() } else { num(self.added_ns(l, Workload::FirstTouch(1)), 0) },
+                num_group(self.ops_per_s(l, Workload::FirstTouch(1))),
+                num_group(self.ops_per_s(l, Workload::FirstTouch(2))),
+                times(self.scaling(l, Workload::FirstTouch(2), Workload::FirstTouch(1))),
                 num(self.per_op_ns(l, Workload::Exec).map(|n| n / 1000.0), 1),
                 num(self.ready_ms(l), 0),
             ));
@@ -355,8 +442,8 @@ impl EnforceReport {
         [Listener::Trivial, Listener::Fapolicyd, Listener::Rampartd]
             .into_iter()
             .map(|l| {
-                let cross = split.per_op_ns(l, Workload::FirstTouch1);
-                let same = pinned.per_op_ns(l, Workload::FirstTouch1);
+                let cross = split.per_op_ns(l, Workload::FirstTouch(1));
+                let same = pinned.per_op_ns(l, Workload::FirstTouch(1));
                 let ratio = cross.zip(same).filter(|(_, s)| *s > 0.0).map(|(c, s)| c / s);
                 (format!("first-touch open, other CPU / same CPU: {}", l.name()), ratio)
             })
@@ -368,15 +455,15 @@ impl EnforceReport {
     fn placement_ratios(&self) -> Vec<(String, Option<f64>)> {
         use Listener::{Fapolicyd, None as NoListener, Rampartd, Trivial};
         vec![
-            ("steady-state open: rampartd / no listener".into(), self.ratio(Rampartd, NoListener, Workload::Open1)),
+            ("steady-state open: rampartd / no listener".into(), self.ratio(Rampartd, NoListener, Workload::Open(1))),
             (
                 "first-touch open: rampartd / trivial responder".into(),
-                self.ratio(Rampartd, Trivial, Workload::FirstTouch1),
+                self.ratio(Rampartd, Trivial, Workload::FirstTouch(1)),
             ),
-            ("first-touch open: rampartd / fapolicyd".into(), self.ratio(Rampartd, Fapolicyd, Workload::FirstTouch1)),
+            ("first-touch open: rampartd / fapolicyd".into(), self.ratio(Rampartd, Fapolicyd, Workload::FirstTouch(1))),
             (
                 "first-touch open: fapolicyd / trivial responder".into(),
-                self.ratio(Fapolicyd, Trivial, Workload::FirstTouch1),
+                self.ratio(Fapolicyd, Trivial, Workload::FirstTouch(1)),
             ),
         ]
     }
@@ -388,11 +475,12 @@ impl EnforceReport {
             .iter()
             .map(|v| {
                 let l = v.listener;
-                let medians: serde_json::Map<String, Value> = Workload::ALL
+                let medians: serde_json::Map<String, Value> = self
+                    .workloads
                     .iter()
                     .map(|&w| {
                         (
-                            w.name().to_string(),
+                            w.name(),
                             json!({"per_op_ns": self.per_op_ns(l, w), "ops_per_s": self.ops_per_s(l, w),
                                    "added_ns_over_none": self.added_ns(l, w)}),
                         )
@@ -405,12 +493,8 @@ impl EnforceReport {
                         let mut o = serde_json::Map::new();
                         o.insert("round".into(), json!(r.round));
                         o.insert("ready_ms".into(), json!(r.ready_ms));
-                        for w in Workload::ALL {
-                            let x = r.sample(w);
-                            o.insert(
-                                w.name().into(),
-                                json!({"ops": x.ops, "threads": x.threads, "wall_ns": x.wall_ns}),
-                            );
+                        for (w, x) in &r.samples {
+                            o.insert(w.name(), json!({"ops": x.ops, "threads": x.threads, "wall_ns": x.wall_ns}));
                         }
                         Value::Object(o)
                     })
@@ -429,8 +513,12 @@ impl EnforceReport {
                     "ready_ms": self.ready_ms(l),
                     "medians": medians,
                     "scaling_2t_over_1t": {
-                        "open": self.scaling(l, Workload::Open2, Workload::Open1),
-                        "first_touch": self.scaling(l, Workload::FirstTouch2, Workload::FirstTouch1),
+                        "open": self.scaling(l, Workload::Open(2), Workload::Open(1)),
+                        "first_touch": self.scaling(l, Workload::FirstTouch(2), Workload::FirstTouch(1)),
+                    },
+                    "scaling_over_1_client": {
+                        "open": self.scaling_by_clients(l, Workload::Open),
+                        "first_touch": self.scaling_by_clients(l, Workload::FirstTouch),
                     },
                     "rounds": rounds,
                 })
@@ -452,6 +540,7 @@ impl EnforceReport {
             "rounds": self.rounds,
             "measure_ms": self.measure_ms,
             "files_per_thread": self.files_per_thread,
+            "clients": self.clients(),
             "pin_cpu": self.pin_cpu,
             "cpus": self.cpus,
             "kernel": self.kernel,
@@ -515,13 +604,24 @@ impl EnforceReport {
             s.push_str(&format!(
                 "| `{}` | {} | {} | {} | {} | {} | {} |\n",
                 l.name(),
-                num_group(self.ops_per_s(l, Workload::Open1)),
-                num_group(self.ops_per_s(l, Workload::Open2)),
-                times(self.scaling(l, Workload::Open2, Workload::Open1)),
-                num_group(self.ops_per_s(l, Workload::FirstTouch1)),
-                num_group(self.ops_per_s(l, Workload::FirstTouch2)),
-                times(self.scaling(l, Workload::FirstTouch2, Workload::FirstTouch1)),
+                num_group(self.ops_per_s(l, Workload::Open(1))),
+                num_group(self.ops_per_s(l, Workload::Open(2))),
+                times(self.scaling(l, Workload::Open(2), Workload::Open(1))),
+                num_group(self.ops_per_s(l, Workload::FirstTouch(1))),
+                num_group(self.ops_per_s(l, Workload::FirstTouch(2))),
+                times(self.scaling(l, Workload::FirstTouch(2), Workload::FirstTouch(1))),
             ));
+        }
+        let clients = self.clients();
+        s.push_str("\n### Throughput by client threads\n\nOperations per second of all client threads together, and in parentheses over one client's (medians of per-round ratios); `--clients` sets the counts.\n\n| variant, workload |");
+        for n in &clients {
+            s.push_str(&format!(" {n} |"));
+        }
+        s.push_str("\n|---|");
+        s.push_str(&"---|".repeat(clients.len()));
+        s.push('\n');
+        for (label, l, workload) in self.clients_rows() {
+            s.push_str(&format!("| {label} | {} |\n", self.clients_cells(l, workload).join(" | ")));
         }
         if let Some(p) = &self.pinned {
             s.push_str(&format!(
@@ -598,9 +698,9 @@ impl EnforceReport {
             s.push_str(&format!(
                 "| `{}` | {} | {} | {} | {} | {} | {} |\n",
                 l.name(),
-                num_group(self.per_op_ns(l, Workload::Open1)),
-                num_group(self.per_op_ns(l, Workload::FirstTouch1)),
-                if none { "-".into() } else { num_group(self.added_ns(l, Workload::FirstTouch1)) },
+                num_group(self.per_op_ns(l, Workload::Open(1))),
+                num_group(self.per_op_ns(l, Workload::FirstTouch(1))),
+                if none { "-".into() } else { num_group(self.added_ns(l, Workload::FirstTouch(1))) },
                 num(self.per_op_ns(l, Workload::Exec).map(|n| n / 1000.0), 1),
                 if none { "-".into() } else { num(self.added_ns(l, Workload::Exec).map(|n| n / 1000.0), 1) },
                 if none { "-".into() } else { num(self.ready_ms(l), 0) },
@@ -663,7 +763,13 @@ mod report_tests {
         let r = |round| RoundResult {
             round,
             ready_ms: Some(1.0),
-            samples: [sample(open, 1), sample(open, 2), sample(first, 1), sample(first2, 2), sample(300_000, 1)],
+            samples: vec![
+                (Workload::Open(1), sample(open, 1)),
+                (Workload::Open(2), sample(open, 2)),
+                (Workload::FirstTouch(1), sample(first, 1)),
+                (Workload::FirstTouch(2), sample(first2, 2)),
+                (Workload::Exec, sample(300_000, 1)),
+            ],
         };
         VariantResult { listener: l, status: Status::Ran, rounds: vec![r(0), r(1), r(2)], marks: None }
     }
@@ -675,6 +781,7 @@ mod report_tests {
             rounds: 3,
             measure_ms: 250,
             files_per_thread: 10,
+            workloads: crate::enforce::EnforceOptions { clients: vec![1, 2], ..Default::default() }.workloads(),
             pin_cpu: None,
             listener_cpu: None,
             cpus: 2,
@@ -703,10 +810,10 @@ mod report_tests {
     #[test]
     fn ratios_and_targets() {
         let r = report();
-        assert_eq!(r.ratio(Listener::Rampartd, Listener::None, Workload::Open1), Some(1.1));
-        assert_eq!(r.added_ns(Listener::Trivial, Workload::FirstTouch1), Some(4000.0));
+        assert_eq!(r.ratio(Listener::Rampartd, Listener::None, Workload::Open(1)), Some(1.1));
+        assert_eq!(r.added_ns(Listener::Trivial, Workload::FirstTouch(1)), Some(4000.0));
         // 2 threads at 6000 ns per op each: 2/6000 vs 1/5000 per ns.
-        let s = r.scaling(Listener::Trivial, Workload::FirstTouch2, Workload::FirstTouch1).unwrap();
+        let s = r.scaling(Listener::Trivial, Workload::FirstTouch(2), Workload::FirstTouch(1)).unwrap();
         assert!((s - 5.0 / 3.0).abs() < 1e-9);
         let t = r.targets();
         assert_eq!(t[0].holds(), Some(true));
@@ -715,14 +822,22 @@ mod report_tests {
         assert!(t[2].missing.as_deref().unwrap().contains("fapolicyd not run"), "{:?}", t[2].missing);
         assert_eq!(t[3].holds(), Some(true)); // 2 * 5500 / 5000 = 2.2
         assert_eq!(t[4].holds(), Some(true));
+        // Issue 8 at 2 clients: rampartd's 2.2x against the trivial
+        // responder's 5/3.
+        assert!((t[5].limit - 5.0 / 3.0).abs() < 1e-9, "{}", t[5].limit);
+        assert_eq!(t[5].holds(), Some(true));
         let text = r.text();
+        assert!(text.contains("rampartd first touch"), "{text}");
         assert!(text.contains("fapolicyd  not run: no"));
         let md = r.markdown(COMMAND);
         assert!(md.starts_with(HEADING));
         assert!(md.contains(COMMAND));
         let j = r.to_json();
         assert_eq!(j["variants"][1]["name"], "trivial");
-        assert_eq!(j["targets"].as_array().unwrap().len(), 5);
+        assert_eq!(j["targets"].as_array().unwrap().len(), 6);
+        assert_eq!(j["clients"], json!([1, 2]));
+        // 1000 opens in 5.5 ms; 2 threads: 2000 in 5 ms.
+        assert!(md.contains("| rampartd first touch | 181,818 | 400,000 (2.20x) |"), "{md}");
     }
 
     #[test]

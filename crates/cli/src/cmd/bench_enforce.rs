@@ -14,7 +14,7 @@ use crate::error::CliError;
 
 pub const USAGE: &str = "\
 usage: rampart bench enforce [--quick] [--json] [--write-docs] [--out PATH]
-                             [--rounds N] [--measure-ms N]
+                             [--rounds N] [--measure-ms N] [--clients N,N,...]
                              [--variants none,trivial,fapolicyd,rampartd]
                              [--pin-cpu N | --no-pinned] [--no-split]
                              [--rampart PATH] [--policy PATH]
@@ -29,6 +29,9 @@ unpinned rounds come the same rounds with everything on one CPU
 (--no-pinned skips them) and with the clients on one CPU and the listeners
 on another (--no-split skips them). Extra daemon
 flags for measuring alternatives: RAMPART_BENCH_DAEMON_ARGS=\"--spin-us 0\".
+--clients sets the client thread counts of the open and first-touch
+workloads (default 1, 2 and the powers of two up to the CPUs available;
+1 is always run, ratios are over it).
 ";
 
 /// The parsed command.
@@ -93,6 +96,19 @@ pub fn parse(argv: Vec<OsString>) -> Result<BenchEnforceArgs, CliError> {
             "--pin-cpu" => options.pin_cpu = Some(number(&value("N")?, "--pin-cpu")?),
             "--rampart" => options.rampart = PathBuf::from(value("PATH")?),
             "--policy" => options.policy = PathBuf::from(value("PATH")?),
+            "--clients" => {
+                options.clients = value("LIST")?
+                    .split(',')
+                    .map(|n| {
+                        let count: usize = number(n.trim(), "--clients")?;
+                        if (1..=256).contains(&count) {
+                            Ok(count)
+                        } else {
+                            Err(CliError::usage(format!("`--clients {n}`: give thread counts from 1 to 256")))
+                        }
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
             "--variants" => {
                 options.listeners = value("LIST")?
                     .split(',')
