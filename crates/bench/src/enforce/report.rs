@@ -51,6 +51,10 @@ pub struct EnforceReport {
     pub split: Option<Box<EnforceReport>>,
 }
 
+/// A row of the by-clients tables: its label, the variant, and the
+/// workload at a client count.
+type ClientsRow = (String, Listener, fn(usize) -> Workload);
+
 /// A target of issue 5 and how the run compares.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Target {
@@ -354,8 +358,8 @@ impl EnforceReport {
 
     /// The rows of the by-clients tables: each variant that ran, steady
     /// opens and first touches.
-    fn clients_rows(&self) -> Vec<(String, Listener, fn(usize) -> Workload)> {
-        let mut rows: Vec<(String, Listener, fn(usize) -> Workload)> = Vec::new();
+    fn clients_rows(&self) -> Vec<ClientsRow> {
+        let mut rows: Vec<ClientsRow> = Vec::new();
         for v in self.variants.iter().filter(|v| !v.rounds.is_empty()) {
             rows.push((format!("{} open", v.listener.name()), v.listener, Workload::Open));
             rows.push((format!("{} first touch", v.listener.name()), v.listener, Workload::FirstTouch));
