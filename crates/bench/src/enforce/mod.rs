@@ -31,6 +31,7 @@
 //! `write_docs`).
 
 pub mod fapolicyd;
+pub mod mixed;
 pub mod namespace;
 pub mod process;
 pub mod rampartd;
@@ -107,6 +108,14 @@ pub enum Workload {
     FirstTouch(usize),
     /// fork + exec + wait of a copy of /bin/true on the tmpfs.
     Exec,
+    /// Opens of `httpd_t`'s content by the benchmark while an `httpd_t`
+    /// process is alive ([`mixed`]).
+    MixedUnconfined,
+    /// The same content opened by a client in `httpd_t`.
+    MixedConfined,
+    /// The benchmark's opens again, a second after the `httpd_t` process
+    /// exited.
+    MixedAfter,
 }
 
 impl Workload {
@@ -115,6 +124,9 @@ impl Workload {
             Workload::Open(n) => format!("open_{n}t"),
             Workload::FirstTouch(n) => format!("first_touch_{n}t"),
             Workload::Exec => "exec".to_string(),
+            Workload::MixedUnconfined => "mixed_unconfined_open".to_string(),
+            Workload::MixedConfined => "mixed_confined_open".to_string(),
+            Workload::MixedAfter => "mixed_after_exit_open".to_string(),
         }
     }
 }
@@ -161,6 +173,9 @@ pub struct EnforceOptions {
     /// Client thread counts of the open and first-touch workloads (1 is
     /// always run: ratios are over it).
     pub clients: Vec<usize>,
+    /// The mixed-domain workloads ([`mixed`]), for no listener and
+    /// rampartd.
+    pub mixed: bool,
     /// Then the same rounds with the client threads on the first allowed
     /// CPU and the listeners on the second (in [`EnforceReport::split`]):
     /// every event crosses CPUs, so beside the pinned pass this prices the
@@ -183,6 +198,7 @@ impl Default for EnforceOptions {
             pinned_pass: true,
             split_pass: true,
             clients: default_clients(),
+            mixed: true,
         }
     }
 }
@@ -197,7 +213,9 @@ impl EnforceOptions {
         clients.dedup();
         let opens = clients.iter().map(|&n| Workload::Open(n));
         let firsts = clients.iter().map(|&n| Workload::FirstTouch(n));
-        opens.chain(firsts).chain([Workload::Exec]).collect()
+        let mixed = [Workload::MixedUnconfined, Workload::MixedConfined, Workload::MixedAfter];
+        let mixed = mixed.into_iter().filter(|_| self.mixed && self.listeners.contains(&Listener::Rampartd));
+        opens.chain(firsts).chain([Workload::Exec]).chain(mixed).collect()
     }
 
     pub fn rounds(&self) -> usize {
@@ -314,6 +332,8 @@ fn set_affinity(set: &libc::cpu_set_t) -> Result<(), BenchError> {
 struct Files {
     steady: PathBuf,
     exe: PathBuf,
+    /// `httpd_t`'s content ([`mixed`]).
+    content: PathBuf,
 }
 
 fn load_avg() -> Option<f64> {
@@ -329,7 +349,19 @@ fn run_in_namespace(options: &EnforceOptions, outside: &str) -> Result<EnforceRe
     let mut sandbox = Sandbox::create(outside)?;
     let detach_error = sandbox.detach_other_tmpfs().err().map(|e| e.to_string());
 
-    let files = Files { steady: sandbox.fs.join("steady"), exe: sandbox.fs.join("true") };
+    let files =
+        Files { steady: sandbox.fs.join("steady"), exe: sandbox.fs.join("true"), content: sandbox.fs.join("content") };
+    // The mixed-domain workloads confine a process: rampartd needs a
+    // cgroup v2 hierarchy, which detaching the tmpfs mounts took away.
+    let cgroups = if options.workloads().contains(&Workload::MixedConfined) {
+        mixed::create_content(&files.content).map_err(BenchError::Workload)?;
+        let dir = sandbox.state.join("cgroup");
+        std::fs::create_dir(&dir).map_err(BenchError::io("cannot create the cgroup mount point"))?;
+        namespace::mount_cgroup2(&dir)?;
+        Some(dir)
+    } else {
+        None
+    };
     std::fs::write(&files.steady, vec![b'x'; 4096]).map_err(BenchError::io("cannot write the steady file"))?;
     std::fs::copy("/bin/true", &files.exe).map_err(BenchError::io("cannot copy /bin/true to the tmpfs"))?;
     {
@@ -426,6 +458,9 @@ fn run_in_namespace(options: &EnforceOptions, outside: &str) -> Result<EnforceRe
     };
     let pinned = pinned.map(|(cpu, pv, a, b)| Box::new(meta(Some(cpu), None, pv, a, b, None, None)));
     let split = split.map(|(c, l, sv, a, b)| Box::new(meta(Some(c), Some(l), sv, a, b, None, None)));
+    if let Some(dir) = &cgroups {
+        mixed::remove_cgroup_tree(dir);
+    }
     Ok(meta(options.pin_cpu, None, variants, load_start, load_end, pinned, split))
 }
 
@@ -587,8 +622,22 @@ fn measure_all(listener: Listener, ctx: &RoundCtx<'_>) -> Result<Vec<(Workload, 
             Workload::Open(threads) => workloads::open_loop(&ctx.files.steady, threads, d)?,
             Workload::FirstTouch(threads) => workloads::first_touch(&fresh(threads), threads, n, d)?,
             Workload::Exec => workloads::exec_loop(&ctx.files.exe, d)?,
+            // All three at once, below.
+            Workload::MixedUnconfined | Workload::MixedConfined | Workload::MixedAfter => continue,
         };
         samples.push((w, sample));
+    }
+    if ctx.options.workloads().contains(&Workload::MixedConfined)
+        && matches!(listener, Listener::None | Listener::Rampartd)
+    {
+        let setup = mixed::Setup {
+            rampart: &ctx.options.rampart,
+            content: &ctx.files.content,
+            socket: rampartd::socket_path(ctx.sandbox, ctx.round),
+            log_dir: &ctx.sandbox.state,
+            measure: d,
+        };
+        samples.extend(mixed::measure(listener, &setup)?);
     }
     Ok(samples)
 }

@@ -193,6 +193,12 @@ pub fn detach(target: &Path) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// Mounts a cgroup v2 hierarchy at `dir` (in the private namespace:
+/// the same hierarchy as the system's, another mount of it).
+pub fn mount_cgroup2(dir: &Path) -> Result<(), BenchError> {
+    mount("cgroup2", dir, Some("cgroup2"), libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC, None)
+}
+
 /// The benchmark's file systems, mounted in the private namespace.
 pub struct Sandbox {
     /// The directory under /tmp (a ramfs inside the namespace).

@@ -40,13 +40,18 @@ pub fn unavailable(binary: &Path, policy: &Path) -> Option<String> {
     None
 }
 
+/// The control socket of round `round`'s rampartd.
+pub fn socket_path(sandbox: &Sandbox, round: usize) -> PathBuf {
+    sandbox.state.join("rampartd").join(format!("rampartd.{round}.sock"))
+}
+
 /// Starts rampartd on the sandbox's tmpfs and waits (at most 10 s) for
 /// its socket; checks its marks.
 pub fn start(binary: &Path, policy: &Path, sandbox: &Sandbox, round: usize) -> Result<(OwnedPid, Duration), String> {
     sandbox.check_namespace().map_err(|e| e.to_string())?;
     let dir = sandbox.state.join("rampartd");
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let socket = dir.join(format!("rampartd.{round}.sock"));
+    let socket = socket_path(sandbox, round);
     let audit = dir.join(format!("audit.{round}.log"));
     let log = dir.join(format!("rampartd.{round}.log"));
     let _ = std::fs::remove_file(&socket);
@@ -59,7 +64,11 @@ pub fn start(binary: &Path, policy: &Path, sandbox: &Sandbox, round: usize) -> R
         .arg("--socket")
         .arg(&socket)
         .arg("--audit-log")
-        .arg(&audit);
+        .arg(&audit)
+        // A tree of its own, where the benchmark mounted a cgroup v2
+        // hierarchy (the mixed-domain workloads); otherwise unused.
+        .arg("--cgroup")
+        .arg(super::mixed::cgroup_tree());
     // Extra daemon flags, to measure alternatives (`--threads 1`, `--spin-us 0`).
     if let Some(extra) = std::env::var_os("RAMPART_BENCH_DAEMON_ARGS") {
         cmd.args(extra.to_string_lossy().split_whitespace());

@@ -81,7 +81,13 @@ impl Target {
     }
 
     fn limit_text(&self) -> String {
-        format!("{} {:.2}x", if self.at_most { "<=" } else { ">=" }, self.limit)
+        let op = if self.at_most { "<=" } else { ">=" };
+        if self.limit.is_nan() {
+            // A limit measured in the run (another variant's figure) that
+            // could not be.
+            return format!("{op} n/a");
+        }
+        format!("{op} {:.2}x", self.limit)
     }
 }
 
@@ -220,6 +226,19 @@ impl EnforceReport {
                 &[Trivial],
             ),
         ];
+        // Issue 8: a confined domain alive costs others little, its own
+        // read-only content little, and nothing once it is gone.
+        if self.workloads.contains(&Workload::MixedConfined) {
+            for (name, w, limit) in Self::MIXED {
+                targets.push(t(
+                    &format!("mixed domains: {name}, rampartd / no listener"),
+                    self.ratio(Rampartd, NoListener, w),
+                    limit,
+                    true,
+                    &[Rampartd, NoListener],
+                ));
+            }
+        }
         // Issue 8: more clients never lower rampartd's throughput below
         // what the kernel lets a trivial responder do, and 8 or more
         // clients get at least 2.5 times one client's.
@@ -281,6 +300,19 @@ impl EnforceReport {
         s.push_str("Medians over rounds; per-op times are wall time per operation per thread.\n\n");
         s.push_str(&self.table_text());
         s.push_str(&self.clients_text());
+        let mixed = self.mixed_rows();
+        if !mixed.is_empty() {
+            s.push_str(
+                "\nMixed domains (Debian's policy; the content is httpd_sys_content_t, read-only for httpd_t):\n",
+            );
+            s.push_str(&format!(
+                "{:<54} {:>10} {:>12} {:>8}\n",
+                "opens of the content", "none ns", "rampartd ns", "ratio"
+            ));
+            for [name, none, rampartd, ratio] in mixed {
+                s.push_str(&format!("{name:<54} {none:>10} {rampartd:>12} {ratio:>8}\n"));
+            }
+        }
         s.push_str("\nTargets (issues 5 and 8):\n");
         for t in self.targets() {
             s.push_str(&format!(
@@ -335,6 +367,33 @@ impl EnforceReport {
             s.push_str(&p.pass_text(&heading, self.crossing_costs()));
         }
         s
+    }
+
+    /// The mixed-domain workloads: what each measures, and issue 8's limit
+    /// on rampartd over no listener.
+    const MIXED: [(&'static str, Workload, f64); 3] = [
+        ("unconfined opens while an httpd_t process is alive", Workload::MixedUnconfined, 1.3),
+        ("httpd_t opening its own read-only content", Workload::MixedConfined, 1.5),
+        ("unconfined opens a second after it exited", Workload::MixedAfter, 1.3),
+    ];
+
+    /// The mixed-domain rows: what, no listener's and rampartd's time per
+    /// open, and their ratio.
+    fn mixed_rows(&self) -> Vec<[String; 4]> {
+        if !self.workloads.contains(&Workload::MixedConfined) {
+            return Vec::new();
+        }
+        Self::MIXED
+            .iter()
+            .map(|&(name, w, _)| {
+                [
+                    name.to_string(),
+                    num(self.per_op_ns(Listener::None, w), 0),
+                    num(self.per_op_ns(Listener::Rampartd, w), 0),
+                    times(self.ratio(Listener::Rampartd, Listener::None, w)),
+                ]
+            })
+            .collect()
     }
 
     /// Throughput by client threads, each over one client's, as text.
@@ -627,6 +686,13 @@ impl EnforceReport {
         for (label, l, workload) in self.clients_rows() {
             s.push_str(&format!("| {label} | {} |\n", self.clients_cells(l, workload).join(" | ")));
         }
+        let mixed = self.mixed_rows();
+        if !mixed.is_empty() {
+            s.push_str("\n### Mixed domains\n\nOpen + close of a file labeled `httpd_sys_content_t` (Debian's policy: `httpd_t` may read it, not write it), 1 client: by the benchmark while an `httpd_t` process (`rampart run --force --context httpd_t -- sleep`) is alive, by a client in `httpd_t` (`rampart run` of `bench enforce --open-loop`), and by the benchmark a second after the `httpd_t` process exited. Without a listener the same opens, the client started directly.\n\n| opens of the content | no listener, ns | rampartd, ns | rampartd / no listener |\n|---|---|---|---|\n");
+            for [name, none, rampartd, ratio] in mixed {
+                s.push_str(&format!("| {name} | {none} | {rampartd} | {ratio} |\n"));
+            }
+        }
         if let Some(p) = &self.pinned {
             s.push_str(&format!(
                 "\n### The same rounds, everything on CPU {}\n\n\
@@ -785,7 +851,8 @@ mod report_tests {
             rounds: 3,
             measure_ms: 250,
             files_per_thread: 10,
-            workloads: crate::enforce::EnforceOptions { clients: vec![1, 2], ..Default::default() }.workloads(),
+            workloads: crate::enforce::EnforceOptions { clients: vec![1, 2], mixed: false, ..Default::default() }
+                .workloads(),
             pin_cpu: None,
             listener_cpu: None,
             cpus: 2,
@@ -863,6 +930,28 @@ mod report_tests {
         assert!(r.text().contains("clients on CPU 0 and the listeners on CPU 1"));
         assert!(r.markdown(COMMAND).contains("| first-touch open, other CPU / same CPU: trivial | 2.50x |"));
         assert_eq!(r.to_json()["split"]["listener_cpu"], 1);
+    }
+
+    #[test]
+    fn mixed_domains_are_priced_against_no_listener() {
+        let mut r = report();
+        r.workloads.extend([Workload::MixedUnconfined, Workload::MixedConfined, Workload::MixedAfter]);
+        for (l, unconfined, confined) in [(0, 1000, 1000), (3, 1200, 2000)] {
+            for round in &mut r.variants[l].rounds {
+                round.samples.extend([
+                    (Workload::MixedUnconfined, sample(unconfined, 1)),
+                    (Workload::MixedConfined, sample(confined, 1)),
+                    (Workload::MixedAfter, sample(1000, 1)),
+                ]);
+            }
+        }
+        let targets = r.targets();
+        let mixed: Vec<&Target> = targets.iter().filter(|t| t.name.starts_with("mixed")).collect();
+        assert_eq!(mixed.len(), 3);
+        // 1200 / 1000 <= 1.3; 2000 / 1000 > 1.5; 1000 / 1000 <= 1.3.
+        assert_eq!(mixed.iter().map(|t| t.holds()).collect::<Vec<_>>(), [Some(true), Some(false), Some(true)]);
+        assert!(r.text().contains("httpd_t opening its own read-only content"));
+        assert!(r.markdown(COMMAND).contains("| httpd_t opening its own read-only content | 1000 | 2000 | 2.00x |"));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::error::CliError;
 pub const USAGE: &str = "\
 usage: rampart bench enforce [--quick] [--json] [--write-docs] [--out PATH]
                              [--rounds N] [--measure-ms N] [--clients N,N,...]
+                             [--no-mixed]
                              [--variants none,trivial,fapolicyd,rampartd]
                              [--pin-cpu N | --no-pinned] [--no-split]
                              [--rampart PATH] [--policy PATH]
@@ -31,7 +32,11 @@ on another (--no-split skips them). Extra daemon
 flags for measuring alternatives: RAMPART_BENCH_DAEMON_ARGS=\"--spin-us 0\".
 --clients sets the client thread counts of the open and first-touch
 workloads (default 1, 2 and the powers of two up to the CPUs available;
-1 is always run, ratios are over it).
+1 is always run, ratios are over it). The mixed-domain workloads (no
+listener and rampartd: opens of httpd_t's content while an httpd_t
+process is alive, by a client in httpd_t, and a second after it exited)
+need Debian's policy; --no-mixed skips them. (--open-loop FILE is their
+client: it opens FILE for --measure-ms and prints OPS WALL_NS.)
 ";
 
 /// The parsed command.
@@ -42,6 +47,8 @@ pub struct BenchEnforceArgs {
     /// Where to write the docs section, if anywhere.
     pub docs: Option<PathBuf>,
     pub help: bool,
+    /// Only the mixed-domain workloads' client: open this file in a loop.
+    pub open_loop: Option<PathBuf>,
 }
 
 /// The first two words are `bench enforce`.
@@ -59,6 +66,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<BenchEnforceArgs, CliError> {
     let mut options = EnforceOptions::default();
     let (mut json, mut write_docs, mut help) = (false, false, false);
     let mut out: Option<PathBuf> = None;
+    let mut open_loop: Option<PathBuf> = None;
     let mut words = 0;
     let mut args = argv.into_iter();
     while let Some(arg) = args.next() {
@@ -79,7 +87,7 @@ pub fn parse(argv: Vec<OsString>) -> Result<BenchEnforceArgs, CliError> {
             }
         };
         match name.as_str() {
-            "--quick" | "--json" | "--write-docs" | "--no-pinned" | "--no-split" | "-h" | "--help"
+            "--quick" | "--json" | "--write-docs" | "--no-pinned" | "--no-split" | "--no-mixed" | "-h" | "--help"
                 if inline.is_some() =>
             {
                 return Err(CliError::usage(format!("option `{name}` takes no value")));
@@ -89,6 +97,8 @@ pub fn parse(argv: Vec<OsString>) -> Result<BenchEnforceArgs, CliError> {
             "--write-docs" => write_docs = true,
             "--no-pinned" => options.pinned_pass = false,
             "--no-split" => options.split_pass = false,
+            "--no-mixed" => options.mixed = false,
+            "--open-loop" => open_loop = Some(PathBuf::from(value("FILE")?)),
             "-h" | "--help" => help = true,
             "--out" => out = Some(PathBuf::from(value("PATH")?)),
             "--rounds" => options.rounds = Some(number(&value("N")?, "--rounds")?),
@@ -144,13 +154,18 @@ pub fn parse(argv: Vec<OsString>) -> Result<BenchEnforceArgs, CliError> {
         (false, Some(_)) => return Err(CliError::usage("`--out` says where `--write-docs` writes; give both")),
         (false, None) => None,
     };
-    Ok(BenchEnforceArgs { options, json, docs, help })
+    Ok(BenchEnforceArgs { options, json, docs, help, open_loop })
 }
 
 /// Runs the benchmark; returns what to print on stdout.
 pub fn run(args: &BenchEnforceArgs) -> Result<(String, u8), CliError> {
     if args.help {
         return Ok((USAGE.to_owned(), 0));
+    }
+    if let Some(file) = &args.open_loop {
+        let text =
+            rampart_bench::enforce::mixed::open_loop_client(file, args.options.measure()).map_err(CliError::input)?;
+        return Ok((text, 0));
     }
     if let Some(path) = &args.docs {
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
