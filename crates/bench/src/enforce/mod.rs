@@ -334,6 +334,8 @@ struct Files {
     exe: PathBuf,
     /// `httpd_t`'s content ([`mixed`]).
     content: PathBuf,
+    /// The cgroup v2 hierarchy mounted for the mixed-domain workloads.
+    cgroups: Option<PathBuf>,
 }
 
 fn load_avg() -> Option<f64> {
@@ -349,11 +351,15 @@ fn run_in_namespace(options: &EnforceOptions, outside: &str) -> Result<EnforceRe
     let mut sandbox = Sandbox::create(outside)?;
     let detach_error = sandbox.detach_other_tmpfs().err().map(|e| e.to_string());
 
-    let files =
-        Files { steady: sandbox.fs.join("steady"), exe: sandbox.fs.join("true"), content: sandbox.fs.join("content") };
+    let mut files = Files {
+        steady: sandbox.fs.join("steady"),
+        exe: sandbox.fs.join("true"),
+        content: sandbox.fs.join("content"),
+        cgroups: None,
+    };
     // The mixed-domain workloads confine a process: rampartd needs a
     // cgroup v2 hierarchy, which detaching the tmpfs mounts took away.
-    let cgroups = if options.workloads().contains(&Workload::MixedConfined) {
+    files.cgroups = if options.workloads().contains(&Workload::MixedConfined) {
         mixed::create_content(&files.content).map_err(BenchError::Workload)?;
         let dir = sandbox.state.join("cgroup");
         std::fs::create_dir(&dir).map_err(BenchError::io("cannot create the cgroup mount point"))?;
@@ -458,9 +464,6 @@ fn run_in_namespace(options: &EnforceOptions, outside: &str) -> Result<EnforceRe
     };
     let pinned = pinned.map(|(cpu, pv, a, b)| Box::new(meta(Some(cpu), None, pv, a, b, None, None)));
     let split = split.map(|(c, l, sv, a, b)| Box::new(meta(Some(c), Some(l), sv, a, b, None, None)));
-    if let Some(dir) = &cgroups {
-        mixed::remove_cgroup_tree(dir);
-    }
     Ok(meta(options.pin_cpu, None, variants, load_start, load_end, pinned, split))
 }
 
@@ -674,6 +677,11 @@ fn measure_round(
         _ => None,
     };
     running.stop();
+    // A daemon started on a tree with domains in it would take them for
+    // confined processes of an earlier one (and run slower).
+    if let Some(dir) = &ctx.files.cgroups {
+        mixed::remove_cgroup_tree(dir);
+    }
     if fired {
         return Err(format!("round {} overran {} s: the watchdog killed the listener", ctx.round + 1, limit.as_secs()));
     }
