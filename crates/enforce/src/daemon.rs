@@ -432,8 +432,8 @@ impl ControlHandler for Daemon {
             }
         }
         Ok(ExecGrant {
-            capabilities: crate::entry::capabilities_of(e, sid),
-            revoke: crate::entry::unauthorized_descriptors(e, pid, sid),
+            capabilities: crate::entry::capabilities_of(&e.entry_checks(), sid),
+            revoke: crate::entry::unauthorized_descriptors(&e.entry_checks(), pid, sid),
             forbid: self.forbidden_everywhere(sid),
         })
     }

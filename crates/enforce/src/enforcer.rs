@@ -234,6 +234,16 @@ impl Enforcer {
         Ok(self.subject_in(info.tgid, info.cgroup_id))
     }
 
+    /// What crate::entry's checks read.
+    pub fn entry_checks(&self) -> crate::entry::Checks<'_> {
+        crate::entry::Checks {
+            avc: &self.avc,
+            classes: &self.classes,
+            objects: &self.objects,
+            default_sid: self.default_sid,
+        }
+    }
+
     fn grants(&self) -> Grants<'_> {
         Grants { avc: &self.avc, paths: self.objects.paths() }
     }
@@ -326,7 +336,8 @@ impl Enforcer {
         let (checks, new_domain) = self.exec_checks(subject.sid, tsid, cp, request);
         let mut allow = checks.iter().all(|c| c.decision.passes());
         if let Some(new) = new_domain.filter(|&new| allow && !launcher && new != subject.sid) {
-            if let Some(why) = crate::entry::refusal(self, subject, (tid, tgid, file, md), new) {
+            let exec = crate::entry::Exec { tid, tgid, file, md, launched: subject.launched };
+            if let Some(why) = crate::entry::refusal(&self.entry_checks(), &exec, new) {
                 let enforced = self.avc.enforced_for(new);
                 allow = !enforced;
                 eprintln!(

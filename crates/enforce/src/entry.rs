@@ -33,16 +33,38 @@ use std::os::unix::fs::MetadataExt;
 
 use rampart_avc::{AuditInfo, Sid};
 
-use crate::access::{CAPABILITY2_PERMS, CAPABILITY_PERMS};
-use crate::enforcer::{Enforcer, Subject};
+use rampart_avc::Avc;
+
+use crate::access::{Classes, CAPABILITY2_PERMS, CAPABILITY_PERMS};
+use crate::objects::ObjectSids;
 use crate::pidfd;
 
-/// Why the exec (thread, process, file) into domain `new` must be
-/// refused, or `None` when it keeps the invariant (module docs).
-pub fn refusal(e: &Enforcer, subject: &Subject, exec: (u32, u32, &File, &Metadata), new: Sid) -> Option<String> {
-    let (tid, tgid, file, md) = exec;
+/// What the checks read: the decisions, the classes and permissions they
+/// ask for, and the objects' labels (the enforcer's, lent).
+pub struct Checks<'a> {
+    pub avc: &'a Avc,
+    pub classes: &'a Classes,
+    pub objects: &'a ObjectSids,
+    /// The domain of processes outside rampartd's domains.
+    pub default_sid: Sid,
+}
+
+/// The exec being decided.
+pub struct Exec<'a> {
+    pub tid: u32,
+    pub tgid: u32,
+    pub file: &'a File,
+    pub md: &'a Metadata,
+    /// The process is in rampartd's cgroup tree (crate::enforcer::Subject).
+    pub launched: bool,
+}
+
+/// Why `exec` into domain `new` must be refused, or `None` when it keeps
+/// the invariant (module docs).
+pub fn refusal(e: &Checks<'_>, exec: &Exec<'_>, new: Sid) -> Option<String> {
+    let Exec { tid, tgid, file, md, launched } = *exec;
     let name = |sid: Sid| e.avc.context(sid).unwrap_or("?").to_owned();
-    if !subject.launched {
+    if !launched {
         if new == e.default_sid {
             return None;
         }
@@ -75,7 +97,7 @@ pub fn refusal(e: &Enforcer, subject: &Subject, exec: (u32, u32, &File, &Metadat
 /// `capability` and `capability2` on itself, as the kernel's
 /// `cred_has_capability` checks them; all of them while the daemon or
 /// the domain is permissive (SELinux would only log).
-pub fn capabilities_of(e: &Enforcer, sid: Sid) -> u64 {
+pub fn capabilities_of(e: &Checks<'_>, sid: Sid) -> u64 {
     let mut caps = 0u64;
     for (class, names, first) in
         [(e.classes.capability, CAPABILITY_PERMS, 0), (e.classes.capability2, CAPABILITY2_PERMS, 32)]
@@ -140,7 +162,7 @@ fn has_file_capabilities(file: &File) -> bool {
 /// uses (`read`, `write` or `append`), denials audited. The daemon
 /// takes a copy of each (`pidfd_getfd`) to look at it. Pipes, sockets
 /// and devices are not checked (docs/security.md).
-pub fn unauthorized_descriptors(e: &Enforcer, pid: u32, sid: Sid) -> Vec<i32> {
+pub fn unauthorized_descriptors(e: &Checks<'_>, pid: u32, sid: Sid) -> Vec<i32> {
     let Ok(pidfd) = pidfd::pidfd_open(pid) else { return Vec::new() };
     let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return Vec::new() };
     let mut revoke = Vec::new();
@@ -159,7 +181,7 @@ pub fn unauthorized_descriptors(e: &Enforcer, pid: u32, sid: Sid) -> Vec<i32> {
             continue;
         }
         let perms = cp.for_flags(flags as u64) & !cp.open;
-        let tsid = e.objects.sid_of(&e.avc, file.as_fd(), &md);
+        let tsid = e.objects.sid_of(e.avc, file.as_fd(), &md);
         let decision = e.avc.has_perm_noaudit(sid, tsid, cp.class, perms);
         if !decision.audited().is_empty() {
             let info = AuditInfo {
