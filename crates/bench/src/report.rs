@@ -462,7 +462,7 @@ impl Report {
         let p = &self.params;
         let _ = writeln!(s, "## Seed experiments (issue 4): Rampart beside the seeds' designs\n");
         let _ = writeln!(s, "Reproduce (one process, one run, about {}):\n", minutes(self.elapsed_s));
-        let _ = writeln!(s, "```sh\ncargo build --release -p rampart\n{command}\n```\n");
+        let _ = writeln!(s, "```sh\ncargo build --release -p rampart --features bench\n{command}\n```\n");
         let _ = writeln!(
             s,
             "Run of {} ({} size) on a machine with {} CPUs, shared with other jobs. Policy: `{}`. \

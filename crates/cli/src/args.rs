@@ -8,6 +8,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+#[cfg(feature = "bench")]
 use crate::cmd::bench::BenchArgs;
 use crate::error::CliError;
 use crate::help::Topic;
@@ -29,6 +30,7 @@ pub enum Command {
     Check(CheckArgs),
     Batch(BatchArgs),
     Explain(ExplainArgs),
+    #[cfg(feature = "bench")]
     Bench(BenchArgs),
     /// `label`, `getlabel`, `relabel` (parsed by `cmd::label::args`).
     Label(crate::cmd::label::LabelCommand),
@@ -36,6 +38,7 @@ pub enum Command {
     /// `demo` (parsed by `cmd::enforce::args`).
     Enforce(crate::cmd::enforce::EnforceCommand),
     /// `bench enforce` (parsed by `cmd::bench_enforce`).
+    #[cfg(feature = "bench")]
     BenchEnforce(crate::cmd::bench_enforce::BenchEnforceArgs),
 }
 
@@ -96,8 +99,15 @@ pub fn parse(argv: Vec<OsString>) -> Result<Cli, CliError> {
     if crate::cmd::label::args::applies(&argv) {
         return crate::cmd::label::args::parse(argv);
     }
+    #[cfg(feature = "bench")]
     if crate::cmd::bench_enforce::applies(&argv) {
         return Ok(Cli { policy: None, command: Command::BenchEnforce(crate::cmd::bench_enforce::parse(argv)?) });
+    }
+    #[cfg(not(feature = "bench"))]
+    if command_word(&argv) == Some("bench") {
+        return Err(CliError::usage(
+            "this rampart is built without the benchmarks; build them with `cargo build --release -p rampart --features bench`",
+        ));
     }
     if crate::cmd::enforce::args::applies(&argv) {
         return Ok(Cli { policy: None, command: Command::Enforce(crate::cmd::enforce::args::parse(argv)?) });
@@ -304,7 +314,31 @@ fn bench_command(rest: &[String], opts: Options) -> Result<Command, CliError> {
             "option `--bool` is not valid with `rampart bench`; it applies to `check` and `explain`",
         ));
     }
-    Ok(Command::Bench(crate::cmd::bench::command(rest, &opts.bench_flags, opts.out)?))
+    #[cfg(feature = "bench")]
+    return Ok(Command::Bench(crate::cmd::bench::command(rest, &opts.bench_flags, opts.out)?));
+    #[cfg(not(feature = "bench"))]
+    {
+        let _ = rest;
+        Err(CliError::usage("this rampart is built without the benchmarks (`--features bench`)"))
+    }
+}
+
+/// The command word of `argv`: its first word that is no option (nor
+/// `--policy`'s value).
+#[cfg(not(feature = "bench"))]
+fn command_word(argv: &[OsString]) -> Option<&str> {
+    let mut it = argv.iter();
+    while let Some(a) = it.next() {
+        if a == "--policy" {
+            it.next();
+            continue;
+        }
+        let s = a.to_str()?;
+        if !s.starts_with('-') {
+            return Some(s);
+        }
+    }
+    None
 }
 
 fn check_command(rest: Vec<String>, opts: Options) -> Result<Command, CliError> {

@@ -38,6 +38,7 @@ commands:
                     designs the seeds measured (locks, shared counters)
   bench enforce     what a fanotify listener costs: none, a trivial
                     responder, fapolicyd and rampartd side by side
+                    (both bench commands: built with `--features bench`)
   label PATH...     the file_contexts label of files, like `matchpathcon`
   getlabel PATH...  the security.selinux attribute of files, like `ls -Zd`
   relabel PATH...   set files' labels from file_contexts, like `restorecon`

@@ -48,9 +48,11 @@ fn run() -> Result<u8, CliError> {
         }
         Command::Check(a) => cmd::check::run(&load()?.1, a)?,
         Command::Explain(a) => cmd::explain::run(&load()?.1, a)?,
+        #[cfg(feature = "bench")]
         Command::Bench(a) => cmd::bench::run(cli.policy.as_deref(), a)?,
         Command::Label(a) => (String::new(), cmd::label::run(cli.policy.as_deref(), a)?),
         Command::Enforce(c) => (String::new(), cmd::enforce::run(c.clone())?),
+        #[cfg(feature = "bench")]
         Command::BenchEnforce(a) => cmd::bench_enforce::run(a)?,
         Command::Batch(a) => {
             let (_, policy) = load()?;

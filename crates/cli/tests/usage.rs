@@ -113,3 +113,15 @@ fn closed_stdout_is_not_a_crash() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(o.status.code(), Some(0), "{stderr}");
 }
+
+/// The shipped binary carries no benchmark harness (issue 9): without
+/// the `bench` feature, `rampart bench ...` says how to get it, exit 2.
+#[cfg(not(feature = "bench"))]
+#[test]
+fn bench_is_not_in_the_default_build() {
+    for args in [&["bench", "enforce", "--quick"][..], &["bench", "seeds"], &["--policy", "p", "bench"]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rampart")).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--features bench"), "{args:?}");
+    }
+}

@@ -12,7 +12,8 @@
 //! domain: only processes carrying the launcher's sandbox);
 //! [`marks`] (the kernel-side cache of ignore marks); [`responder`]
 //! (the threads that read and answer); [`daemon`] (lifecycle, reload) with [`config`] and [`control`] (the
-//! control socket).
+//! control socket). [`private_mounts`]: the private mount namespace `rampart
+//! demo` and the enforcement benchmark run in.
 
 // The workspace denies these outside tests; unit tests may unwrap.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -35,6 +36,7 @@ pub mod overload_notice;
 pub mod own_threads;
 pub mod path_labels;
 pub mod pidfd;
+pub mod private_mounts;
 pub mod procs;
 pub mod responder;
 pub mod sandbox;

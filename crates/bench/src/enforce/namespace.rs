@@ -6,13 +6,11 @@
 //! mount namespace of its own with private propagation, so no mark and no
 //! mount can reach the rest of the machine.
 //!
-//! How: the driver thread (never the main thread) calls
-//! `unshare(CLONE_NEWNS)`, which gives that thread alone a copy of the
-//! mount tree; `mount(NULL, "/", MS_REC | MS_PRIVATE)` then stops
-//! propagation both ways. Threads and processes started from that thread
-//! inherit the namespace; the rest of the process stays where it was.
-//! When the thread and its children are gone, the namespace and all its
-//! mounts go with it.
+//! How: the driver thread (never the main thread) enters a private mount
+//! namespace of its own (rampart_enforce::private_mounts, which `rampart
+//! demo` uses too); threads and processes started from that thread
+//! inherit it. When the thread and its children are gone, the namespace
+//! and all its mounts go with it.
 //!
 //! Layout: one directory under `/tmp` (empty, seen from outside) carries a
 //! `ramfs` (`state/`: configuration and sockets of the listeners) and,
@@ -20,9 +18,10 @@
 //! ramfs, not tmpfs, so that a listener told to watch every tmpfs (as
 //! fapolicyd is) sees exactly one.
 
-use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+use rampart_enforce::private_mounts;
 
 use crate::error::BenchError;
 
@@ -86,62 +85,24 @@ pub fn own_mounts() -> Result<Vec<MountEntry>, BenchError> {
     Ok(parse_mountinfo(&text))
 }
 
+/// The private-namespace primitives (rampart_enforce::private_mounts,
+/// shared with `rampart demo`), with the benchmark's error type.
+fn shared<T>(r: std::io::Result<T>) -> Result<T, BenchError> {
+    r.map_err(|e| BenchError::Workload(e.to_string()))
+}
+
+/// Moves the calling thread into a new, private mount namespace.
+pub fn enter_private_namespace() -> Result<(), BenchError> {
+    shared(private_mounts::enter_private_namespace())
+}
+
 /// The mount namespace of the calling thread (`mnt:[inode]`).
 pub fn own_namespace() -> Result<String, BenchError> {
-    namespace_of("/proc/thread-self/ns/mnt")
+    shared(private_mounts::own_namespace())
 }
 
-/// The mount namespace of process `pid`.
-pub fn namespace_of_pid(pid: i32) -> Result<String, BenchError> {
-    namespace_of(&format!("/proc/{pid}/ns/mnt"))
-}
-
-fn namespace_of(link: &str) -> Result<String, BenchError> {
-    let target = std::fs::read_link(link).map_err(BenchError::io(format!("cannot read {link}")))?;
-    Ok(target.to_string_lossy().into_owned())
-}
-
-fn cpath(p: &Path) -> Result<CString, BenchError> {
-    CString::new(p.as_os_str().as_bytes())
-        .map_err(|_| BenchError::Workload(format!("path with a NUL byte: {}", p.display())))
-}
-
-fn last_error(what: String) -> BenchError {
-    BenchError::Io { what, source: std::io::Error::last_os_error() }
-}
-
-/// Moves the calling thread into a new mount namespace with private
-/// propagation (what it starts afterwards inherits it). The benchmark
-/// calls it on a thread of its own that does nothing else afterwards;
-/// `rampart demo` on its main thread before any other thread exists, which
-/// moves the whole process.
-pub fn enter_private_namespace() -> Result<(), BenchError> {
-    let before = own_namespace()?;
-    // SAFETY: unshare takes no pointers; CLONE_NEWNS (with the CLONE_FS it
-    // implies) only detaches this thread's mount namespace and fs state.
-    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
-        return Err(last_error("unshare(CLONE_NEWNS) failed (run as root)".into()));
-    }
-    let root = c"/";
-    // SAFETY: the path is a valid NUL-terminated string; null source, type
-    // and data are allowed for a propagation change.
-    let rc = unsafe {
-        libc::mount(
-            std::ptr::null(),
-            root.as_ptr(),
-            std::ptr::null(),
-            libc::MS_REC | libc::MS_PRIVATE,
-            std::ptr::null(),
-        )
-    };
-    if rc != 0 {
-        return Err(last_error("cannot make the new mount namespace private".into()));
-    }
-    let after = own_namespace()?;
-    if after == before {
-        return Err(BenchError::Workload(format!("unshare(CLONE_NEWNS) left the thread in {before}")));
-    }
-    Ok(())
+fn namespace_of_pid(pid: i32) -> Result<String, BenchError> {
+    shared(private_mounts::namespace_of_pid(pid))
 }
 
 fn mount(
@@ -151,31 +112,11 @@ fn mount(
     flags: libc::c_ulong,
     data: Option<&str>,
 ) -> Result<(), BenchError> {
-    let src = CString::new(source).map_err(|_| BenchError::Workload("bad mount source".into()))?;
-    let tgt = cpath(target)?;
-    let ty = fstype.map(CString::new).transpose().map_err(|_| BenchError::Workload("bad fstype".into()))?;
-    let dat = data.map(CString::new).transpose().map_err(|_| BenchError::Workload("bad mount data".into()))?;
-    // SAFETY: every pointer is either null or a valid NUL-terminated string
-    // that outlives the call.
-    let rc = unsafe {
-        libc::mount(
-            src.as_ptr(),
-            tgt.as_ptr(),
-            ty.as_ref().map_or(std::ptr::null(), |t| t.as_ptr()),
-            flags,
-            dat.as_ref().map_or(std::ptr::null(), |d| d.as_ptr().cast()),
-        )
-    };
-    if rc != 0 {
-        return Err(last_error(format!("cannot mount {source} on {}", target.display())));
-    }
-    Ok(())
+    shared(private_mounts::mount(source, target, fstype, flags, data))
 }
 
-/// Mounts a tmpfs named `name` on `target` (nosuid, nodev) with mount
-/// options `data` (`size=64m`, ...), in the calling thread's namespace.
-pub fn mount_tmpfs(name: &str, target: &Path, data: &str) -> Result<(), BenchError> {
-    mount(name, target, Some("tmpfs"), libc::MS_NOSUID | libc::MS_NODEV, Some(data))
+fn mount_tmpfs(name: &str, target: &Path, data: &str) -> Result<(), BenchError> {
+    shared(private_mounts::mount_tmpfs(name, target, data))
 }
 
 /// Bind-mounts `source` over `target` (in the calling thread's namespace).
@@ -185,12 +126,7 @@ pub fn bind(source: &Path, target: &Path) -> Result<(), BenchError> {
 
 /// Unmounts `target` lazily (`MNT_DETACH`).
 pub fn detach(target: &Path) -> Result<(), BenchError> {
-    let t = cpath(target)?;
-    // SAFETY: `t` is a valid NUL-terminated path.
-    if unsafe { libc::umount2(t.as_ptr(), libc::MNT_DETACH) } != 0 {
-        return Err(last_error(format!("cannot detach {}", target.display())));
-    }
-    Ok(())
+    shared(private_mounts::detach(target))
 }
 
 /// Mounts a cgroup v2 hierarchy at `dir` (in the private namespace:

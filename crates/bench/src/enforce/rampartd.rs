@@ -30,7 +30,7 @@ pub fn default_binary() -> PathBuf {
 pub fn unavailable(binary: &Path, policy: &Path) -> Option<String> {
     if !binary.is_file() {
         return Some(format!(
-            "rampartd not available: {} not found (build it with `cargo build --release -p rampart`)",
+            "rampartd not available: {} not found (build it with `cargo build --release -p rampart --features bench`)",
             binary.display()
         ));
     }

@@ -17,7 +17,7 @@ pub const BEGIN: &str = "<!-- enforce:begin -->";
 pub const END: &str = "<!-- enforce:end -->";
 pub const HEADING: &str = "## Enforcement (fanotify)";
 
-/// The command that reproduces the run (after `cargo build --release -p rampart`).
+/// The command that reproduces the run (after `cargo build --release -p rampart --features bench`).
 pub const COMMAND: &str = "target/release/rampart bench enforce --write-docs";
 
 /// Everything one run measured.
@@ -628,7 +628,7 @@ impl EnforceReport {
         let mut s = String::new();
         s.push_str(&format!("{HEADING}\n\n"));
         s.push_str("What a fanotify permission listener costs the processes it watches (issue 5). Reproduce (as root; builds `rampart` first so that rampartd is measured):\n\n");
-        s.push_str(&format!("```sh\ncargo build --release -p rampart\n{command}\n```\n\n"));
+        s.push_str(&format!("```sh\ncargo build --release -p rampart --features bench\n{command}\n```\n\n"));
         s.push_str("(`--quick` for a one-minute run, `--json` for everything measured.)\n\n");
         s.push_str(&format!(
             "Run of {} ({}) on a machine with {} CPUs, kernel {}, shared with other jobs (load average {} at the start, {} at the end). \

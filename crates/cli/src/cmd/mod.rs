@@ -1,7 +1,9 @@
 //! The commands, one module each.
 
 pub mod batch;
+#[cfg(feature = "bench")]
 pub mod bench;
+#[cfg(feature = "bench")]
 pub mod bench_enforce;
 pub mod check;
 pub mod enforce;

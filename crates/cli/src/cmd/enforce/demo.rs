@@ -21,9 +21,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rampart_bench::enforce::namespace;
-use rampart_bench::BenchError;
 use rampart_enforce::control::Client;
+use rampart_enforce::private_mounts;
 
 use crate::error::CliError;
 
@@ -36,10 +35,6 @@ const HTTPD: &str = "system_u:system_r:httpd_t:s0";
 
 fn err(what: &str) -> impl Fn(io::Error) -> CliError + '_ {
     move |e| CliError::input(format!("demo: {what}: {e}"))
-}
-
-fn sandbox_err(e: BenchError) -> CliError {
-    CliError::input(format!("demo: {e}"))
 }
 
 fn write_labeled(path: &Path, contents: &[u8], context: &str, mode: u32) -> Result<(), CliError> {
@@ -198,10 +193,10 @@ pub fn run() -> Result<u8, CliError> {
     }
     // A private mount namespace, so the tmpfs and the marks on it are
     // invisible to (and cannot affect) the rest of the machine.
-    namespace::enter_private_namespace().map_err(sandbox_err)?;
+    private_mounts::enter_private_namespace().map_err(err("entering a private mount namespace"))?;
     let dir = std::env::temp_dir().join(format!("rampart-demo.{}", std::process::id()));
     fs::create_dir_all(&dir).map_err(err("creating the demo directory"))?;
-    namespace::mount_tmpfs("rampart-demo", &dir, "size=64m").map_err(sandbox_err)?;
+    private_mounts::mount_tmpfs("rampart-demo", &dir, "size=64m").map_err(err("mounting its tmpfs"))?;
     let scene = Scene { socket: dir.join("run/rampartd.sock"), log: dir.join("run/audit.log"), dir: dir.clone() };
     let result = (|| {
         scene.build()?;
@@ -216,7 +211,7 @@ pub fn run() -> Result<u8, CliError> {
         print!("{}", fs::read_to_string(scene.path("run/rampartd.log")).unwrap_or_default());
         Ok(())
     })();
-    let _ = namespace::detach(&dir);
+    let _ = private_mounts::detach(&dir);
     let _ = fs::remove_dir(&dir);
     result.map(|()| 0)
 }
