@@ -53,6 +53,14 @@ impl<V: Copy> Entry<V> {
     }
 }
 
+/// Bytes of one slot of the table: a pointer.
+pub const SLOT_BYTES: usize = std::mem::size_of::<AtomicPtr<Entry<()>>>();
+
+/// Bytes of one entry holding a `V` (allocator overhead not included).
+pub const fn entry_bytes<V>() -> usize {
+    std::mem::size_of::<Entry<V>>()
+}
+
 /// The outcome of [`L2Table::insert`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Insert<V> {

@@ -125,6 +125,11 @@ pub use error::AvcError;
 pub use handle::{Denied, Handle};
 pub use key::{key_hash, CacheKey, KeyHasher, MAX_SIDS};
 pub use l1::{ENTRY_BYTES as L1_ENTRY_BYTES, INITIAL_ENTRIES as L1_INITIAL_ENTRIES};
+/// Bytes of one slot of the shared (L2) table.
+pub const L2_SLOT_BYTES: usize = l2::SLOT_BYTES;
+/// Bytes of one entry of the shared (L2) table: key, cached vector, the
+/// version it replaced (allocator overhead not included).
+pub const L2_ENTRY_BYTES: usize = l2::entry_bytes::<decision::CachedAv>();
 pub use labeled::{Object, Subject};
 pub use mapping::{ClassIdx, Mapping, Perms, MAX_CLASSES, MAX_PERMS};
 pub use module::{Module, ModuleDecision, Query};

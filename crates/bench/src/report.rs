@@ -9,7 +9,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use rampart_avc::{Avc, StatsRow, DEFAULT_L1_ENTRIES, DEFAULT_L2_THRESHOLD};
+use rampart_avc::{
+    Avc, StatsRow, DEFAULT_L1_ENTRIES, DEFAULT_L2_THRESHOLD, L1_ENTRY_BYTES, L2_ENTRY_BYTES, L2_SLOT_BYTES,
+};
 use serde_json::{json, Map, Value};
 
 use crate::run::{Params, Size, THREADS};
@@ -24,15 +26,8 @@ pub struct Samples {
     pub per_threads: [Vec<f64>; 2],
 }
 
-/// Bytes of one L1 entry (packed key + cached access vector of four
-/// 32-bit permission sets), as documented in `rampart-avc`.
-pub const L1_SLOT_BYTES: usize = 24;
 /// A thread's slot and statistics row, each alone on 128 bytes.
 pub const THREAD_STATE_BYTES: usize = 256;
-/// One L2 slot: a pointer.
-pub const L2_SLOT_BYTES: usize = 8;
-/// One L2 entry: key, cached vector, pointer to the replaced version.
-pub const L2_ENTRY_BYTES: usize = 32;
 
 /// Rampart's memory after the run, from its statistics and configuration
 /// (sizes per entry as documented in `rampart-avc`; allocator overhead
@@ -66,7 +61,7 @@ impl Memory {
     }
 
     pub fn per_thread_bytes(&self) -> usize {
-        self.l1_entries * L1_SLOT_BYTES + THREAD_STATE_BYTES
+        self.l1_entries * L1_ENTRY_BYTES + THREAD_STATE_BYTES
     }
 
     pub fn l2_bytes(&self) -> usize {
@@ -99,7 +94,7 @@ impl Memory {
         json!({
             "how": "estimated from the AVC's configuration and statistics; entry sizes as documented in rampart-avc, allocator overhead excluded",
             "l1_entries_per_thread": self.l1_entries,
-            "l1_slot_bytes": L1_SLOT_BYTES,
+            "l1_slot_bytes": L1_ENTRY_BYTES,
             "per_thread_bytes": self.per_thread_bytes(),
             "per_thread": rows,
             "threads": self.rows.len(),
@@ -649,7 +644,7 @@ impl Report {
                 "Working set: the same measurement (1 thread) over the first N keys only. Rampart's per-thread \
                  L1 has {} entries ({}); a check that misses it is served by the shared L2.\n",
                 self.memory.l1_entries,
-                bytes(self.memory.l1_entries * L1_SLOT_BYTES)
+                bytes(self.memory.l1_entries * L1_ENTRY_BYTES)
             );
             let _ = writeln!(
                 s,
@@ -787,7 +782,7 @@ impl Report {
              of {} bytes plus {} bytes of slot and statistics row = {}. Shared: the L2 table ({} slots of {} bytes, \
              {} live entries of {} bytes) = {}; the SID table = {}. Total for {} thread slots: **{}**.\n",
             m.l1_entries,
-            L1_SLOT_BYTES,
+            L1_ENTRY_BYTES,
             THREAD_STATE_BYTES,
             bytes(m.per_thread_bytes()),
             m.l2_threshold.max(1).saturating_mul(2).next_power_of_two(),
