@@ -475,141 +475,15 @@ impl<'a> Reader<'a> {
             names,
         );
 
-        // Rules.
-        self.c.section("avtab");
-        let mut avtab = Vec::new();
-        let mut xperms = Vec::new();
-        let at = self.c.pos();
-        let nel = self.c.count("avtab entry", 12)?;
-        if nel == 0 {
-            return Err(self.c.err_at(at, "avtab is empty"));
-        }
-        avtab.reserve(nel);
-        let mut type_rule_keys = HashSet::default();
-        for _ in 0..nel {
-            let rule = self.read_avtab_item(&limits, RuleCond::Always, &mut xperms)?;
-            if rule.kind & avtab_kind::TYPE != 0
-                && !type_rule_keys.insert((rule.source, rule.target, rule.class, rule.kind))
-            {
-                return Err(self.c.err("duplicate type rule in avtab"));
-            }
-            avtab.push(rule);
-        }
-
-        self.c.section("conditional rules");
-        let ncond = self.c.count("conditional", 16)?;
-        let mut conds = Vec::with_capacity(ncond);
-        for ci in 0..ncond {
-            let _cur_state = self.c.u32()?;
-            let nexpr = self.c.count("conditional expression", 8)?;
-            let mut expr = Vec::with_capacity(nexpr);
-            for _ in 0..nexpr {
-                let at = self.c.pos();
-                let kind = self.c.u32()?;
-                let b = self.c.u32()?;
-                expr.push(match kind {
-                    1 if b >= 1 && b <= n_bools => CondExpr::Bool(BoolId(b)),
-                    1 => return Err(self.c.err_at(at, format!("conditional names unknown boolean {b}"))),
-                    2 => CondExpr::Not,
-                    3 => CondExpr::Or,
-                    4 => CondExpr::And,
-                    5 => CondExpr::Xor,
-                    6 => CondExpr::Eq,
-                    7 => CondExpr::Neq,
-                    _ => {
-                        return Err(self
-                            .c
-                            .err_at(at, format!("conditional operator {kind} unknown (1 to {COND_LAST})")))
-                    }
-                });
-            }
-            conds.push(CondNode { expr });
-            for when in [true, false] {
-                let n = self.c.count("conditional rule", 12)?;
-                for _ in 0..n {
-                    let cond = RuleCond::If { cond: ci as u32, when };
-                    avtab.push(self.read_avtab_item(&limits, cond, &mut xperms)?);
-                }
-            }
-        }
-
-        self.c.section("role transitions");
-        let n = self.c.count("role transition", 16)?;
-        let mut role_trans = Vec::with_capacity(n);
-        for _ in 0..n {
-            let at = self.c.pos();
-            let role = self.c.u32()?;
-            let ty = self.c.u32()?;
-            let new_role = self.c.u32()?;
-            let class = self.c.u32()?;
-            if !in_range(role, n_roles)
-                || !in_range(ty, n_types)
-                || !in_range(new_role, n_roles)
-                || !in_range(class, n_classes)
-            {
-                return Err(self.c.err_at(at, "role transition names an unknown role, type or class"));
-            }
-            role_trans.push(RoleTrans {
-                role: RoleId(role),
-                ty: TypeId(ty),
-                class: ClassId(class),
-                new_role: RoleId(new_role),
-            });
-        }
-        self.c.section("role allow rules");
-        let n = self.c.count("role allow", 8)?;
-        let mut role_allow = Vec::with_capacity(n);
-        for _ in 0..n {
-            let at = self.c.pos();
-            let role = self.c.u32()?;
-            let new_role = self.c.u32()?;
-            if !in_range(role, n_roles) || !in_range(new_role, n_roles) {
-                return Err(self.c.err_at(at, "role allow names an unknown role"));
-            }
-            role_allow.push(RoleAllow { role: RoleId(role), new_role: RoleId(new_role) });
-        }
-
-        self.c.section("filename transitions");
+        let (mut avtab, mut xperms) = self.read_avtab(&limits)?;
+        let conds = self.read_cond_list(&limits, &mut avtab, &mut xperms)?;
+        let role_trans = self.read_role_trans(&limits)?;
+        let role_allow = self.read_role_allow(&limits)?;
         let filename_trans = self.read_filename_trans(&limits)?;
-        self.c.section("object contexts");
-        let ocontexts = self.read_ocontexts(&policy, h.ocon_num, &limits)?;
-        self.c.section("genfs contexts");
+        let ocontexts = self.read_ocontexts(&policy, h.ocon_num)?;
         let genfs = self.read_genfs(&policy, &limits)?;
-        self.c.section("range transitions");
-        let n = self.c.count("range transition", 12 + 16)?;
-        let mut range_trans = Vec::with_capacity(n);
-        let mut seen = HashSet::default();
-        for _ in 0..n {
-            let at = self.c.pos();
-            let source = self.c.u32()?;
-            let target = self.c.u32()?;
-            let class = self.c.u32()?;
-            if !in_range(source, n_types) || !in_range(target, n_types) || !in_range(class, n_classes) {
-                return Err(self.c.err_at(at, "range transition names an unknown type or class"));
-            }
-            let raw = self.read_raw_range()?;
-            let range = mls.range(raw, &policy.sens)?;
-            if !policy.range_is_valid(&range) {
-                return Err(self.c.err_at(at, "range transition has an invalid range"));
-            }
-            if !seen.insert((source, target, class)) {
-                return Err(self.c.err_at(at, "duplicate range transition"));
-            }
-            range_trans.push(RangeTrans {
-                source: TypeId(source),
-                target: TypeId(target),
-                class: ClassId(class),
-                range,
-            });
-        }
-
-        self.c.section("type attribute map");
-        let mut type_attrs: Vec<BitSet> = Vec::with_capacity(n_types as usize);
-        for i in 0..n_types {
-            let mut attrs = RawBitmap::read(&mut self.c)?.into_bitset(n_types, "type attribute map")?;
-            attrs.insert(i);
-            type_attrs.push(attrs);
-        }
+        let range_trans = self.read_range_trans(&policy, &limits)?;
+        let type_attrs = self.read_type_attr_map(&limits)?;
         if self.c.remaining() != 0 {
             return Err(self.c.err(format!("{} trailing bytes after the last section", self.c.remaining())));
         }
@@ -626,6 +500,174 @@ impl<'a> Reader<'a> {
             type_attrs,
         )?;
         Ok(policy)
+    }
+
+    /// The unconditional rules (`avtab_read`): access vectors, type rules
+    /// and extended permissions. Returns the rules and the extended
+    /// permission sets their `data` indexes.
+    fn read_avtab(&mut self, l: &Limits) -> Result<(Vec<AvRule>, Vec<Xperms>)> {
+        self.c.section("avtab");
+        let mut avtab = Vec::new();
+        let mut xperms = Vec::new();
+        let at = self.c.pos();
+        let nel = self.c.count("avtab entry", 12)?;
+        if nel == 0 {
+            return Err(self.c.err_at(at, "avtab is empty"));
+        }
+        avtab.reserve(nel);
+        let mut type_rule_keys = HashSet::default();
+        for _ in 0..nel {
+            let rule = self.read_avtab_item(l, RuleCond::Always, &mut xperms)?;
+            if rule.kind & avtab_kind::TYPE != 0
+                && !type_rule_keys.insert((rule.source, rule.target, rule.class, rule.kind))
+            {
+                return Err(self.c.err("duplicate type rule in avtab"));
+            }
+            avtab.push(rule);
+        }
+        Ok((avtab, xperms))
+    }
+
+    /// The conditional rules (`cond_read_list`): each node's boolean
+    /// expression, then its true and false lists. The rules join `avtab`,
+    /// tagged with their node; the nodes are returned.
+    fn read_cond_list(
+        &mut self,
+        l: &Limits,
+        avtab: &mut Vec<AvRule>,
+        xperms: &mut Vec<Xperms>,
+    ) -> Result<Vec<CondNode>> {
+        self.c.section("conditional rules");
+        let ncond = self.c.count("conditional", 16)?;
+        let mut conds = Vec::with_capacity(ncond);
+        for ci in 0..ncond {
+            let _cur_state = self.c.u32()?;
+            let expr = self.read_cond_expr(l)?;
+            conds.push(CondNode { expr });
+            for when in [true, false] {
+                let n = self.c.count("conditional rule", 12)?;
+                for _ in 0..n {
+                    let cond = RuleCond::If { cond: ci as u32, when };
+                    avtab.push(self.read_avtab_item(l, cond, xperms)?);
+                }
+            }
+        }
+        Ok(conds)
+    }
+
+    /// One conditional node's expression, in postfix order (`cond_read_node`).
+    fn read_cond_expr(&mut self, l: &Limits) -> Result<Vec<CondExpr>> {
+        let nexpr = self.c.count("conditional expression", 8)?;
+        let mut expr = Vec::with_capacity(nexpr);
+        for _ in 0..nexpr {
+            let at = self.c.pos();
+            let kind = self.c.u32()?;
+            let b = self.c.u32()?;
+            expr.push(match kind {
+                1 if b >= 1 && b <= l.bools => CondExpr::Bool(BoolId(b)),
+                1 => return Err(self.c.err_at(at, format!("conditional names unknown boolean {b}"))),
+                2 => CondExpr::Not,
+                3 => CondExpr::Or,
+                4 => CondExpr::And,
+                5 => CondExpr::Xor,
+                6 => CondExpr::Eq,
+                7 => CondExpr::Neq,
+                _ => return Err(self.c.err_at(at, format!("conditional operator {kind} unknown (1 to {COND_LAST})"))),
+            });
+        }
+        Ok(expr)
+    }
+
+    /// `role_transition` rules (`role_trans_read`).
+    fn read_role_trans(&mut self, l: &Limits) -> Result<Vec<RoleTrans>> {
+        self.c.section("role transitions");
+        let n = self.c.count("role transition", 16)?;
+        let mut role_trans = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.c.pos();
+            let role = self.c.u32()?;
+            let ty = self.c.u32()?;
+            let new_role = self.c.u32()?;
+            let class = self.c.u32()?;
+            if !in_range(role, l.roles)
+                || !in_range(ty, l.types)
+                || !in_range(new_role, l.roles)
+                || !in_range(class, l.classes)
+            {
+                return Err(self.c.err_at(at, "role transition names an unknown role, type or class"));
+            }
+            role_trans.push(RoleTrans {
+                role: RoleId(role),
+                ty: TypeId(ty),
+                class: ClassId(class),
+                new_role: RoleId(new_role),
+            });
+        }
+        Ok(role_trans)
+    }
+
+    /// Role `allow` rules (`role_allow_read`).
+    fn read_role_allow(&mut self, l: &Limits) -> Result<Vec<RoleAllow>> {
+        self.c.section("role allow rules");
+        let n = self.c.count("role allow", 8)?;
+        let mut role_allow = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.c.pos();
+            let role = self.c.u32()?;
+            let new_role = self.c.u32()?;
+            if !in_range(role, l.roles) || !in_range(new_role, l.roles) {
+                return Err(self.c.err_at(at, "role allow names an unknown role"));
+            }
+            role_allow.push(RoleAllow { role: RoleId(role), new_role: RoleId(new_role) });
+        }
+        Ok(role_allow)
+    }
+
+    /// `range_transition` rules (`range_read`); each range is validated
+    /// like the kernel's `mls_range_isvalid`.
+    fn read_range_trans(&mut self, p: &Policy, l: &Limits) -> Result<Vec<RangeTrans>> {
+        self.c.section("range transitions");
+        let mls = MlsLimits::of(p);
+        let n = self.c.count("range transition", 12 + 16)?;
+        let mut range_trans = Vec::with_capacity(n);
+        let mut seen = HashSet::default();
+        for _ in 0..n {
+            let at = self.c.pos();
+            let source = self.c.u32()?;
+            let target = self.c.u32()?;
+            let class = self.c.u32()?;
+            if !in_range(source, l.types) || !in_range(target, l.types) || !in_range(class, l.classes) {
+                return Err(self.c.err_at(at, "range transition names an unknown type or class"));
+            }
+            let raw = self.read_raw_range()?;
+            let range = mls.range(raw, &p.sens)?;
+            if !p.range_is_valid(&range) {
+                return Err(self.c.err_at(at, "range transition has an invalid range"));
+            }
+            if !seen.insert((source, target, class)) {
+                return Err(self.c.err_at(at, "duplicate range transition"));
+            }
+            range_trans.push(RangeTrans {
+                source: TypeId(source),
+                target: TypeId(target),
+                class: ClassId(class),
+                range,
+            });
+        }
+        Ok(range_trans)
+    }
+
+    /// The type-attribute map: for each type, the attributes it has (and
+    /// itself, as the kernel adds).
+    fn read_type_attr_map(&mut self, l: &Limits) -> Result<Vec<BitSet>> {
+        self.c.section("type attribute map");
+        let mut type_attrs: Vec<BitSet> = Vec::with_capacity(l.types as usize);
+        for i in 0..l.types {
+            let mut attrs = RawBitmap::read(&mut self.c)?.into_bitset(l.types, "type attribute map")?;
+            attrs.insert(i);
+            type_attrs.push(attrs);
+        }
+        Ok(type_attrs)
     }
 
     fn read_perm_list(&mut self, nel: usize, nprim: u32, owner: &str) -> Result<HashMap<String, u32>> {
@@ -870,6 +912,7 @@ impl<'a> Reader<'a> {
     }
 
     fn read_filename_trans(&mut self, l: &Limits) -> Result<Vec<FilenameTrans>> {
+        self.c.section("filename transitions");
         let n = self.c.count("filename transition", 20)?;
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
@@ -934,8 +977,7 @@ impl<'a> Reader<'a> {
         let role = self.c.u32()?;
         let ty = self.c.u32()?;
         let raw = self.read_raw_range()?;
-        let limits = MlsLimits { n_sens: p.sens.len() as u32, n_cats: p.cats.len() as u32 };
-        let range = limits.range(raw, &p.sens)?;
+        let range = MlsLimits::of(p).range(raw, &p.sens)?;
         let ctx = Context { user: UserId(user), role: RoleId(role), ty: TypeId(ty), range };
         if !p.context_is_valid(&ctx) {
             return Err(self.c.err_at(at, "invalid security context"));
@@ -943,7 +985,8 @@ impl<'a> Reader<'a> {
         Ok(ctx)
     }
 
-    fn read_ocontexts(&mut self, p: &Policy, ocon_num: u32, _l: &Limits) -> Result<OContexts> {
+    fn read_ocontexts(&mut self, p: &Policy, ocon_num: u32) -> Result<OContexts> {
+        self.c.section("object contexts");
         let mut o = OContexts::default();
         for kind in 0..ocon_num {
             let n = self.c.count("object context", 8)?;
@@ -1030,6 +1073,7 @@ impl<'a> Reader<'a> {
     }
 
     fn read_genfs(&mut self, p: &Policy, l: &Limits) -> Result<Vec<Genfs>> {
+        self.c.section("genfs contexts");
         let n = self.c.count("genfs filesystem", 8)?;
         let mut out: Vec<Genfs> = Vec::with_capacity(n);
         // Duplicate checks by hash, not by scanning what was read: a
@@ -1108,7 +1152,6 @@ struct Limits {
     roles: u32,
     users: u32,
     classes: u32,
-    #[allow(dead_code)]
     bools: u32,
 }
 
@@ -1148,6 +1191,10 @@ struct MlsLimits {
 }
 
 impl MlsLimits {
+    fn of(p: &Policy) -> MlsLimits {
+        MlsLimits { n_sens: p.sens.len() as u32, n_cats: p.cats.len() as u32 }
+    }
+
     fn level(&self, l: RawLevel, sens: &[Sensitivity]) -> Result<Level> {
         let unnamed = sens.get((l.sens as usize).wrapping_sub(1)).is_some_and(|s| s.name.is_empty());
         if l.sens > self.n_sens || unnamed {
