@@ -1,15 +1,23 @@
 //! Reads a kernel binary policy (versions 30 to 33) into a [`Policy`].
 //!
-//! Order of validation, as in libsepol's `policydb_read` and the kernel:
-//! 1. header: magic, "SE Linux", version, config, table sizes;
-//! 2. the eight symbol tables, each entry's lengths checked before use,
-//!    bitmaps kept raw until every table size is known;
-//! 3. values: every symbol value in range and used once, aliases pointing
-//!    at real symbols, raw bitmaps checked against the table they index;
-//! 4. the rule sections (avtab, conditionals, role rules, filename
-//!    transitions, object contexts, genfs, range transitions, the
-//!    type-attribute map), every value checked as it is read and every
-//!    embedded context validated like `policydb_context_isvalid`;
+//! The code follows the file: [`Reader::read_rest`] calls one reader per
+//! section in file order, as the kernel's `policydb_read`
+//! (security/selinux/ss/policydb.c) and libsepol's do, and the readers
+//! appear below in that order. Order of validation:
+//! 1. header ([`read_header`]): magic, "SE Linux", version, config, table
+//!    sizes;
+//! 2. the eight symbol tables ([`Reader::read_symtabs`], one reader per
+//!    table as the kernel's `read_f`), each entry's lengths checked before
+//!    use, bitmaps kept raw until every table size is known;
+//! 3. values ([`index_symbols`], the kernel's `policydb_index`): every
+//!    symbol value in range and used once, aliases pointing at real
+//!    symbols, raw bitmaps checked against the table they index, all
+//!    through one [`SymIndex`];
+//! 4. the rule sections, one reader each: avtab, conditional list, role
+//!    transitions, role allow rules, filename transitions, object
+//!    contexts, genfs, range transitions, the type-attribute map; every
+//!    value checked as it is read and every embedded context validated
+//!    like `policydb_context_isvalid`;
 //! 5. no trailing bytes.
 //!
 //! The reader never trusts a count: see [`crate::wire::Cursor::count`].
@@ -295,172 +303,21 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
-    /// The unconditional rules (`avtab_read`): access vectors, type rules
-    /// and extended permissions. Returns the rules and the extended
-    /// permission sets their `data` indexes.
-    fn read_avtab(&mut self, l: &Limits) -> Result<(Vec<AvRule>, Vec<Xperms>)> {
-        self.c.section("avtab");
-        let mut avtab = Vec::new();
-        let mut xperms = Vec::new();
+    /// One entry of each symbol table (`common_read`, `class_read`,
+    /// `role_read`, `type_read`, `user_read`, `cond_read_bool`,
+    /// `sens_read`, `cat_read`), with the pieces they share.
+    fn read_common(&mut self) -> Result<RawCommon> {
         let at = self.c.pos();
-        let nel = self.c.count("avtab entry", 12)?;
-        if nel == 0 {
-            return Err(self.c.err_at(at, "avtab is empty"));
+        let len = self.c.u32()? as usize;
+        let value = self.c.u32()?;
+        let nprim = self.c.u32()?;
+        let nel = self.c.u32()? as usize;
+        if nprim > PERM_MAX || nel > nprim as usize {
+            return Err(self.c.err_at(at, format!("common with {nel} of {nprim} permissions (at most 32)")));
         }
-        avtab.reserve(nel);
-        let mut type_rule_keys = HashSet::default();
-        for _ in 0..nel {
-            let rule = self.read_avtab_item(l, RuleCond::Always, &mut xperms)?;
-            if rule.kind & avtab_kind::TYPE != 0
-                && !type_rule_keys.insert((rule.source, rule.target, rule.class, rule.kind))
-            {
-                return Err(self.c.err("duplicate type rule in avtab"));
-            }
-            avtab.push(rule);
-        }
-        Ok((avtab, xperms))
-    }
-
-    /// The conditional rules (`cond_read_list`): each node's boolean
-    /// expression, then its true and false lists. The rules join `avtab`,
-    /// tagged with their node; the nodes are returned.
-    fn read_cond_list(
-        &mut self,
-        l: &Limits,
-        avtab: &mut Vec<AvRule>,
-        xperms: &mut Vec<Xperms>,
-    ) -> Result<Vec<CondNode>> {
-        self.c.section("conditional rules");
-        let ncond = self.c.count("conditional", 16)?;
-        let mut conds = Vec::with_capacity(ncond);
-        for ci in 0..ncond {
-            let _cur_state = self.c.u32()?;
-            let expr = self.read_cond_expr(l)?;
-            conds.push(CondNode { expr });
-            for when in [true, false] {
-                let n = self.c.count("conditional rule", 12)?;
-                for _ in 0..n {
-                    let cond = RuleCond::If { cond: ci as u32, when };
-                    avtab.push(self.read_avtab_item(l, cond, xperms)?);
-                }
-            }
-        }
-        Ok(conds)
-    }
-
-    /// One conditional node's expression, in postfix order (`cond_read_node`).
-    fn read_cond_expr(&mut self, l: &Limits) -> Result<Vec<CondExpr>> {
-        let nexpr = self.c.count("conditional expression", 8)?;
-        let mut expr = Vec::with_capacity(nexpr);
-        for _ in 0..nexpr {
-            let at = self.c.pos();
-            let kind = self.c.u32()?;
-            let b = self.c.u32()?;
-            expr.push(match kind {
-                1 if b >= 1 && b <= l.bools => CondExpr::Bool(BoolId(b)),
-                1 => return Err(self.c.err_at(at, format!("conditional names unknown boolean {b}"))),
-                2 => CondExpr::Not,
-                3 => CondExpr::Or,
-                4 => CondExpr::And,
-                5 => CondExpr::Xor,
-                6 => CondExpr::Eq,
-                7 => CondExpr::Neq,
-                _ => return Err(self.c.err_at(at, format!("conditional operator {kind} unknown (1 to {COND_LAST})"))),
-            });
-        }
-        Ok(expr)
-    }
-
-    /// `role_transition` rules (`role_trans_read`).
-    fn read_role_trans(&mut self, l: &Limits) -> Result<Vec<RoleTrans>> {
-        self.c.section("role transitions");
-        let n = self.c.count("role transition", 16)?;
-        let mut role_trans = Vec::with_capacity(n);
-        for _ in 0..n {
-            let at = self.c.pos();
-            let role = self.c.u32()?;
-            let ty = self.c.u32()?;
-            let new_role = self.c.u32()?;
-            let class = self.c.u32()?;
-            if !in_range(role, l.roles)
-                || !in_range(ty, l.types)
-                || !in_range(new_role, l.roles)
-                || !in_range(class, l.classes)
-            {
-                return Err(self.c.err_at(at, "role transition names an unknown role, type or class"));
-            }
-            role_trans.push(RoleTrans {
-                role: RoleId(role),
-                ty: TypeId(ty),
-                class: ClassId(class),
-                new_role: RoleId(new_role),
-            });
-        }
-        Ok(role_trans)
-    }
-
-    /// Role `allow` rules (`role_allow_read`).
-    fn read_role_allow(&mut self, l: &Limits) -> Result<Vec<RoleAllow>> {
-        self.c.section("role allow rules");
-        let n = self.c.count("role allow", 8)?;
-        let mut role_allow = Vec::with_capacity(n);
-        for _ in 0..n {
-            let at = self.c.pos();
-            let role = self.c.u32()?;
-            let new_role = self.c.u32()?;
-            if !in_range(role, l.roles) || !in_range(new_role, l.roles) {
-                return Err(self.c.err_at(at, "role allow names an unknown role"));
-            }
-            role_allow.push(RoleAllow { role: RoleId(role), new_role: RoleId(new_role) });
-        }
-        Ok(role_allow)
-    }
-
-    /// `range_transition` rules (`range_read`); each range is validated
-    /// like the kernel's `mls_range_isvalid`.
-    fn read_range_trans(&mut self, p: &Policy, l: &Limits) -> Result<Vec<RangeTrans>> {
-        self.c.section("range transitions");
-        let mls = MlsLimits::of(p);
-        let n = self.c.count("range transition", 12 + 16)?;
-        let mut range_trans = Vec::with_capacity(n);
-        let mut seen = HashSet::default();
-        for _ in 0..n {
-            let at = self.c.pos();
-            let source = self.c.u32()?;
-            let target = self.c.u32()?;
-            let class = self.c.u32()?;
-            if !in_range(source, l.types) || !in_range(target, l.types) || !in_range(class, l.classes) {
-                return Err(self.c.err_at(at, "range transition names an unknown type or class"));
-            }
-            let raw = self.read_raw_range()?;
-            let range = mls.range(raw, &p.sens)?;
-            if !p.range_is_valid(&range) {
-                return Err(self.c.err_at(at, "range transition has an invalid range"));
-            }
-            if !seen.insert((source, target, class)) {
-                return Err(self.c.err_at(at, "duplicate range transition"));
-            }
-            range_trans.push(RangeTrans {
-                source: TypeId(source),
-                target: TypeId(target),
-                class: ClassId(class),
-                range,
-            });
-        }
-        Ok(range_trans)
-    }
-
-    /// The type-attribute map: for each type, the attributes it has (and
-    /// itself, as the kernel adds).
-    fn read_type_attr_map(&mut self, l: &Limits) -> Result<Vec<BitSet>> {
-        self.c.section("type attribute map");
-        let mut type_attrs: Vec<BitSet> = Vec::with_capacity(l.types as usize);
-        for i in 0..l.types {
-            let mut attrs = RawBitmap::read(&mut self.c)?.into_bitset(l.types, "type attribute map")?;
-            attrs.insert(i);
-            type_attrs.push(attrs);
-        }
-        Ok(type_attrs)
+        let name = self.c.string(len, "common name")?;
+        let perms = self.read_perm_list(nel, nprim, &name)?;
+        Ok(RawCommon { name, value, perms, nprim })
     }
 
     fn read_perm_list(&mut self, nel: usize, nprim: u32, owner: &str) -> Result<HashMap<String, u32>> {
@@ -482,20 +339,6 @@ impl<'a> Reader<'a> {
             used |= 1 << value;
         }
         Ok(perms)
-    }
-
-    fn read_common(&mut self) -> Result<RawCommon> {
-        let at = self.c.pos();
-        let len = self.c.u32()? as usize;
-        let value = self.c.u32()?;
-        let nprim = self.c.u32()?;
-        let nel = self.c.u32()? as usize;
-        if nprim > PERM_MAX || nel > nprim as usize {
-            return Err(self.c.err_at(at, format!("common with {nel} of {nprim} permissions (at most 32)")));
-        }
-        let name = self.c.string(len, "common name")?;
-        let perms = self.read_perm_list(nel, nprim, &name)?;
-        Ok(RawCommon { name, value, perms, nprim })
     }
 
     fn read_class(&mut self) -> Result<RawClass> {
@@ -607,10 +450,15 @@ impl<'a> Reader<'a> {
         Ok(RawType { name, value, primary: properties & 1 != 0, attribute: properties & 2 != 0, bounds })
     }
 
-    fn read_raw_level(&mut self) -> Result<RawLevel> {
-        let sens = self.c.u32()?;
-        let cats = RawBitmap::read(&mut self.c)?;
-        Ok(RawLevel { sens, cats })
+    fn read_user(&mut self) -> Result<RawUser> {
+        let len = self.c.u32()? as usize;
+        let value = self.c.u32()?;
+        let bounds = self.c.u32()?;
+        let name = self.c.string(len, "user name")?;
+        let roles = RawBitmap::read(&mut self.c)?;
+        let range = self.read_raw_range()?;
+        let dflt = self.read_raw_level()?;
+        Ok(RawUser { name, value, bounds, roles, range, dflt })
     }
 
     fn read_raw_range(&mut self) -> Result<RawRange> {
@@ -626,15 +474,10 @@ impl<'a> Reader<'a> {
         Ok(RawRange { sens: [low, high], cats: [low_cats, high_cats] })
     }
 
-    fn read_user(&mut self) -> Result<RawUser> {
-        let len = self.c.u32()? as usize;
-        let value = self.c.u32()?;
-        let bounds = self.c.u32()?;
-        let name = self.c.string(len, "user name")?;
-        let roles = RawBitmap::read(&mut self.c)?;
-        let range = self.read_raw_range()?;
-        let dflt = self.read_raw_level()?;
-        Ok(RawUser { name, value, bounds, roles, range, dflt })
+    fn read_raw_level(&mut self) -> Result<RawLevel> {
+        let sens = self.c.u32()?;
+        let cats = RawBitmap::read(&mut self.c)?;
+        Ok(RawLevel { sens, cats })
     }
 
     fn read_bool(&mut self) -> Result<RawBool> {
@@ -665,6 +508,34 @@ impl<'a> Reader<'a> {
         Ok(RawCat { name, value, alias })
     }
 
+    /// The unconditional rules (`avtab_read`): access vectors, type rules
+    /// and extended permissions. Returns the rules and the extended
+    /// permission sets their `data` indexes.
+    fn read_avtab(&mut self, l: &Limits) -> Result<(Vec<AvRule>, Vec<Xperms>)> {
+        self.c.section("avtab");
+        let mut avtab = Vec::new();
+        let mut xperms = Vec::new();
+        let at = self.c.pos();
+        let nel = self.c.count("avtab entry", 12)?;
+        if nel == 0 {
+            return Err(self.c.err_at(at, "avtab is empty"));
+        }
+        avtab.reserve(nel);
+        let mut type_rule_keys = HashSet::default();
+        for _ in 0..nel {
+            let rule = self.read_avtab_item(l, RuleCond::Always, &mut xperms)?;
+            if rule.kind & avtab_kind::TYPE != 0
+                && !type_rule_keys.insert((rule.source, rule.target, rule.class, rule.kind))
+            {
+                return Err(self.c.err("duplicate type rule in avtab"));
+            }
+            avtab.push(rule);
+        }
+        Ok((avtab, xperms))
+    }
+
+    /// One avtab entry (`avtab_read_item`): key, then a datum or an
+    /// extended permission set.
     fn read_avtab_item(&mut self, l: &Limits, cond: RuleCond, xperms_out: &mut Vec<Xperms>) -> Result<AvRule> {
         let at = self.c.pos();
         let h = self.c.array::<8>()?;
@@ -704,6 +575,105 @@ impl<'a> Reader<'a> {
         Ok(AvRule { source: TypeId(source), target: TypeId(target), class: ClassId(class), kind, data, cond })
     }
 
+    /// The conditional rules (`cond_read_list`): each node's boolean
+    /// expression, then its true and false lists. The rules join `avtab`,
+    /// tagged with their node; the nodes are returned.
+    fn read_cond_list(
+        &mut self,
+        l: &Limits,
+        avtab: &mut Vec<AvRule>,
+        xperms: &mut Vec<Xperms>,
+    ) -> Result<Vec<CondNode>> {
+        self.c.section("conditional rules");
+        let ncond = self.c.count("conditional", 16)?;
+        let mut conds = Vec::with_capacity(ncond);
+        for ci in 0..ncond {
+            let _cur_state = self.c.u32()?;
+            let expr = self.read_cond_expr(l)?;
+            conds.push(CondNode { expr });
+            for when in [true, false] {
+                let n = self.c.count("conditional rule", 12)?;
+                for _ in 0..n {
+                    let cond = RuleCond::If { cond: ci as u32, when };
+                    avtab.push(self.read_avtab_item(l, cond, xperms)?);
+                }
+            }
+        }
+        Ok(conds)
+    }
+
+    /// One conditional node's expression, in postfix order (the first part
+    /// of `cond_read_node`).
+    fn read_cond_expr(&mut self, l: &Limits) -> Result<Vec<CondExpr>> {
+        let nexpr = self.c.count("conditional expression", 8)?;
+        let mut expr = Vec::with_capacity(nexpr);
+        for _ in 0..nexpr {
+            let at = self.c.pos();
+            let kind = self.c.u32()?;
+            let b = self.c.u32()?;
+            expr.push(match kind {
+                1 if b >= 1 && b <= l.bools => CondExpr::Bool(BoolId(b)),
+                1 => return Err(self.c.err_at(at, format!("conditional names unknown boolean {b}"))),
+                2 => CondExpr::Not,
+                3 => CondExpr::Or,
+                4 => CondExpr::And,
+                5 => CondExpr::Xor,
+                6 => CondExpr::Eq,
+                7 => CondExpr::Neq,
+                _ => return Err(self.c.err_at(at, format!("conditional operator {kind} unknown (1 to {COND_LAST})"))),
+            });
+        }
+        Ok(expr)
+    }
+
+    /// `role_transition` rules (`role_trans_read`).
+    fn read_role_trans(&mut self, l: &Limits) -> Result<Vec<RoleTrans>> {
+        self.c.section("role transitions");
+        let n = self.c.count("role transition", 16)?;
+        let mut role_trans = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.c.pos();
+            let role = self.c.u32()?;
+            let ty = self.c.u32()?;
+            let new_role = self.c.u32()?;
+            let class = self.c.u32()?;
+            if !in_range(role, l.roles)
+                || !in_range(ty, l.types)
+                || !in_range(new_role, l.roles)
+                || !in_range(class, l.classes)
+            {
+                return Err(self.c.err_at(at, "role transition names an unknown role, type or class"));
+            }
+            role_trans.push(RoleTrans {
+                role: RoleId(role),
+                ty: TypeId(ty),
+                class: ClassId(class),
+                new_role: RoleId(new_role),
+            });
+        }
+        Ok(role_trans)
+    }
+
+    /// Role `allow` rules (`role_allow_read`).
+    fn read_role_allow(&mut self, l: &Limits) -> Result<Vec<RoleAllow>> {
+        self.c.section("role allow rules");
+        let n = self.c.count("role allow", 8)?;
+        let mut role_allow = Vec::with_capacity(n);
+        for _ in 0..n {
+            let at = self.c.pos();
+            let role = self.c.u32()?;
+            let new_role = self.c.u32()?;
+            if !in_range(role, l.roles) || !in_range(new_role, l.roles) {
+                return Err(self.c.err_at(at, "role allow names an unknown role"));
+            }
+            role_allow.push(RoleAllow { role: RoleId(role), new_role: RoleId(new_role) });
+        }
+        Ok(role_allow)
+    }
+
+    /// Filename transitions (`filename_trans_read`): one entry per rule
+    /// before version 33, one entry per (name, target, class) with its
+    /// source sets since.
     fn read_filename_trans(&mut self, l: &Limits) -> Result<Vec<FilenameTrans>> {
         self.c.section("filename transitions");
         let n = self.c.count("filename transition", 20)?;
@@ -764,20 +734,8 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    fn read_context(&mut self, p: &Policy) -> Result<Context> {
-        let at = self.c.pos();
-        let user = self.c.u32()?;
-        let role = self.c.u32()?;
-        let ty = self.c.u32()?;
-        let raw = self.read_raw_range()?;
-        let range = MlsLimits::of(p).range(raw, &p.sens)?;
-        let ctx = Context { user: UserId(user), role: RoleId(role), ty: TypeId(ty), range };
-        if !p.context_is_valid(&ctx) {
-            return Err(self.c.err_at(at, "invalid security context"));
-        }
-        Ok(ctx)
-    }
-
+    /// Object contexts (`ocontext_read`): the `ocon_num` kinds of the
+    /// header, in the kernel's `OCON_*` order.
     fn read_ocontexts(&mut self, p: &Policy, ocon_num: u32) -> Result<OContexts> {
         self.c.section("object contexts");
         let mut o = OContexts::default();
@@ -865,6 +823,22 @@ impl<'a> Reader<'a> {
         Ok(o)
     }
 
+    /// A context embedded in a section (`context_read_and_validate`).
+    fn read_context(&mut self, p: &Policy) -> Result<Context> {
+        let at = self.c.pos();
+        let user = self.c.u32()?;
+        let role = self.c.u32()?;
+        let ty = self.c.u32()?;
+        let raw = self.read_raw_range()?;
+        let range = MlsLimits::of(p).range(raw, &p.sens)?;
+        let ctx = Context { user: UserId(user), role: RoleId(role), ty: TypeId(ty), range };
+        if !p.context_is_valid(&ctx) {
+            return Err(self.c.err_at(at, "invalid security context"));
+        }
+        Ok(ctx)
+    }
+
+    /// `genfscon` entries (`genfs_read`), grouped by filesystem type.
     fn read_genfs(&mut self, p: &Policy, l: &Limits) -> Result<Vec<Genfs>> {
         self.c.section("genfs contexts");
         let n = self.c.count("genfs filesystem", 8)?;
@@ -908,10 +882,53 @@ impl<'a> Reader<'a> {
         }
         Ok(out)
     }
-}
 
-fn in_range(v: u32, n: u32) -> bool {
-    v >= 1 && v <= n
+    /// `range_transition` rules (`range_read`); each range is validated
+    /// like the kernel's `mls_range_isvalid`.
+    fn read_range_trans(&mut self, p: &Policy, l: &Limits) -> Result<Vec<RangeTrans>> {
+        self.c.section("range transitions");
+        let mls = MlsLimits::of(p);
+        let n = self.c.count("range transition", 12 + 16)?;
+        let mut range_trans = Vec::with_capacity(n);
+        let mut seen = HashSet::default();
+        for _ in 0..n {
+            let at = self.c.pos();
+            let source = self.c.u32()?;
+            let target = self.c.u32()?;
+            let class = self.c.u32()?;
+            if !in_range(source, l.types) || !in_range(target, l.types) || !in_range(class, l.classes) {
+                return Err(self.c.err_at(at, "range transition names an unknown type or class"));
+            }
+            let raw = self.read_raw_range()?;
+            let range = mls.range(raw, &p.sens)?;
+            if !p.range_is_valid(&range) {
+                return Err(self.c.err_at(at, "range transition has an invalid range"));
+            }
+            if !seen.insert((source, target, class)) {
+                return Err(self.c.err_at(at, "duplicate range transition"));
+            }
+            range_trans.push(RangeTrans {
+                source: TypeId(source),
+                target: TypeId(target),
+                class: ClassId(class),
+                range,
+            });
+        }
+        Ok(range_trans)
+    }
+
+    /// The type-attribute map: for each type, the attributes it has (and
+    /// itself, as the kernel adds).
+    fn read_type_attr_map(&mut self, l: &Limits) -> Result<Vec<BitSet>> {
+        self.c.section("type attribute map");
+        let mut type_attrs: Vec<BitSet> = Vec::with_capacity(l.types as usize);
+        for i in 0..l.types {
+            let mut attrs = RawBitmap::read(&mut self.c)?.into_bitset(l.types, "type attribute map")?;
+            attrs.insert(i);
+            type_attrs.push(attrs);
+        }
+        Ok(type_attrs)
+    }
 }
 
 /// The symbols with every value checked: what [`Policy::new_unindexed`]
@@ -1337,4 +1354,8 @@ impl MlsLimits {
         let high = self.level(RawLevel { sens: r.sens[1], cats: hc }, sens)?;
         Ok(Range { low, high })
     }
+}
+
+fn in_range(v: u32, n: u32) -> bool {
+    v >= 1 && v <= n
 }
