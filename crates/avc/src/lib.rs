@@ -8,7 +8,7 @@
 //!
 //! # Why it looks like this
 //!
-//! Each design choice answers one of the seed threads (`shared/seeds`):
+//! Each design choice answers one of the seed threads (docs/seeds.md):
 //!
 //! * **No shared lock or counter on the check path** (004: one AVC lock
 //!   took SELinux from 12-19% to 36-79% overhead at 8 CPUs). A hit takes no

@@ -4,7 +4,7 @@
 //! # Why this crate exists
 //!
 //! Every hot-path choice in `rampart-avc` answers one of the five seed
-//! threads (`shared/seeds`). A claim like "no shared counter on the check
+//! threads (docs/seeds.md). A claim like "no shared counter on the check
 //! path" is only worth something next to a measurement of the shared
 //! counter it avoids, taken on the same machine, in the same run, with the
 //! same keys. So each design the seeds measured is rebuilt here as a small

@@ -27,6 +27,8 @@
 //! support: this crate is only ever a dev-dependency, so building Rampart
 //! itself needs neither a C compiler nor libsepol/libselinux.
 
+#![forbid(unsafe_code)]
+
 pub mod selabel;
 
 pub use selabel::selabel_oracle_path;
