@@ -37,6 +37,7 @@ pub mod clock;
 pub mod docs;
 pub mod enforce;
 mod error;
+pub mod params;
 pub mod report;
 pub mod rng;
 pub mod run;
@@ -46,7 +47,8 @@ pub mod variants;
 pub mod workloads;
 
 pub use error::BenchError;
+pub use params::{Params, Size};
 pub use report::Report;
-pub use run::{run, Params, Size};
+pub use run::run;
 pub use setup::{Access, Bench};
 pub use variants::VariantId;

@@ -14,7 +14,7 @@ use rampart_avc::{
 };
 use serde_json::{json, Map, Value};
 
-use crate::run::{Params, Size, THREADS};
+use crate::params::{Params, Size, THREADS};
 use crate::stats::median;
 use crate::variants::VariantId;
 use crate::workloads::rw::ReadWrite;

@@ -25,18 +25,19 @@ use rampart_avc::{AuditInfo, Avc, ClassIdx, Decision, Perms, Sid};
 use rampart_policy::CreateKind;
 
 use crate::access::{opener_flags, ClassPerms, Classes};
+use crate::backlog::Backlog;
 use crate::cgroups::{image_of, Cgroups, ExecInFlight, ExecPlan, FileId, Node};
 use crate::epoch::Ticket;
 use crate::event::PermEvent;
 use crate::fanotify::{self, Group};
 use crate::groups::Groups;
 use crate::marks::{Marks, Target};
+use crate::object_label::ObjectLabel;
 use crate::objects::{ObjectSids, Query};
 use crate::own_threads;
-use crate::path_labels::{Grants, ObjectLabel};
+use crate::path_labels::Grants;
 use crate::pidfd::{self, RecentThreads};
 use crate::procs::{ExecRequest, ExecRequests};
-use crate::responder::Backlog;
 
 /// Event counters (Relaxed: statistics only; nothing is ordered by them).
 #[derive(Debug, Default)]
@@ -92,7 +93,7 @@ pub struct Enforcer {
     pub default_sid: Sid,
     pub self_pid: u32,
     pub counters: Counters,
-    /// Wakes helper responders ([`crate::responder`]), also before a slow
+    /// Wakes helper responders ([`crate::backlog`]), also before a slow
     /// decision so it does not hold other processes' events.
     pub helpers: Backlog,
     /// Held from a domain's entry into the scope until what keeps it

@@ -19,6 +19,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod access;
+pub mod backlog;
 pub mod cgroups;
 pub mod config;
 pub mod control;
@@ -31,6 +32,7 @@ pub mod fanotify;
 pub mod groups;
 pub mod marks;
 pub mod mountinfo;
+pub mod object_label;
 pub mod objects;
 pub mod overload_notice;
 pub mod own_threads;

@@ -69,7 +69,7 @@ use rampart_avc::{ClassIdx, Perms, Sid};
 use rustc_hash::FxHashMap;
 
 use crate::fanotify;
-use crate::path_labels::ObjectLabel;
+use crate::object_label::ObjectLabel;
 
 pub const MAX_TRACKED_INODES: usize = 1 << 20;
 pub const MAX_READERS: usize = 16;

@@ -19,7 +19,8 @@ use rampart_label::{FileType, Object, ObjectLabeler};
 use rampart_policy::Policy;
 use rustc_hash::FxHashMap;
 
-use crate::path_labels::{ObjectLabel, PathLabels};
+use crate::object_label::ObjectLabel;
+use crate::path_labels::PathLabels;
 
 const SHARDS: usize = 64;
 /// Inodes whose SID is kept (about 50 bytes each): a daemon watching a

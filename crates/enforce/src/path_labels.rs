@@ -25,15 +25,7 @@ use rampart_label::{FileContexts, FileType};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::marks::{Judge, Target};
-
-/// An object's label as an event knows it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ObjectLabel {
-    Sid(Sid),
-    /// No xattr: one of the labels file_contexts gives files of this
-    /// type (or the unlabeled context); the path was not looked up.
-    Unresolved(FileType),
-}
+use crate::object_label::ObjectLabel;
 
 /// The SIDs a file of each type may get from file_contexts.
 struct Candidates {

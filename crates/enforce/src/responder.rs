@@ -35,8 +35,8 @@
 
 use std::io;
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::enforcer::Enforcer;
@@ -50,7 +50,7 @@ use crate::pidfd::RecentThreads;
 /// small, so one thread does not take a burst the others could share.
 const READ_BUFFER: usize = 1024;
 /// How long a responder waits before checking for shutdown (SIGUSR1 and
-/// [`Backlog::wake_all`] end the wait sooner).
+/// [`crate::backlog::Backlog::wake_all`] end the wait sooner).
 const WAIT_MS: i32 = 1000;
 
 /// How a responder runs.
@@ -66,52 +66,6 @@ pub struct Settings {
 pub enum Role {
     Poller,
     Helper,
-}
-
-/// Wakes helpers when pollers see more events than they take.
-#[derive(Default)]
-pub struct Backlog {
-    /// Bumped by every signal; a helper sleeps only while it is unchanged.
-    generation: Mutex<u64>,
-    wake: Condvar,
-    /// Helpers asleep or about to be: a signal with none costs no system call.
-    sleeping: AtomicUsize,
-}
-
-impl Backlog {
-    /// Wakes one sleeping helper, if any.
-    pub fn signal(&self) {
-        // Relaxed: a hint (module docs); a helper that registers just after
-        // this load is at worst late by its timeout.
-        if self.sleeping.load(Ordering::Relaxed) == 0 {
-            return;
-        }
-        *self.generation.lock().unwrap_or_else(PoisonError::into_inner) += 1;
-        self.wake.notify_one();
-    }
-
-    /// Wakes every helper (shutdown).
-    pub fn wake_all(&self) {
-        *self.generation.lock().unwrap_or_else(PoisonError::into_inner) += 1;
-        self.wake.notify_all();
-    }
-
-    fn generation(&self) -> u64 {
-        *self.generation.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Sleeps until a signal after `seen`, a spurious wake-up or the
-    /// timeout, whichever comes first.
-    fn sleep(&self, seen: u64, timeout: Duration) {
-        let guard = self.generation.lock().unwrap_or_else(PoisonError::into_inner);
-        if *guard != seen {
-            return;
-        }
-        // Relaxed: a hint, see `signal`.
-        self.sleeping.fetch_add(1, Ordering::Relaxed);
-        let _ = self.wake.wait_timeout(guard, timeout).unwrap_or_else(PoisonError::into_inner);
-        self.sleeping.fetch_sub(1, Ordering::Relaxed);
-    }
 }
 
 /// One responder thread's loop, until `stop`.
@@ -272,46 +226,4 @@ fn pause_after(e: &io::Error, what: &str) {
     }
     eprintln!("rampartd: {what}: {e}");
     std::thread::sleep(Duration::from_millis(10));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_signal_without_sleepers_costs_nothing() {
-        let b = Backlog::default();
-        b.signal();
-        assert_eq!(b.generation(), 0);
-    }
-
-    #[test]
-    fn a_helper_that_missed_a_signal_does_not_sleep() {
-        let b = Backlog::default();
-        let seen = b.generation();
-        b.wake_all();
-        let start = Instant::now();
-        b.sleep(seen, Duration::from_secs(10));
-        assert!(start.elapsed() < Duration::from_secs(5));
-    }
-
-    #[test]
-    fn a_signal_wakes_a_sleeping_helper() {
-        let b = Arc::new(Backlog::default());
-        let sleeper = {
-            let b = Arc::clone(&b);
-            std::thread::spawn(move || {
-                let start = Instant::now();
-                b.sleep(b.generation(), Duration::from_secs(30));
-                start.elapsed()
-            })
-        };
-        // Signal until the sleeper has registered and been woken.
-        while !sleeper.is_finished() {
-            b.signal();
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        assert!(sleeper.join().unwrap() < Duration::from_secs(20));
-        assert!(b.generation() >= 1);
-    }
 }
