@@ -15,7 +15,7 @@ use crate::snapshot::Snapshot;
 use crate::stats::{Stats, ThreadStats};
 use crate::sync;
 use crate::thread::Slots;
-use crate::writer::WriterState;
+use crate::writer_state::WriterState;
 
 /// Default maximum L1 size per thread: entries of
 /// [`crate::L1_ENTRY_BYTES`] (24) bytes, so at most 384 KiB per thread.

@@ -15,9 +15,6 @@ use std::hash::{BuildHasher, Hasher};
 use crate::mapping::ClassIdx;
 use crate::sid::Sid;
 
-/// Number of SIDs a key can name (24 bits each for source and target).
-pub const MAX_SIDS: usize = 1 << 24;
-
 /// The `BuildHasher` of the caches, for baselines: `HashMap<u64, V, KeyHasher>`.
 pub type KeyHasher = rustc_hash::FxBuildHasher;
 
@@ -28,7 +25,7 @@ pub struct CacheKey(u64);
 
 impl CacheKey {
     /// Packs a key. SIDs come from a [`crate::SidTable`], which never hands
-    /// out more than [`MAX_SIDS`], so nothing is lost.
+    /// out more than [`crate::MAX_SIDS`], so nothing is lost.
     #[inline]
     pub fn new(source: Sid, target: Sid, class: ClassIdx) -> CacheKey {
         let s = u64::from(source.as_u32()) & 0xff_ffff;

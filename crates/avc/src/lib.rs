@@ -117,13 +117,14 @@ mod stats;
 mod sync;
 mod thread;
 mod writer;
+mod writer_state;
 
 pub use audit::{AuditEvent, AuditInfo, AuditSink, MemorySink, NullSink};
 pub use avc::{Avc, AvcConfig, DEFAULT_L1_ENTRIES, DEFAULT_L2_THRESHOLD};
 pub use decision::Decision;
 pub use error::AvcError;
 pub use handle::{Denied, Handle};
-pub use key::{key_hash, CacheKey, KeyHasher, MAX_SIDS};
+pub use key::{key_hash, CacheKey, KeyHasher};
 pub use l1::{ENTRY_BYTES as L1_ENTRY_BYTES, INITIAL_ENTRIES as L1_INITIAL_ENTRIES};
 /// Bytes of one slot of the shared (L2) table.
 pub const L2_SLOT_BYTES: usize = l2::SLOT_BYTES;
@@ -134,7 +135,7 @@ pub use labeled::{Object, Subject};
 pub use mapping::{ClassIdx, Mapping, Perms, MAX_CLASSES, MAX_PERMS};
 pub use module::{Module, ModuleDecision, Query};
 pub use selinux::SELINUX_MODULE;
-pub use sid::{Sid, SidTable, MAX_CONTEXT_LEN};
+pub use sid::{Sid, SidTable, MAX_CONTEXT_LEN, MAX_SIDS};
 pub use stats::{Stats, StatsRow};
 
 /// The lock-free building blocks, public so the loom models

@@ -16,8 +16,11 @@ use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::error::AvcError;
-use crate::key::MAX_SIDS;
 use crate::segmented::SegmentedVec;
+
+/// Number of SIDs the table hands out: a cache key (crate::key) names
+/// source and target in 24 bits each.
+pub const MAX_SIDS: usize = 1 << 24;
 
 /// Longest context string accepted (the kernel's limit is one page).
 pub const MAX_CONTEXT_LEN: usize = 4096;
