@@ -37,6 +37,8 @@ pub enum Command {
     Enforce(crate::cmd::enforce::EnforceCommand),
     /// `bench enforce` (parsed by `cmd::bench_enforce`).
     BenchEnforce(crate::cmd::bench_enforce::BenchEnforceArgs),
+    /// `apparmor check|attach|info` (parsed by `cmd::apparmor`).
+    AppArmor(crate::cmd::apparmor::AppArmorArgs),
 }
 
 /// A `--bool NAME=on|off` setting.
@@ -95,6 +97,9 @@ pub fn parse(argv: Vec<OsString>) -> Result<Cli, CliError> {
     // File-label commands take file names (bytes) and restorecon's flags.
     if crate::cmd::label::args::applies(&argv) {
         return crate::cmd::label::args::parse(argv);
+    }
+    if crate::cmd::apparmor::applies(&argv) {
+        return Ok(Cli { policy: None, command: Command::AppArmor(crate::cmd::apparmor::parse(argv)?) });
     }
     if crate::cmd::bench_enforce::applies(&argv) {
         return Ok(Cli { policy: None, command: Command::BenchEnforce(crate::cmd::bench_enforce::parse(argv)?) });

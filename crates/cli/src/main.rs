@@ -52,6 +52,7 @@ fn run() -> Result<u8, CliError> {
         Command::Label(a) => (String::new(), cmd::label::run(cli.policy.as_deref(), a)?),
         Command::Enforce(c) => (String::new(), cmd::enforce::run(c.clone())?),
         Command::BenchEnforce(a) => cmd::bench_enforce::run(a)?,
+        Command::AppArmor(a) => (String::new(), cmd::apparmor::run(a)?),
         Command::Batch(a) => {
             let (_, policy) = load()?;
             let bools = load::booleans(&policy, &a.bools)?;

@@ -1,5 +1,6 @@
 //! The commands, one module each.
 
+pub mod apparmor;
 pub mod batch;
 pub mod bench;
 pub mod bench_enforce;
