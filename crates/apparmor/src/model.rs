@@ -122,16 +122,48 @@ impl Profile {
 
     /// The base name (last component of the hierarchical name).
     pub fn base_name(&self) -> &str {
-        self.name.rsplit("//").next().unwrap_or(&self.name)
+        match last_split(&self.name) {
+            Some(i) => &self.name[i + 2..],
+            None => &self.name,
+        }
     }
 
     /// The parent's hierarchical name, for hats and children.
     pub fn parent(&self) -> Option<&str> {
-        self.name.rsplit_once("//").map(|(p, _)| p)
+        last_split(&self.name).map(|i| &self.name[..i])
     }
 
     /// Number of accepting states of the file DFA: a rough rule count.
     pub fn file_states(&self) -> usize {
         self.file.as_ref().map_or(0, |f| f.dfa.states())
+    }
+}
+
+/// The offset of the last `//` separator of a hierarchical name, found
+/// as the kernel's `__lookupn_profile` does: scanning from the left, so a
+/// child named by path (`p///bin/x`) splits as `p` and `/bin/x`.
+fn last_split(name: &str) -> Option<usize> {
+    let mut at = None;
+    let mut from = 0;
+    while let Some(i) = name[from..].find("//") {
+        at = Some(from + i);
+        from += i + 2;
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hierarchical_names_split_from_the_left() {
+        let p = Profile::new("smbldap-useradd///etc/init.d/nscd".to_owned());
+        assert_eq!(p.parent(), Some("smbldap-useradd"));
+        assert_eq!(p.base_name(), "/etc/init.d/nscd");
+        let p = Profile::new("a//b//c".to_owned());
+        assert_eq!(p.parent(), Some("a//b"));
+        assert_eq!(p.base_name(), "c");
+        assert_eq!(Profile::new("/usr/bin/x".to_owned()).parent(), None);
     }
 }
