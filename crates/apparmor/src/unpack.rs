@@ -71,16 +71,15 @@ fn verify_header(e: &mut Ext<'_>, required: bool, version: &mut u32, ns: &mut Op
     if !(V5..=V9).contains(&v) {
         return Err(e.err(format!("unsupported interface version {v} (the kernel takes 5 to 9)")));
     }
+    // Each header starts over (`*ns = NULL` in verify_header): the
+    // namespace of the load is the one named by the last header.
+    *ns = None;
     let at = e.pos();
     if let Some(name) = e.opt_str(Some("namespace"))? {
         if name.is_empty() {
             return Err(LoadError::new(at, "invalid namespace name (empty)"));
         }
-        // A later, different namespace is audited ("invalid ns change")
-        // but not refused by the kernel; the first one stands.
-        if ns.is_none() {
-            *ns = Some(name);
-        }
+        *ns = Some(name);
     }
     Ok(())
 }
@@ -392,14 +391,14 @@ fn unpack_trans_table(e: &mut Ext<'_>) -> std::result::Result<Vec<String>, Strin
     r
 }
 
-/// `verify_profile`: x-table indexes in range and permission entries
-/// consistent (6.12's `verify_perms`).
+/// `verify_profile`: every accept entry indexes the permission table
+/// (`verify_dfa_accept_index`), permission entries are consistent and
+/// their x-table indexes in range (`verify_perms`).
 fn verify_profile(p: &Profile) -> std::result::Result<(), String> {
-    for db in [p.file.as_ref(), p.policy.as_ref()].into_iter().flatten() {
-        for &a in &db.dfa.accept {
-            if a & AA_X_TYPE_MASK == AA_X_TABLE && (a & AA_X_INDEX_MASK) as usize >= db.trans.len() {
-                return Err("Unpack: Invalid named transition".to_owned());
-            }
+    for (what, db) in [("file", p.file.as_ref()), ("policy", p.policy.as_ref())] {
+        let Some(db) = db else { continue };
+        if db.dfa.accept.iter().any(|&a| a as usize >= db.perms.len()) {
+            return Err(format!("Unpack: {what} Invalid named transition (accept index beyond the permission table)"));
         }
     }
     for db in [p.file.as_ref(), p.policy.as_ref(), p.xmatch.as_ref()].into_iter().flatten() {
