@@ -20,7 +20,17 @@ gives the same sets, 0 where python3-apparmor's matcher differs from it. The Rus
 the expected decision from these sets; nothing here comes from Rampart.
 
 usage: pyref.py OUT PATHS_PER_PROFILE SEED
+
+For the benchmark (docs/benchmarks.md): PYREF_TIME=1 also times
+python3-apparmor's matcher over every query (AARE.match on each rule of
+the profile, as FileRuleset.get_perms_for_path does) and prints
+`aare_ns_per_query N`; PYREF_RULES=FILE writes each profile's rules as
+FILE<TAB>PROFILE<TAB>OWNER<TAB>DENY<TAB>LETTERS<TAB>REGEX (the parser's
+glob conversion, unanchored) for a regex-crate matcher.
 """
+
+import os
+import time
 
 import random
 import re
@@ -286,6 +296,8 @@ def main():
     aa.read_inactive_profiles()
     rng = random.Random(seed)
     n = 0
+    timed = []  # (prepared, [(path, owner)])
+    rules_out = open(os.environ["PYREF_RULES"], "w") if os.environ.get("PYREF_RULES") else None
     with open(out_path, "w") as out:
         for store in (aa.aa, aa.extras):
             for top in sorted(store):
@@ -299,6 +311,15 @@ def main():
                     is_hat = name != top and not prof["profile"]
                     has_children = name == top and len(store[top]) > 1
                     prepared = [Prepared(r, variables) for r in profile_rules(prof, is_hat, has_children)]
+                    if rules_out:
+                        kn = top if name == top else "%s//%s" % (top, name)
+                        for p in prepared:
+                            for rx in p.parser:
+                                rules_out.write("\t".join([filename, kn, "1" if p.rule.owner else "0", "1" if p.rule.deny else "0",
+                                                            "".join(c for c in LETTERS if c in p.letters) or "-",
+                                                            rx.pattern[: -len(r"\Z")]]) + "\n")
+                    queries = []
+                    timed.append((prepared, queries))
                     # The kernel's hierarchical name: child profiles and hats
                     # are `parent//name`.
                     kname = top if name == top else "%s//%s" % (top, name)
@@ -320,6 +341,7 @@ def main():
                     paths = [p for p in dict.fromkeys(paths) if "//" not in p][:per_profile]
                     for path in paths:
                         for owner in (True, False):
+                            queries.append((path, owner))
                             # [AARE-based, parser-conversion-based]
                             sets = [[set(), set(), set(), set()], [set(), set(), set(), set()]]
                             for p in prepared:
@@ -349,6 +371,21 @@ def main():
                                                  fmt(allow), fmt(deny), fmt(audit), fmt(quiet), same]) + "\n")
                             n += 1
     print(n, file=sys.stderr)
+    if rules_out:
+        rules_out.close()
+    if os.environ.get("PYREF_TIME"):
+        count, t0 = 0, time.perf_counter_ns()
+        for prepared, queries in timed:
+            for path, owner in queries:
+                allow = set()
+                for p in prepared:
+                    if p.rule.owner and not owner:
+                        continue
+                    if any(a.match(path) for a in p.aares):
+                        allow |= p.letters
+                count += 1
+        elapsed = time.perf_counter_ns() - t0
+        print("aare_ns_per_query %d over %d queries" % (elapsed // max(count, 1), count))
 
 
 if __name__ == "__main__":
