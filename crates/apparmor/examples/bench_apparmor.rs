@@ -45,6 +45,9 @@ fn profile_files() -> Vec<PathBuf> {
     v
 }
 
+/// Per (file, profile): the rule regexes and (owner, deny, letters).
+type RuleTable = HashMap<(String, String), (Vec<String>, Vec<(bool, bool, u32)>)>;
+
 struct Rules {
     set: regex::RegexSet,
     /// (owner, deny, letters) per regex
@@ -144,7 +147,7 @@ fn main() {
     let ours = median(passes).as_nanos() as f64 / subjects.len() as f64;
 
     // the regex crate over the same rules
-    let mut by_profile: HashMap<(String, String), (Vec<String>, Vec<(bool, bool, u32)>)> = HashMap::new();
+    let mut by_profile: RuleTable = HashMap::new();
     for l in std::fs::read_to_string(&rules_tsv).unwrap().lines() {
         let f: Vec<&str> = l.split('\t').collect();
         let e = by_profile.entry((f[0].to_owned(), f[1].to_owned())).or_default();

@@ -80,9 +80,10 @@ fn be32(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
 }
 
-/// `table_size`: header plus data, aligned to 8.
-fn table_size(len: usize, el: usize) -> usize {
-    (TABLE_HEADER + len * el + 7) & !7
+/// `table_size`: header plus data, aligned to 8 (`None` if it cannot
+/// be represented, which no blob can then hold).
+fn table_size(len: usize, el: usize) -> Option<usize> {
+    Some(len.checked_mul(el)?.checked_add(TABLE_HEADER + 7)? & !7)
 }
 
 struct Table {
@@ -131,7 +132,7 @@ impl Dfa {
             if slot.is_some() {
                 return Err(err(pos, &format!("duplicate table id {}", t.id + 1)));
             }
-            pos += table_size(t.data.len(), t.flags as usize);
+            pos += table_size(t.data.len(), t.flags as usize).unwrap_or(blob.len());
             *slot = Some(t);
         }
         let mut take = |id: usize| tables[id].take().map(|t| t.data);
@@ -396,7 +397,7 @@ fn unpack_table(b: &[u8]) -> std::result::Result<Table, &'static str> {
     if len == 0 {
         return Err("empty table");
     }
-    let tsize = table_size(len, flags as usize);
+    let Some(tsize) = table_size(len, flags as usize) else { return Err("table size overflows") };
     if b.len() < tsize {
         return Err("table truncated");
     }
@@ -434,7 +435,7 @@ pub(crate) mod tests {
                     _ => v.extend_from_slice(&x.to_be_bytes()),
                 }
             }
-            while (v.len() - start) % 8 != 0 {
+            while !(v.len() - start).is_multiple_of(8) {
                 v.push(0);
             }
         }

@@ -105,11 +105,13 @@ struct Expect<'a> {
     /// python3-apparmor's AARE gives the same sets as the parser's
     /// glob conversion for this query.
     aare_same: bool,
+    /// The exec qualifier (`-` none, `?` ambiguous).
+    exec: &'a str,
 }
 
 fn parse_line(l: &str) -> Expect<'_> {
     let f: Vec<&str> = l.split('\t').collect();
-    assert_eq!(f.len(), 10, "bad reference line {l}");
+    assert_eq!(f.len(), 11, "bad reference line {l}");
     let m = |s: &str| if s == "-" { 0 } else { parse_letters(s).unwrap() };
     Expect {
         file: f[0],
@@ -122,6 +124,7 @@ fn parse_line(l: &str) -> Expect<'_> {
         audit: m(f[7]),
         quiet: m(f[8]),
         aare_same: f[9] == "1",
+        exec: f[10],
     }
 }
 
@@ -151,6 +154,11 @@ struct Tally {
     /// Queries where AARE differs from the parser's conversion, and how
     /// many of those Rampart agrees with AARE on (should be none).
     aare_differs: usize,
+    exec_compared: usize,
+    exec_agree: usize,
+    exec_ambiguous: usize,
+    /// compared queries where the text grants an exec
+    exec_named: usize,
     examples: Vec<String>,
 }
 
@@ -200,6 +208,24 @@ fn run(tsv: &str, bins: &HashMap<String, PathBuf>) -> Tally {
         } else {
             ok = false;
         }
+        // the exec qualifier, where the text names exactly one
+        let got_exec = match (subject, d.perms.allow & MAY_EXEC != 0) {
+            (rampart_apparmor::Subject::Profile(p), true) => {
+                rampart_apparmor::domain::mode_name(d.perms.xindex, p.file.as_ref().map_or(&[][..], |f| &f.trans[..]))
+            }
+            _ => "-".to_owned(),
+        };
+        if e.exec == "?" {
+            t.exec_ambiguous += 1;
+        } else {
+            t.exec_compared += 1;
+            t.exec_named += usize::from(e.exec != "-");
+            if got_exec == e.exec {
+                t.exec_agree += 1;
+            } else {
+                ok = false;
+            }
+        }
         if d.allowed == want_decision {
             t.decision_agree += 1;
         } else {
@@ -209,9 +235,9 @@ fn run(tsv: &str, bins: &HashMap<String, PathBuf>) -> Tally {
             t.disagree += 1;
             if t.examples.len() < 40 {
                 t.examples.push(format!(
-                    "{} {} owner={} req={}: got allowed={} audit={} quiet={} decision={} / python allowed={} audit={} quiet={} decision={}",
+                    "{} {} owner={} req={}: got allowed={} audit={} quiet={} decision={} exec={got_exec} / python allowed={} audit={} quiet={} decision={} exec={}",
                     e.profile, e.path, e.owner as u8, letters(request), letters(got_allowed), letters(masks.0), letters(masks.1), d.allowed,
-                    letters(want_allowed), letters(e.audit), letters(e.quiet), want_decision
+                    letters(want_allowed), letters(e.audit), letters(e.quiet), want_decision, e.exec
                 ));
             }
         }
@@ -222,8 +248,8 @@ fn run(tsv: &str, bins: &HashMap<String, PathBuf>) -> Tally {
 fn check_abi(name: &str, tsv: &str, bins: &HashMap<String, PathBuf>) {
     let t = run(tsv, bins);
     eprintln!(
-        "{name}: {} queries ({} enforce, {} complain); ALLOWED agrees {}, audit/quiet agree {}, decision agrees {}; {} disagree; AARE itself differs from the parser's glob conversion on {}",
-        t.queries, t.enforce, t.queries - t.enforce, t.allowed_agree, t.masks_agree, t.decision_agree, t.disagree, t.aare_differs
+        "{name}: {} queries ({} enforce, {} complain); ALLOWED agrees {}, audit/quiet agree {}, decision agrees {}, exec qualifier agrees {} of {} ({} of them exec rules; {} with overlapping exec rules not compared); {} disagree; AARE itself differs from the parser's glob conversion on {}",
+        t.queries, t.enforce, t.queries - t.enforce, t.allowed_agree, t.masks_agree, t.decision_agree, t.exec_agree, t.exec_compared, t.exec_named, t.exec_ambiguous, t.disagree, t.aare_differs
     );
     for x in &t.examples {
         eprintln!("  {x}");

@@ -7,7 +7,7 @@ matches paths; FileRule carries owner/deny/audit and permissions),
 generates paths from every file rule, and writes for each query what the
 profile text grants according to those classes:
 
-    FILE<TAB>PROFILE<TAB>MODE<TAB>PATH<TAB>OWNER<TAB>ALLOW<TAB>DENY<TAB>AUDIT<TAB>QUIET<TAB>AARE
+    FILE<TAB>PROFILE<TAB>MODE<TAB>PATH<TAB>OWNER<TAB>ALLOW<TAB>DENY<TAB>AUDIT<TAB>QUIET<TAB>AARE<TAB>EXEC
 
 FILE is the profile file (to compile with apparmor_parser), MODE the
 profile's mode from its flags (enforce, complain or kill), ALLOW the
@@ -16,7 +16,10 @@ the letters of matching deny rules, AUDIT those of matching audit allow
 rules (`audit deny` means "do not quiet"), QUIET those of matching deny
 rules without audit. Matching uses apparmor_parser's glob conversion
 (parser_regex, from the parser's source); AARE is 1 when AARE.match
-gives the same sets, 0 where python3-apparmor's matcher differs from it. The Rust test derives
+gives the same sets, 0 where python3-apparmor's matcher differs from it.
+EXEC is the exec qualifier of the matching exec rule as the kernel sees
+it (see kernel_exec_mode), `-` for none or a deny, `?` when several
+different exec rules match (the parser's precedence decides). The Rust test derives
 the expected decision from these sets; nothing here comes from Rampart.
 
 usage: pyref.py OUT PATHS_PER_PROFILE SEED
@@ -191,6 +194,22 @@ def mutations(path, rng):
     return out
 
 
+def kernel_exec_mode(rule, profile):
+    """The exec qualifier the kernel sees for a FileRule's exec_perms:
+    the same letters, except that a rule with a target becomes an x-table
+    entry (`px->NAME`, `Pix->NAME`...: the parser replaces the type by a
+    table index, so c/C read as p/P), a child target named PROFILE//NAME
+    (parser_regex.c add_named_transition)."""
+    m = rule.exec_perms
+    if not rule.target:
+        return m
+    name = rule.target.regex
+    if m[0] in "cC":
+        name = "%s//%s" % (profile, name)
+        m = ("p" if m[0] == "c" else "P") + m[1:]
+    return "%s->%s" % (m, name)
+
+
 def parser_regex(glob):
     """The Python regex of apparmor_parser's convert_aaregex_to_pcre
     (parser_regex.c, 3.0) for a glob: unlike AARE, `*` and `**` need a
@@ -344,6 +363,7 @@ def main():
                             queries.append((path, owner))
                             # [AARE-based, parser-conversion-based]
                             sets = [[set(), set(), set(), set()], [set(), set(), set(), set()]]
+                            execs, exec_denied = set(), False
                             for p in prepared:
                                 r = p.rule
                                 if r.owner and not owner:
@@ -352,6 +372,11 @@ def main():
                                     if not hit:
                                         continue
                                     allow, deny, audit, quiet = sets[k]
+                                    if k == 1 and r.exec_perms:
+                                        if r.deny:
+                                            exec_denied = True
+                                        else:
+                                            execs.add(kernel_exec_mode(r, kname))
                                     if r.deny:
                                         # parser_regex.c process_dfa_entry: a deny
                                         # rule's link bit is not put on the path's
@@ -367,8 +392,14 @@ def main():
                             summary = lambda t: (t[0] - t[1], t[2], t[3])
                             same = "1" if summary(sets[0]) == summary(sets[1]) else "0"
                             allow, deny, audit, quiet = sets[1]
+                            if exec_denied or not execs:
+                                xmode = "-"
+                            elif len(execs) == 1:
+                                xmode = execs.pop()
+                            else:
+                                xmode = "?"  # overlapping exec rules: the parser's precedence decides
                             out.write("\t".join([filename, kname, mode, path, "1" if owner else "0",
-                                                 fmt(allow), fmt(deny), fmt(audit), fmt(quiet), same]) + "\n")
+                                                 fmt(allow), fmt(deny), fmt(audit), fmt(quiet), same, xmode]) + "\n")
                             n += 1
     print(n, file=sys.stderr)
     if rules_out:
