@@ -489,6 +489,44 @@ pub(crate) mod tests {
         assert!(Dfa::unpack(&tiny(1, 0), 0, Accept::One).is_err());
     }
 
+    /// Three states; state 2 is diff-encoded against state 1: it has its
+    /// own transition on 'b' (to 2) and inherits 'a' -> 2 from state 1.
+    fn diff(def2: u32, def1: u32, base1_flags: u32) -> Vec<u8> {
+        let mut next = vec![0u32; 256 + 3];
+        let mut check = vec![0u32; 256 + 3];
+        next[b'a' as usize] = 2;
+        check[b'a' as usize] = 1;
+        next[b'b' as usize + 2] = 2;
+        check[b'b' as usize + 2] = 2;
+        build(
+            YYTH_FLAG_DIFF_ENCODE,
+            &[
+                (1, 4, vec![0, 0, 7]),
+                (7, 4, vec![0, 0, 0]),
+                (2, 4, vec![0, base1_flags, MATCH_FLAG_DIFF_ENCODE | 2]),
+                (4, 4, vec![0, def1, def2]),
+                (8, 4, next),
+                (3, 4, check),
+            ],
+        )
+    }
+
+    #[test]
+    fn diff_encoded_states_follow_their_default_chain() {
+        let d = Dfa::unpack(&diff(1, 0, 0), 0, Accept::Both).unwrap();
+        assert!(d.diff_encoded());
+        assert_eq!(d.match_str(START, b"ab"), 2);
+        // 'a' from state 2 is inherited from state 1
+        assert_eq!(d.match_str(START, b"aba"), 2);
+        assert_eq!(d.match_str(START, b"b"), NOMATCH);
+        // a chain that loops (1 -> 2 -> 1, both diff-encoded) is refused
+        let e = Dfa::unpack(&diff(1, 2, MATCH_FLAG_DIFF_ENCODE), 0, Accept::Both).unwrap_err();
+        assert!(e.message().contains("loop"), "{e}");
+        // a diff-encoded state defaulting to itself too
+        let e = Dfa::unpack(&diff(2, 0, 0), 0, Accept::Both).unwrap_err();
+        assert!(e.message().contains("itself"), "{e}");
+    }
+
     #[test]
     fn every_truncation_is_an_error() {
         let b = tiny(1, 0);

@@ -33,6 +33,7 @@ const MAXMAPPED_SIG: u32 = 35;
 const RLIM_NLIMITS: u16 = 16;
 
 /// One profile as unpacked, with the header values it was read under.
+#[derive(Debug)]
 pub(crate) struct Unpacked {
     pub profile: Profile,
     /// The namespace named by `:ns:` in the profile name, if any.
@@ -424,4 +425,113 @@ fn verify_profile(p: &Profile) -> std::result::Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dfa::tests::tiny;
+    use crate::perms::{letters, MAY_READ};
+
+    /// Writes the tagged stream by hand, as apparmor_parser does.
+    #[derive(Default)]
+    struct W(Vec<u8>);
+
+    impl W {
+        fn name(&mut self, n: &str) -> &mut Self {
+            self.0.push(Code::Name as u8);
+            self.0.extend_from_slice(&((n.len() + 1) as u16).to_le_bytes());
+            self.0.extend_from_slice(n.as_bytes());
+            self.0.push(0);
+            self
+        }
+        fn u32(&mut self, v: u32) -> &mut Self {
+            self.0.push(Code::U32 as u8);
+            self.0.extend_from_slice(&v.to_le_bytes());
+            self
+        }
+        fn string(&mut self, s: &str) -> &mut Self {
+            self.0.push(Code::String as u8);
+            self.0.extend_from_slice(&((s.len() + 1) as u16).to_le_bytes());
+            self.0.extend_from_slice(s.as_bytes());
+            self.0.push(0);
+            self
+        }
+        fn code(&mut self, c: Code) -> &mut Self {
+            self.0.push(c as u8);
+            self
+        }
+        /// A DFA blob, padded so the kernel's alignment rule finds it.
+        fn dfa(&mut self, dfa: &[u8]) -> &mut Self {
+            self.name("aadfa");
+            self.0.push(Code::Blob as u8);
+            let blob_at = self.0.len() + 4;
+            let pad = (0..8)
+                .find(|&p| {
+                    let end = blob_at + p + dfa.len();
+                    let sz = blob_at - (end & 7);
+                    ((sz + 7) & !7) - sz == p
+                })
+                .unwrap();
+            self.0.extend_from_slice(&((pad + dfa.len()) as u32).to_le_bytes());
+            self.0.extend(std::iter::repeat_n(0, pad));
+            self.0.extend_from_slice(dfa);
+            self
+        }
+    }
+
+    fn profile(mode: u32) -> Vec<u8> {
+        let mut w = W::default();
+        w.name("version").u32(5);
+        w.name("profile").code(Code::Struct).string("p");
+        w.name("flags").code(Code::Struct).u32(0).u32(mode).u32(0).code(Code::StructEnd);
+        w.u32(0).u32(0).u32(0).u32(0);
+        w.dfa(&tiny(1, 0));
+        w.code(Code::StructEnd);
+        w.0
+    }
+
+    #[test]
+    fn a_hand_written_blob_loads_and_decides() {
+        let (ps, ns) = unpack(&profile(0)).unwrap();
+        assert_eq!(ns, None);
+        assert_eq!(ps.len(), 1);
+        let p = &ps[0].profile;
+        assert_eq!((p.name.as_str(), p.mode, p.abi), ("p", Mode::Enforce, 5));
+        let f = p.file.as_ref().unwrap();
+        // accept 7 in the owner half: r, w and x; nothing for others
+        let s = f.dfa.match_str(f.start[CLASS_FILE], b"aaa");
+        assert_eq!(letters(f.lookup(s, true).allow), "rwx");
+        assert_eq!(letters(f.lookup(s, false).allow), "-");
+        // accept2 9: audit x (0x1) and a (0x8)
+        assert_eq!(letters(f.lookup(s, true).audit), "ax");
+        assert!(f.lookup(0, true).allow & MAY_READ == 0);
+    }
+
+    #[test]
+    fn errors_say_what_and_where() {
+        let mut b = profile(7);
+        let e = unpack(&b).unwrap_err();
+        assert!(e.message().contains("unknown mode 7"), "{e}");
+        assert_eq!(&b[e.offset()..e.offset() + 5], &[Code::U32 as u8, 7, 0, 0, 0]);
+        b = profile(0);
+        let v = b.iter().position(|&c| c == 5).unwrap();
+        b[v] = 10;
+        let e = unpack(&b).unwrap_err();
+        assert!(e.message().contains("unsupported interface version 10"), "{e}");
+        // every truncation is an error, inside the blob
+        let b = profile(0);
+        for n in 0..b.len() {
+            let e = unpack(&b[..n]).unwrap_err();
+            assert!(e.offset() <= n, "{n}: {e}");
+        }
+    }
+
+    #[test]
+    fn fqnames_split_namespaces() {
+        assert_eq!(split_fqname(":ns:name"), (Some("ns".to_owned()), "name".to_owned()));
+        assert_eq!(split_fqname(":ns://name"), (Some("ns".to_owned()), "name".to_owned()));
+        assert_eq!(split_fqname("plain"), (None, "plain".to_owned()));
+        assert_eq!(split_fqname(":ns"), (Some("ns".to_owned()), String::new()));
+    }
 }
