@@ -16,6 +16,12 @@
 //!   sets and the profile's mode (enforce: granted or denied; complain:
 //!   allowed unless every missing bit is quieted by a deny rule).
 //!
+//! Attachment: executables generated from every top-level profile's
+//! attachment (or path name), resolved by `find_attach` for an
+//! unconfined task, against the one profile whose attachment
+//! python3-apparmor's reading (with the parser's glob conversion)
+//! matches, or none.
+//!
 //! Sample: 60 paths per profile (about 17,000 queries per ABI) by
 //! default, 400 (about 110,000 per ABI) with `RAMPART_FULL=1`. Every
 //! disagreement fails the test. What python3-apparmor does not model is
@@ -62,6 +68,7 @@ fn features_v7(dir: &Path) -> PathBuf {
 
 /// Compiles every profile file, two at a time.
 fn compile_all(files: &[String], out: &Path, features: Option<&Path>) -> HashMap<String, PathBuf> {
+    // (every shipped file; the queries name a subset)
     std::fs::create_dir_all(out).unwrap();
     let jobs: Vec<(String, PathBuf)> =
         files.iter().enumerate().map(|(i, f)| (f.clone(), out.join(format!("{i}.bin")))).collect();
@@ -245,6 +252,56 @@ fn run(tsv: &str, bins: &HashMap<String, PathBuf>) -> Tally {
     t
 }
 
+/// Every shipped profile file, /etc/apparmor.d first.
+fn profile_files() -> Vec<String> {
+    let mut v = Vec::new();
+    for dir in ["/etc/apparmor.d", "/usr/share/apparmor/extra-profiles"] {
+        let mut here: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file() && !p.file_name().unwrap().to_string_lossy().starts_with("README"))
+            .map(|p| p.display().to_string())
+            .collect();
+        here.sort();
+        v.extend(here);
+    }
+    v
+}
+
+/// Attachment: an unconfined exec of each generated path, against the
+/// profile python3-apparmor's attachment (or path name) matches, where
+/// exactly one does.
+fn check_attach(tsv: &str, files: &[String], bins: &HashMap<String, PathBuf>) {
+    let load = |prefix: &str| {
+        let paths: Vec<&PathBuf> = files.iter().filter(|f| f.starts_with(prefix)).map(|f| &bins[f]).collect();
+        Policy::from_files(&paths).unwrap()
+    };
+    let etc = load("/etc/apparmor.d/");
+    let extra = load("/usr/share/apparmor/extra-profiles/");
+    let (mut n, mut attached, mut ambiguous, mut bad) = (0, 0, 0, Vec::new());
+    for l in tsv.lines() {
+        let f: Vec<&str> = l.split('\t').collect();
+        if f[2] == "?" {
+            ambiguous += 1;
+            continue;
+        }
+        let policy = if f[0] == "etc" { &etc } else { &extra };
+        let got = rampart_apparmor::query::attach_line(policy, f[1]);
+        let got = got.split('\t').next().unwrap();
+        n += 1;
+        attached += usize::from(f[2] != "unconfined");
+        if got != f[2] {
+            bad.push(format!("{} {}: got {got}, python3-apparmor {}", f[0], f[1], f[2]));
+        }
+    }
+    eprintln!(
+        "attachment: {n} execs compared ({attached} attach to a profile), {} agree; {ambiguous} with several matching globs not compared",
+        n - bad.len()
+    );
+    assert!(n > 300, "too few attachment queries: {n}");
+    assert!(bad.is_empty(), "attachment disagreements:\n{}", bad.join("\n"));
+}
+
 fn check_abi(name: &str, tsv: &str, bins: &HashMap<String, PathBuf>) {
     let t = run(tsv, bins);
     eprintln!(
@@ -266,16 +323,25 @@ fn shipped_profiles_agree_with_python3_apparmor() {
     let per_profile = if std::env::var_os("RAMPART_FULL").is_some() { "400" } else { "60" };
     let tsv_path = dir.join("ref.tsv");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/pyref.py");
-    let o = Command::new("/usr/bin/python3").arg(&script).arg(&tsv_path).arg(per_profile).arg("19").output().unwrap();
+    let attach_path = dir.join("attach.tsv");
+    let o = Command::new("/usr/bin/python3")
+        .arg(&script)
+        .arg(&tsv_path)
+        .arg(per_profile)
+        .arg("19")
+        .env("PYREF_ATTACH", &attach_path)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "pyref.py failed: {}", String::from_utf8_lossy(&o.stderr));
     let tsv = std::fs::read_to_string(&tsv_path).unwrap();
-    let mut files: Vec<String> = tsv.lines().map(|l| l.split('\t').next().unwrap().to_owned()).collect();
-    files.sort();
-    files.dedup();
+    let files = profile_files();
     let v5 = compile_all(&files, &dir.join("v5"), None);
     check_abi("ABI v5 (system features)", &tsv, &v5);
+    let attach = std::fs::read_to_string(&attach_path).unwrap();
+    check_attach(&attach, &files, &v5);
     let feat = features_v7(&dir);
     let v7 = compile_all(&files, &dir.join("v7"), Some(&feat));
     check_abi("ABI v7 (diff-encoded)", &tsv, &v7);
+    check_attach(&attach, &files, &v7);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -30,6 +30,15 @@ the profile, as FileRuleset.get_perms_for_path does) and prints
 `aare_ns_per_query N`; PYREF_RULES=FILE writes each profile's rules as
 FILE<TAB>PROFILE<TAB>OWNER<TAB>DENY<TAB>LETTERS<TAB>REGEX (the parser's
 glob conversion, unanchored) for a regex-crate matcher.
+
+PYREF_ATTACH=FILE also writes attachment expectations, per profile
+directory (STORE is etc or extra):
+    STORE<TAB>PATH<TAB>EXPECTED
+EXPECTED is the top-level profile whose attachment matches PATH (a
+profile named by a plain path, without attachment, matches exactly that
+path and wins outright, as in the kernel's find_attach), `unconfined`
+when none does, `?` when several globs match (then the kernel ranks them
+by the length of their literal left match).
 """
 
 import os
@@ -308,6 +317,48 @@ def profile_rules(prof, is_hat, has_children):
     return rules
 
 
+def write_attach(out_path, rng):
+    with open(out_path, "w") as out:
+        for label, store in (("etc", aa.aa), ("extra", aa.extras)):
+            exact, globs = {}, []
+            for top in sorted(store):
+                prof = store[top][top]
+                filename = prof["filename"]
+                att = prof["attachment"]
+                # a name with glob characters is its own attachment
+                # (parser_regex.c process_profile_name_xmatch)
+                if not att and top.startswith("/") and re.search(r"[*?\[{]", top):
+                    att = top
+                if att:
+                    incs = aa.include_list_recursive(aa.active_profiles.files[filename]) if filename in aa.active_profiles.files else []
+                    variables = aa.active_profiles.get_all_merged_variables(filename, incs) if filename in aa.active_profiles.files else {}
+                    # profile names and attachments are not filter_slashes'ed
+                    g = expand_vars(att, variables)
+                    if g:
+                        globs.append((top, g, parser_regex(g)))
+                elif top.startswith("/"):
+                    exact[top] = top
+            paths = []
+            for _, g, _ in globs:
+                for alt in alternatives(g):
+                    p = instantiate(alt, rng)
+                    if p:
+                        paths.append(p)
+                        paths.extend(rng.sample(mutations(p, rng), 2))
+            for name in exact:
+                paths.append(name)
+                paths.extend(rng.sample(mutations(name, rng), 2))
+            for path in dict.fromkeys(paths):
+                if "//" in path:
+                    continue
+                if path in exact:
+                    want = exact[path]
+                else:
+                    hits = [top for top, _, rx in globs if rx.match(path)]
+                    want = hits[0] if len(hits) == 1 else "unconfined" if not hits else "?"
+                out.write("%s\t%s\t%s\n" % (label, path, want))
+
+
 def main():
     out_path, per_profile, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     aa.init_aa()
@@ -404,6 +455,8 @@ def main():
     print(n, file=sys.stderr)
     if rules_out:
         rules_out.close()
+    if os.environ.get("PYREF_ATTACH"):
+        write_attach(os.environ["PYREF_ATTACH"], rng)
     if os.environ.get("PYREF_TIME"):
         count, t0 = 0, time.perf_counter_ns()
         for prepared, queries in timed:
