@@ -108,14 +108,31 @@ pub fn info(policy: &Policy) -> String {
         } else {
             "profile"
         };
+        let attach = match (&p.attach, &p.xmatch) {
+            (Some(a), _) => a.clone(),
+            (None, Some(x)) => format!(
+                "xmatch(states={},literal={}{})",
+                x.dfa.states(),
+                p.xmatch_len,
+                if x.dfa.diff_encoded() { ",diff" } else { "" }
+            ),
+            // no xmatch: attaches to exactly its (base) name
+            (None, None) if p.parent().is_none() && p.name.starts_with('/') => p.name.clone(),
+            (None, None) => "-".to_owned(),
+        };
+        // rules: the file DFA's accepting states (one per distinct
+        // merged permission set; the compiler keeps no rule list)
+        let accepting = p.file.as_ref().map_or(0, |f| {
+            (1..f.dfa.states() as u32).filter(|&s| f.lookup(s, true).allow & !crate::perms::AA_MAY_GETATTR != 0).count()
+        });
         out.push_str(&format!(
-            "{ns}\t{}\t{}\t{kind}\tattach={}\tabi=v{}\tfile_states={}\txtable={}{}{}\n",
+            "{ns}\t{}\t{}\t{kind}\tattach={attach}\tabi=v{}\tfile_states={}\taccepting={accepting}\txtable={}{}{}{}\n",
             p.name,
             p.mode.as_str(),
-            p.attach.as_deref().unwrap_or(if p.xmatch.is_some() { "?" } else { "-" }),
             p.abi,
             p.file_states(),
             p.file.as_ref().map_or(0, |f| f.trans.len()),
+            if p.file.as_ref().is_some_and(|f| f.dfa.diff_encoded()) { "\tdiff_encoded" } else { "" },
             if p.audit_all { "\taudit" } else { "" },
             if p.file_in_policydb { "\tfile_in_policydb" } else { "" },
         ));
