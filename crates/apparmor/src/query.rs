@@ -3,6 +3,9 @@
 //!
 //! check input: `PROFILE<TAB>PATH<TAB>MASK[<TAB>owner=1|owner=0][<TAB>link=TARGET]`;
 //! output: `DECISION<TAB>ALLOWED<TAB>audit=A,quiet=Q,log=L<TAB>EXEC`.
+//! With `link=TARGET` the line is the hard-link pair check (the kernel
+//! requests `l` there); MASK must still be letters of `rwaxmlk` but is
+//! otherwise not used, and EXEC is `-`.
 //! attach input: an executable path; output: `PROFILE|unconfined<TAB>INFO`.
 
 use crate::domain::{exec, find_attach};
