@@ -19,7 +19,10 @@ fn compile(name: &str) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
     let dir = std::env::temp_dir().join(format!("rampart-aa-sem-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join(format!("{name}.bin"));
+    // tests run in parallel: one output file per call
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = dir.join(format!("{name}.{n}.bin"));
     let o = Command::new("/sbin/apparmor_parser")
         .args(["-Q", "-K", "--skip-cache", "-o"])
         .arg(&out)
@@ -189,4 +192,44 @@ fn replace_keeps_position_and_new_profiles_go_first() {
     // and it is the new `t`
     assert!(query::check_line(&policy, "t\t/etc/b\tr").starts_with("allow\t"));
     assert!(query::check_line(&policy, "t\t/etc/a\tr").starts_with("deny\t"));
+}
+
+/// Stacks and namespaces, from domain.c (`x_to_label`): `-> &name`
+/// stacks `name` on the current profile, on top of what the exec would
+/// give without it (the attached profile, or the fallback); labels list
+/// their profiles sorted by name, joined by `//&`.
+const STACKS: &[(&str, &str)] = &[
+    // nothing attaches to /x/stack and px has no fallback: the exec fails
+    (
+        "s\t/x/stack\tx",
+        "deny\tx\taudit=-,quiet=-,log=NONE|x:DENIED:x:x\tpx->&tgt;target=-;info=profile transition not found;scrub=0",
+    ),
+    // pix: inherit s, stacked with s//&tgt
+    (
+        "s\t/x/stackix\tx",
+        "allow\txm\taudit=-,quiet=-,log=NONE|x:NONE\tpix->&tgt;target=s//&tgt;info=ix fallback;scrub=0",
+    ),
+    // att attaches to /x/stackattach: att stacked with s//&tgt
+    ("s\t/x/stackattach\tx", "allow\tx\taudit=-,quiet=-,log=NONE|x:NONE\tpx->&tgt;target=att//&s//&tgt;info=-;scrub=0"),
+    // a named target in another namespace
+    ("s\t/x/nsx\tx", "allow\tx\taudit=-,quiet=-,log=NONE|x:NONE\tpx->:other:foo;target=:other:foo;info=-;scrub=0"),
+    // a profile of another namespace, by its :ns:name
+    (":other:foo\t/f\tr", "allow\tr\taudit=-,quiet=-,log=NONE\t-"),
+    (":other:foo\t/g\tr", "deny\t-\taudit=-,quiet=-,log=DENIED:r:r\t-"),
+];
+
+#[test]
+fn stacks_and_namespaces() {
+    let policy = Policy::from_files(&[compile("stack.profile"), compile("ns.profile")]).unwrap();
+    assert_eq!(policy.namespaces().iter().map(|n| n.name.as_str()).collect::<Vec<_>>(), ["root", "other"]);
+    let mut bad = Vec::new();
+    for (q, want) in STACKS {
+        let got = query::check_line(&policy, q);
+        if got != *want {
+            bad.push(format!("{q}\n   got  {got}\n   want {want}"));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    // profiles of another namespace do not attach from root's unconfined
+    assert_eq!(query::attach_line(&policy, "/opt/foo"), "unconfined\t-");
 }
