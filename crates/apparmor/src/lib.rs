@@ -8,24 +8,27 @@
 //! kernel's own verification and compatibility remap, gives the kernel's
 //! answers without re-implementing the profile language.
 //!
-//! The code follows mainline Linux `security/apparmor` as of 6.12 and
-//! later (the `policy_compat.c` remap of 6.2+, `verify_perms` of 6.12,
-//! the diff-encode chain verification with `MARK_DIFF_ENCODE_VERIFIED`
-//! of later 6.x `match.c`):
+//! The code follows mainline Linux `security/apparmor` of 6.12 and later
+//! (the `policy_compat.c` remap of 6.2+, `verify_dfa_accept_index` and
+//! `verify_perms` of 6.8+, the diff-encode chain verification with
+//! `MARK_DIFF_ENCODE_VERIFIED` and the x-table stacking fix of 2025):
 //!
-//! | module     | kernel file                                  |
-//! |------------|----------------------------------------------|
-//! | [`wire`]   | policy_unpack.c: `aa_unpack_*`, `struct aa_ext` |
-//! | [`dfa`]    | match.c, include/match.h                     |
-//! | [`perms`]  | policy_compat.c, include/perms.h, file.h     |
-//! | `unpack`   | policy_unpack.c: `unpack_profile`, `unpack_pdb`, `verify_profile` |
-//! | [`policy`] | policy.c: `aa_replace_profiles` (list order) |
-//! | [`file`]   | file.c: `__aa_path_perm`, `aa_audit_file`, `profile_path_link`; audit.c: `aa_audit` |
+//! | module      | kernel file                                  |
+//! |-------------|----------------------------------------------|
+//! | `wire`      | policy_unpack.c: `aa_unpack_*`, `struct aa_ext` |
+//! | [`dfa`]     | match.c, include/match.h                     |
+//! | [`perms`]   | policy_compat.c, include/perms.h, file.h     |
+//! | `unpack`    | policy_unpack.c: `unpack_profile`, `unpack_pdb`, `verify_profile` |
+//! | [`policy`]  | policy.c: `aa_replace_profiles` (list order) |
+//! | [`file`]    | file.c: `__aa_path_perm`, `aa_audit_file`, `profile_path_link`; audit.c: `aa_audit` |
+//! | [`domain`]  | domain.c: `find_attach`, `x_table_lookup`, `x_to_label`, `profile_transition` |
+//! | [`query`]   | (the `rampart apparmor` line protocol)       |
 //!
 //! ```no_run
 //! # use rampart_apparmor::*;
-//! let policy = Policy::from_files(&["/tmp/usr.sbin.nscd.bin"])?;
-//! let nscd = policy.resolve("/usr/sbin/nscd").ok_or("no such profile")?;
+//! // apparmor_parser -Q -K --skip-cache -o /tmp/nscd.bin /etc/apparmor.d/usr.sbin.nscd
+//! let policy = Policy::from_files(&["/tmp/nscd.bin"])?;
+//! let nscd = policy.resolve("nscd").ok_or("no such profile")?;
 //! let d = file::path_perm(nscd, b"/etc/passwd", perms::MAY_READ, true);
 //! assert!(d.allowed);
 //! # Ok::<(), Box<dyn std::error::Error>>(())

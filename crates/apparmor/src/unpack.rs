@@ -358,10 +358,8 @@ fn unpack_trans_table(e: &mut Ext<'_>) -> std::result::Result<Vec<String>, Strin
         let n = e.opt_array(None).ok_or("no array")?;
         let mut table = Vec::with_capacity(n as usize);
         for i in 0..n {
+            // (an empty entry passes, as in the kernel: its size counts the NUL)
             let s = e.opt_str_bytes(None).ok_or_else(|| format!("entry {i} is not a string"))?;
-            if s.is_empty() {
-                // aa_unpack_strdup returns the size with the NUL: 1 here, accepted
-            }
             if s.first().is_some_and(|c| c.is_ascii_whitespace()) {
                 return Err(format!("entry {i} starts with a space"));
             }
