@@ -20,7 +20,7 @@
 //! | [`perms`]   | policy_compat.c, include/perms.h, file.h     |
 //! | `unpack`    | policy_unpack.c: `unpack_profile`, `unpack_pdb`, `verify_profile` |
 //! | [`policy`]  | policy.c: `aa_replace_profiles` (list order) |
-//! | [`file`]    | file.c: `__aa_path_perm`, `aa_audit_file`, `profile_path_link`; audit.c: `aa_audit` |
+//! | [`file`](mod@file) | file.c: `__aa_path_perm`, `aa_audit_file`, `profile_path_link`; audit.c: `aa_audit` |
 //! | [`domain`]  | domain.c: `find_attach`, `x_table_lookup`, `x_to_label`, `profile_transition` |
 //! | [`query`]   | (the `rampart apparmor` line protocol)       |
 //!
