@@ -99,6 +99,12 @@ const CHECKS: &[(&str, &str)] = &[
         "deny\tx\taudit=-,quiet=-,log=NONE|x:DENIED:x:x\tpx->t//nochild;target=-;info=profile transition not found;scrub=0",
     ),
     ("t\t/x/named\tx", "allow\tx\taudit=-,quiet=-,log=NONE|x:NONE\tpx->tgt;target=tgt;info=-;scrub=0"),
+    // fallbacks when nothing attaches: u to unconfined (PUx scrubs), i to
+    // the current profile
+    ("t\t/x/pux\tx", "allow\tx\taudit=-,quiet=-,log=NONE|x:NONE\tpux;target=unconfined;info=ux fallback;scrub=0"),
+    ("t\t/x/PUx\tx", "allow\tx\taudit=-,quiet=-,log=NONE|x:NONE\tPUx;target=unconfined;info=ux fallback;scrub=1"),
+    ("t\t/x/cix\tx", "allow\txm\taudit=-,quiet=-,log=NONE|x:NONE\tcix;target=t;info=ix fallback;scrub=0"),
+    ("t\t/x/Pix\tx", "allow\txm\taudit=-,quiet=-,log=NONE|x:NONE\tPix;target=t;info=ix fallback;scrub=0"),
     // cx without a name: the child profile attached to the path
     ("t\t/x/cxattach\tx", "allow\tx\taudit=-,quiet=-,log=NONE|x:NONE\tcx;target=t//child;info=-;scrub=0"),
     // ux / Ux: unconfined, Ux scrubs
@@ -176,6 +182,16 @@ fn equal_attachments_conflict_and_longer_wins() {
     assert_eq!(query::attach_line(&policy, "/opt/dup/x"), "unconfined\tconflicting profile attachments");
     // a longer literal prefix is more specific
     assert_eq!(query::attach_line(&policy, "/opt/dup/longer"), "longer\t-");
+    // a confined exec into the conflict: pix falls back to inheriting and
+    // says why; px fails
+    assert_eq!(
+        query::check_line(&policy, "caller\t/opt/dup/x\tx"),
+        "allow\txm\taudit=-,quiet=-,log=NONE|x:NONE\tpix;target=caller;info=conflicting profile attachments - ix fallback;scrub=0"
+    );
+    assert_eq!(
+        query::check_line(&policy, "caller\t/opt/dup/y\tx"),
+        "deny\tx\taudit=-,quiet=-,log=NONE|x:DENIED:x:x\tpx;target=-;info=profile transition not found;scrub=0"
+    );
 }
 
 #[test]

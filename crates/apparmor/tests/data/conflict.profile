@@ -5,3 +5,7 @@ profile dup2 /opt/dup/* {
 }
 profile longer /opt/dup/long* {
 }
+profile caller /usr/bin/caller {
+  /opt/dup/x pix,
+  /opt/dup/y px,
+}
