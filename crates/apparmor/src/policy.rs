@@ -75,18 +75,27 @@ impl Policy {
     /// Loads one blob (`.replace`); returns how many profiles it held.
     pub fn load(&mut self, bytes: &[u8]) -> Result<usize, LoadError> {
         let (entries, header_ns) = unpack(bytes)?;
-        let mut staged: Vec<(String, Profile)> = Vec::with_capacity(entries.len());
-        for u in entries {
-            let ns = match (&header_ns, u.ns_name) {
-                (Some(h), Some(n)) if *h != n => {
+        // One namespace per load (aa_replace_profiles): the header's, or
+        // the first `:ns:` profile name's; profiles without one go there
+        // too, but a profile without one before the first with one, or
+        // two different ones, is "policy load has mixed namespaces".
+        let mut load_ns = header_ns;
+        let mut plain = 0;
+        for u in &entries {
+            match (&load_ns, &u.ns_name) {
+                (Some(l), Some(n)) if l != n => {
                     return Err(LoadError::new(0, "policy load has mixed namespaces").in_profile(&u.profile.name));
                 }
-                (_, Some(n)) => n,
-                (Some(h), None) => h.clone(),
-                (None, None) => ROOT_NS.to_owned(),
-            };
-            staged.push((ns, u.profile));
+                (None, Some(_)) if plain > 0 => {
+                    return Err(LoadError::new(0, "policy load has mixed namespaces").in_profile(&u.profile.name));
+                }
+                (None, Some(n)) => load_ns = Some(n.clone()),
+                (_, None) => plain += 1,
+                _ => {}
+            }
         }
+        let ns = load_ns.unwrap_or_else(|| ROOT_NS.to_owned());
+        let staged: Vec<(String, Profile)> = entries.into_iter().map(|u| (ns.clone(), u.profile)).collect();
         // parents must exist, loaded before or in this blob
         for (ns, p) in &staged {
             if let Some(parent) = p.parent() {

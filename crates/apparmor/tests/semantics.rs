@@ -249,3 +249,28 @@ fn stacks_and_namespaces() {
     // profiles of another namespace do not attach from root's unconfined
     assert_eq!(query::attach_line(&policy, "/opt/foo"), "unconfined\t-");
 }
+
+/// One namespace per load (policy_unpack.c `verify_header` keeps the
+/// last header's namespace; policy.c `aa_replace_profiles` puts the whole
+/// set there): apparmor_parser writes `:other:x` as a header namespace,
+/// so a plain profile in the same file lands in `other` too.
+#[test]
+fn a_load_goes_to_one_namespace() {
+    let dir = std::env::temp_dir().join(format!("rampart-aa-sem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("mixed.profile");
+    std::fs::write(&src, "profile plain {\n}\nprofile :other:x {\n}\n").unwrap();
+    let out = dir.join("mixed.bin");
+    let o = Command::new("/sbin/apparmor_parser")
+        .args(["-Q", "-K", "--skip-cache", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let policy = Policy::from_files(&[out]).unwrap();
+    let names: Vec<(&str, &str)> = policy.profiles().map(|(ns, p)| (ns, p.name.as_str())).collect();
+    assert_eq!(names, [("other", "x"), ("other", "plain")]);
+    assert!(policy.profile("plain").is_none());
+    assert!(policy.profile(":other:plain").is_some());
+}
