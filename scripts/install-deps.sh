@@ -14,6 +14,10 @@ packages=(
   checkpolicy             # builds small test policies and older policy versions
   policycoreutils-python-utils  # audit2allow / audit2why
   fapolicyd               # the enforcement benchmark's reference daemon (run only in a private namespace)
+  apparmor                # apparmor_parser: compiles the profiles crates/apparmor reads (works without AppArmor in the kernel)
+  python3-apparmor        # apparmor.aare / rule classes: the independent reference of crates/apparmor's tests
+  apparmor-profiles       # shipped profiles in /etc/apparmor.d: test and benchmark corpus
+  apparmor-profiles-extra # more shipped profiles in /usr/share/apparmor/extra-profiles
 )
 
 missing=()

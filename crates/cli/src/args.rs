@@ -40,6 +40,8 @@ pub enum Command {
     /// `bench enforce` (parsed by `cmd::bench_enforce`).
     #[cfg(feature = "bench")]
     BenchEnforce(crate::cmd::bench_enforce::BenchEnforceArgs),
+    /// `apparmor check|attach|info` (parsed by `cmd::apparmor`).
+    AppArmor(crate::cmd::apparmor::AppArmorArgs),
 }
 
 /// A `--bool NAME=on|off` setting.
@@ -98,6 +100,9 @@ pub fn parse(argv: Vec<OsString>) -> Result<Cli, CliError> {
     // File-label commands take file names (bytes) and restorecon's flags.
     if crate::cmd::label::args::applies(&argv) {
         return crate::cmd::label::args::parse(argv);
+    }
+    if crate::cmd::apparmor::applies(&argv) {
+        return Ok(Cli { policy: None, command: Command::AppArmor(crate::cmd::apparmor::parse(argv)?) });
     }
     #[cfg(feature = "bench")]
     if crate::cmd::bench_enforce::applies(&argv) {

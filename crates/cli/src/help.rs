@@ -42,6 +42,9 @@ commands:
   label PATH...     the file_contexts label of files, like `matchpathcon`
   getlabel PATH...  the security.selinux attribute of files, like `ls -Zd`
   relabel PATH...   set files' labels from file_contexts, like `restorecon`
+  apparmor check|attach|info BINARY...
+                    AppArmor decisions from apparmor_parser's binary policy
+                    (`rampart apparmor --help`)
   help [COMMAND]    this help, or the help of one command
 
 options (accepted before or after the command):

@@ -54,6 +54,7 @@ fn run() -> Result<u8, CliError> {
         Command::Enforce(c) => (String::new(), cmd::enforce::run(c.clone())?),
         #[cfg(feature = "bench")]
         Command::BenchEnforce(a) => cmd::bench_enforce::run(a)?,
+        Command::AppArmor(a) => (String::new(), cmd::apparmor::run(a)?),
         Command::Batch(a) => {
             let (_, policy) = load()?;
             let bools = load::booleans(&policy, &a.bools)?;

@@ -1,5 +1,6 @@
 //! The commands, one module each.
 
+pub mod apparmor;
 pub mod batch;
 #[cfg(feature = "bench")]
 pub mod bench;

@@ -1,0 +1,6 @@
+# Loaded after semantics.profile: replaces `t` in place, adds `fresh`.
+profile t /usr/bin/t {
+  /etc/b r,
+}
+profile fresh {
+}
