@@ -37,6 +37,7 @@ pub mod clock;
 pub mod docs;
 pub mod enforce;
 mod error;
+pub mod goal;
 pub mod params;
 pub mod report;
 pub mod rng;

@@ -14,6 +14,7 @@ use rampart_avc::{
 };
 use serde_json::{json, Map, Value};
 
+use crate::goal::{Goal, Unit};
 use crate::params::{Params, Size, THREADS};
 use crate::stats::median;
 use crate::variants::VariantId;
@@ -155,22 +156,6 @@ pub struct Report {
 /// threads did not really run at the same time.
 pub const BUSY_ON_CPU: f64 = 0.9;
 
-/// One target of issue 4 and whether this run met it.
-#[derive(Clone, Debug)]
-pub struct Target {
-    pub name: String,
-    pub value: Option<f64>,
-    pub limit: f64,
-    /// How value and limit read ("x" ratio or "%").
-    pub unit: &'static str,
-}
-
-impl Target {
-    pub fn holds(&self) -> Option<bool> {
-        self.value.map(|v| v <= self.limit)
-    }
-}
-
 /// `(a / b - 1) * 100` per round, then the median.
 fn paired_overhead(variant: &[f64], baseline: &[f64]) -> Option<f64> {
     let per_round: Vec<f64> =
@@ -262,46 +247,28 @@ impl Report {
     }
 
     /// The targets of issue 4, evaluated on this run.
-    pub fn targets(&self) -> Vec<Target> {
+    pub fn targets(&self) -> Vec<Goal> {
         let r = VariantId::Rampart;
         let floor = VariantId::UnsyncHashmap;
         let ratio = |a: Option<f64>, b: Option<f64>| Some(a? / b?);
         let mut out = Vec::new();
         for t in THREADS {
-            out.push(Target {
-                name: format!("hit, {t} thread{}: rampart / unsync_hashmap", plural(t)),
-                value: ratio(self.hit_ns(r, t), self.hit_ns(floor, t)),
-                limit: 1.5,
-                unit: "x",
-            });
+            let name = format!("hit, {t} thread{}: rampart / unsync_hashmap", plural(t));
+            out.push(Goal::at_most(name, ratio(self.hit_ns(r, t), self.hit_ns(floor, t)), 1.5, Unit::Ratio));
         }
-        out.push(Target {
-            name: "hit: rampart cost per check, 2 threads / 1 thread".into(),
-            value: ratio(self.hit_ns(r, 2), self.hit_ns(r, 1)),
-            limit: 1.05,
-            unit: "x",
-        });
+        out.push(Goal::at_most(
+            "hit: rampart cost per check, 2 threads / 1 thread",
+            ratio(self.hit_ns(r, 2), self.hit_ns(r, 1)),
+            1.05,
+            Unit::Ratio,
+        ));
         for t in THREADS {
-            out.push(Target {
-                name: format!("rcutest, {t} thread{}: rampart over none", plural(t)),
-                value: self.rcutest_overhead_pct(r, t),
-                limit: 5.0,
-                unit: "%",
-            });
+            let name = format!("rcutest, {t} thread{}: rampart over none", plural(t));
+            out.push(Goal::at_most(name, self.rcutest_overhead_pct(r, t), 5.0, Unit::Percent));
         }
         let rw = self.rw_overhead_pct(r);
-        out.push(Target {
-            name: "simple read: rampart over none".into(),
-            value: rw.map(|x| x.0),
-            limit: 2.0,
-            unit: "%",
-        });
-        out.push(Target {
-            name: "simple write: rampart over none".into(),
-            value: rw.map(|x| x.1),
-            limit: 2.0,
-            unit: "%",
-        });
+        out.push(Goal::at_most("simple read: rampart over none", rw.map(|x| x.0), 2.0, Unit::Percent));
+        out.push(Goal::at_most("simple write: rampart over none", rw.map(|x| x.1), 2.0, Unit::Percent));
         out
     }
 
@@ -357,7 +324,13 @@ impl Report {
         let targets: Vec<Value> = self
             .targets()
             .iter()
-            .map(|t| json!({ "name": t.name, "value": t.value, "limit": t.limit, "unit": t.unit, "holds": t.holds() }))
+            .map(|t| {
+                let unit = match t.unit {
+                    Unit::Ratio => "x",
+                    Unit::Percent => "%",
+                };
+                json!({ "name": t.name, "value": t.measured, "limit": t.limit, "unit": unit, "holds": t.holds() })
+            })
             .collect();
         let p = &self.params;
         let syscalls: Map<String, Value> =
@@ -491,14 +464,13 @@ impl Report {
     fn targets_md(&self, s: &mut String) {
         let _ = writeln!(s, "### Targets\n\n| target | measured | limit | holds |\n|---|---|---|---|");
         for t in self.targets() {
-            let fmt = |v: f64| if t.unit == "%" { format!("{v:+.2}%") } else { format!("{v:.2}x") };
-            let value = t.value.map_or("n/a".to_owned(), fmt);
+            let value = t.measured_text();
             let holds = match t.holds() {
                 Some(true) => "yes",
                 Some(false) => "**no**",
                 None => "n/a",
             };
-            let _ = writeln!(s, "| {} | {value} | {} | {holds} |", t.name, fmt(t.limit));
+            let _ = writeln!(s, "| {} | {value} | {} | {holds} |", t.name, t.format(t.limit));
         }
         let _ = writeln!(s);
         if let Some(w) = self.busy_warning() {

@@ -31,9 +31,9 @@ use crate::epoch::Ticket;
 use crate::event::PermEvent;
 use crate::fanotify::{self, Group};
 use crate::groups::Groups;
-use crate::marks::{Marks, Target};
+use crate::marks::{EventObject, Marks};
 use crate::object_label::ObjectLabel;
-use crate::objects::{ObjectSids, Query};
+use crate::objects::{EventAccess, ObjectSids};
 use crate::own_threads;
 use crate::path_labels::Grants;
 use crate::pidfd::{self, RecentThreads};
@@ -183,10 +183,10 @@ impl Enforcer {
             self.answer(group, file.as_fd(), true);
             return;
         };
-        let query = Query { subject: subject.sid, class: cp.class, perms: asked, epoch: ticket.epoch() };
+        let query = EventAccess { subject: subject.sid, class: cp.class, perms: asked, epoch: ticket.epoch() };
         let label = self.objects.label_of(&self.avc, file.as_fd(), &md, Some(query));
         let target =
-            Target { inode: (md.dev(), md.ino()), label, class: cp.class, any_open: cp.any_open(), read: cp.read };
+            EventObject { inode: (md.dev(), md.ino()), label, class: cp.class, any_open: cp.any_open(), read: cp.read };
         let opener = Opener { tid, tgid: subject.tgid, subject: subject.sid, ticket };
         if event.mask & fanotify::OPEN_PERM != 0 {
             self.open(group, &file, opener, &target, cp);
@@ -249,7 +249,7 @@ impl Enforcer {
         Grants { avc: &self.avc, paths: self.objects.paths() }
     }
 
-    fn open(&self, group: &Group, file: &File, opener: Opener, target: &Target, cp: ClassPerms) {
+    fn open(&self, group: &Group, file: &File, opener: Opener, target: &EventObject, cp: ClassPerms) {
         let Opener { tid, tgid, subject, ticket } = opener;
         let ObjectLabel::Sid(tsid) = target.label else {
             // Granted on every label the path could give, with nothing to
@@ -280,7 +280,7 @@ impl Enforcer {
 
     /// A read of a file no access mark covers (revalidation after a
     /// change, or a file opened unseen).
-    fn read(&self, group: &Group, file: &File, reader: Opener, target: &Target, cp: ClassPerms) {
+    fn read(&self, group: &Group, file: &File, reader: Opener, target: &EventObject, cp: ClassPerms) {
         let Opener { tid, tgid, subject, ticket } = reader;
         let allowed = match target.label {
             ObjectLabel::Sid(tsid) => {

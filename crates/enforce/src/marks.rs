@@ -88,12 +88,12 @@ pub trait MarkTarget: Send + Sync {
 /// ([`crate::path_labels::Grants`]).
 pub trait Judge {
     /// `subject` is allowed `perms` on `target`, in `epoch`.
-    fn may(&self, subject: Sid, target: &Target, perms: Perms, epoch: u64) -> bool;
+    fn may(&self, subject: Sid, target: &EventObject, perms: Perms, epoch: u64) -> bool;
 }
 
 /// The object an event was about.
 #[derive(Clone, Copy, Debug)]
-pub struct Target {
+pub struct EventObject {
     pub inode: InodeKey,
     pub label: ObjectLabel,
     pub class: ClassIdx,
@@ -295,7 +295,7 @@ impl<T: MarkTarget> Marks<T> {
         &self,
         judge: &dyn Judge,
         fd: BorrowedFd<'_>,
-        target: &Target,
+        target: &EventObject,
         subject: Sid,
         granted_read: bool,
         ticket: Ticket,
@@ -344,7 +344,7 @@ impl<T: MarkTarget> Marks<T> {
         &self,
         judge: &dyn Judge,
         fd: BorrowedFd<'_>,
-        target: &Target,
+        target: &EventObject,
         subject: Sid,
         allowed: bool,
         ticket: Ticket,
@@ -461,7 +461,7 @@ impl<T: MarkTarget> Marks<T> {
     }
 
     /// All who may hold the inode open for reading may read it.
-    fn access_ignorable(&self, judge: &dyn Judge, target: &Target, readers: &Readers, epoch: u64) -> bool {
+    fn access_ignorable(&self, judge: &dyn Judge, target: &EventObject, readers: &Readers, epoch: u64) -> bool {
         let may_read = |s: Sid| judge.may(s, target, target.read, epoch);
         readers.domains.iter().all(|&r| may_read(r))
             && if readers.complete {
@@ -472,7 +472,7 @@ impl<T: MarkTarget> Marks<T> {
     }
 
     /// Every domain in scope may open the object for anything.
-    fn open_ignorable(&self, judge: &dyn Judge, target: &Target, epoch: u64) -> bool {
+    fn open_ignorable(&self, judge: &dyn Judge, target: &EventObject, epoch: u64) -> bool {
         self.open_ok.get_or((target.label, target.class), epoch, || {
             self.scope().iter().all(|&s| judge.may(s, target, target.any_open, epoch))
         })

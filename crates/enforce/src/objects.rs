@@ -1,4 +1,4 @@
-//! Object labels for the daemon: `(dev, ino)` -> SID, through the object
+//! FileRef labels for the daemon: `(dev, ino)` -> SID, through the object
 //! label API of `rampart-label` (the `security.selinux` xattr, else
 //! file_contexts by path), cached per inode and revalidated by ctime
 //! (setting an xattr changes the ctime).
@@ -15,7 +15,7 @@ use std::os::unix::fs::MetadataExt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use rampart_avc::{Avc, ClassIdx, Perms, Sid};
-use rampart_label::{FileType, Object, ObjectLabeler};
+use rampart_label::{FileRef, FileType, ObjectLabeler};
 use rampart_policy::Policy;
 use rustc_hash::FxHashMap;
 
@@ -75,7 +75,7 @@ fn insert_bounded<V>(shard: &mut FxHashMap<(u64, u64), V>, key: (u64, u64), valu
 /// What an event asks of its object, so that its path is looked up only
 /// when the answer may depend on it.
 #[derive(Clone, Copy)]
-pub struct Query {
+pub struct EventAccess {
     pub subject: Sid,
     pub class: ClassIdx,
     pub perms: Perms,
@@ -123,7 +123,13 @@ impl ObjectSids {
     /// The label of the object open as `fd`, whose metadata is `md`:
     /// unresolved if it has no xattr and `query` is granted whatever
     /// label file_contexts gives it.
-    pub fn label_of(&self, avc: &Avc, fd: BorrowedFd<'_>, md: &std::fs::Metadata, query: Option<Query>) -> ObjectLabel {
+    pub fn label_of(
+        &self,
+        avc: &Avc,
+        fd: BorrowedFd<'_>,
+        md: &std::fs::Metadata,
+        query: Option<EventAccess>,
+    ) -> ObjectLabel {
         let key = (md.dev(), md.ino());
         let ctime = (md.ctime(), md.ctime_nsec());
         let shard = self.shard(key);
@@ -133,7 +139,7 @@ impl ObjectSids {
             }
         }
         let labeler = Arc::clone(&self.labeler.read().unwrap_or_else(PoisonError::into_inner));
-        let label = match labeler.xattr_label(Object::Fd(fd)) {
+        let label = match labeler.xattr_label(FileRef::Fd(fd)) {
             Some(label) => label,
             None => {
                 let unresolved = FileType::from_metadata(md).filter(|&ft| {
@@ -142,7 +148,7 @@ impl ObjectSids {
                 if let Some(ft) = unresolved {
                     return ObjectLabel::Unresolved(ft);
                 }
-                labeler.path_label(Object::Fd(fd), md)
+                labeler.path_label(FileRef::Fd(fd), md)
             }
         };
         let unlabeled = *self.unlabeled.read().unwrap_or_else(PoisonError::into_inner);

@@ -24,7 +24,7 @@ use rampart_avc::{Avc, ClassIdx, Perms, Sid};
 use rampart_label::{FileContexts, FileType};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::marks::{Judge, Target};
+use crate::marks::{EventObject, Judge};
 use crate::object_label::ObjectLabel;
 
 /// The SIDs a file of each type may get from file_contexts.
@@ -128,7 +128,7 @@ pub struct Grants<'a> {
 }
 
 impl Judge for Grants<'_> {
-    fn may(&self, subject: Sid, target: &Target, perms: Perms, epoch: u64) -> bool {
+    fn may(&self, subject: Sid, target: &EventObject, perms: Perms, epoch: u64) -> bool {
         match target.label {
             ObjectLabel::Sid(t) => self.avc.peek(subject, t, target.class, perms).denied.is_empty(),
             ObjectLabel::Unresolved(ft) => self.paths.allow(self.avc, subject, target.class, perms, ft, epoch),

@@ -70,7 +70,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rampart_avc::{Avc, AvcConfig, Decision, NullSink, Perms, Sid};
 use rampart_enforce::access::{mapping, ClassPerms, Classes};
 use rampart_enforce::fanotify::{ACCESS_PERM, OPEN_PERM};
-use rampart_enforce::marks::{InodeKey, MarkTarget, Marks, Target, MAX_READERS, MAX_TRACKED_INODES};
+use rampart_enforce::marks::{EventObject, InodeKey, MarkTarget, Marks, MAX_READERS, MAX_TRACKED_INODES};
 use rampart_enforce::object_label::ObjectLabel;
 use rampart_enforce::path_labels::{Grants, PathLabels};
 use rampart_label::FileType;
@@ -638,7 +638,7 @@ impl<'r> World<'r> {
     /// Inode `i` as an event of domain `sid` asking `perms` sees it, in
     /// `epoch`: unresolved if it has no xattr and every label its path
     /// could give grants them.
-    fn target(&self, i: usize, sid: Sid, perms: Perms, epoch: u64) -> Target {
+    fn target(&self, i: usize, sid: Sid, perms: Perms, epoch: u64) -> EventObject {
         let l = &self.labels[self.inodes[i]];
         let ft = file_type(l.class).expect("file or dir");
         let label = if Self::path_labeled(i) && self.paths.allow(&self.avc, sid, l.cp.class, perms, ft, epoch) {
@@ -646,7 +646,7 @@ impl<'r> World<'r> {
         } else {
             ObjectLabel::Sid(l.sid)
         };
-        Target { inode: self.key(i), label, class: l.cp.class, any_open: l.cp.any_open(), read: l.cp.read }
+        EventObject { inode: self.key(i), label, class: l.cp.class, any_open: l.cp.any_open(), read: l.cp.read }
     }
 
     /// Even inodes have no xattr (a replacing file keeps its slot's kind).

@@ -1,4 +1,4 @@
-//! Object labels for the enforcer: the label of an existing file, and
+//! FileRef labels for the enforcer: the label of an existing file, and
 //! the label a new file will get.
 //!
 //! An existing file's label is its `security.selinux` xattr when it has
@@ -62,7 +62,7 @@ pub struct Label {
 
 /// The object whose label is wanted.
 #[derive(Clone, Copy, Debug)]
-pub enum Object<'a> {
+pub enum FileRef<'a> {
     /// A path (symlinks are not followed).
     Path(&'a Path),
     /// An open descriptor (e.g. from fanotify). For file_contexts its
@@ -108,7 +108,7 @@ impl ObjectLabeler {
     /// The label of `object`, whose `lstat`/`fstat` metadata is `md`.
     /// An xattr that cannot be read for another reason than "absent"
     /// (e.g. `ENOTSUP`) is treated as absent.
-    pub fn label_of(&self, object: Object<'_>, md: &std::fs::Metadata) -> Label {
+    pub fn label_of(&self, object: FileRef<'_>, md: &std::fs::Metadata) -> Label {
         let key = (md.dev(), md.ino());
         let ctime = (md.ctime(), md.ctime_nsec());
         if let Some(e) = self.lock().get(&key) {
@@ -129,21 +129,21 @@ impl ObjectLabeler {
 
     /// The label of `object`, read now and not cached (the xattr, else
     /// the path label): what [`ObjectLabeler::label_of`] caches.
-    pub fn label_uncached(&self, object: Object<'_>, md: &std::fs::Metadata) -> Label {
+    pub fn label_uncached(&self, object: FileRef<'_>, md: &std::fs::Metadata) -> Label {
         self.compute(object, md)
     }
 
-    fn compute(&self, object: Object<'_>, md: &std::fs::Metadata) -> Label {
+    fn compute(&self, object: FileRef<'_>, md: &std::fs::Metadata) -> Label {
         self.xattr_label(object).unwrap_or_else(|| self.path_label(object, md))
     }
 
     /// The label in `object`'s xattr, uncached; `None` if it has none (or
     /// it cannot be read for another reason than "absent", as
     /// [`ObjectLabeler::label_of`]).
-    pub fn xattr_label(&self, object: Object<'_>) -> Option<Label> {
+    pub fn xattr_label(&self, object: FileRef<'_>) -> Option<Label> {
         let xattr = match object {
-            Object::Path(p) => xattr::get_label(p),
-            Object::Fd(fd) => xattr::fget_label(fd),
+            FileRef::Path(p) => xattr::get_label(p),
+            FileRef::Fd(fd) => xattr::fget_label(fd),
         };
         match xattr {
             Ok(Some(ctx)) => Some(Label { context: Some(Arc::from(ctx)), source: LabelSource::Xattr }),
@@ -154,10 +154,10 @@ impl ObjectLabeler {
     /// The label file_contexts gives `object` by its path (what an object
     /// without an xattr gets), uncached. Always one of
     /// [`FileContexts::contexts_for`] its type, or none.
-    pub fn path_label(&self, object: Object<'_>, md: &std::fs::Metadata) -> Label {
+    pub fn path_label(&self, object: FileRef<'_>, md: &std::fs::Metadata) -> Label {
         let path: Option<PathBuf> = match object {
-            Object::Path(p) => Some(p.to_path_buf()),
-            Object::Fd(fd) => fd_path(fd),
+            FileRef::Path(p) => Some(p.to_path_buf()),
+            FileRef::Fd(fd) => fd_path(fd),
         };
         let found = path.as_deref().and_then(|p| {
             self.contexts.lookup(p.as_os_str().as_bytes(), FileType::from_metadata(md)).context().map(Arc::from)

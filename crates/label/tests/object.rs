@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use rampart_label::{
-    file_class, new_file_label, FileContexts, FileType, LabelSource, Object, ObjectLabeler, SpecFiles,
+    file_class, new_file_label, FileContexts, FileRef, FileType, LabelSource, ObjectLabeler, SpecFiles,
 };
 use rampart_policy::{Booleans, Policy};
 
@@ -47,7 +47,7 @@ fn unlabeled_files_fall_back_to_file_contexts() {
     // SELinux; if it has one, that one wins.
     let ls = std::path::Path::new("/usr/bin/ls");
     let md = std::fs::symlink_metadata(ls).unwrap();
-    let l = labeler.label_of(Object::Path(ls), &md);
+    let l = labeler.label_of(FileRef::Path(ls), &md);
     match rampart_label::get_label(ls).unwrap() {
         Some(x) => assert_eq!((l.context.as_deref(), l.source), (Some(x.as_str()), LabelSource::Xattr)),
         None => assert_eq!(
@@ -55,7 +55,7 @@ fn unlabeled_files_fall_back_to_file_contexts() {
             (Some("system_u:object_r:bin_t:s0"), LabelSource::FileContexts)
         ),
     }
-    assert_eq!(labeler.label_of(Object::Path(ls), &md), l, "cached answer");
+    assert_eq!(labeler.label_of(FileRef::Path(ls), &md), l, "cached answer");
     assert_eq!(labeler.cached(), 1);
     use std::os::unix::fs::MetadataExt;
     labeler.invalidate(md.dev(), md.ino());
@@ -71,15 +71,15 @@ fn the_cache_is_bounded() {
     for path in ["/usr/bin/ls", "/usr/bin/cat", "/usr/bin/env", "/usr/bin/true", "/etc/passwd", "/etc/hosts"] {
         let path = std::path::Path::new(path);
         let md = std::fs::symlink_metadata(path).unwrap();
-        let uncached = labeler.label_uncached(Object::Path(path), &md);
-        assert_eq!(labeler.label_of(Object::Path(path), &md), uncached, "{}", path.display());
+        let uncached = labeler.label_uncached(FileRef::Path(path), &md);
+        assert_eq!(labeler.label_of(FileRef::Path(path), &md), uncached, "{}", path.display());
         assert!(labeler.cached() <= 3, "{} inodes cached", labeler.cached());
         seen.push((path, md, uncached));
     }
     assert_eq!(labeler.cached(), 3);
     // Evicted inodes are labeled again, with the same answer.
     for (path, md, label) in &seen {
-        assert_eq!(&labeler.label_of(Object::Path(path), md), label, "{}", path.display());
+        assert_eq!(&labeler.label_of(FileRef::Path(path), md), label, "{}", path.display());
     }
 }
 
@@ -111,7 +111,7 @@ fn a_path_label_is_always_one_of_the_contexts_for_its_file_type() {
     for (path, mode) in &paths {
         let ft = FileType::from_mode(*mode).unwrap();
         let md = std::fs::symlink_metadata(path).unwrap();
-        let from_path = labeler.path_label(Object::Path(path), &md);
+        let from_path = labeler.path_label(FileRef::Path(path), &md);
         assert_eq!(from_path.context.as_deref(), fc.lookup_mode(&common::bytes(path), *mode).context());
         if let Some(ctx) = from_path.context.as_deref() {
             labeled += 1;

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use rampart_label::{
-    get_label, set_label, Event, FileContexts, LabelSource, Object, ObjectLabeler, RelabelOptions, Relabeler,
+    get_label, set_label, Event, FileContexts, FileRef, LabelSource, ObjectLabeler, RelabelOptions, Relabeler,
     SpecFiles, Summary, S_IFMT,
 };
 
@@ -342,12 +342,12 @@ fn inner(dir: &Path) {
     let labeler = ObjectLabeler::new(std::sync::Arc::new(fc));
     let ls = root.join("usr/bin/ls");
     let md = std::fs::symlink_metadata(&ls).unwrap();
-    let l = labeler.label_of(Object::Path(&ls), &md);
+    let l = labeler.label_of(FileRef::Path(&ls), &md);
     assert_eq!((l.context.as_deref(), l.source), (Some("system_u:object_r:bin_t:s0"), LabelSource::Xattr));
     let fresh = root.join("usr/bin/fresh");
     std::fs::write(&fresh, b"x").unwrap();
     let md = std::fs::symlink_metadata(&fresh).unwrap();
-    let l = labeler.label_of(Object::Path(&fresh), &md);
+    let l = labeler.label_of(FileRef::Path(&fresh), &md);
     let by_path = labeler.contexts().lookup(fresh.as_os_str().as_bytes(), Some(rampart_label::FileType::Regular));
     // (Under /tmp file_contexts usually says <<none>>: unlabeled.)
     let source = if by_path.context().is_some() { LabelSource::FileContexts } else { LabelSource::None };
@@ -356,12 +356,12 @@ fn inner(dir: &Path) {
     set_label(&fresh, "system_u:object_r:tmp_t:s0").unwrap();
     let md2 = std::fs::symlink_metadata(&fresh).unwrap();
     assert_ne!((md.ctime(), md.ctime_nsec()), (md2.ctime(), md2.ctime_nsec()));
-    let l = labeler.label_of(Object::Path(&fresh), &md2);
+    let l = labeler.label_of(FileRef::Path(&fresh), &md2);
     assert_eq!(l.context.as_deref(), Some("system_u:object_r:tmp_t:s0"));
     let file = std::fs::File::open(&fresh).unwrap();
     use std::os::fd::AsFd;
     labeler.invalidate(md2.dev(), md2.ino());
-    let l = labeler.label_of(Object::Fd(file.as_fd()), &file.metadata().unwrap());
+    let l = labeler.label_of(FileRef::Fd(file.as_fd()), &file.metadata().unwrap());
     assert_eq!((l.context.as_deref(), l.source), (Some("system_u:object_r:tmp_t:s0"), LabelSource::Xattr));
     assert!(labeler.cached() >= 1);
     labeler.clear();

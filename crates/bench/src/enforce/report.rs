@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::workloads::Sample;
 use super::{Listener, Status, VariantResult, Workload};
 use crate::error::BenchError;
+use crate::goal::{Goal, Unit};
 use crate::report::group;
 use crate::stats::median;
 
@@ -54,42 +55,6 @@ pub struct EnforceReport {
 /// A row of the by-clients tables: its label, the variant, and the
 /// workload at a client count.
 type ClientsRow = (String, Listener, fn(usize) -> Workload);
-
-/// A target of issue 5 and how the run compares.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Target {
-    pub name: String,
-    pub measured: Option<f64>,
-    pub limit: f64,
-    /// true: measured must be at most the limit; false: at least.
-    pub at_most: bool,
-    /// Why it could not be measured.
-    pub missing: Option<String>,
-}
-
-impl Target {
-    pub fn holds(&self) -> Option<bool> {
-        self.measured.map(|m| if self.at_most { m <= self.limit } else { m >= self.limit })
-    }
-
-    fn verdict(&self) -> &'static str {
-        match self.holds() {
-            Some(true) => "PASS",
-            Some(false) => "FAIL",
-            None => "not measured",
-        }
-    }
-
-    fn limit_text(&self) -> String {
-        let op = if self.at_most { "<=" } else { ">=" };
-        if self.limit.is_nan() {
-            // A limit measured in the run (another variant's figure) that
-            // could not be.
-            return format!("{op} n/a");
-        }
-        format!("{op} {:.2}x", self.limit)
-    }
-}
 
 impl EnforceReport {
     pub fn variant(&self, l: Listener) -> Option<&VariantResult> {
@@ -180,13 +145,14 @@ impl EnforceReport {
     }
 
     /// The targets of issues 5 and 8.
-    pub fn targets(&self) -> Vec<Target> {
+    pub fn targets(&self) -> Vec<Goal> {
         use Listener::{Fapolicyd, None as NoListener, Rampartd, Trivial};
-        let t = |name: &str, measured: Option<f64>, limit: f64, at_most: bool, needs: &[Listener]| Target {
+        let t = |name: &str, measured: Option<f64>, limit: f64, at_most: bool, needs: &[Listener]| Goal {
             name: name.to_string(),
             measured,
             limit,
             at_most,
+            unit: Unit::Ratio,
             missing: if measured.is_some() { None } else { self.why_missing(needs) },
         };
         let mut targets = vec![
@@ -946,7 +912,7 @@ mod report_tests {
             }
         }
         let targets = r.targets();
-        let mixed: Vec<&Target> = targets.iter().filter(|t| t.name.starts_with("mixed")).collect();
+        let mixed: Vec<&Goal> = targets.iter().filter(|t| t.name.starts_with("mixed")).collect();
         assert_eq!(mixed.len(), 3);
         // 1200 / 1000 <= 1.3; 2000 / 1000 > 1.5; 1000 / 1000 <= 1.3.
         assert_eq!(mixed.iter().map(|t| t.holds()).collect::<Vec<_>>(), [Some(true), Some(false), Some(true)]);
