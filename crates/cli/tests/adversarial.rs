@@ -1043,6 +1043,64 @@ stop_daemon
     r.assert_succeeded("PERMISSIVE_MKNOD");
 }
 
+/// Issue 7, attack 7, the documented limit (docs/security.md, "Open"): a
+/// descriptor of the secret that an unconfined process passes over a unix
+/// socket (`SCM_RIGHTS`) to uid 65534 in app_t, after `rampart run`, is
+/// read. SELinux checks the receipt (`fd { use }` and `file { read }` on
+/// the secret: app_t would be refused); rampartd sees no receipt, and the
+/// inode's access ignore mark, justified for its only reader (the default
+/// domain), lets the read through without an event. This test pins that
+/// behaviour: when it fails, the limit was closed, and docs/security.md
+/// must say so. TRANSFER shows the descriptor arrived (a file app_t may
+/// read, file_t by path) and CONTROL that app_t may not open the secret.
+#[test]
+fn documented_limit_a_descriptor_received_later_is_read() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        r#"
+# receive KEY FILE: uid 65534 in app_t receives one descriptor on a socket
+# of its own, reads it; an unconfined sender opens FILE and passes it.
+receive() {
+    rm -f "$S/work/sock" "$S/work/sock.ready"
+    # Its output through a pipe: app_t may not write a file_t file, so
+    # the launcher would replace a file descriptor by /dev/null.
+    { as_attacker python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(1)
+open(sys.argv[1] + ".ready", "w").close()
+c, _ = s.accept()
+_, fds, _, _ = socket.recv_fds(c, 16, 1)
+try:
+    data = os.read(fds[0], 64).decode().strip()
+except OSError as e:
+    print("reading the received descriptor:", e.strerror); sys.exit(1)
+print("read through the received descriptor:", data); sys.exit(0)
+' "$S/work/sock"; echo "rc=$?"; } 2>&1 | cat > "$S/recv.$1" &
+    local receiver=$!
+    for _ in $(seq 200); do [ -e "$S/work/sock.ready" ] && break; sleep 0.02; done
+    python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(sys.argv[1])
+f = open(sys.argv[2], "rb"); socket.send_fds(s, [b"x"], [f.fileno()])' "$S/work/sock" "$2"
+    wait "$receiver" || true
+    echo "$1=$(sed -n 's/^rc=//p' "$S/recv.$1")"
+    echo "$1_WHY=$(grep -v '^rc=' "$S/recv.$1" | tail -n 1)"
+}
+start_daemon
+attempt CONTROL as_attacker "$ADV/read_secret" "$T/data/secret.txt"
+receive TRANSFER "$T/data/plain.txt"
+receive RECEIVED "$T/data/secret.txt"
+stop_daemon
+"#,
+    );
+    r.report("scm_rights");
+    r.assert_blocked("CONTROL", "app_t may not read secret_t");
+    r.assert_allowed("TRANSFER", "app_t reads file_t: the descriptor arrives and is read");
+    // The limit: app_t reads secret_t through a descriptor it received.
+    assert_eq!(r.attack("RECEIVED"), (SUCCEEDED, "read through the received descriptor: secret"), "{}", r.stderr);
+}
+
 /// Issue 7, item 4: a file opened before `rampart run` (the secret,
 /// opened by unconfined root for reading) is not usable by the confined
 /// program: the launcher replaces the descriptor by /dev/null, as

@@ -251,6 +251,51 @@ fn reload_revokes_reads_of_an_open_file() {
     assert_revoked(&r, "reload");
 }
 
+/// The documented limit of revocation (docs/security.md, "Open"): an
+/// app_t process maps data.txt while app_t may read it; after `setbool
+/// app_read_data off` its next `read()` is denied (revocation), but the
+/// pages it mapped before are still read through the mapping, without a
+/// system call the daemon could see. SELinux has the same gap for a
+/// mapping already made (it revalidates at `read()`, not at page faults).
+/// When this test fails the limit was closed: update docs/security.md.
+#[test]
+fn documented_limit_a_mapping_outlives_its_revocation() {
+    let Some(p) = can_run() else { return };
+    let r = scenario(
+        p,
+        r#"start_daemon
+# Output through a pipe (the launcher would replace a file_t descriptor).
+$APP_RUN -c 'exec python3 -c "
+import mmap, os, sys, time
+f = open(sys.argv[1], \"rb\")
+m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+print(\"BEFORE=\" + m[:5].decode(), flush=True)
+open(sys.argv[2] + \"/mapped\", \"w\").close()
+while not os.path.exists(sys.argv[2] + \"/revoked\"):
+    time.sleep(0.01)
+print(\"MAPPED=\" + m[:5].decode(), flush=True)
+try:
+    print(\"READ=\" + os.pread(f.fileno(), 5, 0).decode(), flush=True)
+except OSError:
+    print(\"READ=denied\", flush=True)
+" "$0" "$1"' "$T/data/data.txt" "$S" 2>/dev/null | cat > "$S/app.out" &
+A=$!
+wait_for "$S/mapped"
+"$RAMPART" setbool --socket "$SOCK" app_read_data off
+: > "$S/revoked"
+wait $A || true
+cat "$S/app.out"
+stop_daemon
+"#,
+    );
+    // allow app_t data_t:file read while app_read_data is on.
+    assert_eq!(r.get("BEFORE"), "line1", "{}", r.stderr);
+    // Off: read() is revoked (as boolean_change_revokes_reads_of_an_open_file).
+    assert_eq!(r.get("READ"), "denied", "{}", r.stderr);
+    // The limit: the mapping still reads.
+    assert_eq!(r.get("MAPPED"), "line1", "{}", r.stderr);
+}
+
 #[test]
 fn boolean_change_revokes_reads_of_an_open_file() {
     let Some(p) = can_run() else { return };
