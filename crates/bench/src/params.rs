@@ -52,9 +52,22 @@ pub struct Params {
     /// And at most this long per run.
     pub chat_limit: Duration,
     pub chat_rounds: usize,
+    /// Thread counts of the scaling workloads (AVC hits, rcutest),
+    /// ascending, 1 first (`--threads`).
+    pub threads: Vec<usize>,
 }
 
 impl Params {
+    /// `threads` as the run uses them: 1 and 2 always (issue 4's targets
+    /// and the tables' columns), ascending, once each.
+    pub fn with_threads(mut self, threads: &[usize]) -> Params {
+        let mut t: Vec<usize> = threads.iter().copied().chain([1, 2]).filter(|&n| n > 0).collect();
+        t.sort_unstable();
+        t.dedup();
+        self.threads = t;
+        self
+    }
+
     pub fn for_size(size: Size) -> Params {
         match size {
             Size::Smoke => Params {
@@ -70,6 +83,7 @@ impl Params {
                 chat_messages: 4 * 2 * chatroom::BURST,
                 chat_limit: Duration::from_secs(2),
                 chat_rounds: 1,
+                threads: default_threads(),
             },
             Size::Quick => Params {
                 keys: 4096,
@@ -84,6 +98,7 @@ impl Params {
                 chat_messages: 40_000,
                 chat_limit: Duration::from_secs(2),
                 chat_rounds: 9,
+                threads: default_threads(),
             },
             Size::Full => Params {
                 keys: 4096,
@@ -98,10 +113,22 @@ impl Params {
                 chat_messages: 200_000,
                 chat_limit: Duration::from_secs(10),
                 chat_rounds: 9,
+                threads: default_threads(),
             },
         }
     }
 }
 
-/// Thread counts of the scaling workloads (the machine has two cores).
-pub const THREADS: [usize; 2] = [1, 2];
+/// The thread counts issue 4's targets name (1 and 2 threads).
+pub const TARGET_THREADS: [usize; 2] = [1, 2];
+
+/// Thread counts of the scaling workloads (AVC hits, rcutest) by
+/// default: 1, 2 and the powers of two up to the CPUs available.
+pub fn default_threads() -> Vec<usize> {
+    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let mut threads = vec![1, 2];
+    while threads.last().is_some_and(|&n| n * 2 <= cpus) {
+        threads.push(threads.last().map_or(1, |n| n * 2));
+    }
+    threads
+}

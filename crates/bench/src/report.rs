@@ -15,16 +15,27 @@ use rampart_avc::{
 use serde_json::{json, Map, Value};
 
 use crate::goal::{Goal, Unit};
-use crate::params::{Params, Size, THREADS};
+use crate::params::{Params, Size, TARGET_THREADS};
 use crate::stats::median;
 use crate::variants::VariantId;
 use crate::workloads::rw::ReadWrite;
 
-/// Samples of a workload run with 1 and with 2 threads, one per round.
+/// Samples of a workload run at each thread count, one per round.
 #[derive(Clone, Debug, Default)]
 pub struct Samples {
-    /// Index 0: 1 thread; index 1: 2 threads (see [`THREADS`]).
-    pub per_threads: [Vec<f64>; 2],
+    /// By thread count ([`Params::threads`]).
+    pub per_threads: BTreeMap<usize, Vec<f64>>,
+}
+
+impl Samples {
+    pub fn push(&mut self, threads: usize, value: f64) {
+        self.per_threads.entry(threads).or_default().push(value);
+    }
+
+    /// The samples at `threads` (none if it was not run).
+    pub fn at(&self, threads: usize) -> &[f64] {
+        self.per_threads.get(&threads).map_or(&[], Vec::as_slice)
+    }
 }
 
 /// A thread's slot and statistics row, each alone on 128 bytes.
@@ -166,17 +177,17 @@ fn paired_overhead(variant: &[f64], baseline: &[f64]) -> Option<f64> {
 impl Report {
     /// Median ns per check per thread with `threads` (1 or 2) threads.
     pub fn hit_ns(&self, v: VariantId, threads: usize) -> Option<f64> {
-        median(&self.hits.get(&v)?.per_threads[thread_slot(threads)?])
+        median(self.hits.get(&v)?.at(threads))
     }
 
     /// Median wall-time ns per check per thread.
     pub fn hit_wall_ns(&self, v: VariantId, threads: usize) -> Option<f64> {
-        median(&self.hits_wall.get(&v)?.per_threads[thread_slot(threads)?])
+        median(self.hits_wall.get(&v)?.at(threads))
     }
 
     /// Median on-CPU share of a hit run (CPU time / wall time).
     pub fn hit_on_cpu(&self, v: VariantId, threads: usize) -> Option<f64> {
-        median(&self.hits_on_cpu.get(&v)?.per_threads[thread_slot(threads)?])
+        median(self.hits_on_cpu.get(&v)?.at(threads))
     }
 
     /// Median ns per check, 1 thread, over the first `keys` keys.
@@ -186,14 +197,13 @@ impl Report {
 
     /// Median seconds of rcutest with `threads` threads.
     pub fn rcutest_s(&self, v: VariantId, threads: usize) -> Option<f64> {
-        median(&self.rcutest.get(&v)?.per_threads[thread_slot(threads)?])
+        median(self.rcutest.get(&v)?.at(threads))
     }
 
     /// rcutest time over that of `none` in the same run, in percent
     /// (median over rounds).
     pub fn rcutest_overhead_pct(&self, v: VariantId, threads: usize) -> Option<f64> {
-        let i = thread_slot(threads)?;
-        paired_overhead(&self.rcutest.get(&v)?.per_threads[i], &self.rcutest_base.get(&v)?.per_threads[i])
+        paired_overhead(self.rcutest.get(&v)?.at(threads), self.rcutest_base.get(&v)?.at(threads))
     }
 
     /// Median ns per checked read and write.
@@ -228,7 +238,7 @@ impl Report {
 
     /// Median on-CPU share of all 2-thread hit runs (every variant).
     pub fn hit_2t_on_cpu(&self) -> Option<f64> {
-        let all: Vec<f64> = self.hits_on_cpu.values().flat_map(|s| s.per_threads[1].iter().copied()).collect();
+        let all: Vec<f64> = self.hits_on_cpu.values().flat_map(|s| s.at(2).iter().copied()).collect();
         median(&all)
     }
 
@@ -252,7 +262,7 @@ impl Report {
         let floor = VariantId::UnsyncHashmap;
         let ratio = |a: Option<f64>, b: Option<f64>| Some(a? / b?);
         let mut out = Vec::new();
-        for t in THREADS {
+        for t in TARGET_THREADS {
             let name = format!("hit, {t} thread{}: rampart / unsync_hashmap", plural(t));
             out.push(Goal::at_most(name, ratio(self.hit_ns(r, t), self.hit_ns(floor, t)), 1.5, Unit::Ratio));
         }
@@ -262,7 +272,7 @@ impl Report {
             1.05,
             Unit::Ratio,
         ));
-        for t in THREADS {
+        for t in TARGET_THREADS {
             let name = format!("rcutest, {t} thread{}: rampart over none", plural(t));
             out.push(Goal::at_most(name, self.rcutest_overhead_pct(r, t), 5.0, Unit::Percent));
         }
@@ -277,7 +287,7 @@ impl Report {
         let mut hit_ns = Map::new();
         let mut hit_scaling = Map::new();
         for &v in self.hits.keys() {
-            hit_ns.insert(v.name().into(), by_threads(|t| self.hit_ns(v, t)));
+            hit_ns.insert(v.name().into(), by_threads(&self.params.threads, |t| self.hit_ns(v, t)));
             let cost = match (self.hit_ns(v, 2), self.hit_ns(v, 1)) {
                 (Some(two), Some(one)) if one > 0.0 => Some(two / one),
                 _ => None,
@@ -290,8 +300,8 @@ impl Report {
         let mut hit_wall = Map::new();
         let mut hit_on_cpu = Map::new();
         for &v in self.hits.keys() {
-            hit_wall.insert(v.name().into(), by_threads(|t| self.hit_wall_ns(v, t)));
-            hit_on_cpu.insert(v.name().into(), by_threads(|t| self.hit_on_cpu(v, t)));
+            hit_wall.insert(v.name().into(), by_threads(&self.params.threads, |t| self.hit_wall_ns(v, t)));
+            hit_on_cpu.insert(v.name().into(), by_threads(&self.params.threads, |t| self.hit_on_cpu(v, t)));
         }
         let mut by_keys = Map::new();
         for (&n, variants) in &self.hits_by_keys {
@@ -304,8 +314,9 @@ impl Report {
         let mut rcutest_s = Map::new();
         let mut rcutest_overhead = Map::new();
         for &v in self.rcutest.keys() {
-            rcutest_s.insert(v.name().into(), by_threads(|t| self.rcutest_s(v, t)));
-            rcutest_overhead.insert(v.name().into(), by_threads(|t| self.rcutest_overhead_pct(v, t)));
+            rcutest_s.insert(v.name().into(), by_threads(&self.params.threads, |t| self.rcutest_s(v, t)));
+            rcutest_overhead
+                .insert(v.name().into(), by_threads(&self.params.threads, |t| self.rcutest_overhead_pct(v, t)));
         }
         let mut rw_ns = Map::new();
         let mut rw_overhead = Map::new();
@@ -390,7 +401,9 @@ impl Report {
     }
 
     fn samples_json(&self) -> Value {
-        let threads = |s: &Samples| json!({ "1": s.per_threads[0], "2": s.per_threads[1] });
+        let threads = |s: &Samples| -> Value {
+            s.per_threads.iter().map(|(t, v)| (t.to_string(), json!(v))).collect::<Map<String, Value>>().into()
+        };
         let hits: Map<String, Value> = self.hits.iter().map(|(v, s)| (v.name().into(), threads(s))).collect();
         let rcu: Map<String, Value> = self.rcutest.iter().map(|(v, s)| (v.name().into(), threads(s))).collect();
         let rcu_base: Map<String, Value> =
@@ -454,11 +467,50 @@ impl Report {
         self.findings_md(&mut s);
         self.hits_md(&mut s, img);
         self.rcutest_md(&mut s, img);
+        self.threads_md(&mut s);
         self.rw_md(&mut s, img);
         self.chat_md(&mut s, img);
         self.memory_md(&mut s);
         self.variants_md(&mut s);
         s
+    }
+
+    /// Beyond 2 threads (`--threads`): AVC hit cost and rcutest time at
+    /// every thread count, with the throughput over one thread.
+    fn threads_md(&self, s: &mut String) {
+        let threads = &self.params.threads;
+        if threads.len() <= 2 {
+            return;
+        }
+        let _ = writeln!(
+            s,
+            "### Scaling with threads
+
+AVC hits: ns per check per thread, and in parentheses the throughput of \
+             all threads over one thread's (N x the 1-thread cost over the N-thread cost). rcutest: seconds of real \
+             time for all threads, each doing the same writes.\n"
+        );
+        let _ = write!(s, "| variant, workload |");
+        for t in threads {
+            let _ = write!(s, " {t} thread{} |", plural(*t));
+        }
+        let _ = writeln!(s, "\n|---|{}", "---|".repeat(threads.len()));
+        for &v in self.hits.keys() {
+            let _ = write!(s, "| {} hits |", name_md(v));
+            for &t in threads {
+                let scaling = ratio(self.hit_ns(v, 1), self.hit_ns(v, t)).map(|r| r * t as f64);
+                let _ = write!(s, " {} ({}) |", num(self.hit_ns(v, t), 1), times(scaling));
+            }
+            let _ = writeln!(s);
+        }
+        for &v in self.rcutest.keys() {
+            let _ = write!(s, "| {} rcutest |", name_md(v));
+            for &t in threads {
+                let _ = write!(s, " {} |", num(self.rcutest_s(v, t), 2));
+            }
+            let _ = writeln!(s);
+        }
+        let _ = writeln!(s);
     }
 
     fn targets_md(&self, s: &mut String) {
@@ -803,17 +855,13 @@ impl Report {
     }
 }
 
-/// `{"1": f(1), "2": f(2)}`.
-fn by_threads(f: impl Fn(usize) -> Option<f64>) -> Value {
+/// `{"1": f(1), "2": f(2), ...}` over `threads`.
+fn by_threads(threads: &[usize], f: impl Fn(usize) -> Option<f64>) -> Value {
     let mut m = Map::new();
-    for t in THREADS {
+    for &t in threads {
         m.insert(t.to_string(), json!(f(t)));
     }
     Value::Object(m)
-}
-
-fn thread_slot(threads: usize) -> Option<usize> {
-    THREADS.iter().position(|&t| t == threads)
 }
 
 fn plural(n: usize) -> &'static str {

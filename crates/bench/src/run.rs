@@ -17,7 +17,7 @@ use std::time::Instant;
 use rampart_policy::Policy;
 
 use crate::error::BenchError;
-use crate::params::{Params, Size, THREADS};
+use crate::params::{Params, Size};
 use crate::report::{Memory, Report, Samples};
 use crate::setup::Bench;
 use crate::variants::{Checker, VariantId, Visit};
@@ -53,12 +53,12 @@ pub fn run(
     for round in 0..params.hit_rounds {
         progress(&format!("AVC hits: round {}/{}", round + 1, params.hit_rounds));
         for id in rotated(&hit_ids, round) {
-            for (i, &threads) in THREADS.iter().enumerate() {
+            for &threads in &params.threads {
                 let mut visit = Hits { bench: &bench, stream: &bench.stream, threads, checks: params.hit_checks };
                 let sample = bench.variants.visit(id, &mut visit)?;
-                hit_samples.entry(id).or_default().per_threads[i].push(sample.ns);
-                hit_wall.entry(id).or_default().per_threads[i].push(sample.wall_ns);
-                hit_on_cpu.entry(id).or_default().per_threads[i].push(sample.on_cpu);
+                hit_samples.entry(id).or_default().push(threads, sample.ns);
+                hit_wall.entry(id).or_default().push(threads, sample.wall_ns);
+                hit_on_cpu.entry(id).or_default().push(threads, sample.on_cpu);
             }
         }
         for (n, stream) in &sweep {
@@ -75,11 +75,11 @@ pub fn run(
     for round in 0..params.rcutest_rounds {
         progress(&format!("rcutest: round {}/{}", round + 1, params.rcutest_rounds));
         for id in rotated(&file_ids, round) {
-            for (i, &threads) in THREADS.iter().enumerate() {
+            for &threads in &params.threads {
                 let mut visit = RcuTest { bench: &bench, dir: &tmp_dir, threads, writes: params.rcutest_writes };
                 let r = bench.variants.visit(id, &mut visit)?;
-                rcu_samples.entry(id).or_default().per_threads[i].push(r.variant_s);
-                rcu_base.entry(id).or_default().per_threads[i].push(r.baseline_s);
+                rcu_samples.entry(id).or_default().push(threads, r.variant_s);
+                rcu_base.entry(id).or_default().push(threads, r.baseline_s);
             }
         }
     }
