@@ -208,3 +208,19 @@ fn docs_section_replaced_and_charts_written() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `--threads` beyond 2: every scaling workload runs at each count, and
+/// the report gains its by-threads table (1 and 2 always run).
+#[test]
+fn smoke_at_three_thread_counts() {
+    let Some((path, policy)) = system_policy() else { return };
+    let params = Params::for_size(Size::Smoke).with_threads(&[4]);
+    assert_eq!(params.threads, [1, 2, 4]);
+    let report = rampart_bench::run(path, policy, Size::Smoke, &params, &mut |_| {}).unwrap();
+    let json = report.to_json();
+    has_numbers(&json["hit_ns"], "rampart", &["1", "2", "4"]);
+    has_numbers(&json["rcutest_s"], "rampart", &["1", "2", "4"]);
+    let md = report.markdown("cmd", None);
+    assert!(md.contains("### Scaling with threads"), "{md}");
+    assert!(md.contains("| variant, workload | 1 thread | 2 threads | 4 threads |"), "{md}");
+}
