@@ -38,6 +38,7 @@ pub mod docs;
 pub mod enforce;
 mod error;
 pub mod goal;
+pub mod markdown;
 pub mod params;
 pub mod report;
 pub mod rng;

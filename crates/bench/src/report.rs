@@ -15,6 +15,7 @@ use rampart_avc::{
 use serde_json::{json, Map, Value};
 
 use crate::goal::{Goal, Unit};
+use crate::markdown::Table;
 use crate::params::{Params, Size, TARGET_THREADS};
 use crate::stats::median;
 use crate::variants::VariantId;
@@ -484,45 +485,43 @@ impl Report {
         }
         let _ = writeln!(
             s,
-            "### Scaling with threads
-
-AVC hits: ns per check per thread, and in parentheses the throughput of \
+            "### Scaling with threads\n\nAVC hits: ns per check per thread, and in parentheses the throughput of \
              all threads over one thread's (N x the 1-thread cost over the N-thread cost). rcutest: seconds of real \
              time for all threads, each doing the same writes.\n"
         );
-        let _ = write!(s, "| variant, workload |");
-        for t in threads {
-            let _ = write!(s, " {t} thread{} |", plural(*t));
-        }
-        let _ = writeln!(s, "\n|---|{}", "---|".repeat(threads.len()));
+        let headers: Vec<String> = threads.iter().map(|t| format!("{t} thread{}", plural(*t))).collect();
+        let columns: Vec<&str> =
+            std::iter::once("variant, workload").chain(headers.iter().map(String::as_str)).collect();
+        let mut table = Table::new(s, &columns);
         for &v in self.hits.keys() {
-            let _ = write!(s, "| {} hits |", name_md(v));
-            for &t in threads {
-                let scaling = ratio(self.hit_ns(v, 1), self.hit_ns(v, t)).map(|r| r * t as f64);
-                let _ = write!(s, " {} ({}) |", num(self.hit_ns(v, t), 1), times(scaling));
-            }
-            let _ = writeln!(s);
+            let label = format!("{} hits", name_md(v));
+            let cells: Vec<String> = threads
+                .iter()
+                .map(|&t| {
+                    let scaling = ratio(self.hit_ns(v, 1), self.hit_ns(v, t)).map(|r| r * t as f64);
+                    format!("{} ({})", num(self.hit_ns(v, t), 1), times(scaling))
+                })
+                .collect();
+            table.row_of(std::iter::once(label).chain(cells));
         }
         for &v in self.rcutest.keys() {
-            let _ = write!(s, "| {} rcutest |", name_md(v));
-            for &t in threads {
-                let _ = write!(s, " {} |", num(self.rcutest_s(v, t), 2));
-            }
-            let _ = writeln!(s);
+            let label = format!("{} rcutest", name_md(v));
+            let cells: Vec<String> = threads.iter().map(|&t| num(self.rcutest_s(v, t), 2)).collect();
+            table.row_of(std::iter::once(label).chain(cells));
         }
         let _ = writeln!(s);
     }
 
     fn targets_md(&self, s: &mut String) {
-        let _ = writeln!(s, "### Targets\n\n| target | measured | limit | holds |\n|---|---|---|---|");
+        let _ = writeln!(s, "### Targets\n");
+        let mut table = Table::new(s, &["target", "measured", "limit", "holds"]);
         for t in self.targets() {
-            let value = t.measured_text();
             let holds = match t.holds() {
                 Some(true) => "yes",
                 Some(false) => "**no**",
                 None => "n/a",
             };
-            let _ = writeln!(s, "| {} | {value} | {} | {holds} |", t.name, t.format(t.limit));
+            table.row(&[&t.name, &t.measured_text(), &t.format(t.limit), &holds]);
         }
         let _ = writeln!(s);
         if let Some(w) = self.busy_warning() {

@@ -1,0 +1,59 @@
+//! Markdown tables, as both benchmark reports (`bench seeds`:
+//! crate::report; `bench enforce`: crate::enforce::report) write them
+//! into docs/benchmarks.md: a header row, its separator, one row per
+//! line.
+
+use std::fmt::Display;
+
+/// A table being written into a report.
+pub struct Table<'a> {
+    out: &'a mut String,
+}
+
+impl<'a> Table<'a> {
+    /// Starts a table in `out`: `| a | b |` and `|---|---|`.
+    pub fn new(out: &'a mut String, columns: &[&str]) -> Table<'a> {
+        out.push('|');
+        for c in columns {
+            out.push(' ');
+            out.push_str(c);
+            out.push_str(" |");
+        }
+        out.push_str("\n|");
+        out.push_str(&"---|".repeat(columns.len()));
+        out.push('\n');
+        Table { out }
+    }
+
+    /// One row: `| c1 | c2 |`.
+    pub fn row(&mut self, cells: &[&dyn Display]) {
+        self.row_of(cells);
+    }
+
+    /// One row from cells of one type (a row built in a loop).
+    pub fn row_of<I>(&mut self, cells: I)
+    where
+        I: IntoIterator,
+        I::Item: Display,
+    {
+        self.out.push('|');
+        for c in cells {
+            self.out.push_str(&format!(" {c} |"));
+        }
+        self.out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_is_a_header_a_separator_and_rows() {
+        let mut s = String::from("text\n\n");
+        let mut t = Table::new(&mut s, &["variant", "ns"]);
+        t.row(&[&"`none`", &12.5]);
+        t.row(&[&"`rampart`", &"n/a"]);
+        assert_eq!(s, "text\n\n| variant | ns |\n|---|---|\n| `none` | 12.5 |\n| `rampart` | n/a |\n");
+    }
+}
