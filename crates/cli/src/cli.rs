@@ -13,7 +13,8 @@
 //! errors exit with status 2 and one line on stderr ([`usage_error`]);
 //! file names and `run`'s command words are `PathBuf`/`OsString`, so
 //! they need not be UTF-8; `--policy` is accepted before or after the
-//! command; `relabel`'s short flags cluster (`-Rnv`).
+//! command; `relabel`'s short flags cluster (`-Rnv`); an option given
+//! twice takes its last value (scripts add to a base command line).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -40,6 +41,7 @@ Exit status:
              bit-exact with libsepol, enforced by a fanotify daemon; file labels; AppArmor decisions",
     after_help = EXIT_STATUS,
     disable_version_flag = true,
+    args_override_self = true,
     subcommand_value_name = "COMMAND"
 )]
 pub struct Cli {
@@ -822,6 +824,17 @@ mod tests {
             assert_eq!(cli.policy, Some(PathBuf::from("/x")), "{args:?}");
             assert!(matches!(cli.command, Some(Command::Policy(PolicyCommand::Info))));
         }
+    }
+
+    #[test]
+    fn the_last_value_wins() {
+        let Some(Command::Daemon(d)) =
+            p(&["--policy", "/a", "daemon", "--policy", "/b", "--threads", "2", "--threads=3"]).unwrap().command
+        else {
+            panic!()
+        };
+        assert_eq!(d.flags.threads, Some(3));
+        assert_eq!(p(&["--policy", "/a", "policy", "info", "--policy", "/b"]).unwrap().policy, Some("/b".into()));
     }
 
     #[test]
