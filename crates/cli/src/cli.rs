@@ -92,16 +92,16 @@ pub enum Command {
     #[command(long_about = RUN)]
     Run(RunArgs),
     /// The daemon's state and counters, like `sestatus`
-    #[command(long_about = CONTROL)]
+    #[command(after_long_help = CONTROL)]
     Status(StatusArgs),
     /// Switch the daemon between enforcing and permissive
-    #[command(long_about = CONTROL)]
+    #[command(after_long_help = CONTROL)]
     Setenforce(SetEnforceArgs),
     /// Make the daemon reload the policy and file_contexts
-    #[command(long_about = CONTROL)]
+    #[command(after_long_help = CONTROL)]
     Reload(SocketArg),
     /// Set a boolean in the daemon's policy
-    #[command(long_about = CONTROL)]
+    #[command(after_long_help = CONTROL)]
     Setbool(SetBoolArgs),
     /// Enforce the system policy on a web server, in a private namespace
     #[command(long_about = DEMO)]
