@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use rampart_policy::{Booleans, Policy};
 
-use crate::args::BoolSetting;
+use crate::cli::BoolSetting;
 use crate::error::CliError;
 
 /// The policy at `path`, or the system policy.

@@ -4,7 +4,7 @@
 
 use rampart_policy::{AccessVector, ClassId, Context, HandleUnknown, Policy};
 
-use crate::args::QueryArgs;
+use crate::cli::QueryArgs;
 use crate::error::CliError;
 
 /// A query whose contexts are valid; the class may be undefined.

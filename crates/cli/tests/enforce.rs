@@ -708,3 +708,31 @@ echo "EVENTS=$(events)"
     assert!(r.num("EVENTS") > 200, "the loops caused too few events to stress anything");
     assert_eq!(r.num("GROUPS"), 1, "retired fanotify groups were not closed");
 }
+
+/// One success of every command that talks to the daemon, through the
+/// command line as users type it (issue 18: a CLI test for every
+/// command; tests/cli.rs has their help and usage errors). What each
+/// command does is checked by the scenarios above.
+#[test]
+fn every_control_command_answers() {
+    let Some(p) = can_run() else { return };
+    let r = scenario(
+        p,
+        r#"
+start_daemon --threads 2 --pollers=1 --permissive-domain app_t --no-ignore-marks
+"$RAMPART" status --socket "$SOCK" | grep -q '^Current mode: *enforcing$' && echo STATUS=ok
+"$RAMPART" setenforce --socket "$SOCK" Permissive && echo "PERMISSIVE=$(status_field mode)"
+"$RAMPART" setenforce --socket "$SOCK" 1 && echo "ENFORCING=$(status_field mode)"
+"$RAMPART" setbool --socket "$SOCK" app_read_data on && echo SETBOOL=ok
+"$RAMPART" reload --socket "$SOCK" | grep -q '^policy reloaded' && echo RELOAD=ok
+echo "RUN=$(app -c 'echo launched')"
+echo "IGNORE_MARKS=$(status_field ignore_marks)"
+"#,
+    );
+    for key in ["STATUS", "SETBOOL", "RELOAD"] {
+        assert_eq!(r.get(key), "ok", "{key}:\n{}\n{}", r.stdout, r.stderr);
+    }
+    assert_eq!((r.get("PERMISSIVE"), r.get("ENFORCING")), ("permissive", "enforcing"));
+    assert_eq!(r.get("IGNORE_MARKS"), "0", "--no-ignore-marks");
+    assert_eq!(r.get("RUN"), "launched", "{}", r.stderr);
+}

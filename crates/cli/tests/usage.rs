@@ -11,17 +11,19 @@ use common::*;
 #[test]
 fn help_everywhere() {
     for (args, needle) in [
-        (&["--help"][..], "usage: rampart [--policy PATH] COMMAND"),
-        (&["-h"], "usage: rampart [--policy PATH] COMMAND"),
-        (&["help"], "usage: rampart [--policy PATH] COMMAND"),
-        (&["help", "check"], "usage: rampart check"),
+        (&["--help"][..], "Usage: rampart [OPTIONS] [COMMAND]"),
+        (&["-h"], "Usage: rampart [OPTIONS] [COMMAND]"),
+        (&["help"], "Usage: rampart [OPTIONS] [COMMAND]"),
+        (&["help", "check"], "Usage: rampart check"),
         (&["check", "--help"], "--batch"),
-        (&["check", "s", "t", "c", "-h"], "usage: rampart check"),
-        (&["help", "explain"], "usage: rampart explain"),
-        (&["explain", "--help"], "usage: rampart explain"),
-        (&["help", "policy"], "usage: rampart [--policy PATH] policy info"),
-        (&["policy", "info", "--help"], "usage: rampart [--policy PATH] policy info"),
-        (&["--policy", "/nonexistent", "help"], "commands:"),
+        (&["check", "s", "t", "c", "-h"], "Usage: rampart check"),
+        (&["help", "explain"], "Usage: rampart explain"),
+        (&["explain", "--help"], "Usage: rampart explain"),
+        (&["help", "policy"], "Usage: rampart policy"),
+        (&["help", "policy", "info"], "Usage: rampart policy info"),
+        (&["policy", "info", "--help"], "Statistics for policy file"),
+        (&["--policy", "/nonexistent", "help"], "Commands:"),
+        (&["help", "daemon"], "--mark"),
     ] {
         let out = rampart(args, "");
         assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
@@ -37,28 +39,32 @@ fn help_everywhere() {
 fn malformed_command_lines() {
     for (args, needle) in [
         (&[][..], "no command given"),
-        (&["chek"], "unknown command `chek` (did you mean `check`?)"),
-        (&["policy"], "missing subcommand"),
-        (&["policy", "stats"], "unknown subcommand `stats`"),
-        (&["policy", "info", "extra"], "unexpected argument `extra`"),
-        (&["check"], "missing SCONTEXT"),
-        (&["check", "a", "b"], "missing CLASS"),
-        (&["check", "--policy"], "option `--policy` needs a value"),
-        (&["check", "--bool"], "option `--bool` needs a value"),
+        (&["chek"], "unrecognized subcommand 'chek' (did you mean `check`?)"),
+        (&["policy"], "`rampart policy` needs a subcommand"),
+        (&["policy", "stats"], "unrecognized subcommand 'stats'"),
+        (&["policy", "info", "extra"], "unexpected argument 'extra'"),
+        (&["check"], "missing <SCONTEXT> <TCONTEXT> <CLASS>"),
+        (&["check", "a", "b"], "missing <CLASS>"),
+        (&["check", "--policy"], "a value is required for '--policy <PATH>'"),
+        (&["check", "--bool"], "a value is required for '--bool <NAME=on|off>'"),
         (&["check", "--bool", "flag"], "`--bool` expects NAME=on|off, got `flag`"),
-        (&["check", "--bool", "flag=maybe", "a", "b", "c"], "boolean value `maybe`"),
+        (&["check", "--bool", "flag=maybe", "a", "b", "c"], "`maybe` is neither on nor off"),
         (&["check", "--bool", "=on"], "no boolean name"),
-        (&["check", "--frobnicate"], "unknown option `--frobnicate`"),
-        (&["check", "--batch=1"], "option `--batch` takes no value"),
-        (&["policy", "info", "--bool", "a=on"], "option `--bool` is not valid with `rampart policy`"),
-        (&["help", "nope"], "unknown command `nope`"),
-        (&["--version", "check"], "`--version` takes no command"),
+        (&["check", "--frobnicate"], "unexpected argument '--frobnicate'"),
+        (&["check", "--batch=1"], "unexpected value '1' for '--batch'"),
+        (&["policy", "info", "--bool", "a=on"], "unexpected argument '--bool'"),
+        (&["help", "nope"], "unrecognized subcommand 'nope'"),
+        (&["--version", "policy", "info"], "`--version` takes no command"),
+        (&["daemon", "--bogus"], "unexpected argument '--bogus'"),
+        (&["setenforce", "maybe"], "`maybe`: give 1 or 0 (Enforcing or Permissive)"),
+        (&["setbool", "a"], "missing <on|off>"),
     ] {
         let out = rampart(args, "");
         assert_eq!(out.code, 2, "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}: {}", out.stdout);
         assert!(out.stderr.starts_with("rampart: error: "), "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains(needle), "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
     }
 }
 

@@ -1,6 +1,6 @@
 //! The daemon's settings: command-line flags over a TOML file
 //! (`--config`), over defaults. The file holds the same settings as the
-//! flags plus the tuning knobs:
+//! flags, from the same struct ([`FileConfig`]):
 //!
 //! ```toml
 //! mark = ["/srv"]                     # filesystems to enforce on (by a mount point)
@@ -57,24 +57,62 @@ fn available_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
-/// The TOML file, every key optional.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+/// The daemon's settings as given: the TOML file (every key optional,
+/// kebab-case) and `rampart daemon`'s flags, both from this one struct
+/// (serde reads the file, clap parses the flags), so a setting cannot be
+/// added to one and forgotten in the other. `None`: not given.
+/// [`DaemonConfig::resolve`] lays the flags over the file.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq, clap::Args)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct FileConfig {
+    /// A filesystem to enforce on, by a mount point; several may follow
+    /// one --mark (`mark = [...]`)
+    #[arg(long, value_name = "PATH", num_args = 1.., action = clap::ArgAction::Append)]
     pub mark: Option<Vec<PathBuf>>,
+    /// The policy; on the command line, rampart's global --policy
+    #[arg(skip)]
     pub policy: Option<PathBuf>,
+    /// The file_contexts (default: the system's)
+    #[arg(long, value_name = "FILE")]
     pub file_contexts: Option<PathBuf>,
+    /// The context of processes not started by `rampart run`
+    #[arg(long, value_name = "CTX")]
     pub default_context: Option<String>,
+    /// Log denials without denying
+    #[arg(long, num_args = 0, default_missing_value = "true")]
     pub permissive: Option<bool>,
+    /// A domain that is permissive alone (repeatable;
+    /// `permissive-domains = [...]`)
+    #[arg(long = "permissive-domain", value_name = "TYPE")]
     pub permissive_domains: Option<Vec<String>>,
+    /// Where denials go, in auditd's format (default: stderr, as dmesg)
+    #[arg(long, value_name = "FILE")]
     pub audit_log: Option<PathBuf>,
+    /// The control socket (default /run/rampart/rampartd.sock)
+    #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
+    /// The cgroup v2 tree of confined processes (default rampart)
+    #[arg(long, value_name = "NAME")]
     pub cgroup: Option<String>,
+    /// Responder threads (default one per CPU available, 2 to 32)
+    #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Events read and not yet answered before the overload answer (4096)
+    #[arg(long, value_name = "N")]
     pub queue_bound: Option<usize>,
+    /// The answer beyond --queue-bound (default allow)
+    #[arg(long, value_name = "allow|deny", value_parser = ["allow", "deny"])]
     pub overload_answer: Option<String>,
+    /// Place no ignore marks, the kernel-side cache (`ignore-marks =
+    /// false`)
+    #[arg(long = "no-ignore-marks", num_args = 0, default_missing_value = "false")]
     pub ignore_marks: Option<bool>,
+    /// Microseconds a poller keeps polling after an event (50; 0 never)
+    #[arg(long, value_name = "N")]
     pub spin_us: Option<u64>,
+    /// Responders that wait on fanotify (default half the threads, 1 to
+    /// 4; the others are woken when events queue up or an exec is decided)
+    #[arg(long, value_name = "N")]
     pub pollers: Option<usize>,
 }
 

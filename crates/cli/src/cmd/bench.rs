@@ -3,8 +3,8 @@
 //! Rampart beside the designs the seeds measured, in one process, and
 //! reports medians (issue 4).
 //!
-//! The work is in the `rampart-bench` crate; this module parses the
-//! subcommand, prints progress on stderr, and writes the results where
+//! The work is in the `rampart-bench` crate; this module prints progress
+//! on stderr, and writes the results where
 //! asked. The full run writes its section of docs/benchmarks.md and the
 //! charts in docs/img/; `--quick` and the hidden `--smoke` (seconds, for
 //! tests) write only with an explicit `--out`.
@@ -15,66 +15,23 @@ use std::sync::Arc;
 
 use rampart_bench::{Params, Size};
 
+use crate::cli::SeedsArgs;
 use crate::error::CliError;
 
 /// Where the full run writes unless `--out` says otherwise.
 pub const DEFAULT_OUT: &str = "docs/benchmarks.md";
 
-#[derive(Debug, PartialEq, Eq)]
-pub struct BenchArgs {
-    /// `--quick`, `--smoke` (hidden), or the full run.
-    pub size: BenchSize,
-    /// `--json`: one JSON object on stdout instead of tables.
-    pub json: bool,
-    /// `--out PATH`.
-    pub out: Option<PathBuf>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BenchSize {
-    Smoke,
-    Quick,
-    Full,
-}
-
-/// Builds the command from the words after `bench` and the bench-only
-/// flags seen anywhere on the line.
-pub fn command(rest: &[String], flags: &[String], out: Option<PathBuf>) -> Result<BenchArgs, CliError> {
-    match rest {
-        [] => return Err(CliError::usage("missing subcommand; run `rampart bench seeds` or `rampart bench enforce`")),
-        [sub] if sub == "seeds" => {}
-        [sub] => {
-            return Err(CliError::usage(format!(
-                "unknown subcommand `{sub}` of `rampart bench`; give `seeds` or `enforce`"
-            )))
-        }
-        [_, extra, ..] => {
-            return Err(CliError::usage(format!(
-                "unexpected argument `{extra}`; `rampart bench seeds` takes only options"
-            )))
-        }
-    }
-    let has = |f: &str| flags.iter().any(|x| x == f);
-    let size = match (has("--quick"), has("--smoke")) {
-        (true, true) => return Err(CliError::usage("`--quick` and `--smoke` are two sizes; give one")),
-        (true, false) => BenchSize::Quick,
-        (false, true) => BenchSize::Smoke,
-        (false, false) => BenchSize::Full,
-    };
-    Ok(BenchArgs { size, json: has("--json"), out })
-}
-
 /// Runs the benchmarks; returns what to print on stdout.
-pub fn run(policy_path: Option<&Path>, args: &BenchArgs) -> Result<(String, u8), CliError> {
+pub fn run(policy_path: Option<&Path>, args: &SeedsArgs) -> Result<(String, u8), CliError> {
     let (path, policy) = crate::load::policy(policy_path)?;
-    let size = match args.size {
-        BenchSize::Smoke => Size::Smoke,
-        BenchSize::Quick => Size::Quick,
-        BenchSize::Full => Size::Full,
+    let size = match (args.quick, args.smoke) {
+        (true, _) => Size::Quick,
+        (_, true) => Size::Smoke,
+        _ => Size::Full,
     };
-    let out = match (&args.out, args.size) {
+    let out = match (&args.out, size) {
         (Some(o), _) => Some(o.clone()),
-        (None, BenchSize::Full) => Some(PathBuf::from(DEFAULT_OUT)),
+        (None, Size::Full) => Some(PathBuf::from(DEFAULT_OUT)),
         (None, _) => None,
     };
     if let Some(o) = &out {

@@ -3,7 +3,7 @@
 
 use rampart_policy::{AvDecision, Policy};
 
-use crate::args::CheckArgs;
+use crate::cli::CheckArgs;
 use crate::error::CliError;
 use crate::query::{self, class_mask, Perms, Query};
 use crate::render::perms::{braced, names};
@@ -11,7 +11,9 @@ use crate::render::perms::{braced, names};
 /// What `check` prints and its exit status (0 granted, 1 denied).
 pub fn run(policy: &Policy, args: &CheckArgs) -> Result<(String, u8), CliError> {
     let bools = crate::load::booleans(policy, &args.bools)?;
-    let q = query::resolve(policy, &args.query)?;
+    // Without --batch, clap requires the three names.
+    let query = args.query().ok_or_else(|| CliError::usage("missing SCONTEXT TCONTEXT CLASS"))?;
+    let q = query::resolve(policy, &query)?;
     let asked = query::perms(policy, &q, &args.perms)?;
     let d = match q.class {
         Some(c) => policy.compute_av(&bools, &q.s, &q.t, c),

@@ -3,7 +3,7 @@
 
 use rampart_policy::{AvRule, Booleans, ClassId, Context, Policy, RuleCond};
 
-use crate::args::ExplainArgs;
+use crate::cli::ExplainArgs;
 use crate::error::CliError;
 use crate::query::{self, Query};
 use crate::render::{cond, constraint, rule};

@@ -2,90 +2,80 @@
 //! `run` (the runcon analog), the control commands `status`,
 //! `setenforce`, `reload` and `setbool`, and `demo`.
 
-pub mod args;
 mod demo;
-pub mod help;
 
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 
 use rampart_enforce::config::{DaemonConfig, FileConfig};
 use rampart_enforce::control::{Client, ControlError, Status};
 
-pub use args::EnforceCommand;
-
+use crate::cli::{DaemonArgs, RunArgs, SetBoolArgs, SetEnforceArgs, SocketArg, StatusArgs};
 use crate::error::CliError;
+
+pub use demo::run as demo;
 
 fn control(e: ControlError) -> CliError {
     CliError::input(e.to_string())
 }
 
-fn client(socket: &std::path::Path) -> Result<Client, CliError> {
-    Client::connect(socket).map_err(|e| control(e.into()))
+fn client(socket: &SocketArg) -> Result<Client, CliError> {
+    Client::connect(&socket.socket).map_err(|e| control(e.into()))
 }
 
-/// Runs the command; `Ok` holds the exit status.
-pub fn run(command: EnforceCommand) -> Result<u8, CliError> {
-    match command {
-        EnforceCommand::Help(text) => {
-            print!("{text}");
-            Ok(0)
-        }
-        EnforceCommand::Daemon { config_file, flags } => {
-            let file = match &config_file {
-                Some(p) => FileConfig::load(p).map_err(CliError::input)?,
-                None => FileConfig::default(),
-            };
-            let config = DaemonConfig::resolve(file, *flags).map_err(CliError::usage)?;
-            rampart_enforce::daemon::run(config).map_err(|e| CliError::input(format!("rampartd: {e}")))?;
-            Ok(0)
-        }
-        EnforceCommand::Run { socket, context, force, sandbox, command } => {
-            Ok(run_in_context(&socket, &context, force, sandbox, command))
-        }
-        EnforceCommand::Status { socket, json } => {
-            let status = client(&socket)?.status().map_err(control)?;
-            if json {
-                let text = serde_json::to_string_pretty(&status).map_err(|e| CliError::input(e.to_string()))?;
-                println!("{text}");
-            } else {
-                print!("{}", render_status(&status));
-            }
-            Ok(0)
-        }
-        EnforceCommand::SetEnforce { socket, enforcing } => {
-            client(&socket)?.set_enforcing(enforcing).map_err(control)?;
-            Ok(0)
-        }
-        EnforceCommand::Reload { socket } => {
-            let seqno = client(&socket)?.reload().map_err(control)?;
-            println!("policy reloaded (sequence number {seqno})");
-            Ok(0)
-        }
-        EnforceCommand::SetBool { socket, name, value } => {
-            client(&socket)?.set_boolean(&name, value).map_err(control)?;
-            Ok(0)
-        }
-        EnforceCommand::Demo => demo::run(),
+/// `rampart daemon`: the `--config` file under the flags; `policy` is
+/// rampart's global `--policy`.
+pub fn daemon(policy: Option<&Path>, args: DaemonArgs) -> Result<u8, CliError> {
+    let file = match &args.config {
+        Some(p) => FileConfig::load(p).map_err(CliError::input)?,
+        None => FileConfig::default(),
+    };
+    let flags = FileConfig { policy: policy.map(Path::to_path_buf), ..args.flags };
+    let config = DaemonConfig::resolve(file, flags).map_err(CliError::usage)?;
+    rampart_enforce::daemon::run(config).map_err(|e| CliError::input(format!("rampartd: {e}")))?;
+    Ok(0)
+}
+
+/// `rampart status`: `sestatus`-style text, or JSON.
+pub fn status(args: &StatusArgs) -> Result<u8, CliError> {
+    let status = client(&args.socket)?.status().map_err(control)?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&status).map_err(|e| CliError::input(e.to_string()))?;
+        println!("{text}");
+    } else {
+        print!("{}", render_status(&status));
     }
+    Ok(0)
+}
+
+pub fn setenforce(args: &SetEnforceArgs) -> Result<u8, CliError> {
+    client(&args.socket)?.set_enforcing(args.enforcing).map_err(control)?;
+    Ok(0)
+}
+
+pub fn reload(args: &SocketArg) -> Result<u8, CliError> {
+    let seqno = client(args)?.reload().map_err(control)?;
+    println!("policy reloaded (sequence number {seqno})");
+    Ok(0)
+}
+
+pub fn setbool(args: &SetBoolArgs) -> Result<u8, CliError> {
+    client(&args.socket)?.set_boolean(&args.name, args.value).map_err(control)?;
+    Ok(0)
 }
 
 /// `rampart run`: asks the daemon for the exec context, sandboxes itself
 /// for what fanotify cannot see (rampart_enforce::sandbox), then execs.
 /// Exit statuses as runcon's: 125 when rampart itself fails, 126 when
-/// the command cannot be run, 127 when it is not found. Without
-/// `sandbox`, only the exec context (testing the daemon alone).
-fn run_in_context(
-    socket: &std::path::Path,
-    context: &str,
-    force: bool,
-    sandbox: bool,
-    command: Vec<std::ffi::OsString>,
-) -> u8 {
+/// the command cannot be run, 127 when it is not found. With
+/// `--no-sandbox`, only the exec context (testing the daemon alone).
+pub fn run_in_context(args: RunArgs) -> u8 {
+    let RunArgs { socket: SocketArg { socket }, context, force, no_sandbox, command } = args;
     let fail = |msg: String, code: u8| {
         eprintln!("rampart: run: {msg}");
         code
     };
-    let mut client = match Client::connect(socket) {
+    let mut client = match Client::connect(&socket) {
         Ok(c) => c,
         Err(e) => return fail(control(e.into()).to_string(), 125),
     };
@@ -97,7 +87,7 @@ fn run_in_context(
         Ok(s) => (s.marked_devices, s.protected_dirs),
         Err(e) => return fail(control(e).to_string(), 125),
     };
-    let grant = match client.set_exec_context(context, force, Some(&path.to_string_lossy())) {
+    let grant = match client.set_exec_context(&context, force, Some(&path.to_string_lossy())) {
         Ok(grant) => grant,
         Err(e) => {
             // A denial by the policy is the exec failing, as with runcon.
@@ -108,7 +98,7 @@ fn run_in_context(
     drop(client);
     // From an older daemon: the sandbox without what it did not say.
     let grant = grant.unwrap_or(rampart_enforce::control::ExecGrant { capabilities: u64::MAX, ..Default::default() });
-    if sandbox {
+    if !no_sandbox {
         if let Err(code) = confine_self(&marked, &protected, &grant) {
             return code;
         }

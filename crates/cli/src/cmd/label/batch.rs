@@ -19,7 +19,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 
 use rampart_label::FileContexts;
 
-use super::args::parse_type;
+use crate::cli::{parse_type, TYPE_NAMES};
 
 /// Answers every line of `input` on `output` until EOF.
 pub fn run<R: Read, W: Write>(fc: &FileContexts, input: R, output: W) -> io::Result<()> {
@@ -57,7 +57,7 @@ fn query(line: &[u8]) -> Result<(&[u8], u32), String> {
                 format!(
                     "unknown file type `{}` after the last tab; use one of {}, or end the line with a tab for any type",
                     String::from_utf8_lossy(word),
-                    super::args::TYPE_NAMES
+                    TYPE_NAMES
                 )
             })?;
             (&line[..i], t.mode_bits())

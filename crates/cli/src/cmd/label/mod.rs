@@ -8,92 +8,44 @@
 //! - `rampart relabel [-n] [-v] [-R] [-F] [-x] [--root DIR] PATH...`:
 //!   `restorecon` ([`relabel`]).
 //!
-//! They live in their own module tree, with their own argument parser
-//! ([`args`]), because their operands are file names: bytes that need
-//! not be UTF-8, which the policy commands' parser rejects. The shared
-//! parser hands a command line over to [`args::parse`] when its command
-//! word is one of these three.
+//! Their operands are file names: bytes that need not be UTF-8, kept as
+//! `PathBuf` from the command line ([`crate::cli`]) to the system calls.
 
-pub mod args;
 mod batch;
 mod getlabel;
-pub mod help;
 mod lookup;
 mod relabel;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use rampart_label::{FileContexts, FileType, SpecFiles};
+use rampart_label::{FileContexts, SpecFiles};
 
+use crate::cli::{GetLabelArgs, LabelArgs, RelabelArgs, Source};
 use crate::error::CliError;
 
-/// A parsed file-label command.
-#[derive(Debug, PartialEq, Eq)]
-pub enum LabelCommand {
-    /// `rampart label PATH...`.
-    Lookup(LookupArgs),
-    /// `rampart label --batch`.
-    Batch(Source),
-    /// `rampart getlabel PATH...`.
-    GetLabel(Vec<PathBuf>),
-    /// `rampart relabel ... PATH...`.
-    Relabel(RelabelArgs),
-}
-
-/// Which file_contexts to load (`--file-contexts`).
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Source {
-    /// A directory holding `file_contexts`, or the base file itself;
-    /// `None` for the system configuration.
-    pub file_contexts: Option<PathBuf>,
-}
-
-#[derive(Debug, PartialEq, Eq)]
-pub struct LookupArgs {
-    pub source: Source,
-    pub paths: Vec<PathBuf>,
-    /// `--type`; `None`: the lstat type of the path, or any type when it
-    /// does not exist.
-    pub file_type: Option<FileType>,
-}
-
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct RelabelArgs {
-    pub source: Source,
-    pub paths: Vec<PathBuf>,
-    /// `-n`.
-    pub dry_run: bool,
-    /// `-v`.
-    pub verbose: bool,
-    /// `-R`.
-    pub recursive: bool,
-    /// `-F`.
-    pub force: bool,
-    /// `--root DIR`.
-    pub root: Option<PathBuf>,
-}
-
-/// Runs a file-label command; returns its exit status.
-pub fn run(policy: Option<&Path>, command: &LabelCommand) -> Result<u8, CliError> {
-    match command {
-        LabelCommand::Lookup(a) => {
-            let fc = load(policy, &a.source)?;
-            Ok(lookup::run(&fc, &a.paths, a.file_type, std::io::stdout().lock())?)
-        }
-        LabelCommand::Batch(source) => {
-            let fc = load(policy, source)?;
-            batch::run(&fc, std::io::stdin().lock(), std::io::stdout().lock())?;
-            Ok(0)
-        }
-        LabelCommand::GetLabel(paths) => Ok(getlabel::run(paths, std::io::stdout().lock())?),
-        LabelCommand::Relabel(a) => {
-            if let Some(root) = &a.root {
-                check_root(root)?;
-            }
-            let fc = load(policy, &a.source)?;
-            Ok(relabel::run(&fc, a))
-        }
+/// `rampart label`: PATH arguments, or `--batch`; returns the exit
+/// status.
+pub fn label(policy: Option<&Path>, args: &LabelArgs) -> Result<u8, CliError> {
+    let fc = load(policy, &args.source)?;
+    if args.batch {
+        batch::run(&fc, std::io::stdin().lock(), std::io::stdout().lock())?;
+        return Ok(0);
     }
+    Ok(lookup::run(&fc, &args.paths, args.file_type, std::io::stdout().lock())?)
+}
+
+/// `rampart getlabel`; returns the exit status.
+pub fn getlabel(args: &GetLabelArgs) -> Result<u8, CliError> {
+    Ok(getlabel::run(&args.paths, std::io::stdout().lock())?)
+}
+
+/// `rampart relabel`; returns the exit status.
+pub fn relabel(policy: Option<&Path>, args: &RelabelArgs) -> Result<u8, CliError> {
+    if let Some(root) = &args.root {
+        check_root(root)?;
+    }
+    let fc = load(policy, &args.source)?;
+    Ok(relabel::run(&fc, args))
 }
 
 /// The file_contexts configuration, every context checked against the

@@ -25,7 +25,7 @@ use rampart_label::{
     Relabeler,
 };
 
-use super::RelabelArgs;
+use crate::cli::RelabelArgs;
 
 /// Runs the engine; returns restorecon's exit status.
 pub fn run(fc: &FileContexts, args: &RelabelArgs) -> u8 {
@@ -35,6 +35,8 @@ pub fn run(fc: &FileContexts, args: &RelabelArgs) -> u8 {
     opts.recursive = args.recursive;
     opts.dry_run = args.dry_run;
     opts.force = args.force;
+    // `-x` or not, the walk stays on the starting filesystem (see above).
+    let _ = args.one_filesystem;
     opts.cross_filesystems = false;
     opts.alt_root = args.root.clone();
     let mut out = ConsoleReporter::new("rampart", args.verbose);
