@@ -166,3 +166,21 @@ fn bench_enforce_clients_are_thread_counts() {
     }
     assert!(rampart(&["bench", "enforce", "--help"], "").stdout.contains("--clients"));
 }
+
+/// `bench seeds --threads`: the scaling workloads at every count asked
+/// (1 and 2 always), and counts outside 1 to 256 refused.
+#[test]
+fn seeds_threads_are_thread_counts() {
+    let Some(policy) = system_policy() else { return };
+    let out = with_policy(&policy, &["bench", "seeds", "--smoke", "--json", "--threads", "1,4"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let json: Value = serde_json::from_str(&out.stdout).unwrap();
+    for t in ["1", "2", "4"] {
+        assert!(json["hit_ns"]["rampart"][t].is_number(), "hit_ns.rampart.{t}: {}", json["hit_ns"]["rampart"]);
+        assert!(json["rcutest_s"]["rampart"][t].is_number(), "rcutest_s.rampart.{t}");
+    }
+    for bad in ["0", "1,x", "300"] {
+        let out = with_policy(&policy, &["bench", "seeds", "--smoke", "--threads", bad]);
+        assert_eq!(out.code, 2, "--threads {bad}: {}", out.stderr);
+    }
+}

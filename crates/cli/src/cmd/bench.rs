@@ -44,7 +44,10 @@ pub fn run(policy_path: Option<&Path>, args: &SeedsArgs) -> Result<(String, u8),
             )));
         }
     }
-    let params = Params::for_size(size);
+    let mut params = Params::for_size(size);
+    if let Some(threads) = &args.threads {
+        params = params.with_threads(threads);
+    }
     let mut progress = |line: &str| {
         let _ = writeln!(std::io::stderr(), "rampart bench: {line}");
     };
