@@ -661,7 +661,8 @@ pub struct SeedsArgs {
     /// The Markdown file to update (charts go to img/ beside it); default
     /// for the full run: docs/benchmarks.md
     #[arg(long, value_name = "PATH")]
-    pub out: Option<PathBuf>,    /// Thread counts of the AVC hit and rcutest workloads, 1 to 256
+    pub out: Option<PathBuf>,
+    /// Thread counts of the AVC hit and rcutest workloads, 1 to 256
     /// (default 1, 2 and the powers of two up to the CPUs available; 1
     /// and 2 always run: issue 4's targets are at 1 and 2 threads)
     #[arg(
