@@ -638,27 +638,34 @@ impl Report {
             p.hit_rounds,
             self.clock
         );
-        let _ = writeln!(
-            s,
-            "| variant | 1 thread (ns) | 2 threads (ns) | cost 2T/1T | throughput 2T/1T | vs unsync_hashmap 1T | vs unsync_hashmap 2T | 2T on CPU |\n|---|---|---|---|---|---|---|---|"
-        );
         let floor = VariantId::UnsyncHashmap;
+        let mut table = Table::new(
+            s,
+            &[
+                "variant",
+                "1 thread (ns)",
+                "2 threads (ns)",
+                "cost 2T/1T",
+                "throughput 2T/1T",
+                "vs unsync_hashmap 1T",
+                "vs unsync_hashmap 2T",
+                "2T on CPU",
+            ],
+        );
         for &v in self.hits.keys() {
             let one = self.hit_ns(v, 1);
             let two = self.hit_ns(v, 2);
             let cost = ratio(two, one);
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                name_md(v),
-                num(one, 1),
-                num(two, 1),
-                times(cost),
-                times(cost.filter(|c| *c > 0.0).map(|c| 2.0 / c)),
-                times(ratio(one, self.hit_ns(floor, 1))),
-                times(ratio(two, self.hit_ns(floor, 2))),
-                self.hit_on_cpu(v, 2).map_or("n/a".into(), |x| format!("{:.0}%", x * 100.0)),
-            );
+            table.row(&[
+                &name_md(v),
+                &num(one, 1),
+                &num(two, 1),
+                &times(cost),
+                &times(cost.filter(|c| *c > 0.0).map(|c| 2.0 / c)),
+                &times(ratio(one, self.hit_ns(floor, 1))),
+                &times(ratio(two, self.hit_ns(floor, 2))),
+                &self.hit_on_cpu(v, 2).map_or("n/a".into(), |x| format!("{:.0}%", x * 100.0)),
+            ]);
         }
         chart_line(s, img, "seeds_hits.png", "AVC hits, ns per check per thread");
         if !self.hits_by_keys.is_empty() {
@@ -669,14 +676,12 @@ impl Report {
                 self.memory.l1_entries,
                 bytes(self.memory.l1_entries * L1_ENTRY_BYTES)
             );
-            let _ = writeln!(
-                s,
-                "| distinct keys | unsync_hashmap (ns) | rampart (ns) | rampart / unsync_hashmap |\n|---|---|---|---|"
-            );
+            let mut table =
+                Table::new(s, &["distinct keys", "unsync_hashmap (ns)", "rampart (ns)", "rampart / unsync_hashmap"]);
             for &n in self.hits_by_keys.keys() {
                 let u = self.hit_ns_by_keys(n, VariantId::UnsyncHashmap);
                 let r = self.hit_ns_by_keys(n, VariantId::Rampart);
-                let _ = writeln!(s, "| {n} | {} | {} | {} |", num(u, 1), num(r, 1), times(ratio(r, u)));
+                table.row(&[&n, &num(u, 1), &num(r, 1), &times(ratio(r, u))]);
             }
             let _ = writeln!(s);
         }
@@ -699,21 +704,19 @@ impl Report {
             p.rcutest_rounds,
             group(crate::workloads::rcutest::BLOCK as f64)
         );
-        let _ = writeln!(
+        let mut table = Table::new(
             s,
-            "| variant | 1 thread (s) | 2 threads (s) | over none 1T | over none 2T | vs unsync_hashmap 2T |\n|---|---|---|---|---|---|"
+            &["variant", "1 thread (s)", "2 threads (s)", "over none 1T", "over none 2T", "vs unsync_hashmap 2T"],
         );
         for &v in self.rcutest.keys() {
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} |",
-                name_md(v),
-                num(self.rcutest_s(v, 1), 3),
-                num(self.rcutest_s(v, 2), 3),
-                pct(self.rcutest_overhead_pct(v, 1)),
-                pct(self.rcutest_overhead_pct(v, 2)),
-                times(ratio(self.rcutest_s(v, 2), self.rcutest_s(VariantId::UnsyncHashmap, 2))),
-            );
+            table.row(&[
+                &name_md(v),
+                &num(self.rcutest_s(v, 1), 3),
+                &num(self.rcutest_s(v, 2), 3),
+                &pct(self.rcutest_overhead_pct(v, 1)),
+                &pct(self.rcutest_overhead_pct(v, 2)),
+                &times(ratio(self.rcutest_s(v, 2), self.rcutest_s(VariantId::UnsyncHashmap, 2))),
+            ]);
         }
         chart_line(s, img, "seeds_rcutest.png", "rcutest, seconds");
     }
@@ -732,22 +735,17 @@ impl Report {
             self.clock,
             group(crate::workloads::rw::BLOCK as f64)
         );
-        let _ = writeln!(
-            s,
-            "| variant | read (ns) | write (ns) | read over none | write over none |\n|---|---|---|---|---|"
-        );
+        let mut table = Table::new(s, &["variant", "read (ns)", "write (ns)", "read over none", "write over none"]);
         for &v in self.rw.keys() {
             let ns = self.rw_ns(v);
             let o = self.rw_overhead_pct(v);
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} |",
-                name_md(v),
-                num(ns.map(|x| x.0), 1),
-                num(ns.map(|x| x.1), 1),
-                pct(o.map(|x| x.0)),
-                pct(o.map(|x| x.1)),
-            );
+            table.row(&[
+                &name_md(v),
+                &num(ns.map(|x| x.0), 1),
+                &num(ns.map(|x| x.1), 1),
+                &pct(o.map(|x| x.0)),
+                &pct(o.map(|x| x.1)),
+            ]);
         }
         chart_line(s, img, "seeds_rw.png", "simple read/write, overhead over none");
     }
@@ -775,23 +773,21 @@ impl Report {
                 "The threads could not be pinned to CPUs: the throughput may flip between placements."
             }
         );
-        let _ = writeln!(
+        let mut table = Table::new(
             s,
-            "| variant | messages/s | vs none | vs unsync_hashmap | CPU µs per message | CPU vs none |\n|---|---|---|---|---|---|"
+            &["variant", "messages/s", "vs none", "vs unsync_hashmap", "CPU µs per message", "CPU vs none"],
         );
         for &v in self.chat.keys() {
             let m = self.chat_msgs_per_s(v);
             let cpu = self.chat_cpu_us(v);
-            let _ = writeln!(
-                s,
-                "| {} | {} | {} | {} | {} | {} |",
-                name_md(v),
-                m.map_or("n/a".into(), group),
-                times(ratio(m, self.chat_msgs_per_s(VariantId::None))),
-                times(ratio(m, self.chat_msgs_per_s(VariantId::UnsyncHashmap))),
-                num(cpu, 2),
-                times(ratio(cpu, self.chat_cpu_us(VariantId::None))),
-            );
+            table.row(&[
+                &name_md(v),
+                &m.map_or("n/a".into(), group),
+                &times(ratio(m, self.chat_msgs_per_s(VariantId::None))),
+                &times(ratio(m, self.chat_msgs_per_s(VariantId::UnsyncHashmap))),
+                &num(cpu, 2),
+                &times(ratio(cpu, self.chat_cpu_us(VariantId::None))),
+            ]);
         }
         chart_line(s, img, "seeds_chatroom.png", "chat room, messages per second");
     }
@@ -817,24 +813,19 @@ impl Report {
             m.rows.len(),
             bytes(m.total_bytes())
         );
-        let _ = writeln!(
-            s,
-            "| thread slot | lookups | hits | misses | allocations | reclaims | frees |\n|---|---|---|---|---|---|---|"
-        );
+        let mut table =
+            Table::new(s, &["thread slot", "lookups", "hits", "misses", "allocations", "reclaims", "frees"]);
         for (i, r) in m.rows.iter().enumerate() {
-            let _ = writeln!(
-                s,
-                "| {i} | {} | {} | {} | {} | {} | {} |",
-                r.lookups, r.hits, r.misses, r.allocations, r.reclaims, r.frees
-            );
+            table.row(&[&i, &r.lookups, &r.hits, &r.misses, &r.allocations, &r.reclaims, &r.frees]);
         }
         let _ = writeln!(s);
     }
 
     fn variants_md(&self, s: &mut String) {
-        let _ = writeln!(s, "### What each variant is\n\n| variant | design |\n|---|---|");
+        let _ = writeln!(s, "### What each variant is\n");
+        let mut table = Table::new(s, &["variant", "design"]);
         for v in VariantId::ALL {
-            let _ = writeln!(s, "| `{}` | {} |", v.name(), v.describe());
+            table.row(&[&format!("`{}`", v.name()), &v.describe()]);
         }
         let _ = writeln!(s, "\nAccesses checked by the system-call workloads:\n");
         for (k, v) in &self.syscall_labels {

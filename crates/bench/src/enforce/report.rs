@@ -11,6 +11,7 @@ use super::workloads::Sample;
 use super::{Listener, Status, VariantResult, Workload};
 use crate::error::BenchError;
 use crate::goal::{Goal, Unit};
+use crate::markdown::Table;
 use crate::report::group;
 use crate::stats::median;
 
@@ -607,7 +608,8 @@ impl EnforceReport {
             num(self.load_start, 2),
             num(self.load_end, 2)
         ));
-        s.push_str("### Targets\n\n| target | measured | limit | holds |\n|---|---|---|---|\n");
+        s.push_str("### Targets\n\n");
+        let mut table = Table::new(&mut s, &["target", "measured", "limit", "holds"]);
         for t in self.targets() {
             let holds = match (t.holds(), &t.missing) {
                 (Some(true), _) => "yes".to_string(),
@@ -615,7 +617,7 @@ impl EnforceReport {
                 (None, Some(why)) => format!("not measured: {why}"),
                 (None, None) => "not measured".to_string(),
             };
-            s.push_str(&format!("| {} | {} | {} | {holds} |\n", t.name, times(t.measured), t.limit_text()));
+            table.row(&[&t.name, &times(t.measured), &t.limit_text(), &holds]);
         }
         s.push_str(
             "\nFirst-touch ratios compare the whole open + close (about a microsecond of it is the system calls \
@@ -627,36 +629,49 @@ impl EnforceReport {
 
         s.push_str("### Latency\n\n");
         s.push_str(&self.latency_md());
-        s.push_str("\n### Throughput, 1 and 2 threads\n\n| variant | steady opens/s, 1 thread | 2 threads | 2T/1T | first-touch events/s, 1 thread | 2 threads | 2T/1T |\n|---|---|---|---|---|---|---|\n");
+        s.push_str("\n### Throughput, 1 and 2 threads\n\n");
+        let mut table = Table::new(
+            &mut s,
+            &[
+                "variant",
+                "steady opens/s, 1 thread",
+                "2 threads",
+                "2T/1T",
+                "first-touch events/s, 1 thread",
+                "2 threads",
+                "2T/1T",
+            ],
+        );
         for v in self.variants.iter().filter(|v| !v.rounds.is_empty()) {
             let l = v.listener;
-            s.push_str(&format!(
-                "| `{}` | {} | {} | {} | {} | {} | {} |\n",
-                l.name(),
-                num_group(self.ops_per_s(l, Workload::Open(1))),
-                num_group(self.ops_per_s(l, Workload::Open(2))),
-                times(self.scaling(l, Workload::Open(2), Workload::Open(1))),
-                num_group(self.ops_per_s(l, Workload::FirstTouch(1))),
-                num_group(self.ops_per_s(l, Workload::FirstTouch(2))),
-                times(self.scaling(l, Workload::FirstTouch(2), Workload::FirstTouch(1))),
-            ));
+            table.row(&[
+                &format!("`{}`", l.name()),
+                &num_group(self.ops_per_s(l, Workload::Open(1))),
+                &num_group(self.ops_per_s(l, Workload::Open(2))),
+                &times(self.scaling(l, Workload::Open(2), Workload::Open(1))),
+                &num_group(self.ops_per_s(l, Workload::FirstTouch(1))),
+                &num_group(self.ops_per_s(l, Workload::FirstTouch(2))),
+                &times(self.scaling(l, Workload::FirstTouch(2), Workload::FirstTouch(1))),
+            ]);
         }
         let clients = self.clients();
-        s.push_str("\n### Throughput by client threads\n\nOperations per second of all client threads together, and in parentheses over one client's (medians of per-round ratios); `--clients` sets the counts.\n\n| variant, workload |");
-        for n in &clients {
-            s.push_str(&format!(" {n} |"));
-        }
-        s.push_str("\n|---|");
-        s.push_str(&"---|".repeat(clients.len()));
-        s.push('\n');
+        s.push_str("\n### Throughput by client threads\n\nOperations per second of all client threads together, and in parentheses over one client's (medians of per-round ratios); `--clients` sets the counts.\n\n");
+        let headers: Vec<String> = clients.iter().map(usize::to_string).collect();
+        let columns: Vec<&str> =
+            std::iter::once("variant, workload").chain(headers.iter().map(String::as_str)).collect();
+        let mut table = Table::new(&mut s, &columns);
         for (label, l, workload) in self.clients_rows() {
-            s.push_str(&format!("| {label} | {} |\n", self.clients_cells(l, workload).join(" | ")));
+            table.row_of(std::iter::once(label).chain(self.clients_cells(l, workload)));
         }
         let mixed = self.mixed_rows();
         if !mixed.is_empty() {
-            s.push_str("\n### Mixed domains\n\nOpen + close of a file labeled `httpd_sys_content_t` (Debian's policy: `httpd_t` may read it, not write it), 1 client: by the benchmark while an `httpd_t` process (`rampart run --force --context httpd_t -- sleep`) is alive, by a client in `httpd_t` (`rampart run` of `bench enforce --open-loop`), and by the benchmark a second after the `httpd_t` process exited. Without a listener the same opens, the client started directly.\n\n| opens of the content | no listener, ns | rampartd, ns | rampartd / no listener |\n|---|---|---|---|\n");
-            for [name, none, rampartd, ratio] in mixed {
-                s.push_str(&format!("| {name} | {none} | {rampartd} | {ratio} |\n"));
+            s.push_str("\n### Mixed domains\n\nOpen + close of a file labeled `httpd_sys_content_t` (Debian's policy: `httpd_t` may read it, not write it), 1 client: by the benchmark while an `httpd_t` process (`rampart run --force --context httpd_t -- sleep`) is alive, by a client in `httpd_t` (`rampart run` of `bench enforce --open-loop`), and by the benchmark a second after the `httpd_t` process exited. Without a listener the same opens, the client started directly.\n\n");
+            let mut table = Table::new(
+                &mut s,
+                &["opens of the content", "no listener, ns", "rampartd, ns", "rampartd / no listener"],
+            );
+            for row in mixed {
+                table.row_of(row);
             }
         }
         if let Some(p) = &self.pinned {
@@ -670,9 +685,10 @@ impl EnforceReport {
                 num(p.load_end, 2)
             ));
             s.push_str(&p.latency_md());
-            s.push_str("\n| ratio (same CPU) | measured |\n|---|---|\n");
+            s.push('\n');
+            let mut table = Table::new(&mut s, &["ratio (same CPU)", "measured"]);
             for (name, r) in p.placement_ratios() {
-                s.push_str(&format!("| {name} | {} |\n", times(r)));
+                table.row(&[&name, &times(r)]);
             }
         }
         if let Some(p) = &self.split {
@@ -686,9 +702,10 @@ impl EnforceReport {
                 num(p.load_end, 2)
             ));
             s.push_str(&p.latency_md());
-            s.push_str("\n| ratio | measured |\n|---|---|\n");
+            s.push('\n');
+            let mut table = Table::new(&mut s, &["ratio", "measured"]);
             for (name, r) in p.placement_ratios().into_iter().chain(self.crossing_costs()) {
-                s.push_str(&format!("| {name} | {} |\n", times(r)));
+                table.row(&[&name, &times(r)]);
             }
         }
         s.push_str("\n### Workloads and variants\n\n");
@@ -698,15 +715,14 @@ impl EnforceReport {
              - first-touch open: open + close of files created with mknod (no open) just before, each opened once: every open is a permission event whatever the listener caches. With 2 threads (each its own files) it is the event throughput.\n\
              - exec: fork + execve + waitpid of a copy of /bin/true on the tmpfs (an exec and an open event; its libraries are on the unmarked root).\n\n",
         );
-        s.push_str("| variant | what | status | marks found (fdinfo) |\n|---|---|---|---|\n");
+        let mut table = Table::new(&mut s, &["variant", "what", "status", "marks found (fdinfo)"]);
         for v in &self.variants {
-            s.push_str(&format!(
-                "| `{}` | {} | {} | {} |\n",
-                v.listener.name(),
-                v.listener.describe(),
-                Self::status_text(v),
-                v.marks.clone().unwrap_or_else(|| "-".into())
-            ));
+            table.row(&[
+                &format!("`{}`", v.listener.name()),
+                &v.listener.describe(),
+                &Self::status_text(v),
+                &v.marks.clone().unwrap_or_else(|| "-".into()),
+            ]);
         }
         s.push_str(&format!(
             "\nfapolicyd's confinement: it runs in the foreground (`--debug-deny`) in the namespace, with private directories bind-mounted over `/etc/fapolicyd`, `/var/lib/fapolicyd` and `/run` there; \
@@ -723,24 +739,36 @@ impl EnforceReport {
 
     fn latency_md(&self) -> String {
         let mut s = String::new();
-        s.push_str("| variant | steady-state open (ns) | first-touch open (ns) | first touch, added over none (ns) | exec (µs) | exec, added over none (µs) | ready after start (ms) |\n|---|---|---|---|---|---|---|\n");
+        let mut table = Table::new(
+            &mut s,
+            &[
+                "variant",
+                "steady-state open (ns)",
+                "first-touch open (ns)",
+                "first touch, added over none (ns)",
+                "exec (µs)",
+                "exec, added over none (µs)",
+                "ready after start (ms)",
+            ],
+        );
         for v in &self.variants {
             let l = v.listener;
+            let name = format!("`{}`", l.name());
             if v.rounds.is_empty() {
-                s.push_str(&format!("| `{}` | {} | | | | | |\n", l.name(), Self::status_text(v)));
+                table.row(&[&name, &Self::status_text(v), &"", &"", &"", &"", &""]);
                 continue;
             }
             let none = l == Listener::None;
-            s.push_str(&format!(
-                "| `{}` | {} | {} | {} | {} | {} | {} |\n",
-                l.name(),
-                num_group(self.per_op_ns(l, Workload::Open(1))),
-                num_group(self.per_op_ns(l, Workload::FirstTouch(1))),
-                if none { "-".into() } else { num_group(self.added_ns(l, Workload::FirstTouch(1))) },
-                num(self.per_op_ns(l, Workload::Exec).map(|n| n / 1000.0), 1),
-                if none { "-".into() } else { num(self.added_ns(l, Workload::Exec).map(|n| n / 1000.0), 1) },
-                if none { "-".into() } else { num(self.ready_ms(l), 0) },
-            ));
+            let or_dash = |x: String| if none { "-".to_string() } else { x };
+            table.row(&[
+                &name,
+                &num_group(self.per_op_ns(l, Workload::Open(1))),
+                &num_group(self.per_op_ns(l, Workload::FirstTouch(1))),
+                &or_dash(num_group(self.added_ns(l, Workload::FirstTouch(1)))),
+                &num(self.per_op_ns(l, Workload::Exec).map(|n| n / 1000.0), 1),
+                &or_dash(num(self.added_ns(l, Workload::Exec).map(|n| n / 1000.0), 1)),
+                &or_dash(num(self.ready_ms(l), 0)),
+            ]);
         }
         s
     }
