@@ -122,8 +122,9 @@ impl Params {
 /// The thread counts issue 4's targets name (1 and 2 threads).
 pub const TARGET_THREADS: [usize; 2] = [1, 2];
 
-/// Thread counts of the scaling workloads (AVC hits, rcutest) by
-/// default: 1, 2 and the powers of two up to the CPUs available.
+/// Thread counts of the scaling workloads of both benchmarks by default
+/// (`bench seeds --threads`, `bench enforce --clients`): 1, 2 and the
+/// powers of two up to the CPUs available.
 pub fn default_threads() -> Vec<usize> {
     let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let mut threads = vec![1, 2];

@@ -131,17 +131,6 @@ impl Workload {
     }
 }
 
-/// Client thread counts by default: 1, 2 and the powers of two up to the
-/// CPUs available.
-pub fn default_clients() -> Vec<usize> {
-    let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    let mut clients = vec![1, 2];
-    while clients.last().is_some_and(|&n| n * 2 <= cpus) {
-        clients.push(clients.last().map_or(1, |n| n * 2));
-    }
-    clients
-}
-
 /// What to run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EnforceOptions {
@@ -197,7 +186,7 @@ impl Default for EnforceOptions {
             pin_cpu: None,
             pinned_pass: true,
             split_pass: true,
-            clients: default_clients(),
+            clients: crate::params::default_threads(),
             mixed: true,
         }
     }
