@@ -1030,12 +1030,15 @@ stop_daemon
 }
 
 /// Issue 7, attack 7, the documented limit (docs/security.md, "Open"): a
-/// descriptor of the secret that an unconfined process passes over a unix
-/// socket (`SCM_RIGHTS`) to uid 65534 in app_t, after `rampart run`, is
-/// read. SELinux checks the receipt (`fd { use }` and `file { read }` on
-/// the secret: app_t would be refused); rampartd sees no receipt, and the
-/// inode's access ignore mark, justified for its only reader (the default
-/// domain), lets the read through without an event. This test pins that
+/// descriptor of the secret that an unconfined process opened and read
+/// (so the daemon placed the inode's access ignore mark, justified for its
+/// only reader, the default domain) and then passes over a unix socket
+/// (`SCM_RIGHTS`) to uid 65534 in app_t, after `rampart run`, is read.
+/// SELinux checks the receipt (`fd { use }` and `file { read }` on the
+/// secret: app_t would be refused); rampartd sees no receipt, and the mark
+/// lets the read through without an event. (Passed before the mark is in
+/// place, the first read is an event, denied, and app_t then counts as a
+/// reader: the mark is not placed.) This test pins that
 /// behaviour: when it fails, the limit was closed, and docs/security.md
 /// must say so. TRANSFER shows the descriptor arrived (a file app_t may
 /// read, file_t by path) and CONTROL that app_t may not open the secret.
@@ -1059,16 +1062,32 @@ open(sys.argv[1] + ".ready", "w").close()
 c, _ = s.accept()
 _, fds, _, _ = socket.recv_fds(c, 16, 1)
 try:
-    data = os.read(fds[0], 64).decode().strip()
+    data = os.pread(fds[0], 64, 0).decode().strip()
 except OSError as e:
     print("reading the received descriptor:", e.strerror); sys.exit(1)
 print("read through the received descriptor:", data); sys.exit(0)
 ' "$S/work/sock"; echo "rc=$?"; } 2>&1 | cat > "$S/recv.$1" &
     local receiver=$!
     for _ in $(seq 200); do [ -e "$S/work/sock.ready" ] && break; sleep 0.02; done
-    python3 -c 'import socket, sys
+    # The sender opens FILE and reads it (allowed: unconfined), then
+    # waits until the daemon has placed the inode's ignore marks (placed
+    # after the answer, so a descriptor passed at once could race them),
+    # and passes the descriptor.
+    rm -f "$S/opened" "$S/send"
+    local marks_before
+    marks_before=$(status_field ignore_marks)
+    python3 -c 'import os, socket, sys, time
+f = open(sys.argv[2], "rb"); f.read(1)
+open(sys.argv[3] + "/opened", "w").close()
+while not os.path.exists(sys.argv[3] + "/send"):
+    time.sleep(0.01)
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(sys.argv[1])
-f = open(sys.argv[2], "rb"); socket.send_fds(s, [b"x"], [f.fileno()])' "$S/work/sock" "$2"
+socket.send_fds(s, [b"x"], [f.fileno()])' "$S/work/sock" "$2" "$S" &
+    local sender=$!
+    for _ in $(seq 200); do [ -e "$S/opened" ] && break; sleep 0.02; done
+    for _ in $(seq 200); do [ "$(status_field ignore_marks)" -gt "$marks_before" ] && break; sleep 0.02; done
+    : > "$S/send"
+    wait "$sender" || true
     wait "$receiver" || true
     echo "$1=$(sed -n 's/^rc=//p' "$S/recv.$1")"
     echo "$1_WHY=$(grep -v '^rc=' "$S/recv.$1" | tail -n 1)"
