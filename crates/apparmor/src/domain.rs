@@ -63,25 +63,20 @@ pub fn find_attach<'a>(candidates: impl Iterator<Item = &'a Profile>, name: &[u8
     Attach { profile: best, info: None }
 }
 
-/// The namespace of a profile and the top-level list attachment walks.
-fn top_level<'a>(policy: &'a Policy, ns: &str) -> impl Iterator<Item = &'a Profile> + 'a {
+/// Every profile of namespace `ns`.
+fn profiles_in<'a>(policy: &'a Policy, ns: &str) -> impl Iterator<Item = &'a Profile> + 'a {
     let ns = ns.to_owned();
-    policy
-        .namespaces()
-        .iter()
-        .filter(move |n| n.name == ns)
-        .flat_map(|n| n.profiles.iter())
-        .filter(|p| p.parent().is_none())
+    policy.namespaces().iter().filter(move |n| n.name == ns).flat_map(|n| n.profiles.iter())
 }
 
+/// The top-level profiles of namespace `ns`: the list attachment walks.
+fn top_level<'a>(policy: &'a Policy, ns: &str) -> impl Iterator<Item = &'a Profile> + 'a {
+    profiles_in(policy, ns).filter(|p| p.parent().is_none())
+}
+
+/// The children (hats and child profiles) of `parent` in namespace `ns`.
 fn children<'a>(policy: &'a Policy, ns: &str, parent: &'a str) -> impl Iterator<Item = &'a Profile> + 'a {
-    let ns = ns.to_owned();
-    policy
-        .namespaces()
-        .iter()
-        .filter(move |n| n.name == ns)
-        .flat_map(|n| n.profiles.iter())
-        .filter(move |p| p.parent() == Some(parent))
+    profiles_in(policy, ns).filter(move |p| p.parent() == Some(parent))
 }
 
 /// What an exec does.
