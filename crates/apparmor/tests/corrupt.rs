@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
-use std::process::Command;
+mod common;
 
 use rampart_apparmor::Policy;
 
@@ -15,17 +15,15 @@ fn compile(features_v7: bool, tag: &str) -> Vec<u8> {
     let dir = std::env::temp_dir().join(format!("rampart-aa-corrupt-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join(if features_v7 { "v7.bin" } else { "v5.bin" });
-    let mut c = Command::new("/sbin/apparmor_parser");
-    c.args(["-Q", "-K", "--skip-cache", "-o"]).arg(&out).arg(&src);
+    let features = dir.join("features");
     if features_v7 {
         let s = std::fs::read_to_string("/etc/apparmor.d/abi/3.0").unwrap();
         let s = s.replacen("policy {set_load {yes\n}\n", "policy {set_load {yes\n}\ndiff_encode {yes\n}\n", 1);
-        let f = dir.join("features");
-        std::fs::write(&f, s).unwrap();
-        c.arg("--features-file").arg(f);
+        std::fs::write(&features, s).unwrap();
+        common::apparmor_parser(&src, &out, &["--features-file".as_ref(), features.as_os_str()]);
+    } else {
+        common::apparmor_parser(&src, &out, &[]);
     }
-    let o = c.output().expect("apparmor_parser: run scripts/install-deps.sh");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::read(out).unwrap()
 }
 

@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::Command;
+mod common;
 
 fn compile(text: &str, tag: &str) -> Vec<u8> {
     let dir = std::env::temp_dir().join(format!("rampart-aa-parser-{}", std::process::id()));
@@ -12,13 +12,7 @@ fn compile(text: &str, tag: &str) -> Vec<u8> {
     let src = dir.join(format!("{tag}.profile"));
     let out = dir.join(format!("{tag}.bin"));
     std::fs::write(&src, text).unwrap();
-    let o = Command::new("/sbin/apparmor_parser")
-        .args(["-Q", "-K", "--skip-cache", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .output()
-        .expect("apparmor_parser: run scripts/install-deps.sh");
-    assert!(o.status.success(), "{tag}: {}", String::from_utf8_lossy(&o.stderr));
+    common::apparmor_parser(&src, &out, &[]);
     std::fs::read(out).unwrap()
 }
 

@@ -11,7 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
 use rampart_apparmor::{query, Policy};
 
@@ -23,13 +23,7 @@ fn compile(name: &str) -> PathBuf {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let out = dir.join(format!("{name}.{n}.bin"));
-    let o = Command::new("/sbin/apparmor_parser")
-        .args(["-Q", "-K", "--skip-cache", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .output()
-        .expect("apparmor_parser: run scripts/install-deps.sh");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::apparmor_parser(&src, &out, &[]);
     out
 }
 
@@ -261,13 +255,7 @@ fn a_load_goes_to_one_namespace() {
     let src = dir.join("mixed.profile");
     std::fs::write(&src, "profile plain {\n}\nprofile :other:x {\n}\n").unwrap();
     let out = dir.join("mixed.bin");
-    let o = Command::new("/sbin/apparmor_parser")
-        .args(["-Q", "-K", "--skip-cache", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    common::apparmor_parser(&src, &out, &[]);
     let policy = Policy::from_files(&[out]).unwrap();
     let names: Vec<(&str, &str)> = policy.profiles().map(|(ns, p)| (ns, p.name.as_str())).collect();
     assert_eq!(names, [("other", "x"), ("other", "plain")]);
