@@ -1214,6 +1214,48 @@ stop_daemon
     }
 }
 
+/// Issue 7, attack 6, where the domain may write some type: root in
+/// writer_t (which may write data_t files only) truncates the secret by
+/// name. `truncate(2)` opens nothing, so the daemon never sees it, and
+/// which file a name reaches cannot be told without a race: the launcher's
+/// seccomp filter refuses `truncate` by name to every domain that may not
+/// write every type. Coarser than SELinux: the data_t file the policy lets
+/// it write cannot be truncated by name either (documented), while
+/// `ftruncate` after an open for writing, which the daemon decides, works.
+/// Root in writer_t by `--no-sandbox` truncates the secret: the check can
+/// fail.
+#[test]
+fn confined_root_cannot_truncate_by_name_what_it_may_not_write() {
+    let Some(s) = can_run() else { return };
+    let r = scenario(
+        s,
+        r#"
+WRITER=system_u:system_r:writer_t:s0
+as_writer() { "$RAMPART" run --socket "$SOCK" --force --context "$WRITER" -- "$@"; }
+as_unsandboxed_writer() { "$RAMPART" run --socket "$SOCK" --no-sandbox --force --context "$WRITER" -- "$@"; }
+for f in launched unsandboxed; do
+    cp "$T/data/secret.txt" "$T/data/$f-secret"; label system_u:object_r:secret_t:s0 "$T/data/$f-secret"
+    cp "$T/data/data.txt" "$T/data/$f-data"; label system_u:object_r:data_t:s0 "$T/data/$f-data"
+done
+TRUNC='import os,sys; os.truncate(sys.argv[1], 0)'
+FTRUNC='import os,sys; f = open(sys.argv[1], "r+"); os.ftruncate(f.fileno(), 0)'
+start_daemon
+attempt LAUNCHED_SECRET as_writer python3 -c "$TRUNC" "$T/data/launched-secret"
+attempt LAUNCHED_DATA as_writer python3 -c "$TRUNC" "$T/data/launched-data"
+attempt LAUNCHED_DATA_FD as_writer python3 -c "$FTRUNC" "$T/data/launched-data"
+attempt UNSANDBOXED_SECRET as_unsandboxed_writer python3 -c "$TRUNC" "$T/data/unsandboxed-secret"
+stop_daemon
+echo "SECRET_SIZE=$(stat -c %s "$T/data/launched-secret")"
+"#,
+    );
+    r.report("truncate by name");
+    r.assert_blocked("LAUNCHED_SECRET", "writer_t may not write secret_t");
+    r.assert_blocked("LAUNCHED_DATA", "documented: no truncate by name for a domain that may not write every type");
+    r.assert_succeeded("LAUNCHED_DATA_FD");
+    r.assert_succeeded("UNSANDBOXED_SECRET");
+    assert_ne!(r.get("SECRET_SIZE"), "0", "the secret was truncated");
+}
+
 /// A domain is a cgroup (crate::cgroups): root could leave it by writing
 /// its pid to the hierarchy root's `cgroup.procs`, a root-owned file.
 /// Root in app_t started by `rampart run` cannot (the launcher's ruleset

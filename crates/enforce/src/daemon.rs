@@ -215,8 +215,9 @@ impl Daemon {
         dirs
     }
 
-    /// What domain `sid` may do to no file of any type (crate::sandbox::
-    /// Forbidden): nothing while it, or the daemon, is permissive.
+    /// What domain `sid` may do to no file of any type, and whether it
+    /// may write every type (crate::sandbox::Forbidden): nothing while it,
+    /// or the daemon, is permissive.
     fn forbidden_everywhere(&self, sid: Sid) -> Vec<Forbidden> {
         let e = &self.enforcer;
         let (policy, bools, enforcing) = e.avc.policy_state();
@@ -227,17 +228,27 @@ impl Daemon {
         // Whether some type grants `perm` of `class` (a permission the
         // policy does not define: no claim, true). Constraints are left
         // out: they can only deny more.
-        let granted_somewhere = |class: &str, perm: &str| {
-            let Some(c) = policy.class_by_name(class) else { return true };
-            let Some(bit) = policy.perm_bit(c, perm) else { return true };
-            policy.types.iter().enumerate().filter(|(_, t)| !t.attribute).any(|(i, _)| {
+        // How many types grant `perm` of `class`, and of how many (a
+        // permission the policy does not define: no claim, all).
+        let granted_on = |class: &str, perm: &str| {
+            let types = policy.types.iter().enumerate().filter(|(_, t)| !t.attribute);
+            let Some((c, bit)) = policy.class_by_name(class).and_then(|c| Some((c, policy.perm_bit(c, perm)?))) else {
+                let n = types.count();
+                return (n, n);
+            };
+            types.fold((0, 0), |(granted, all), (i, _)| {
                 let target = rampart_policy::Context { ty: rampart_policy::TypeId(i as u32 + 1), ..s.clone() };
-                policy.compute_av(&bools, &s, &target, c).allowed & bit != 0
+                (granted + usize::from(policy.compute_av(&bools, &s, &target, c).allowed & bit != 0), all + 1)
             })
         };
+        let granted_somewhere = |class: &str, perm: &str| granted_on(class, perm).0 > 0;
         let mut forbid = Vec::new();
-        if !granted_somewhere("file", "write") {
+        let (writable, types) = granted_on("file", "write");
+        if writable == 0 {
             forbid.push(Forbidden::Truncate);
+        }
+        if writable < types {
+            forbid.push(Forbidden::TruncateByName);
         }
         if !granted_somewhere("dir", "remove_name") {
             forbid.push(Forbidden::Unlink);

@@ -67,7 +67,11 @@
 //! seccomp filter refuses chmod and chown. These are exact (SELinux would
 //! refuse each on every file); where the policy grants the permission on
 //! some type, nothing is refused (the daemon cannot tell which file a
-//! call names without a race: docs/security.md).
+//! call names without a race: docs/security.md). One exception, coarser
+//! than SELinux: where the domain may not write every type, the filter
+//! refuses `truncate(2)` by name on every file ([`Forbidden::TruncateByName`]);
+//! a truncate through a descriptor needs an open for writing, which the
+//! daemon decides.
 //!
 //! **Descriptors across the transition.** The descriptors the daemon says
 //! the new domain may not use are replaced by `/dev/null`
@@ -122,6 +126,13 @@ pub enum Forbidden {
     /// `file { setattr }` and `dir { setattr }` on no type: no chmod or
     /// chown (seccomp, everywhere).
     Setattr,
+    /// `file { write }` not on every type: no `truncate(2)` by name
+    /// (seccomp, everywhere). Which file a name reaches cannot be told
+    /// without a race, and a truncate by name opens nothing, so the daemon
+    /// never sees it; `ftruncate` after an open for writing (decided by
+    /// the daemon) stays. Coarser than SELinux, never laxer.
+    #[serde(rename = "truncate_by_name")]
+    TruncateByName,
 }
 const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
@@ -336,6 +347,9 @@ struct Refused {
     /// chmod and chown calls (`setattr`), refused when the domain may
     /// `setattr` nothing.
     attributes: &'static [u32],
+    /// `truncate` by name, refused when the domain may not write every
+    /// type ([`Forbidden::TruncateByName`]).
+    truncate_by_name: &'static [u32],
 }
 
 /// x86-64 (and, for `int 0x80`, i386) numbers; the calls numbered from
@@ -352,6 +366,8 @@ const X86_64: Refused = Refused {
     unsupported: &[435],
     // chmod fchmod chown fchown lchown fchownat fchmodat fchmodat2
     attributes: &[90, 91, 92, 93, 94, 260, 268, 452],
+    // truncate
+    truncate_by_name: &[76],
 };
 const I386: Refused = Refused {
     arch: AUDIT_ARCH_I386,
@@ -364,11 +380,13 @@ const I386: Refused = Refused {
     // chmod lchown fchmod fchown chown lchown32 fchown32 chown32 fchownat
     // fchmodat fchmodat2
     attributes: &[15, 16, 94, 95, 182, 198, 207, 212, 298, 306, 452],
+    // truncate truncate64
+    truncate_by_name: &[92, 193],
 };
 
 /// The filter for `abis`: every other ABI (x32 included) is left alone
 /// only where it is not x86 at all; see the module docs.
-fn filter_program(abis: &[Refused], forbid_setattr: bool) -> Vec<libc::sock_filter> {
+fn filter_program(abis: &[Refused], forbid: &[Forbidden]) -> Vec<libc::sock_filter> {
     let allow = bpf(BPF_RET_K, libc::SECCOMP_RET_ALLOW, 0, 0);
     let eperm = bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32, 0, 0);
     let enosys = bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32, 0, 0);
@@ -377,8 +395,11 @@ fn filter_program(abis: &[Refused], forbid_setattr: bool) -> Vec<libc::sock_filt
         // One block per ABI: [arch check] [nr loads and tests] [returns].
         let mut block = vec![bpf(BPF_LD_W_ABS, DATA_NR, 0, 0)];
         let mut always = abi.always.to_vec();
-        if forbid_setattr {
+        if forbid.contains(&Forbidden::Setattr) {
             always.extend_from_slice(abi.attributes);
+        }
+        if forbid.contains(&Forbidden::TruncateByName) {
+            always.extend_from_slice(abi.truncate_by_name);
         }
         let tests = always.len() + abi.with_new_namespace.len() + abi.unsupported.len();
         // Instructions after each test, to the shared returns:
@@ -412,13 +433,14 @@ fn filter_program(abis: &[Refused], forbid_setattr: bool) -> Vec<libc::sock_filt
 }
 
 /// Installs the seccomp filter of the module docs on this process (and
-/// everything it starts); with `forbid`'s `setattr`, chmod and chown too.
+/// everything it starts); with `forbid`'s `setattr`, chmod and chown too,
+/// and with its `truncate_by_name`, `truncate(2)`.
 /// Needs `no_new_privs` (set with the Landlock ruleset) or CAP_SYS_ADMIN.
 pub fn refuse_system_calls(forbid: &[Forbidden]) -> io::Result<()> {
     if !cfg!(target_arch = "x86_64") {
         return Err(io::Error::new(io::ErrorKind::Unsupported, "the system call filter knows x86-64 only"));
     }
-    let prog = filter_program(&[X86_64, I386], forbid.contains(&Forbidden::Setattr));
+    let prog = filter_program(&[X86_64, I386], forbid);
     let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_ptr() as *mut libc::sock_filter };
     // SAFETY: `fprog` points at `prog`, alive across the call; the kernel
     // copies the program.
@@ -525,7 +547,7 @@ mod tests {
 
     #[test]
     fn the_filter_refuses_exactly_its_calls() {
-        let prog = filter_program(&[X86_64, I386], false);
+        let prog = filter_program(&[X86_64, I386], &[]);
         let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
         let enosys = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
         for abi in [X86_64, I386] {
@@ -549,12 +571,14 @@ mod tests {
         assert_eq!(run(&prog, 188, AUDIT_ARCH_I386, 0), libc::SECCOMP_RET_ALLOW);
         assert_eq!(run(&prog, 226, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
         assert_eq!(run(&prog, 188, 0xC000_00B7, 0), libc::SECCOMP_RET_ALLOW, "another arch");
-        // chmod passes unless setattr is forbidden; then it and its
-        // relatives are refused on both ABIs, and clone still works.
+        // chmod and truncate pass unless forbidden; then they and their
+        // relatives are refused on both ABIs, ftruncate and clone still
+        // work.
         assert_eq!(run(&prog, 90, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
-        let strict = filter_program(&[X86_64, I386], true);
+        assert_eq!(run(&prog, 76, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
+        let strict = filter_program(&[X86_64, I386], &[Forbidden::Setattr, Forbidden::TruncateByName]);
         for abi in [X86_64, I386] {
-            for &nr in abi.attributes {
+            for &nr in abi.attributes.iter().chain(abi.truncate_by_name) {
                 assert_eq!(run(&strict, nr, abi.arch, 0), eperm, "{nr} on {:#x}", abi.arch);
             }
             for &nr in abi.with_new_namespace {
@@ -562,6 +586,10 @@ mod tests {
             }
         }
         assert_eq!(run(&strict, 0, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
+        // ftruncate: x86-64 77, i386 93 and 194 (ftruncate64).
+        assert_eq!(run(&strict, 77, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
+        assert_eq!(run(&strict, 93, AUDIT_ARCH_I386, 0), libc::SECCOMP_RET_ALLOW);
+        assert_eq!(run(&strict, 194, AUDIT_ARCH_I386, 0), libc::SECCOMP_RET_ALLOW);
     }
 
     #[test]
