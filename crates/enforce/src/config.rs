@@ -18,6 +18,7 @@
 //! ignore-marks = true                 # kernel-side cache
 //! spin-us = 50                        # keep polling this long after an event
 //! pollers = 1                         # responders waiting on fanotify (default: from threads)
+//! read-batch = 42                     # events one read takes at most
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -32,6 +33,9 @@ pub const DEFAULT_QUEUE_BOUND: usize = 4096;
 /// events of a process opening files in a row.
 pub const DEFAULT_SPIN_US: u64 = 50;
 const MAX_SPIN_US: u64 = 10_000;
+/// See [`crate::responder`]: 1024 bytes of 24-byte records.
+pub const DEFAULT_READ_BATCH: usize = 42;
+const MAX_READ_BATCH: usize = 1024;
 
 /// Responder threads by default: one per CPU this process may use
 /// (`available_parallelism` counts the affinity mask and the cgroup's
@@ -114,6 +118,10 @@ pub struct FileConfig {
     /// 4; the others are woken when events queue up or an exec is decided)
     #[arg(long, value_name = "N")]
     pub pollers: Option<usize>,
+    /// Events one read takes at most (42): fewer lets other pollers take
+    /// the rest in parallel, at one read per event
+    #[arg(long, value_name = "N")]
+    pub read_batch: Option<usize>,
 }
 
 impl FileConfig {
@@ -147,6 +155,8 @@ pub struct DaemonConfig {
     pub spin: std::time::Duration,
     /// How many responders wait on the fanotify groups (the rest help).
     pub pollers: usize,
+    /// Events one read takes at most.
+    pub read_batch: usize,
 }
 
 impl DaemonConfig {
@@ -178,6 +188,10 @@ impl DaemonConfig {
         if !(1..=threads).contains(&pollers) {
             return Err(format!("pollers = {pollers}: give 1 to {threads} (the responder threads)"));
         }
+        let read_batch = flags.read_batch.or(file.read_batch).unwrap_or(DEFAULT_READ_BATCH);
+        if !(1..=MAX_READ_BATCH).contains(&read_batch) {
+            return Err(format!("read-batch = {read_batch}: give 1 to {MAX_READ_BATCH} events"));
+        }
         let mut permissive_domains = file.permissive_domains.unwrap_or_default();
         permissive_domains.extend(flags.permissive_domains.unwrap_or_default());
         Ok(DaemonConfig {
@@ -196,6 +210,7 @@ impl DaemonConfig {
             ignore_marks: flags.ignore_marks.or(file.ignore_marks).unwrap_or(true),
             spin: std::time::Duration::from_micros(spin_us),
             pollers,
+            read_batch,
         })
     }
 }

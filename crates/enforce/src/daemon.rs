@@ -549,6 +549,7 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
             bound: config.queue_bound as u64,
             overload_allow: config.overload_allow,
             spin: config.spin,
+            read_batch: config.read_batch,
         };
         let role = if i < config.pollers { Role::Poller } else { Role::Helper };
         let h = std::thread::Builder::new()

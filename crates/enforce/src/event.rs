@@ -10,7 +10,9 @@
 use std::fmt;
 use std::os::fd::{FromRawFd, OwnedFd};
 
-const METADATA_LEN: usize = 24;
+/// A record's header (`struct fanotify_event_metadata`): the whole record
+/// for this daemon's groups, which ask for no info records.
+pub const METADATA_LEN: usize = 24;
 const INFO_HEADER_LEN: usize = 4;
 const INFO_TYPE_PIDFD: u8 = 4;
 

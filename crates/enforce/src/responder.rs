@@ -46,9 +46,6 @@ use crate::groups::{Groups, LiveView};
 use crate::own_threads;
 use crate::pidfd::RecentThreads;
 
-/// Events one read takes at most (about 36 bytes each with a pidfd):
-/// small, so one thread does not take a burst the others could share.
-const READ_BUFFER: usize = 1024;
 /// How long a responder waits before checking for shutdown (SIGUSR1 and
 /// [`crate::backlog::Backlog::wake_all`] end the wait sooner).
 const WAIT_MS: i32 = 1000;
@@ -59,6 +56,9 @@ pub struct Settings {
     pub overload_allow: bool,
     /// After an event, a poller keeps polling this long before sleeping.
     pub spin: Duration,
+    /// Events one read takes at most: few, so one thread does not take a
+    /// burst the others could share (`--read-batch`).
+    pub read_batch: usize,
 }
 
 /// A responder's role (see the module docs).
@@ -71,11 +71,12 @@ pub enum Role {
 /// One responder thread's loop, until `stop`.
 pub fn run(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Settings, role: Role) {
     own_threads::register_current();
+    let buf = vec![0u8; settings.read_batch * event::METADATA_LEN];
     let mut r = Responder {
         groups: enforcer.marks.target(),
         enforcer: &enforcer,
         settings,
-        buf: vec![0u8; READ_BUFFER],
+        buf,
         events: Vec::with_capacity(32),
         threads: RecentThreads::default(),
     };
