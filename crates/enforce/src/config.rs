@@ -18,7 +18,7 @@
 //! ignore-marks = true                 # kernel-side cache
 //! spin-us = 50                        # keep polling this long after an event
 //! pollers = 1                         # responders waiting on fanotify (default: from threads)
-//! read-batch = 42                     # events one read takes at most
+//! read-batch = 4                      # events one read takes at most
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -33,8 +33,11 @@ pub const DEFAULT_QUEUE_BOUND: usize = 4096;
 /// events of a process opening files in a row.
 pub const DEFAULT_SPIN_US: u64 = 50;
 const MAX_SPIN_US: u64 = 10_000;
-/// See [`crate::responder`]: 1024 bytes of 24-byte records.
-pub const DEFAULT_READ_BATCH: usize = 42;
+/// See [`crate::responder`]. Measured on 16 CPUs (first touch, 1 to 16
+/// clients, docs/benchmarks.md): 4 kept 4 and 8 clients' throughput and
+/// raised 16 clients' from 2.27x to 2.57x one client's, against 42 (a
+/// 1024-byte buffer); 1 did best at 4 clients and worst at 16.
+pub const DEFAULT_READ_BATCH: usize = 4;
 const MAX_READ_BATCH: usize = 1024;
 
 /// Responder threads by default: one per CPU this process may use
@@ -118,8 +121,8 @@ pub struct FileConfig {
     /// 4; the others are woken when events queue up or an exec is decided)
     #[arg(long, value_name = "N")]
     pub pollers: Option<usize>,
-    /// Events one read takes at most (42): fewer lets other pollers take
-    /// the rest in parallel, at one read per event
+    /// Events one read takes at most (4): fewer lets other pollers take
+    /// the rest in parallel, at more reads per event
     #[arg(long, value_name = "N")]
     pub read_batch: Option<usize>,
 }

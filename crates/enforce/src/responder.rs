@@ -29,6 +29,13 @@
 //! deciding the event. The price is bounded: `pollers` CPUs for `spin`
 //! after each event.
 //!
+//! Reads are small (`--read-batch`, 4 events): a thread that reads a
+//! burst answers it one event after the other, while the other pollers,
+//! woken for the same events, find the queue empty. On 16 CPUs at 16
+//! clients four events per read gave 2.57x one client's throughput,
+//! 42 gave 2.27x and one 1.97x (a read per event costs more than it
+//! spreads).
+//!
 //! The backlog signal is a hint: a missed one delays help by at most
 //! `WAIT_MS` (a second), never an answer, because pollers alone read
 //! everything.
