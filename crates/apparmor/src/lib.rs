@@ -38,6 +38,8 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod audit;
+pub mod compile;
 pub mod dfa;
 pub mod domain;
 mod error;
@@ -45,6 +47,8 @@ pub mod file;
 mod model;
 pub mod perms;
 pub mod policy;
+pub mod profile_dir;
+pub mod profile_set;
 pub mod query;
 mod unpack;
 mod wire;
@@ -52,3 +56,4 @@ mod wire;
 pub use error::LoadError;
 pub use model::{Mode, PolicyDb, Profile, CLASS_FILE};
 pub use policy::{FileLoadError, Namespace, Policy, Subject};
+pub use profile_set::{LiveProfiles, ProfileSet, Source};
