@@ -48,6 +48,7 @@ mod model;
 pub mod perms;
 pub mod policy;
 pub mod profile_dir;
+pub mod profile_flags;
 pub mod profile_set;
 pub mod query;
 mod unpack;
