@@ -78,7 +78,8 @@ fn quote_if_needed(s: &str) -> String {
 /// `add_or_remove_flag`: the flags split on commas and whitespace,
 /// de-duplicated, changed, sorted; joined with `, `.
 fn change_flags(old: Option<&str>, change: &[&str], set: bool) -> String {
-    let mut flags: Vec<String> = old.unwrap_or_default().replace(',', " ").split_whitespace().map(str::to_owned).collect();
+    let mut flags: Vec<String> =
+        old.unwrap_or_default().replace(',', " ").split_whitespace().map(str::to_owned).collect();
     flags.sort();
     flags.dedup();
     for f in change {
@@ -118,7 +119,8 @@ fn change_profile_flags(text: &str, program: Option<&str>, change: &[&str], set:
             // write_header(…, depth = len(space)/2, embedded_hat = False)
             let mut header = " ".repeat(space.chars().count());
             let name = quote_if_needed(profile);
-            if !profile.is_empty() && !profile.starts_with('/') || attachment.is_some_and(|a| !a.is_empty()) || keyword {
+            if !profile.is_empty() && !profile.starts_with('/') || attachment.is_some_and(|a| !a.is_empty()) || keyword
+            {
                 header.push_str("profile ");
                 header.push_str(&name);
                 if let Some(a) = attachment.filter(|a| !a.is_empty()) {
@@ -172,8 +174,10 @@ fn change_profile_flags(text: &str, program: Option<&str>, change: &[&str], set:
 /// that name (hats follow in any case, as in the tools).
 pub fn set_mode(text: &str, program: Option<&str>, mode: ModeChange) -> Result<String, String> {
     let result = match mode {
-        ModeChange::Complain => change_profile_flags(text, program, &["enforce", "kill", "unconfined", "prompt"], false)
-            .and_then(|t| change_profile_flags(&t, program, &["complain"], true)),
+        ModeChange::Complain => {
+            change_profile_flags(text, program, &["enforce", "kill", "unconfined", "prompt"], false)
+                .and_then(|t| change_profile_flags(&t, program, &["complain"], true))
+        }
         ModeChange::Enforce => {
             change_profile_flags(text, program, &["complain", "kill", "unconfined", "prompt"], false)
         }
