@@ -87,7 +87,7 @@ pub enum Command {
     Relabel(RelabelArgs),
     /// Run rampartd, the enforcing daemon, in the foreground
     #[command(long_about = DAEMON)]
-    Daemon(DaemonArgs),
+    Daemon(Box<DaemonArgs>),
     /// Run a command in a security context (the runcon analog)
     #[command(long_about = RUN)]
     Run(RunArgs),

@@ -18,6 +18,9 @@
 //! ignore-marks = true                 # kernel-side cache
 //! spin-us = 50                        # keep polling this long after an event
 //! pollers = 1                         # responders waiting on fanotify (default: from threads)
+//! apparmor = "/etc/apparmor.d"        # AppArmor profiles, beside SELinux
+//! apparmor-cache = "/var/cache/rampart/apparmor"
+//! selinux = true                      # false (--no-selinux) is refused for now
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -114,6 +117,18 @@ pub struct FileConfig {
     /// 4; the others are woken when events queue up or an exec is decided)
     #[arg(long, value_name = "N")]
     pub pollers: Option<usize>,
+    /// Load the AppArmor profiles of DIR (default /etc/apparmor.d),
+    /// compiled with apparmor_parser; reloaded with the policy
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = rampart_apparmor::profile_set::DEFAULT_DIR)]
+    pub apparmor: Option<PathBuf>,
+    /// Where compiled AppArmor profiles are kept (default
+    /// /var/cache/rampart/apparmor)
+    #[arg(long, value_name = "DIR")]
+    pub apparmor_cache: Option<PathBuf>,
+    /// Run AppArmor alone, without SELinux (`selinux = false`; refused
+    /// for now: see docs/security.md)
+    #[arg(long = "no-selinux", num_args = 0, default_missing_value = "false")]
+    pub selinux: Option<bool>,
 }
 
 impl FileConfig {
@@ -147,7 +162,14 @@ pub struct DaemonConfig {
     pub spin: std::time::Duration,
     /// How many responders wait on the fanotify groups (the rest help).
     pub pollers: usize,
+    /// The AppArmor profiles to load, if any.
+    pub apparmor: Option<rampart_apparmor::Source>,
 }
+
+/// Why `--no-selinux` is refused (a usage error: exit status 2).
+pub const NO_SELINUX_REFUSED: &str = "--no-selinux (selinux = false): rampartd cannot run AppArmor alone yet: \
+     its enforcer decides every event with the SELinux policy, and AppArmor labels on processes are not \
+     enforced yet (docs/security.md); run with both modules (--apparmor loads the profiles beside SELinux)";
 
 impl DaemonConfig {
     /// `file` under `flags` (flags win; `--mark` adds to the file's).
@@ -178,6 +200,16 @@ impl DaemonConfig {
         if !(1..=threads).contains(&pollers) {
             return Err(format!("pollers = {pollers}: give 1 to {threads} (the responder threads)"));
         }
+        if !flags.selinux.or(file.selinux).unwrap_or(true) {
+            return Err(NO_SELINUX_REFUSED.into());
+        }
+        let apparmor = flags.apparmor.or(file.apparmor).map(|dir| {
+            let mut source = rampart_apparmor::Source::new(dir);
+            if let Some(cache) = flags.apparmor_cache.or(file.apparmor_cache) {
+                source.cache = cache;
+            }
+            source
+        });
         let mut permissive_domains = file.permissive_domains.unwrap_or_default();
         permissive_domains.extend(flags.permissive_domains.unwrap_or_default());
         Ok(DaemonConfig {
@@ -196,6 +228,7 @@ impl DaemonConfig {
             ignore_marks: flags.ignore_marks.or(file.ignore_marks).unwrap_or(true),
             spin: std::time::Duration::from_micros(spin_us),
             pollers,
+            apparmor,
         })
     }
 }
@@ -237,6 +270,17 @@ mod tests {
         assert!(DaemonConfig::resolve(f, FileConfig::default()).unwrap_err().contains("pollers = 3: give 1 to 2"));
         let f = FileConfig { mark: Some(vec!["/a".into()]), pollers: Some(0), ..Default::default() };
         assert!(DaemonConfig::resolve(f, FileConfig::default()).is_err());
+    }
+
+    #[test]
+    fn apparmor_beside_selinux_and_not_alone() {
+        let file: FileConfig =
+            toml::from_str("mark = [\"/a\"]\napparmor = \"/etc/apparmor.d\"\napparmor-cache = \"/c\"").unwrap();
+        let c = DaemonConfig::resolve(file.clone(), FileConfig::default()).unwrap();
+        let source = c.apparmor.unwrap();
+        assert_eq!((source.dir, source.cache), (PathBuf::from("/etc/apparmor.d"), PathBuf::from("/c")));
+        let flags = FileConfig { selinux: Some(false), ..FileConfig::default() };
+        assert_eq!(DaemonConfig::resolve(file, flags).unwrap_err(), NO_SELINUX_REFUSED);
     }
 
     #[test]
