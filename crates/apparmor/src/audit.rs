@@ -12,8 +12,8 @@
 //!
 //! Names, comm and profile names are the kernel's untrusted strings
 //! (`audit_log_untrustedstring`: quoted, or upper-case hex when they hold
-//! a space, a quote or a byte outside printable ASCII). Kernels since
-//! 6.2 also write `class="file"` after `operation`; libapparmor 3.0
+//! a space, a quote or a byte outside printable ASCII). Recent kernels
+//! also write `class="file"` after `operation`; libapparmor 3.0
 //! (Debian 12's aa-logprof) rejects records with it, so it is left out.
 
 use std::fmt::Write;
