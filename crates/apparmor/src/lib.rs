@@ -23,6 +23,14 @@
 //! | [`file`](mod@file) | file.c: `__aa_path_perm`, `aa_audit_file`, `profile_path_link`; audit.c: `aa_audit` |
 //! | [`domain`]  | domain.c: `find_attach`, `x_table_lookup`, `x_to_label`, `profile_transition` |
 //! | [`query`]   | (the `rampart apparmor` line protocol)       |
+//! | [`audit`]   | audit.c `audit_pre`, file.c `file_audit_cb`: the records, auditd's format |
+//!
+//! The system's profiles (issue 11): [`profile_dir`] finds them in a
+//! directory as `apparmor_parser` and the init scripts do, [`compile`]
+//! runs the parser through a cache keyed by the preprocessed text,
+//! [`profile_set`] builds one [`Policy`] and replaces it whole on
+//! reload, and [`profile_flags`] sets complain and enforce modes in the
+//! files as aa-complain and aa-enforce do.
 //!
 //! ```no_run
 //! # use rampart_apparmor::*;
@@ -38,6 +46,8 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
+pub mod audit;
+pub mod compile;
 pub mod dfa;
 pub mod domain;
 mod error;
@@ -45,6 +55,9 @@ pub mod file;
 mod model;
 pub mod perms;
 pub mod policy;
+pub mod profile_dir;
+pub mod profile_flags;
+pub mod profile_set;
 pub mod query;
 mod unpack;
 mod wire;
@@ -52,3 +65,4 @@ mod wire;
 pub use error::LoadError;
 pub use model::{Mode, PolicyDb, Profile, CLASS_FILE};
 pub use policy::{FileLoadError, Namespace, Policy, Subject};
+pub use profile_set::{LiveProfiles, ProfileSet, Source};

@@ -74,6 +74,12 @@ impl Policy {
 
     /// Loads one blob (`.replace`); returns how many profiles it held.
     pub fn load(&mut self, bytes: &[u8]) -> Result<usize, LoadError> {
+        self.load_names(bytes).map(|names| names.len())
+    }
+
+    /// Loads one blob (`.replace`); returns the hierarchical names of its
+    /// profiles (`:ns:name` outside the root namespace), in blob order.
+    pub fn load_names(&mut self, bytes: &[u8]) -> Result<Vec<String>, LoadError> {
         let (entries, header_ns) = unpack(bytes)?;
         // One namespace per load (aa_replace_profiles): the header's, or
         // the first `:ns:` profile name's; profiles without one go there
@@ -107,7 +113,10 @@ impl Policy {
                 }
             }
         }
-        let n = staged.len();
+        let names = staged
+            .iter()
+            .map(|(ns, p)| if ns == ROOT_NS { p.name.clone() } else { format!(":{ns}:{}", p.name) })
+            .collect();
         for (ns, p) in staged {
             let idx = match self.namespaces.iter().position(|x| x.name == ns) {
                 Some(i) => i,
@@ -122,7 +131,7 @@ impl Policy {
                 None => list.insert(0, p),
             }
         }
-        Ok(n)
+        Ok(names)
     }
 
     /// The namespaces, root first.

@@ -87,7 +87,7 @@ pub enum Command {
     Relabel(RelabelArgs),
     /// Run rampartd, the enforcing daemon, in the foreground
     #[command(long_about = DAEMON)]
-    Daemon(DaemonArgs),
+    Daemon(Box<DaemonArgs>),
     /// Run a command in a security context (the runcon analog)
     #[command(long_about = RUN)]
     Run(RunArgs),
@@ -593,6 +593,54 @@ pub enum AppArmorCommand {
     /// List the loaded profiles
     #[command(after_long_help = APPARMOR)]
     Info(AppArmorFiles),
+    /// The profiles of a directory by mode, like aa-status
+    #[command(after_long_help = APPARMOR_SYSTEM)]
+    Status(AppArmorDir),
+    /// Put profiles in complain mode, like aa-complain, then reload rampartd
+    #[command(after_long_help = APPARMOR_MODE)]
+    Complain(AppArmorMode),
+    /// Put profiles in enforce mode, like aa-enforce, then reload rampartd
+    #[command(after_long_help = APPARMOR_MODE)]
+    Enforce(AppArmorMode),
+}
+
+const APPARMOR_SYSTEM: &str = "\
+Compiles the directory's profiles as the init scripts load them (top-level
+files; disable/ and force-complain/ links; abstractions/, tunables/ and
+local/ are includes) with apparmor_parser, through the cache, and counts
+them as aa-status does (hats and children too). Files that fail to compile
+are reported on stderr and skipped.";
+
+const APPARMOR_MODE: &str = "\
+PROFILE is a file of the profile directory (its name or path: every
+profile in it), a profile's name, or a program's path (the profile that
+attaches to it). The mode flags of the profile's header lines are
+rewritten as aa-complain and aa-enforce rewrite them (hats follow), the
+disable/ link is removed (and force-complain/ for enforce); then a running
+rampartd is asked to reload (skipped when none is listening).";
+
+#[derive(Debug, Args)]
+pub struct AppArmorDir {
+    /// The profile directory
+    #[arg(long, value_name = "DIR", default_value = rampart_apparmor::profile_set::DEFAULT_DIR)]
+    pub profiles: PathBuf,
+    /// Where compiled profiles are kept
+    #[arg(long, value_name = "DIR", default_value = rampart_apparmor::compile::DEFAULT_CACHE)]
+    pub cache: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct AppArmorMode {
+    /// Profile files, profile names or program paths
+    #[arg(value_name = "PROFILE", required = true)]
+    pub targets: Vec<String>,
+    #[command(flatten)]
+    pub dir: AppArmorDir,
+    #[command(flatten)]
+    pub socket: SocketArg,
+    /// Change the files only; do not ask rampartd to reload
+    #[arg(long)]
+    pub no_reload: bool,
 }
 
 #[derive(Debug, Args)]

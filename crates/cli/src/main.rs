@@ -75,7 +75,7 @@ fn run() -> Result<u8, CliError> {
         Command::Label(a) => (String::new(), cmd::label::label(policy, &a)?),
         Command::Getlabel(a) => (String::new(), cmd::label::getlabel(&a)?),
         Command::Relabel(a) => (String::new(), cmd::label::relabel(policy, &a)?),
-        Command::Daemon(a) => (String::new(), cmd::enforce::daemon(policy, a)?),
+        Command::Daemon(a) => (String::new(), cmd::enforce::daemon(policy, *a)?),
         Command::Run(a) => (String::new(), cmd::enforce::run_in_context(a)),
         Command::Status(a) => (String::new(), cmd::enforce::status(&a)?),
         Command::Setenforce(a) => (String::new(), cmd::enforce::setenforce(&a)?),

@@ -80,3 +80,79 @@ fn check_attach_and_info() {
     assert_eq!(code, 2, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `status`, `complain` and `enforce` on a copy of /etc/apparmor.d
+/// (apparmor-profiles): the profiles listed are those `apparmor_parser
+/// -N` lists (with hats), and a mode set by name, by program or by file
+/// shows in the next `status`.
+#[test]
+fn status_complain_and_enforce() {
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-aa-dir-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let dir = root.join("apparmor.d");
+    assert!(Command::new("cp").arg("-a").arg("/etc/apparmor.d").arg(&dir).status().unwrap().success());
+    std::os::unix::fs::symlink("../usr.sbin.nscd", dir.join("disable/usr.sbin.nscd")).unwrap();
+    let (d, cache) = (dir.to_str().unwrap(), root.join("cache"));
+    let common = ["--profiles", d, "--cache", cache.to_str().unwrap(), "--socket", "/nonexistent/rampart.sock"];
+    let status = || {
+        let (code, out, err) = rampart(&[&["apparmor", "status"][..], &common[..4]].concat(), &[], "");
+        assert_eq!(code, 0, "{err}");
+        // mode -> names
+        let mut modes: Vec<(String, Vec<String>)> = Vec::new();
+        for line in out.lines().skip(1) {
+            match line.strip_prefix("   ") {
+                Some(name) => modes.last_mut().unwrap().1.push(name.to_owned()),
+                None => modes.push((line.to_owned(), Vec::new())),
+            }
+        }
+        (out, modes)
+    };
+    let (out, modes) = status();
+    let names: std::collections::BTreeSet<String> =
+        modes.iter().take(4).flat_map(|(_, n)| n.iter().filter(|n| !n.contains("//^")).cloned()).collect();
+    let n = Command::new("/sbin/apparmor_parser").args(["-N", "-I", d, "--base", d, d]).output().unwrap();
+    let want: std::collections::BTreeSet<String> =
+        String::from_utf8(n.stdout).unwrap().lines().map(str::to_owned).collect();
+    assert_eq!(names, want, "{out}");
+    assert!(
+        out.starts_with(&format!(
+            "{} profiles are loaded (from {d}).\n",
+            modes.iter().take(4).map(|m| m.1.len()).sum::<usize>()
+        )),
+        "{out}"
+    );
+    assert!(out.contains(&format!("1 profile files are disabled.\n   {d}/usr.sbin.nscd\n")), "{out}");
+    let in_mode = |modes: &[(String, Vec<String>)], mode: &str, name: &str| {
+        modes.iter().find(|(h, _)| h.ends_with(&format!("in {mode} mode."))).unwrap().1.iter().any(|n| n == name)
+    };
+    assert!(in_mode(&modes, "enforce", "lsb_release") && in_mode(&modes, "complain", "ping"));
+
+    // by profile name, by program (ping attaches to /usr/bin/ping), by
+    // file name
+    for (args, said) in [
+        (["complain", "man_groff"], "Setting man_groff to complain mode.\n"),
+        (["enforce", "/usr/bin/ping"], "Setting ping to enforce mode.\n"),
+        (["complain", "lsb_release"], &*format!("Setting {d}/lsb_release to complain mode.\n")),
+    ] {
+        let (code, out, err) = rampart(&[&["apparmor"][..], &args[..], &common[..]].concat(), &[], "");
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(out.starts_with(said), "{args:?}: {out}");
+        assert!(out.contains("No rampartd listening at /nonexistent/rampart.sock"), "{out}");
+    }
+    let (_, modes) = status();
+    assert!(in_mode(&modes, "complain", "lsb_release") && in_mode(&modes, "enforce", "ping"));
+    // one profile of usr.bin.man's three
+    assert!(in_mode(&modes, "enforce", "/usr/bin/man") && in_mode(&modes, "complain", "man_groff"));
+
+    // enforce by file name removes the disable/ link (as aa-enforce)
+    let (code, _, err) = rampart(&[&["apparmor", "enforce", "usr.sbin.nscd"][..], &common[..]].concat(), &[], "");
+    assert_eq!(code, 0, "{err}");
+    let (out, modes) = status();
+    assert!(out.contains("0 profile files are disabled.") && in_mode(&modes, "enforce", "nscd"), "{out}");
+
+    let (code, out, err) = rampart(&[&["apparmor", "complain", "no_such_profile"][..], &common[..]].concat(), &[], "");
+    assert_eq!(code, 2);
+    assert!(out.is_empty() && err.contains("no_such_profile: no profile file, profile or program"), "{err}");
+    let _ = std::fs::remove_dir_all(&root);
+}

@@ -64,7 +64,7 @@ fn every_command_has_its_help() {
         }
         assert_eq!(by_help.stdout, by_flag.stdout, "{command}");
     }
-    for sub in ["check", "attach", "info"] {
+    for sub in ["check", "attach", "info", "status", "complain", "enforce"] {
         let out = rampart(&["help", "apparmor", sub], "");
         assert!(out.stdout.contains(&format!("Usage: rampart apparmor {sub}")), "{sub}:\n{}", out.stdout);
     }
@@ -87,6 +87,9 @@ fn every_command_refuses_a_bad_command_line() {
         &["setbool", "a_bool"],
         &["demo", "extra"],
         &["apparmor", "check", "a.bin"],
+        &["apparmor", "status", "extra"],
+        &["apparmor", "complain"],
+        &["apparmor", "enforce", "--profiles"],
         &["completions", "tcsh"],
         &["manpage", "extra"],
     ] {

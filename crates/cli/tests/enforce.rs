@@ -736,3 +736,40 @@ echo "IGNORE_MARKS=$(status_field ignore_marks)"
     assert_eq!(r.get("IGNORE_MARKS"), "0", "--no-ignore-marks");
     assert_eq!(r.get("RUN"), "launched", "{}", r.stderr);
 }
+
+/// `--apparmor DIR` (issue 11, item 1): the daemon loads the profiles
+/// (a file that does not compile is reported and skipped), `rampart
+/// status` counts them, and `rampart apparmor complain` edits a file and
+/// has the daemon reload it. `--no-selinux` is refused with status 2
+/// until the enforcer can run without SELinux. Modes are the profiles'
+/// flags as written below.
+#[test]
+fn apparmor_profiles_load_and_reload_with_the_daemon() {
+    let Some(p) = can_run() else { return };
+    let r = scenario(
+        p,
+        r#"
+AA="$S/apparmor.d"; mkdir -p "$AA"
+printf 'profile one /usr/bin/one {\n  /srv/** r,\n  ^hat {\n  }\n}\n' > "$AA/one"
+printf 'profile two flags=(complain) {\n}\n' > "$AA/two"
+printf 'profile broken {\n  /x rw\n}\n' > "$AA/broken"
+aa() { "$RAMPART" status --socket "$SOCK" --json | python3 -c 'import json,sys; a=json.load(sys.stdin)["apparmor"]; print(a["profiles"], a["enforce"], a["complain"], a["failed_files"])'; }
+set +e; "$RAMPART" daemon --mark "$T" --no-selinux 2>"$S/nosel.err"; echo "NOSELINUX=$?"; set -e
+grep -q 'cannot run AppArmor alone yet' "$S/nosel.err" && echo NOSELINUX_SAYS=ok
+start_daemon --apparmor "$AA" --apparmor-cache "$S/cache"
+echo "LOADED=$(aa)"
+grep -q "$AA/broken: .*syntax error" "$S/daemon.err" && echo REPORTED=ok
+"$RAMPART" status --socket "$SOCK" | grep -q '^AppArmor profiles: *3 from ' && echo TEXT=ok
+"$RAMPART" apparmor complain --profiles "$AA" --socket "$SOCK" one | grep -q '^rampartd reloaded' && echo COMPLAIN=ok
+echo "RELOADED=$(aa)"
+"#,
+    );
+    assert_eq!(r.get("NOSELINUX"), "2", "{}", r.stderr);
+    assert_eq!(r.get("NOSELINUX_SAYS"), "ok");
+    // one, its hat, two: one and its hat enforce, two complain; broken skipped
+    assert_eq!(r.get("LOADED"), "3 2 1 1");
+    assert_eq!(r.get("REPORTED"), "ok", "{}", r.stderr);
+    assert_eq!(r.get("TEXT"), "ok");
+    assert_eq!(r.get("COMPLAIN"), "ok");
+    assert_eq!(r.get("RELOADED"), "3 0 3 1");
+}

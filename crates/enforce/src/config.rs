@@ -19,6 +19,9 @@
 //! spin-us = 50                        # keep polling this long after an event
 //! pollers = 1                         # responders waiting on fanotify (default: from threads)
 //! read-batch = 4                      # events one read takes at most
+//! apparmor = "/etc/apparmor.d"        # AppArmor profiles, beside SELinux
+//! apparmor-cache = "/var/cache/rampart/apparmor"
+//! selinux = true                      # false (--no-selinux) is refused for now
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -125,6 +128,18 @@ pub struct FileConfig {
     /// the rest in parallel, at more reads per event
     #[arg(long, value_name = "N")]
     pub read_batch: Option<usize>,
+    /// Load the AppArmor profiles of DIR (default /etc/apparmor.d),
+    /// compiled with apparmor_parser; reloaded with the policy
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = rampart_apparmor::profile_set::DEFAULT_DIR)]
+    pub apparmor: Option<PathBuf>,
+    /// Where compiled AppArmor profiles are kept (default
+    /// /var/cache/rampart/apparmor)
+    #[arg(long, value_name = "DIR")]
+    pub apparmor_cache: Option<PathBuf>,
+    /// Run AppArmor alone, without SELinux (`selinux = false`; refused
+    /// for now: see docs/security.md)
+    #[arg(long = "no-selinux", num_args = 0, default_missing_value = "false")]
+    pub selinux: Option<bool>,
 }
 
 impl FileConfig {
@@ -160,7 +175,14 @@ pub struct DaemonConfig {
     pub pollers: usize,
     /// Events one read takes at most.
     pub read_batch: usize,
+    /// The AppArmor profiles to load, if any.
+    pub apparmor: Option<rampart_apparmor::Source>,
 }
+
+/// Why `--no-selinux` is refused (a usage error: exit status 2).
+pub const NO_SELINUX_REFUSED: &str = "--no-selinux (selinux = false): rampartd cannot run AppArmor alone yet: \
+     its enforcer decides every event with the SELinux policy, and AppArmor labels on processes are not \
+     enforced yet (docs/security.md); run with both modules (--apparmor loads the profiles beside SELinux)";
 
 impl DaemonConfig {
     /// `file` under `flags` (flags win; `--mark` adds to the file's).
@@ -195,6 +217,16 @@ impl DaemonConfig {
         if !(1..=MAX_READ_BATCH).contains(&read_batch) {
             return Err(format!("read-batch = {read_batch}: give 1 to {MAX_READ_BATCH} events"));
         }
+        if !flags.selinux.or(file.selinux).unwrap_or(true) {
+            return Err(NO_SELINUX_REFUSED.into());
+        }
+        let apparmor = flags.apparmor.or(file.apparmor).map(|dir| {
+            let mut source = rampart_apparmor::Source::new(dir);
+            if let Some(cache) = flags.apparmor_cache.or(file.apparmor_cache) {
+                source.cache = cache;
+            }
+            source
+        });
         let mut permissive_domains = file.permissive_domains.unwrap_or_default();
         permissive_domains.extend(flags.permissive_domains.unwrap_or_default());
         Ok(DaemonConfig {
@@ -214,6 +246,7 @@ impl DaemonConfig {
             spin: std::time::Duration::from_micros(spin_us),
             pollers,
             read_batch,
+            apparmor,
         })
     }
 }
@@ -255,6 +288,17 @@ mod tests {
         assert!(DaemonConfig::resolve(f, FileConfig::default()).unwrap_err().contains("pollers = 3: give 1 to 2"));
         let f = FileConfig { mark: Some(vec!["/a".into()]), pollers: Some(0), ..Default::default() };
         assert!(DaemonConfig::resolve(f, FileConfig::default()).is_err());
+    }
+
+    #[test]
+    fn apparmor_beside_selinux_and_not_alone() {
+        let file: FileConfig =
+            toml::from_str("mark = [\"/a\"]\napparmor = \"/etc/apparmor.d\"\napparmor-cache = \"/c\"").unwrap();
+        let c = DaemonConfig::resolve(file.clone(), FileConfig::default()).unwrap();
+        let source = c.apparmor.unwrap();
+        assert_eq!((source.dir, source.cache), (PathBuf::from("/etc/apparmor.d"), PathBuf::from("/c")));
+        let flags = FileConfig { selinux: Some(false), ..FileConfig::default() };
+        assert_eq!(DaemonConfig::resolve(file, flags).unwrap_err(), NO_SELINUX_REFUSED);
     }
 
     #[test]

@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use rampart_apparmor::{LiveProfiles, ProfileSet};
 use rampart_avc::audit::{AsyncConfig, AsyncSink, FileSink, LineFormat, StderrSink};
 use rampart_avc::{AuditInfo, AuditSink, Avc, AvcConfig, Perms, Sid};
 use rampart_label::{FileContexts, ObjectLabeler, SpecFiles};
@@ -41,7 +42,9 @@ use rampart_policy::Policy;
 use crate::access::{mapping, Classes};
 use crate::cgroups::Cgroups;
 use crate::config::DaemonConfig;
-use crate::control::{Caller, ControlHandler, ControlServer, ExecGrant, Request, Status, PERMISSION_DENIED};
+use crate::control::{
+    AppArmorStatus, Caller, ControlHandler, ControlServer, ExecGrant, Request, Status, PERMISSION_DENIED,
+};
 use crate::enforcer::Enforcer;
 use crate::groups::Groups;
 use crate::objects::{security_context, unlabeled_context, ObjectSids};
@@ -82,6 +85,39 @@ pub struct Daemon {
     /// (time, events) at the last rate sample, and the rate.
     rate: Mutex<(Instant, u64, f64)>,
     seqno: AtomicU64,
+    /// The AppArmor profiles (`--apparmor`), replaced whole on reload.
+    /// Loaded and reported; the enforcer does not consult them yet
+    /// (docs/security.md).
+    pub apparmor: Option<LiveProfiles>,
+}
+
+/// Loads the AppArmor profiles; files that fail to compile are reported
+/// and skipped, as the init scripts do.
+fn load_apparmor(source: &rampart_apparmor::Source) -> Result<LiveProfiles, String> {
+    let live = LiveProfiles::load(source.clone()).map_err(|e| format!("--apparmor: {e}"))?;
+    report_apparmor(&live.current());
+    Ok(live)
+}
+
+fn report_apparmor(set: &ProfileSet) {
+    for f in &set.failures {
+        eprintln!("rampartd: apparmor: {f}");
+    }
+}
+
+fn apparmor_status(live: &LiveProfiles) -> AppArmorStatus {
+    let set = live.current();
+    let c = set.mode_counts();
+    AppArmorStatus {
+        dir: live.source().dir.display().to_string(),
+        profiles: set.policy.profiles().count() as u64,
+        enforce: c.enforce as u64,
+        complain: c.complain as u64,
+        kill: c.kill as u64,
+        unconfined: c.unconfined as u64,
+        failed_files: set.failures.len() as u64,
+        disabled_files: set.disabled.len() as u64,
+    }
 }
 
 fn load_policy(path: &Path) -> Result<Policy, String> {
@@ -159,6 +195,7 @@ impl Daemon {
         let objects = ObjectSids::new(&avc, Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
         let cgroups = Cgroups::open(&config.cgroup, &avc, default_sid, unlabeled).map_err(DaemonError::Setup)?;
         let enforcer = Enforcer::new(avc, classes, objects, groups, cgroups, default_sid, config.ignore_marks);
+        let apparmor = config.apparmor.as_ref().map(load_apparmor).transpose().map_err(DaemonError::Setup)?;
         Ok(Daemon {
             enforcer: Arc::new(enforcer),
             config,
@@ -166,6 +203,7 @@ impl Daemon {
             started: Instant::now(),
             rate: Mutex::new((Instant::now(), 0, 0.0)),
             seqno: AtomicU64::new(1),
+            apparmor,
         })
     }
 
@@ -192,9 +230,10 @@ impl Daemon {
 
 impl Daemon {
     /// The directories whose files decide what the daemon loads: the
-    /// policy's, every file_contexts file's, and `/etc/selinux` where the
-    /// system's are used (its `config` names the policy type). Canonical,
-    /// none beneath another.
+    /// policy's, every file_contexts file's, `/etc/selinux` where the
+    /// system's are used (its `config` names the policy type), and the
+    /// AppArmor profile directory and cache. Canonical, none beneath
+    /// another.
     fn protected_dirs(&self) -> Vec<PathBuf> {
         let mut files = vec![self.policy_path.clone()];
         let specs = match &self.config.file_contexts {
@@ -207,6 +246,11 @@ impl Daemon {
             files.iter().filter_map(|f| f.parent()).filter_map(|d| d.canonicalize().ok()).collect();
         if self.config.policy.is_none() || self.config.file_contexts.is_none() {
             dirs.push(PathBuf::from("/etc/selinux"));
+        }
+        // the AppArmor profiles and their compiled cache (trusted on load)
+        if let Some(live) = &self.apparmor {
+            let s = live.source();
+            dirs.extend([&s.dir, &s.cache].into_iter().filter_map(|d| d.canonicalize().ok()));
         }
         dirs.sort();
         dirs.dedup();
@@ -368,6 +412,7 @@ impl ControlHandler for Daemon {
             avc_hits: stats.hits,
             avc_misses: stats.misses,
             uptime_seconds: self.started.elapsed().as_secs_f64(),
+            apparmor: self.apparmor.as_ref().map(|a| Box::new(apparmor_status(a))),
         }
     }
 
@@ -376,7 +421,13 @@ impl ControlHandler for Daemon {
         self.flush_marks()
     }
 
+    /// The AppArmor profiles first (unchanged files from the cache): if
+    /// they cannot be read, nothing changes; then the SELinux policy.
     fn reload(&self) -> Result<u64, String> {
+        if let Some(live) = &self.apparmor {
+            let set = live.reload().map_err(|e| format!("AppArmor profiles: {e}"))?;
+            report_apparmor(&set);
+        }
         let policy = Arc::new(load_policy(&self.policy_path)?);
         let contexts = load_contexts(&self.config, &policy)?;
         let seqno = self.enforcer.avc.load_policy(Arc::clone(&policy)).map_err(|e| e.to_string())?;
@@ -588,6 +639,13 @@ pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
                 daemon.policy_path.display(),
                 config.socket.display()
             );
+            if let Some(a) = daemon.apparmor.as_ref().map(apparmor_status) {
+                eprintln!(
+                    "rampartd: AppArmor: {} profiles from {} ({} enforce, {} complain), {} files failed to compile; \
+                     loaded, not enforced yet",
+                    a.profiles, a.dir, a.enforce, a.complain, a.failed_files
+                );
+            }
             wait_for_stop(&daemon, &signals, &mut notice);
             server.shutdown();
             stop.store(true, Ordering::Relaxed);

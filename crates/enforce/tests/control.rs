@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use rampart_enforce::control::protocol::{MAX_LINE, PERMISSION_DENIED};
 use rampart_enforce::control::{
-    Client, ControlError, ControlHandler, ControlServer, ExecGrant, Reply, Request, ServerConfig, Status,
-    DEFAULT_SOCKET,
+    AppArmorStatus, Client, ControlError, ControlHandler, ControlServer, ExecGrant, Reply, Request, ServerConfig,
+    Status, DEFAULT_SOCKET,
 };
 
 // ---------------------------------------------------------------------------
@@ -109,6 +109,14 @@ impl ControlHandler for Fake {
             avc_hits: 4990,
             avc_misses: 10,
             uptime_seconds: 3.25,
+            apparmor: Some(Box::new(AppArmorStatus {
+                dir: "/etc/apparmor.d".into(),
+                profiles: 35,
+                enforce: 13,
+                complain: 22,
+                failed_files: 1,
+                ..AppArmorStatus::default()
+            })),
         }
     }
 

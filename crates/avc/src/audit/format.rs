@@ -190,17 +190,27 @@ pub fn write_avc(out: &mut String, e: &AuditEvent<'_>) {
 /// The kernel's `audit_string_contains_control`: must `s` be written in
 /// hex? True when a byte is `"`, below 0x21 or above 0x7e.
 pub fn needs_hex(s: &str) -> bool {
-    s.bytes().any(|b| b == b'"' || !(0x21..=0x7e).contains(&b))
+    bytes_need_hex(s.as_bytes())
+}
+
+fn bytes_need_hex(s: &[u8]) -> bool {
+    s.iter().any(|&b| b == b'"' || !(0x21..=0x7e).contains(&b))
 }
 
 /// The kernel's `audit_log_untrustedstring`: `"s"`, or upper-case hex of
 /// its bytes when [`needs_hex`].
 pub fn write_untrusted(out: &mut String, s: &str) {
-    if needs_hex(s) {
+    write_untrusted_bytes(out, s.as_bytes());
+}
+
+/// [`write_untrusted`] of bytes that need not be UTF-8 (a path): those
+/// written as they are are printable ASCII.
+pub fn write_untrusted_bytes(out: &mut String, s: &[u8]) {
+    if bytes_need_hex(s) {
         write_hex(out, s);
     } else {
         out.push('"');
-        out.push_str(s);
+        out.extend(s.iter().map(|&b| char::from(b)));
         out.push('"');
     }
 }
@@ -216,16 +226,16 @@ pub fn untrusted(s: &str) -> String {
 /// hex if it holds a byte that would break the line's syntax.
 fn write_word(out: &mut String, s: &str) {
     if needs_hex(s) || s.is_empty() {
-        write_hex(out, s);
+        write_hex(out, s.as_bytes());
     } else {
         out.push_str(s);
     }
 }
 
 /// Upper-case hex of the bytes, as `audit_log_n_hex` (`hex_byte_pack_upper`).
-fn write_hex(out: &mut String, s: &str) {
+fn write_hex(out: &mut String, s: &[u8]) {
     const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
-    for b in s.bytes() {
+    for &b in s {
         out.push(char::from(DIGITS[usize::from(b >> 4)]));
         out.push(char::from(DIGITS[usize::from(b & 0xf)]));
     }

@@ -1,11 +1,15 @@
 //! `rampart apparmor`: AppArmor decisions from the binary policy
 //! apparmor_parser compiles (issue 10). The engine and the line formats
 //! are in `rampart_apparmor`; this module connects them to stdin and
-//! stdout.
+//! stdout. The profile directory's commands (`status`, `complain`,
+//! `enforce`) are in [`super::apparmor_profiles`].
 
 use std::io::{BufRead, Write};
 
+use rampart_apparmor::profile_flags::ModeChange;
 use rampart_apparmor::{query, Policy};
+
+use super::apparmor_profiles;
 
 use crate::cli::AppArmorCommand;
 use crate::error::CliError;
@@ -19,6 +23,9 @@ pub fn run(command: &AppArmorCommand) -> Result<u8, CliError> {
         AppArmorCommand::Check(a) => (&a.files.files, Some(query::check_line)),
         AppArmorCommand::Attach(a) => (&a.files.files, Some(query::attach_line)),
         AppArmorCommand::Info(a) => (&a.files, None),
+        AppArmorCommand::Status(d) => return apparmor_profiles::status(d),
+        AppArmorCommand::Complain(m) => return apparmor_profiles::set_mode(m, ModeChange::Complain),
+        AppArmorCommand::Enforce(m) => return apparmor_profiles::set_mode(m, ModeChange::Enforce),
     };
     let policy = Policy::from_files(files).map_err(|e| CliError::input(e.to_string()))?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

@@ -1,6 +1,7 @@
 //! The commands, one module each.
 
 pub mod apparmor;
+pub mod apparmor_profiles;
 pub mod batch;
 #[cfg(feature = "bench")]
 pub mod bench;

@@ -66,6 +66,28 @@ pub struct Status {
     pub avc_hits: u64,
     pub avc_misses: u64,
     pub uptime_seconds: f64,
+    /// The AppArmor profiles loaded (`--apparmor`); absent when none are,
+    /// and from older daemons.
+    /// Boxed: most daemons have none, and the reply stays small.
+    #[serde(default)]
+    pub apparmor: Option<Box<AppArmorStatus>>,
+}
+
+/// The AppArmor profile set in use, counted as `aa-status` counts.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AppArmorStatus {
+    /// The profile directory.
+    pub dir: String,
+    /// Profiles, hats and children included.
+    pub profiles: u64,
+    pub enforce: u64,
+    pub complain: u64,
+    pub kill: u64,
+    pub unconfined: u64,
+    /// Profile files skipped because they did not compile.
+    pub failed_files: u64,
+    /// Profile files with a `disable/` link.
+    pub disabled_files: u64,
 }
 
 /// Who sent a request: the process that wrote its line, as it is when

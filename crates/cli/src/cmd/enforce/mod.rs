@@ -163,5 +163,18 @@ pub fn render_status(s: &Status) -> String {
         ("Decided without the path:", s.decided_without_path.to_string()),
         ("AVC lookups/hits/misses:", format!("{} {} {}", s.avc_lookups, s.avc_hits, s.avc_misses)),
     ];
-    rows.iter().map(|(k, v)| format!("{k:<32}{v}\n")).collect()
+    let mut out: String = rows.iter().map(|(k, v)| format!("{k:<32}{v}\n")).collect();
+    if let Some(a) = &s.apparmor {
+        for (k, v) in [
+            ("AppArmor profiles:", format!("{} from {} (loaded, not enforced yet)", a.profiles, a.dir)),
+            (
+                "AppArmor modes:",
+                format!("{} enforce, {} complain, {} kill, {} unconfined", a.enforce, a.complain, a.kill, a.unconfined),
+            ),
+            ("AppArmor files:", format!("{} failed to compile, {} disabled", a.failed_files, a.disabled_files)),
+        ] {
+            out.push_str(&format!("{k:<32}{v}\n"));
+        }
+    }
+    out
 }

@@ -1,0 +1,137 @@
+//! AppArmor's audit records for file decisions, as the kernel writes
+//! them (`aa_audit_msg` → `common_lsm_audit`: `audit_pre`, the common
+//! `pid=`/`comm=`, then `file_audit_cb`), in auditd's line format:
+//!
+//! ```text
+//! type=AVC msg=audit(1700000000.123:42): apparmor="DENIED" operation="open" profile="nscd" name="/etc/shadow" pid=1234 comm="nscd" requested_mask="r" denied_mask="r" fsuid=0 ouid=0
+//! ```
+//!
+//! Why byte for byte: `aa-logprof` and `aa-notify` read these lines
+//! (through libapparmor's `parse_record`), so records in this format turn
+//! complain-mode runs into profile rules with the ecosystem's own tools.
+//!
+//! Names, comm and profile names are the kernel's untrusted strings
+//! (`audit_log_untrustedstring`: quoted, or upper-case hex when they hold
+//! a space, a quote or a byte outside printable ASCII). Recent kernels
+//! also write `class="file"` after `operation`; libapparmor 3.0
+//! (Debian 12's aa-logprof) rejects records with it, so it is left out.
+
+use std::fmt::Write;
+
+use rampart_avc::audit::format::write_untrusted_bytes;
+use rampart_avc::audit::AuditStamp;
+
+use crate::file::{Record, RecordKind};
+use crate::perms::*;
+
+/// One file decision to log: what the kernel has at `aa_audit_file`.
+#[derive(Clone, Copy, Debug)]
+pub struct FileAudit<'a> {
+    /// `OP_OPEN` ("open"), "exec", "link", "mknod", "truncate", ...
+    pub operation: &'a str,
+    /// The profile's namespace, `None` for the root namespace.
+    pub namespace: Option<&'a str>,
+    /// The profile's hierarchical name.
+    pub profile: &'a str,
+    /// The path as the kernel built it.
+    pub name: &'a [u8],
+    /// The link target or the exec transition's target, if any.
+    pub target: Option<&'a [u8]>,
+    /// The thread group id.
+    pub pid: u32,
+    pub comm: &'a [u8],
+    pub fsuid: u32,
+    /// The file's owner.
+    pub ouid: u32,
+    pub record: &'a Record,
+}
+
+/// The kernel's `AA_AUDIT_FILE_MASK` (file.h): the bits that make
+/// `file_audit_cb` write the masks and the uids.
+const KERNEL_AUDIT_FILE_MASK: u32 = AA_AUDIT_FILE_MASK | AA_MAY_GETATTR | AA_MAY_SETATTR | AA_MAY_CHMOD | AA_MAY_CHOWN;
+
+/// `PERMS_CHRS_MASK` (perms.h): the bits with a letter.
+const PERMS_CHRS_MASK: u32 = MAY_READ
+    | MAY_WRITE
+    | AA_MAY_CREATE
+    | AA_MAY_DELETE
+    | AA_MAY_LINK
+    | AA_MAY_LOCK
+    | MAY_EXEC
+    | AA_EXEC_MMAP
+    | MAY_APPEND;
+
+/// `aa_file_perm_chrs` (lib.c): the letter of bit `i`, space for none.
+const FILE_PERM_CHRS: &[u8] = b"xwracd         km l     ";
+
+/// `aa_audit_type`: the `apparmor=` value.
+fn type_name(kind: RecordKind) -> &'static str {
+    match kind {
+        RecordKind::Audit => "AUDIT",
+        RecordKind::Allowed => "ALLOWED",
+        RecordKind::Denied => "DENIED",
+        RecordKind::Kill => "KILLED",
+    }
+}
+
+/// `map_mask_to_chr_mask` + `aa_perm_mask_to_str`: letters in bit order
+/// (`wr` for read and write, as the kernel writes them).
+fn mask_letters(mask: u32) -> String {
+    let mut m = mask & PERMS_CHRS_MASK;
+    if mask & AA_MAY_GETATTR != 0 {
+        m |= MAY_READ;
+    }
+    if mask & (AA_MAY_SETATTR | AA_MAY_CHMOD | AA_MAY_CHOWN) != 0 {
+        m |= MAY_WRITE;
+    }
+    FILE_PERM_CHRS.iter().enumerate().filter(|&(i, _)| m & (1 << i) != 0).map(|(_, &c)| char::from(c)).collect()
+}
+
+/// The message (`apparmor="..." ... ouid=N`), without prefix or newline.
+pub fn file_message(a: &FileAudit<'_>) -> String {
+    let r = a.record;
+    let mut out = String::with_capacity(256);
+    // Writing to a String cannot fail.
+    let _ = write!(out, "apparmor=\"{}\" operation=\"{}\"", type_name(r.kind), a.operation);
+    if let Some(info) = r.info {
+        out.push_str(" info=\"");
+        out.push_str(info);
+        out.push('"');
+        // aa_audit_file's error: -EACCES for a denial (complain mode too)
+        if r.kind != RecordKind::Audit {
+            let _ = write!(out, " error=-{EACCES}");
+        }
+    }
+    if let Some(ns) = a.namespace {
+        out.push_str(" namespace=");
+        write_untrusted_bytes(&mut out, ns.as_bytes());
+    }
+    out.push_str(" profile=");
+    write_untrusted_bytes(&mut out, a.profile.as_bytes());
+    out.push_str(" name=");
+    write_untrusted_bytes(&mut out, a.name);
+    let _ = write!(out, " pid={} comm=", a.pid);
+    write_untrusted_bytes(&mut out, a.comm);
+    if r.request & KERNEL_AUDIT_FILE_MASK != 0 {
+        let _ = write!(out, " requested_mask=\"{}\"", mask_letters(r.request));
+    }
+    if r.denied & KERNEL_AUDIT_FILE_MASK != 0 {
+        let _ = write!(out, " denied_mask=\"{}\"", mask_letters(r.denied));
+    }
+    if r.request & KERNEL_AUDIT_FILE_MASK != 0 {
+        let _ = write!(out, " fsuid={} ouid={}", a.fsuid, a.ouid);
+    }
+    if let Some(t) = a.target {
+        out.push_str(" target=");
+        write_untrusted_bytes(&mut out, t);
+    }
+    out
+}
+
+/// `EACCES`, the error of every file denial (Linux's number).
+const EACCES: i32 = 13;
+
+/// The line auditd writes: `type=AVC msg=audit(STAMP): MESSAGE`.
+pub fn file_line(a: &FileAudit<'_>, stamp: &AuditStamp) -> String {
+    format!("type=AVC msg=audit({stamp}): {}", file_message(a))
+}
