@@ -6,8 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rampart_enforce::control::protocol::{parse_request, LineReader};
-use rampart_enforce::control::Reply;
+use rampart_enforce::testing::{parse_request, LineReader};
+use rampart_enforce::Reply;
 
 fn without_newline(mut line: Vec<u8>) -> Vec<u8> {
     assert_eq!(line.pop(), Some(b'\n'), "a wire line ends with a newline");

@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rampart_enforce::event::{parse_with, PermEvent};
+use rampart_enforce::testing::{parse_with, PermEvent};
 
 const METADATA_LEN: usize = 24;
 

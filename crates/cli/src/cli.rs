@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{ArgAction, Args, CommandFactory, Parser, Subcommand};
-use rampart_enforce::config::FileConfig;
+use rampart_enforce::FileConfig;
 use rampart_label::FileType;
 
 /// Exit statuses, at the end of `rampart --help` and the man page.
@@ -492,7 +492,7 @@ pub struct DaemonArgs {
 #[derive(Debug, Args)]
 pub struct SocketArg {
     /// The daemon's control socket
-    #[arg(long, value_name = "PATH", default_value = rampart_enforce::control::DEFAULT_SOCKET)]
+    #[arg(long, value_name = "PATH", default_value = rampart_enforce::DEFAULT_SOCKET)]
     pub socket: PathBuf,
 }
 

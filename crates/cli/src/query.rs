@@ -8,7 +8,7 @@ use crate::cli::QueryArgs;
 use crate::error::CliError;
 
 /// A query whose contexts are valid; the class may be undefined.
-pub struct Query {
+pub struct ResolvedQuery {
     pub s: Context,
     pub t: Context,
     /// `None` when the policy does not define the class.
@@ -19,7 +19,7 @@ pub struct Query {
 /// Permissions asked about, split into those the class defines and those
 /// it does not.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Perms {
+pub struct AskedPerms {
     /// Union of the defined permissions' bits.
     pub defined: AccessVector,
     /// Names the class does not define (all of them for an undefined
@@ -29,14 +29,14 @@ pub struct Perms {
 
 /// Parses both contexts and looks up the class. An undefined class is an
 /// error only when the policy rejects unknown classes.
-pub fn resolve(policy: &Policy, q: &QueryArgs) -> Result<Query, CliError> {
+pub fn resolve(policy: &Policy, q: &QueryArgs) -> Result<ResolvedQuery, CliError> {
     let s = context(policy, "source", &q.scontext)?;
     let t = context(policy, "target", &q.tcontext)?;
     let class = policy.class_by_name(&q.class);
     if class.is_none() && policy.handle_unknown == HandleUnknown::Reject {
         return Err(undefined_class(policy, &q.class));
     }
-    Ok(Query { s, t, class, class_name: q.class.clone() })
+    Ok(ResolvedQuery { s, t, class, class_name: q.class.clone() })
 }
 
 pub fn context(policy: &Policy, which: &str, text: &str) -> Result<Context, CliError> {
@@ -52,8 +52,8 @@ pub fn undefined_class(policy: &Policy, name: &str) -> CliError {
 /// Looks up permission names. With `handle_unknown` reject an undefined
 /// one is an error; otherwise it is returned in `undefined` and a warning
 /// says what the kernel would do with it.
-pub fn perms(policy: &Policy, q: &Query, names: &[String]) -> Result<Perms, CliError> {
-    let mut out = Perms::default();
+pub fn perms(policy: &Policy, q: &ResolvedQuery, names: &[String]) -> Result<AskedPerms, CliError> {
+    let mut out = AskedPerms::default();
     for name in names {
         let bit = q.class.and_then(|c| policy.perm_bit(c, name));
         match bit {

@@ -28,7 +28,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use rampart_oracle::selabel::{lookup_batch, Query};
+use rampart_oracle::selabel::{lookup_batch, LabelQuery};
 
 const TYPES: [(&str, u32, &str); 7] = [
     ("file", 0o100000, "f"),
@@ -84,7 +84,7 @@ fn system_ready() -> bool {
     true
 }
 
-fn oracle(queries: &[Query]) -> Vec<String> {
+fn oracle(queries: &[LabelQuery]) -> Vec<String> {
     lookup_batch::<&str>(&[], queries).expect("selabel-oracle")
 }
 
@@ -237,7 +237,7 @@ fn label_matches_libselinux() {
     assert!(paths.len() >= 300, "only {} paths", paths.len());
     let mut checked = 0;
     for ty in std::iter::once(None).chain(TYPES.iter().map(Some)) {
-        let queries: Vec<Query> = paths
+        let queries: Vec<LabelQuery> = paths
             .iter()
             .map(|p| {
                 let p = trim_one_slash(p);
@@ -303,7 +303,7 @@ fn batch_matches_libselinux() {
     }
     let paths: Vec<Vec<u8>> = corpus().into_iter().filter(|p| !p.contains(&b'\n')).collect();
     let mut input = Vec::new();
-    let mut queries: Vec<Query> = Vec::new();
+    let mut queries: Vec<LabelQuery> = Vec::new();
     for (i, p) in paths.iter().enumerate() {
         let has_tab = p.contains(&b'\t');
         for (k, ty) in std::iter::once(None).chain(TYPES.iter().map(Some)).enumerate() {
@@ -568,7 +568,7 @@ fn inner(dir: &Path) {
     let paths: Vec<&Path> = all.iter().map(|(p, _)| p.as_path()).collect();
 
     // The oracle: libselinux's label for each re-rooted path and type.
-    let queries: Vec<Query> = all.iter().map(|(p, m)| (rerooted(&root, p), *m)).collect();
+    let queries: Vec<LabelQuery> = all.iter().map(|(p, m)| (rerooted(&root, p), *m)).collect();
     let want: Vec<Option<String>> =
         oracle(&queries).into_iter().map(|c| if c == "<<none>>" { None } else { Some(c) }).collect();
     assert!(want.iter().any(Option::is_none) && want.iter().filter(|w| w.is_some()).count() > 10);
@@ -586,7 +586,7 @@ fn inner(dir: &Path) {
 
     // `rampart label` on real files of every type: the lstat type, as
     // libselinux (no re-rooting here: matchpathcon has none).
-    let direct: Vec<Query> = all.iter().map(|(p, m)| (p.as_os_str().as_bytes().to_vec(), *m)).collect();
+    let direct: Vec<LabelQuery> = all.iter().map(|(p, m)| (p.as_os_str().as_bytes().to_vec(), *m)).collect();
     let kinds: HashSet<u32> = all.iter().map(|(_, m)| *m).collect();
     assert_eq!(kinds.len(), 7, "the tree has every file type");
     let mut args: Vec<&OsStr> = vec![OsStr::new("label"), OsStr::new("--")];

@@ -46,7 +46,7 @@
 //! scope of the ignore marks (crate::marks).
 //!
 //! Lookups: an event's thread is mapped to its cgroup id
-//! ([`crate::threads`]), then to a [`Node`] through a table published
+//! ([`crate::pidfd`]), then to a [`Node`] through a table published
 //! with `ArcSwap` (read without locks or shared writes, seeds 000/004);
 //! changes (rare: a new domain, an exec in flight) copy it under a mutex.
 

@@ -163,7 +163,7 @@ pub struct DaemonConfig {
     /// `None`: audit lines go to stderr.
     pub audit_log: Option<PathBuf>,
     pub socket: PathBuf,
-    /// The cgroup tree's name ([`crate::cgroups`]).
+    /// The cgroup tree's name (`cgroups.rs`).
     pub cgroup: String,
     pub threads: usize,
     pub queue_bound: usize,

@@ -578,7 +578,7 @@ fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
 }
 
 /// Runs the daemon in the foreground until SIGTERM or SIGINT.
-pub fn run(config: DaemonConfig) -> Result<(), DaemonError> {
+pub fn run_daemon(config: DaemonConfig) -> Result<(), DaemonError> {
     own_threads::register_current();
     let signals = control_signals();
     // SAFETY: blocks signals in this thread (inherited by threads spawned

@@ -75,7 +75,7 @@ pub fn parse(buf: &[u8], out: &mut Vec<PermEvent>) -> Result<(), RecordError> {
     parse_with(buf, out, own)
 }
 
-/// [`parse`], holding each descriptor number a record carries (a
+/// `parse`, holding each descriptor number a record carries (a
 /// negative one is none) as `take` makes it, as soon as it is read.
 pub fn parse_with<Fd>(
     buf: &[u8],

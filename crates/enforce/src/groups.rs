@@ -60,7 +60,6 @@ pub struct Groups {
     /// usual daemon has one live group, which a spinning responder reads
     /// without `epoll_wait` ([`LiveView::single`]).
     execs: std::sync::OnceLock<Arc<Group>>,
-    rotations: AtomicU64,
 }
 
 /// A responder's own copy of the live groups, refreshed when they change:
@@ -107,7 +106,6 @@ impl Groups {
             filesystems,
             devices,
             execs: std::sync::OnceLock::new(),
-            rotations: AtomicU64::new(0),
         };
         groups.watch(first)?;
         Ok(groups)
@@ -150,12 +148,6 @@ impl Groups {
 
     pub fn current(&self) -> Arc<Group> {
         Arc::clone(&self.current.read().unwrap_or_else(PoisonError::into_inner))
-    }
-
-    /// Times the current group was replaced.
-    pub fn rotations(&self) -> u64 {
-        // Relaxed: a statistic.
-        self.rotations.load(Ordering::Relaxed)
     }
 
     /// Brings `view` up to date with the live groups.
@@ -259,8 +251,6 @@ impl Groups {
         }
         let _ = old.flush_inode_marks();
         self.retiring.lock().unwrap_or_else(PoisonError::into_inner).push(old);
-        // Relaxed: a statistic.
-        self.rotations.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 }

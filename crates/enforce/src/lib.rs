@@ -1,45 +1,106 @@
 //! rampartd: Rampart's decisions enforced on real processes through
 //! fanotify permission events, on kernels where SELinux is not active.
 //!
-//! Modules, in the order an event meets them: [`fanotify`] (a group:
-//! marks, reads, answers), [`groups`] (the current group and those
-//! retiring after a revocation) and [`event`] (parsing records);
-//! [`cgroups`] with [`pidfd`] (which domain a thread runs in: the
-//! kernel keeps it, in cgroups) and [`procs`] (exec contexts asked for);
-//! [`own_threads`] (the daemon's own); [`objects`] (object labels as SIDs) with
-//! [`path_labels`] (when a file's path cannot change the answer); [`access`]
-//! (classes and permissions of an open); [`enforcer`] (the decision) with [`entry`] (who may enter a confined
-//! domain: only processes carrying the launcher's sandbox);
-//! [`marks`] (the kernel-side cache of ignore marks); [`responder`]
-//! (the threads that read and answer); [`daemon`] (lifecycle, reload) with [`config`] and [`control`] (the
-//! control socket). [`private_mounts`]: the private mount namespace `rampart
-//! demo` and the enforcement benchmark run in.
+//! # The API
+//!
+//! The modules are private; what other crates use is re-exported here,
+//! in four groups:
+//!
+//! * **Running the daemon** (`rampart daemon`): [`run_daemon`] with a
+//!   [`DaemonConfig`], resolved from the TOML file and the command line's
+//!   flags, both a [`FileConfig`]; [`DaemonError`] says why it could not
+//!   start.
+//! * **The control socket**, client side (`rampart status`, `setenforce`,
+//!   `reload`, `setbool`, `run`, `relabel`): [`Client`] at
+//!   [`DEFAULT_SOCKET`], [`ControlError`], the [`Status`] it reports and
+//!   the [`ExecGrant`] an `exec-context` request returns. Server side, the
+//!   daemon's: [`ControlServer`] serving a [`ControlHandler`], which
+//!   authorizes each [`Request`] of a [`Caller`] and answers a [`Reply`].
+//! * **The launcher's sandbox** (`rampart run`, set on itself before its
+//!   exec, for what fanotify cannot see): [`restrict_filesystem`],
+//!   [`refuse_system_calls`] (the [`Forbidden`] operations),
+//!   [`revoke_descriptors`], [`bound_capabilities`].
+//! * [`private_mounts`]: the private mount namespace `rampart demo` and
+//!   the enforcement benchmark run in.
+//!
+//! [`testing`] exposes internals to this crate's integration tests, its
+//! loom model and the fuzz targets; it is not an API.
+//!
+//! # The modules
+//!
+//! In the order an event meets them: `fanotify.rs` (a group: marks,
+//! reads, answers), `groups.rs` (the current group and those retiring
+//! after a revocation) and `event.rs` (parsing records); `cgroups.rs`
+//! with `pidfd.rs` (which domain a thread runs in: the kernel keeps it,
+//! in cgroups) and `procs.rs` (exec contexts asked for); `own_threads.rs`
+//! (the daemon's own); `objects.rs` (object labels as SIDs) with
+//! `path_labels.rs` (when a file's path cannot change the answer);
+//! `access.rs` (classes and permissions of an open); `enforcer.rs` (the
+//! decision) with `entry.rs` (who may enter a confined domain: only
+//! processes carrying the launcher's sandbox, `sandbox.rs`); `marks.rs`
+//! (the kernel-side cache of ignore marks, its races ordered by
+//! `epoch.rs`); `responder.rs` (the threads that read and answer, with
+//! `backlog.rs` waking helpers); `daemon.rs` (lifecycle, reload) with
+//! `config.rs`, `overload_notice.rs` and `control/` (the control socket).
 
 // The workspace denies these outside tests; unit tests may unwrap.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+// Every type the API's signatures name is re-exported here, nameable.
+#![warn(unnameable_types)]
 
-pub mod access;
-pub mod backlog;
-pub mod cgroups;
-pub mod config;
-pub mod control;
-pub mod daemon;
-pub mod enforcer;
-pub mod entry;
-pub mod epoch;
-pub mod event;
-pub mod fanotify;
-pub mod groups;
-pub mod marks;
-pub mod mountinfo;
-pub mod object_label;
-pub mod objects;
-pub mod overload_notice;
-pub mod own_threads;
-pub mod path_labels;
-pub mod pidfd;
+mod access;
+mod backlog;
+mod cgroups;
+mod config;
+mod control;
+mod daemon;
+mod enforcer;
+mod entry;
+mod epoch;
+mod event;
+mod fanotify;
+mod groups;
+mod marks;
+mod mountinfo;
+mod object_label;
+mod objects;
+mod overload_notice;
+mod own_threads;
+mod path_labels;
+mod pidfd;
 pub mod private_mounts;
-pub mod procs;
-pub mod responder;
-pub mod sandbox;
+mod procs;
+mod responder;
+mod sandbox;
 mod sync;
+
+pub use config::{DaemonConfig, FileConfig};
+pub use daemon::{run_daemon, DaemonError};
+
+pub use control::{AppArmorStatus, Client, ControlError, ExecGrant, ProtocolError, Status, DEFAULT_SOCKET};
+pub use control::{Caller, ControlHandler, ControlServer, Reply, Request, ServerConfig, PERMISSION_DENIED};
+
+pub use sandbox::{bound_capabilities, refuse_system_calls, restrict_filesystem, revoke_descriptors, Forbidden};
+
+/// Internals exposed for this crate's integration tests
+/// (`tests/marks_property.rs`, `tests/control.rs`), its loom model
+/// (`tests/loom.rs`) and the fuzz targets (`fuzz/fuzz_targets`), so that
+/// they exercise the very code the daemon runs. Not an API: nothing
+/// outside those should use it.
+pub mod testing {
+    // The ignore marks against libsepol (`tests/marks_property.rs`).
+    pub use crate::access::{mapping, ClassPerms, Classes};
+    pub use crate::fanotify::{ACCESS_PERM, OPEN_PERM};
+    pub use crate::marks::{EventObject, InodeKey, Judge, MarkTarget, Marks, MAX_READERS, MAX_TRACKED_INODES};
+    pub use crate::object_label::ObjectLabel;
+    pub use crate::path_labels::{Grants, PathLabels};
+
+    // The ignore-mark protocol's epoch, model-checked (`tests/loom.rs`).
+    pub use crate::epoch::{Epoch, Ticket};
+
+    // The parsers of untrusted bytes, fuzzed: control lines
+    // (`control_protocol`; its line limit is also tested in
+    // `tests/control.rs`) and fanotify records (`fanotify_records`).
+    pub use crate::control::{parse_request, LineError, LineReader, MAX_LINE};
+    pub use crate::event::{parse_with, PermEvent, RecordError};
+}

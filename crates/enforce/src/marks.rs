@@ -263,7 +263,7 @@ impl<T: MarkTarget> Marks<T> {
     }
 
     /// Before any mark is placed: `domains` are in scope from the start
-    /// (processes an earlier daemon confined, [`crate::cgroups`]). Their
+    /// (processes an earlier daemon confined, `cgroups.rs`). Their
     /// processes may hold files open from before, unseen: if there are
     /// any besides the default domain, no inode is ever complete (its
     /// readers may be any domain in scope).

@@ -234,7 +234,8 @@ impl RecentThreads {
     }
 
     /// Whether a pidfd of `tid` is held.
-    pub fn holds(&self, tid: u32) -> bool {
+    #[cfg(test)]
+    fn holds(&self, tid: u32) -> bool {
         self.held.iter().any(|(t, _)| *t == tid)
     }
 }

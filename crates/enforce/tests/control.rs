@@ -21,10 +21,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use rampart_enforce::control::protocol::{MAX_LINE, PERMISSION_DENIED};
-use rampart_enforce::control::{
+use rampart_enforce::testing::MAX_LINE;
+use rampart_enforce::{
     AppArmorStatus, Client, ControlError, ControlHandler, ControlServer, ExecGrant, Reply, Request, ServerConfig,
-    Status, DEFAULT_SOCKET,
+    Status, DEFAULT_SOCKET, PERMISSION_DENIED,
 };
 
 // ---------------------------------------------------------------------------

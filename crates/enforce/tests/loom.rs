@@ -1,4 +1,4 @@
-//! Loom model of the ignore-mark protocol (`rampart_enforce::epoch`), run
+//! Loom model of the ignore-mark protocol (`crates/enforce/src/epoch.rs`, `rampart_enforce::testing::Epoch`), run
 //! on the very `Epoch` the daemon uses, whose atomic and lock come from
 //! loom in this build:
 //!
@@ -20,7 +20,7 @@ use std::sync::atomic::Ordering::{Acquire, Release};
 use loom::sync::atomic::AtomicBool;
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use rampart_enforce::epoch::Epoch;
+use rampart_enforce::testing::Epoch;
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();

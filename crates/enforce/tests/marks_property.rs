@@ -68,11 +68,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rampart_avc::{Avc, AvcConfig, Decision, NullSink, Perms, Sid};
-use rampart_enforce::access::{mapping, ClassPerms, Classes};
-use rampart_enforce::fanotify::{ACCESS_PERM, OPEN_PERM};
-use rampart_enforce::marks::{EventObject, InodeKey, MarkTarget, Marks, MAX_READERS, MAX_TRACKED_INODES};
-use rampart_enforce::object_label::ObjectLabel;
-use rampart_enforce::path_labels::{Grants, PathLabels};
+use rampart_enforce::testing::{
+    mapping, ClassPerms, Classes, EventObject, Grants, InodeKey, MarkTarget, Marks, ObjectLabel, PathLabels,
+    ACCESS_PERM, MAX_READERS, MAX_TRACKED_INODES, OPEN_PERM,
+};
 use rampart_label::FileType;
 use rampart_oracle::{Answer, Oracle};
 use rampart_policy::Policy;

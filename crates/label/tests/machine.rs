@@ -13,7 +13,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{bytes, every, full, machine_paths, oracle, Query};
+use common::{bytes, every, full, machine_paths, oracle, LabelQuery};
 use rampart_label::{FileContexts, SpecFiles, S_IFMT};
 
 #[test]
@@ -22,7 +22,7 @@ fn machine_walk_matches_libselinux() {
     let fc = FileContexts::load(&SpecFiles::system(), &policy).unwrap();
     let walked = machine_paths();
     let sample = if full() { walked.clone() } else { every(&walked, 10) };
-    let mut queries: Vec<Query> = Vec::with_capacity(sample.len() * 2);
+    let mut queries: Vec<LabelQuery> = Vec::with_capacity(sample.len() * 2);
     for (p, mode) in &sample {
         queries.push((bytes(p), mode & S_IFMT));
         queries.push((bytes(p), 0));

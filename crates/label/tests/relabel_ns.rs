@@ -218,7 +218,7 @@ fn inner(dir: &Path) {
 
     // libselinux's answers for every entry (re-rooted path, lstat type).
     let all = entries(&root);
-    let queries: Vec<common::Query> = all.iter().map(|(_, l, m)| (l.clone(), m & S_IFMT)).collect();
+    let queries: Vec<common::LabelQuery> = all.iter().map(|(_, l, m)| (l.clone(), m & S_IFMT)).collect();
     let want: BTreeMap<PathBuf, String> =
         all.iter().map(|(path, _, _)| path.clone()).zip(common::oracle(&[], &queries, 1)).collect();
     assert_eq!(want[&root.join("usr/bin/ls")], "system_u:object_r:bin_t:s0");

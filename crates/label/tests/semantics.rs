@@ -12,7 +12,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{oracle, Query};
+use common::{oracle, LabelQuery};
 use rampart_label::{FileContexts, FileType, SpecFiles};
 
 const C: &str = "system_u:object_r";
@@ -34,7 +34,7 @@ fn write(dir: &Path, name: &str, text: &str) {
 
 /// Every probe under every type and mode 0, compared with the oracle.
 fn compare(base: &Path, fc: &FileContexts, probes: &[Vec<u8>]) -> usize {
-    let mut queries: Vec<Query> = Vec::new();
+    let mut queries: Vec<LabelQuery> = Vec::new();
     for p in probes {
         queries.push((p.clone(), 0));
         for ft in FileType::ALL {

@@ -20,7 +20,7 @@ mod common;
 use std::collections::HashSet;
 use std::time::Instant;
 
-use common::{every, full, oracle, Query};
+use common::{every, full, oracle, LabelQuery};
 use rampart_label::{FileContexts, FileType, SpecFiles};
 
 /// xorshift64*: deterministic, seeded.
@@ -296,7 +296,7 @@ fn synthetic_paths_match_libselinux() {
         assert!(round < 20, "generator stalls");
     }
     let sample = if full() { paths.clone() } else { every(&paths, 8) };
-    let queries: Vec<Query> = sample.iter().flat_map(|p| modes().map(move |m| (p.clone(), m))).collect();
+    let queries: Vec<LabelQuery> = sample.iter().flat_map(|p| modes().map(move |m| (p.clone(), m))).collect();
     let t = Instant::now();
     let want = oracle(&[], &queries, 2);
     let oracle_time = t.elapsed();

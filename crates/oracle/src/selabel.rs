@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// One query: path bytes and `st_mode` file-type bits (0 = any type).
-pub type Query = (Vec<u8>, u32);
+pub type LabelQuery = (Vec<u8>, u32);
 
 /// Path of the `selabel-oracle` executable built by this crate's build
 /// script.
@@ -37,7 +37,7 @@ pub fn escape(path: &[u8], out: &mut Vec<u8>) {
 
 /// The protocol lines for `queries`: `PATH` or `PATH<TAB>MODE` (octal).
 /// Also the format of a `--time` path list.
-pub fn encode(queries: &[Query]) -> Vec<u8> {
+pub fn encode(queries: &[LabelQuery]) -> Vec<u8> {
     let mut input = Vec::with_capacity(queries.len() * 48);
     for (p, mode) in queries {
         escape(p, &mut input);
@@ -52,7 +52,7 @@ pub fn encode(queries: &[Query]) -> Vec<u8> {
 /// Runs one oracle process over `queries` and returns one answer line
 /// per query. `args` are extra options: `--path FILE` (a file_contexts
 /// other than the system one, like `SELABEL_OPT_PATH`), `--baseonly`.
-pub fn lookup_batch<S: AsRef<OsStr>>(args: &[S], queries: &[Query]) -> io::Result<Vec<String>> {
+pub fn lookup_batch<S: AsRef<OsStr>>(args: &[S], queries: &[LabelQuery]) -> io::Result<Vec<String>> {
     let mut child = Command::new(selabel_oracle_path())
         .args(args)
         .stdin(Stdio::piped())
@@ -83,7 +83,11 @@ pub fn lookup_batch<S: AsRef<OsStr>>(args: &[S], queries: &[Query]) -> io::Resul
 
 /// [`lookup_batch`] split over `jobs` oracle processes in parallel;
 /// answers in query order.
-pub fn lookup_parallel<S: AsRef<OsStr> + Sync>(args: &[S], queries: &[Query], jobs: usize) -> io::Result<Vec<String>> {
+pub fn lookup_parallel<S: AsRef<OsStr> + Sync>(
+    args: &[S],
+    queries: &[LabelQuery],
+    jobs: usize,
+) -> io::Result<Vec<String>> {
     let chunk = queries.len().div_ceil(jobs.max(1)).max(1);
     std::thread::scope(|s| {
         let handles: Vec<_> = queries.chunks(chunk).map(|c| s.spawn(move || lookup_batch(args, c))).collect();
@@ -98,7 +102,7 @@ pub fn lookup_parallel<S: AsRef<OsStr> + Sync>(args: &[S], queries: &[Query], jo
 /// Times `selabel_lookup_raw` over `queries` in the oracle (`--time`: 5
 /// passes over the whole list, the median pass) and returns nanoseconds
 /// per lookup. The list goes through a temporary file.
-pub fn time_lookups<S: AsRef<OsStr>>(args: &[S], queries: &[Query]) -> io::Result<f64> {
+pub fn time_lookups<S: AsRef<OsStr>>(args: &[S], queries: &[LabelQuery]) -> io::Result<f64> {
     TimeList::new(queries)?.time(args)
 }
 
@@ -112,7 +116,7 @@ pub struct TimeList {
 
 impl TimeList {
     /// Writes `queries` to a temporary file.
-    pub fn new(queries: &[Query]) -> io::Result<TimeList> {
+    pub fn new(queries: &[LabelQuery]) -> io::Result<TimeList> {
         use std::sync::atomic::{AtomicU32, Ordering};
         static N: AtomicU32 = AtomicU32::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);

@@ -12,7 +12,7 @@ use rampart_apparmor::domain::find_attach;
 use rampart_apparmor::policy::ROOT_NS;
 use rampart_apparmor::profile_flags::{set_mode_in_file, ModeChange};
 use rampart_apparmor::{Mode, ProfileSet, Source};
-use rampart_enforce::control::{Client, ControlError};
+use rampart_enforce::{Client, ControlError};
 
 use crate::cli::{AppArmorDir, AppArmorMode};
 use crate::error::CliError;

@@ -5,7 +5,7 @@ use rampart_policy::{AvDecision, Policy};
 
 use crate::cli::CheckArgs;
 use crate::error::CliError;
-use crate::query::{self, class_mask, Perms, Query};
+use crate::query::{self, class_mask, AskedPerms, ResolvedQuery};
 use crate::render::perms::{braced, names};
 
 /// What `check` prints and its exit status (0 granted, 1 denied).
@@ -28,7 +28,7 @@ fn unknown_class_decision(policy: &Policy) -> AvDecision {
     AvDecision { allowed, auditallow: 0, auditdeny: u32::MAX, permissive: false }
 }
 
-fn report(policy: &Policy, q: &Query, d: &AvDecision, asked: &Perms, any_asked: bool) -> (String, u8) {
+fn report(policy: &Policy, q: &ResolvedQuery, d: &AvDecision, asked: &AskedPerms, any_asked: bool) -> (String, u8) {
     let (allowed, auditallow, dontaudit) = match q.class {
         Some(c) => {
             let mask = class_mask(policy, c);

@@ -5,7 +5,7 @@ use rampart_policy::{AvRule, Booleans, ClassId, Context, Policy, RuleCond};
 
 use crate::cli::ExplainArgs;
 use crate::error::CliError;
-use crate::query::{self, Query};
+use crate::query::{self, ResolvedQuery};
 use crate::render::{cond, constraint, rule};
 use crate::why::{analyze, Analysis};
 
@@ -39,7 +39,7 @@ pub fn run(policy: &Policy, args: &ExplainArgs) -> Result<(String, u8), CliError
     Ok((out, u8::from(!granted)))
 }
 
-fn header(policy: &Policy, q: &Query, perm: &str) -> String {
+fn header(policy: &Policy, q: &ResolvedQuery, perm: &str) -> String {
     format!(
         "source: {}\ntarget: {}\nclass: {}\npermission: {perm}\n",
         policy.context_to_string(&q.s),
@@ -48,7 +48,15 @@ fn header(policy: &Policy, q: &Query, perm: &str) -> String {
     )
 }
 
-fn explain(out: &mut String, policy: &Policy, bools: &Booleans, q: &Query, class: ClassId, perm: &str, a: &Analysis) {
+fn explain(
+    out: &mut String,
+    policy: &Policy,
+    bools: &Booleans,
+    q: &ResolvedQuery,
+    class: ClassId,
+    perm: &str,
+    a: &Analysis,
+) {
     out.insert_str(0, if a.granted { "result: granted\n" } else { "result: denied\n" });
     out.push('\n');
     let (sname, tname) = (policy.type_name(q.s.ty), policy.type_name(q.t.ty));

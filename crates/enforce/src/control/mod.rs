@@ -11,12 +11,12 @@
 //! - [`server`]: [`ControlServer`], the socket, its peer check and limits;
 //! - [`client`]: [`Client`], what the `rampart` command uses.
 
-pub mod client;
-pub mod protocol;
-pub mod server;
+mod client;
+mod protocol;
+mod server;
 
 pub use client::{Client, ControlError};
-pub use protocol::{Reply, Request, PERMISSION_DENIED};
+pub use protocol::{parse_request, LineError, LineReader, ProtocolError, Reply, Request, MAX_LINE, PERMISSION_DENIED};
 pub use server::{ControlServer, ServerConfig, DEFAULT_SOCKET};
 
 use serde::{Deserialize, Serialize};
@@ -92,13 +92,13 @@ pub struct AppArmorStatus {
 
 /// Who sent a request: the process that wrote its line, as it is when
 /// the request is served (read through the pidfd the kernel attached to
-/// the message, `SCM_PIDFD`; see [`server`]).
+/// the message, `SCM_PIDFD`; see `server.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Caller {
     /// In the daemon's pid namespace (0 if the sender is not visible there).
     pub pid: u32,
     pub euid: u32,
-    /// Its cgroup v2 id (its domain: [`crate::cgroups`]).
+    /// Its cgroup v2 id (its domain: `cgroups.rs`).
     pub cgroup_id: u64,
 }
 

@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-pub use rampart_oracle::selabel::Query;
+pub use rampart_oracle::selabel::LabelQuery;
 
 /// Path of the oracle executable.
 pub fn oracle_path() -> &'static Path {
@@ -18,12 +18,12 @@ pub fn oracle_path() -> &'static Path {
 
 /// Runs one oracle process over `queries`; `args` are extra options
 /// (`--path FILE`). Returns one answer line per query.
-pub fn oracle_once(args: &[&str], queries: &[Query]) -> Vec<String> {
+pub fn oracle_once(args: &[&str], queries: &[LabelQuery]) -> Vec<String> {
     rampart_oracle::selabel::lookup_batch(args, queries).unwrap_or_else(|e| panic!("selabel-oracle {args:?}: {e}"))
 }
 
 /// [`oracle_once`] split over `jobs` processes in parallel.
-pub fn oracle(args: &[&str], queries: &[Query], jobs: usize) -> Vec<String> {
+pub fn oracle(args: &[&str], queries: &[LabelQuery], jobs: usize) -> Vec<String> {
     rampart_oracle::selabel::lookup_parallel(args, queries, jobs)
         .unwrap_or_else(|e| panic!("selabel-oracle {args:?}: {e}"))
 }

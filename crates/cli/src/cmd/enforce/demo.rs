@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rampart_enforce::control::Client;
 use rampart_enforce::private_mounts;
+use rampart_enforce::Client;
 
 use crate::error::CliError;
 

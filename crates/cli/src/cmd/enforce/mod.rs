@@ -7,8 +7,7 @@ mod demo;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 
-use rampart_enforce::config::{DaemonConfig, FileConfig};
-use rampart_enforce::control::{Client, ControlError, Status};
+use rampart_enforce::{Client, ControlError, DaemonConfig, ExecGrant, FileConfig, Status};
 
 use crate::cli::{DaemonArgs, RunArgs, SetBoolArgs, SetEnforceArgs, SocketArg, StatusArgs};
 use crate::error::CliError;
@@ -32,7 +31,7 @@ pub fn daemon(policy: Option<&Path>, args: DaemonArgs) -> Result<u8, CliError> {
     };
     let flags = FileConfig { policy: policy.map(Path::to_path_buf), ..args.flags };
     let config = DaemonConfig::resolve(file, flags).map_err(CliError::usage)?;
-    rampart_enforce::daemon::run(config).map_err(|e| CliError::input(format!("rampartd: {e}")))?;
+    rampart_enforce::run_daemon(config).map_err(|e| CliError::input(format!("rampartd: {e}")))?;
     Ok(0)
 }
 
@@ -65,7 +64,7 @@ pub fn setbool(args: &SetBoolArgs) -> Result<u8, CliError> {
 }
 
 /// `rampart run`: asks the daemon for the exec context, sandboxes itself
-/// for what fanotify cannot see (rampart_enforce::sandbox), then execs.
+/// for what fanotify cannot see (rampart_enforce's sandbox), then execs.
 /// Exit statuses as runcon's: 125 when rampart itself fails, 126 when
 /// the command cannot be run, 127 when it is not found. With
 /// `--no-sandbox`, only the exec context (testing the daemon alone).
@@ -97,7 +96,7 @@ pub fn run_in_context(args: RunArgs) -> u8 {
     };
     drop(client);
     // From an older daemon: the sandbox without what it did not say.
-    let grant = grant.unwrap_or(rampart_enforce::control::ExecGrant { capabilities: u64::MAX, ..Default::default() });
+    let grant = grant.unwrap_or(ExecGrant { capabilities: u64::MAX, ..Default::default() });
     if !no_sandbox {
         if let Err(code) = confine_self(&marked, &protected, &grant) {
             return code;
@@ -108,24 +107,20 @@ pub fn run_in_context(args: RunArgs) -> u8 {
     fail(format!("{}: {err}", program.to_string_lossy()), code)
 }
 
-/// The launcher's sandbox (rampart_enforce::sandbox), set on itself
+/// The launcher's sandbox (rampart_enforce's sandbox functions), set on itself
 /// before its exec; `Err`: the exit status, after saying why.
-fn confine_self(
-    marked: &[String],
-    protected: &[std::path::PathBuf],
-    grant: &rampart_enforce::control::ExecGrant,
-) -> Result<(), u8> {
+fn confine_self(marked: &[String], protected: &[std::path::PathBuf], grant: &ExecGrant) -> Result<(), u8> {
     let fail = |msg: String| {
         eprintln!("rampart: run: {msg}");
         125
     };
-    rampart_enforce::sandbox::restrict_filesystem(marked, protected, &grant.forbid)
+    rampart_enforce::restrict_filesystem(marked, protected, &grant.forbid)
         .map_err(|e| fail(format!("cannot set the Landlock ruleset: {e}")))?;
-    rampart_enforce::sandbox::refuse_system_calls(&grant.forbid)
+    rampart_enforce::refuse_system_calls(&grant.forbid)
         .map_err(|e| fail(format!("cannot install the system call filter: {e}")))?;
-    rampart_enforce::sandbox::revoke_descriptors(&grant.revoke)
+    rampart_enforce::revoke_descriptors(&grant.revoke)
         .map_err(|e| fail(format!("cannot revoke the descriptors the new domain may not use: {e}")))?;
-    rampart_enforce::sandbox::bound_capabilities(grant.capabilities)
+    rampart_enforce::bound_capabilities(grant.capabilities)
         .map_err(|e| fail(format!("cannot bound the capabilities to the policy's: {e}")))?;
     Ok(())
 }

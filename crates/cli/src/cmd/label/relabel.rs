@@ -59,12 +59,12 @@ pub fn run(fc: &FileContexts, args: &RelabelArgs) -> u8 {
 /// A running rampartd caches labels and has placed ignore marks from
 /// them: tell it labels changed (best effort; no daemon is no error).
 fn tell_the_daemon() {
-    let socket = Path::new(rampart_enforce::control::DEFAULT_SOCKET);
+    let socket = Path::new(rampart_enforce::DEFAULT_SOCKET);
     if !socket.exists() {
         return;
     }
-    let told = rampart_enforce::control::Client::connect(socket)
-        .map_err(rampart_enforce::control::ControlError::from)
+    let told = rampart_enforce::Client::connect(socket)
+        .map_err(rampart_enforce::ControlError::from)
         .and_then(|mut c| c.labels_changed());
     if let Err(e) = told {
         crate::error::warn(&format!("could not tell rampartd that labels changed ({e}); run `rampart reload`"));
