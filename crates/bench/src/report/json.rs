@@ -299,7 +299,7 @@ pub struct ThreadMemory {
     pub frees: u64,
 }
 
-/// A target of issue 4 (see [`Goal`]).
+/// A target of issue 4 (see [`crate::goal::Goal`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TargetJson {
     pub name: String,

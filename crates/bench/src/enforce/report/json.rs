@@ -197,7 +197,7 @@ pub struct RoundJson {
     pub samples: BTreeMap<String, Sample>,
 }
 
-/// A target of issues 5 and 8 (see [`Goal`]).
+/// A target of issues 5 and 8 (see [`crate::goal::Goal`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TargetJson {
     pub name: String,
