@@ -716,7 +716,7 @@ fn times(v: Option<f64>) -> String {
 mod report_tests {
     use super::*;
     use crate::enforce::RoundResult;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn sample(ns_per_op: u64, threads: usize) -> Sample {
         Sample { ops: 1000 * threads as u64, threads, wall_ns: ns_per_op * 1000 }
@@ -845,6 +845,27 @@ mod report_tests {
         assert_eq!(mixed.iter().map(|t| t.holds()).collect::<Vec<_>>(), [Some(true), Some(false), Some(true)]);
         assert!(r.text().contains("httpd_t opening its own read-only content"));
         assert!(r.markdown(COMMAND).contains("| httpd_t opening its own read-only content | 1000 | 2000 | 2.00x |"));
+    }
+
+    #[test]
+    fn json_keeps_its_keys_and_kinds() {
+        let mut r = report();
+        r.variants[2].status = Status::Failed("boom \"x\"".into());
+        r.variants[1].marks = Some("1 mount mark".into());
+        r.detached_tmpfs = vec!["/dev/shm".into()];
+        r.load_end = None;
+        let mut pinned = report();
+        pinned.pin_cpu = Some(0);
+        pinned.variants[1].status = Status::Skipped("nope".into());
+        pinned.variants[1].rounds.clear();
+        let mut split = report();
+        split.pin_cpu = Some(0);
+        split.listener_cpu = Some(1);
+        split.workloads.extend([Workload::MixedUnconfined, Workload::MixedConfined, Workload::MixedAfter]);
+        r.pinned = Some(Box::new(pinned));
+        r.split = Some(Box::new(split));
+        let json: Value = serde_json::from_str(&r.json_text()).unwrap();
+        crate::report::json::contract::assert_shape(&json, true, "enforce_json_shape.txt");
     }
 
     #[test]

@@ -330,3 +330,67 @@ pub struct RwSamples {
     pub none_read: Vec<f64>,
     pub none_write: Vec<f64>,
 }
+
+/// The `--json` objects keep the keys (and, where the figures are fixed,
+/// the kinds of value) that scripts read: a report's shape is compared
+/// with the one its earlier implementation wrote (`json!` maps, before
+/// the JSON came from types), recorded in tests/data.
+#[cfg(test)]
+pub(crate) mod contract {
+    use std::collections::BTreeSet;
+    use std::path::PathBuf;
+
+    use serde_json::Value;
+
+    /// Every node below the root as `.key.key` (`[]` for an array's
+    /// elements), followed by its kind if `typed` (`int`, `float`, `string`,
+    /// `bool`, `null`, `object`, `array`).
+    fn shape(v: &Value, path: &str, typed: bool, out: &mut BTreeSet<String>) {
+        let kind = match v {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Number(n) if n.is_f64() => "float",
+            Value::Number(_) => "int",
+            Value::String(_) => "string",
+            Value::Array(items) => {
+                items.iter().for_each(|x| shape(x, &format!("{path}[]"), typed, out));
+                "array"
+            }
+            Value::Object(map) => {
+                map.iter().for_each(|(k, x)| shape(x, &format!("{path}.{k}"), typed, out));
+                "object"
+            }
+        };
+        if !path.is_empty() {
+            out.insert(if typed { format!("{path} {kind}") } else { path.to_string() });
+        }
+    }
+
+    /// Compares `json`'s shape with the recorded one in tests/data/`file`.
+    pub(crate) fn assert_shape(json: &Value, typed: bool, file: &str) {
+        let mut got = BTreeSet::new();
+        shape(json, "", typed, &mut got);
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let want: BTreeSet<String> = text.lines().filter(|l| !l.starts_with('#')).map(str::to_string).collect();
+        let missing: Vec<_> = want.difference(&got).collect();
+        let added: Vec<_> = got.difference(&want).collect();
+        assert!(missing.is_empty() && added.is_empty(), "{file}: missing {missing:#?}\nnew {added:#?}");
+    }
+
+    #[test]
+    fn seeds_json_keeps_its_keys() {
+        let path = match rampart_policy::default_policy_path() {
+            Ok(p) if p.exists() => p,
+            other => {
+                eprintln!("skipped: no system policy ({other:?})");
+                return;
+            }
+        };
+        let policy = std::sync::Arc::new(rampart_policy::Policy::from_file(&path).unwrap());
+        let params = crate::Params::for_size(crate::Size::Smoke);
+        let report = crate::run(path, policy, crate::Size::Smoke, &params, &mut |_| {}).unwrap();
+        let json: Value = serde_json::from_str(&report.json_text()).unwrap();
+        assert_shape(&json, false, "seeds_json_keys.txt");
+    }
+}
