@@ -36,7 +36,7 @@ mod sinks;
 pub use async_sink::{AsyncConfig, AsyncSink, AuditCounters};
 pub use format::{AuditStamp, LineFormat};
 pub use rate::{RateLimit, RateLimiter};
-pub use record::{event_json, AuditRecord, SuppressedNotice};
+pub use record::{event_json, AuditRecord, EventJson, NoticeJson, SuppressedNotice};
 pub use sinks::{AuditWriter, FileSink, JsonLinesSink, StderrSink};
 
 /// One audited check.

@@ -285,6 +285,21 @@ fn json_lines_carry_every_field() {
     assert!(b["pid"].is_null() && b["comm"].is_null() && b["path"].is_null());
 }
 
+/// A suppression notice in a JSON log: `type`, its time, and the lines
+/// lost, in total and by cause (the documented object).
+#[test]
+fn json_lines_carry_suppression_notices() {
+    let buf = SharedBuf::default();
+    let mut sink = JsonLinesSink::new(buf.clone());
+    let time = std::time::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+    AuditWriter::write_notice(&mut sink, &SuppressedNotice { rate_limited: 3, queue_full: 1, time }).unwrap();
+    AuditWriter::flush(&mut sink).unwrap();
+    let text = buf.text();
+    let n: serde_json::Value = serde_json::from_str(text.strip_suffix('\n').unwrap()).unwrap();
+    let want = serde_json::json!({"type": "suppressed", "timestamp": 1_700_000_000.123, "count": 4, "rate_limit": 3, "queue_full": 1});
+    assert_eq!(n, want, "{text}");
+}
+
 #[test]
 fn file_sink_appends_lines_synchronously() {
     let p = tmp_path("sync.log");

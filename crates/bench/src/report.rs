@@ -1,6 +1,7 @@
 //! What a run found: raw samples per round, the medians and ratios
 //! derived from them, the targets of issue 4, and their three renderings
-//! (one JSON object, Markdown tables, and the charts in [`crate::chart`]).
+//! (one JSON object: [`json`]; Markdown tables; and the charts in
+//! [`crate::chart`]).
 //!
 //! Why keep every sample: the medians are what the tables show, but a
 //! reader doubting one should be able to see the spread it came from (the
@@ -12,7 +13,6 @@ use std::fmt::Write as _;
 use rampart_avc::{
     Avc, StatsRow, DEFAULT_L1_ENTRIES, DEFAULT_L2_THRESHOLD, L1_ENTRY_BYTES, L2_ENTRY_BYTES, L2_SLOT_BYTES,
 };
-use serde_json::{json, Map, Value};
 
 use crate::goal::{Goal, Unit};
 use crate::markdown::Table;
@@ -20,6 +20,8 @@ use crate::params::{Params, Size, TARGET_THREADS};
 use crate::stats::median;
 use crate::variants::VariantId;
 use crate::workloads::rw::ReadWrite;
+
+pub mod json;
 
 /// Samples of a workload run at each thread count, one per round.
 #[derive(Clone, Debug, Default)]
@@ -84,39 +86,6 @@ impl Memory {
 
     pub fn total_bytes(&self) -> usize {
         self.rows.len() * self.per_thread_bytes() + self.l2_bytes() + self.sid_bytes
-    }
-
-    fn to_json(&self) -> Value {
-        let rows: Vec<Value> = self
-            .rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                json!({
-                    "thread": i,
-                    "bytes": self.per_thread_bytes(),
-                    "lookups": r.lookups,
-                    "hits": r.hits,
-                    "misses": r.misses,
-                    "allocations": r.allocations,
-                    "reclaims": r.reclaims,
-                    "frees": r.frees,
-                })
-            })
-            .collect();
-        json!({
-            "how": "estimated from the AVC's configuration and statistics; entry sizes as documented in rampart-avc, allocator overhead excluded",
-            "l1_entries_per_thread": self.l1_entries,
-            "l1_slot_bytes": L1_ENTRY_BYTES,
-            "per_thread_bytes": self.per_thread_bytes(),
-            "per_thread": rows,
-            "threads": self.rows.len(),
-            "l2_threshold": self.l2_threshold,
-            "l2_entries": self.l2_entries,
-            "l2_bytes": self.l2_bytes(),
-            "sid_table_bytes": self.sid_bytes,
-            "total_bytes": self.total_bytes(),
-        })
     }
 }
 
@@ -281,159 +250,6 @@ impl Report {
         out.push(Goal::at_most("simple read: rampart over none", rw.map(|x| x.0), 2.0, Unit::Percent));
         out.push(Goal::at_most("simple write: rampart over none", rw.map(|x| x.1), 2.0, Unit::Percent));
         out
-    }
-
-    /// The JSON object of `--json`.
-    pub fn to_json(&self) -> Value {
-        let mut hit_ns = Map::new();
-        let mut hit_scaling = Map::new();
-        for &v in self.hits.keys() {
-            hit_ns.insert(v.name().into(), by_threads(&self.params.threads, |t| self.hit_ns(v, t)));
-            let cost = match (self.hit_ns(v, 2), self.hit_ns(v, 1)) {
-                (Some(two), Some(one)) if one > 0.0 => Some(two / one),
-                _ => None,
-            };
-            hit_scaling.insert(
-                v.name().into(),
-                json!({ "cost_2_over_1": cost, "throughput_2_over_1": cost.filter(|c| *c > 0.0).map(|c| 2.0 / c) }),
-            );
-        }
-        let mut hit_wall = Map::new();
-        let mut hit_on_cpu = Map::new();
-        for &v in self.hits.keys() {
-            hit_wall.insert(v.name().into(), by_threads(&self.params.threads, |t| self.hit_wall_ns(v, t)));
-            hit_on_cpu.insert(v.name().into(), by_threads(&self.params.threads, |t| self.hit_on_cpu(v, t)));
-        }
-        let mut by_keys = Map::new();
-        for (&n, variants) in &self.hits_by_keys {
-            let mut m: Map<String, Value> =
-                variants.keys().map(|&v| (v.name().to_owned(), json!(self.hit_ns_by_keys(n, v)))).collect();
-            let r = ratio(self.hit_ns_by_keys(n, VariantId::Rampart), self.hit_ns_by_keys(n, VariantId::UnsyncHashmap));
-            m.insert("rampart_over_unsync_hashmap".into(), json!(r));
-            by_keys.insert(n.to_string(), Value::Object(m));
-        }
-        let mut rcutest_s = Map::new();
-        let mut rcutest_overhead = Map::new();
-        for &v in self.rcutest.keys() {
-            rcutest_s.insert(v.name().into(), by_threads(&self.params.threads, |t| self.rcutest_s(v, t)));
-            rcutest_overhead
-                .insert(v.name().into(), by_threads(&self.params.threads, |t| self.rcutest_overhead_pct(v, t)));
-        }
-        let mut rw_ns = Map::new();
-        let mut rw_overhead = Map::new();
-        for &v in self.rw.keys() {
-            let ns = self.rw_ns(v);
-            rw_ns.insert(v.name().into(), json!({ "read": ns.map(|x| x.0), "write": ns.map(|x| x.1) }));
-            let o = self.rw_overhead_pct(v);
-            rw_overhead.insert(v.name().into(), json!({ "read": o.map(|x| x.0), "write": o.map(|x| x.1) }));
-        }
-        let mut chat = Map::new();
-        let mut chat_cpu = Map::new();
-        for &v in self.chat.keys() {
-            chat.insert(v.name().into(), json!(self.chat_msgs_per_s(v)));
-            chat_cpu.insert(v.name().into(), json!(self.chat_cpu_us(v)));
-        }
-        let targets: Vec<Value> = self
-            .targets()
-            .iter()
-            .map(|t| {
-                let unit = match t.unit {
-                    Unit::Ratio => "x",
-                    Unit::Percent => "%",
-                };
-                json!({ "name": t.name, "value": t.measured, "limit": t.limit, "unit": unit, "holds": t.holds() })
-            })
-            .collect();
-        let p = &self.params;
-        let syscalls: Map<String, Value> =
-            self.syscall_labels.iter().map(|(k, v)| (k.clone(), Value::String(v.clone()))).collect();
-        json!({
-            "metadata": {
-                "policy": self.policy,
-                "date": self.date,
-                "nproc": self.nproc,
-                "quick": self.size == Size::Quick,
-                "size": self.size.name(),
-                "keys": self.keys,
-                "contexts": self.contexts,
-                "classes": self.classes,
-                "stream_len": p.stream_len,
-                "hit_checks_per_thread": p.hit_checks,
-                "hit_rounds": p.hit_rounds,
-                "rcutest_writes_per_thread": p.rcutest_writes,
-                "rcutest_rounds": p.rcutest_rounds,
-                "rcutest_dir": self.tmp_dir,
-                "rcutest_dir_is_tmpfs": self.tmp_is_tmpfs,
-                "rw_ops": p.rw_ops,
-                "rw_rounds": p.rw_rounds,
-                "chat_pairs": p.chat_pairs,
-                "chat_messages_per_pair": p.chat_messages,
-                "chat_limit_s": p.chat_limit.as_secs_f64(),
-                "chat_rounds": p.chat_rounds,
-                "chat_pairs_pinned_to_cpus": self.chat_pinned,
-                "hit_2t_on_cpu_median": self.hit_2t_on_cpu(),
-                "busy_warning": self.busy_warning(),
-                "syscall_accesses": syscalls,
-                "elapsed_s": self.elapsed_s,
-                "statistic": "median over interleaved rounds; overheads are medians of per-round ratios to none",
-                "hit_clock": self.clock,
-                "rw_clock": self.clock,
-            },
-            "hit_ns": hit_ns,
-            "hit_scaling": hit_scaling,
-            "hit_wall_ns": hit_wall,
-            "hit_on_cpu_share": hit_on_cpu,
-            "hit_ns_by_keys": by_keys,
-            "rcutest_s": rcutest_s,
-            "rcutest_overhead_pct": rcutest_overhead,
-            "rw_ns": rw_ns,
-            "rw_overhead_pct": rw_overhead,
-            "chatroom_msgs_per_s": chat,
-            "chatroom_cpu_us_per_msg": chat_cpu,
-            "memory": { "rampart": self.memory.to_json() },
-            "targets": targets,
-            "samples": self.samples_json(),
-        })
-    }
-
-    /// [`Report::to_json`], pretty-printed.
-    pub fn json_text(&self) -> String {
-        serde_json::to_string_pretty(&self.to_json()).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
-    }
-
-    fn samples_json(&self) -> Value {
-        let threads = |s: &Samples| -> Value {
-            s.per_threads.iter().map(|(t, v)| (t.to_string(), json!(v))).collect::<Map<String, Value>>().into()
-        };
-        let hits: Map<String, Value> = self.hits.iter().map(|(v, s)| (v.name().into(), threads(s))).collect();
-        let rcu: Map<String, Value> = self.rcutest.iter().map(|(v, s)| (v.name().into(), threads(s))).collect();
-        let rcu_base: Map<String, Value> =
-            self.rcutest_base.iter().map(|(v, s)| (v.name().into(), threads(s))).collect();
-        let rw: Map<String, Value> = self
-            .rw
-            .iter()
-            .map(|(v, s)| {
-                let read: Vec<f64> = s.iter().map(|r| r.read_ns).collect();
-                let write: Vec<f64> = s.iter().map(|r| r.write_ns).collect();
-                let base = self.rw_base.get(v).map_or(&[][..], Vec::as_slice);
-                let base_read: Vec<f64> = base.iter().map(|r| r.read_ns).collect();
-                let base_write: Vec<f64> = base.iter().map(|r| r.write_ns).collect();
-                (
-                    v.name().into(),
-                    json!({ "read": read, "write": write, "none_read": base_read, "none_write": base_write }),
-                )
-            })
-            .collect();
-        let chat: Map<String, Value> = self.chat.iter().map(|(v, s)| (v.name().into(), json!(s))).collect();
-        let cpu: Map<String, Value> = self.chat_cpu.iter().map(|(v, s)| (v.name().into(), json!(s))).collect();
-        json!({
-            "hit_ns": hits,
-            "rcutest_s": rcu,
-            "rcutest_none_s_same_runs": rcu_base,
-            "rw_ns": rw,
-            "chatroom_msgs_per_s": chat,
-            "chatroom_cpu_us_per_msg": cpu,
-        })
     }
 
     /// The Markdown section for docs/benchmarks.md (without the markers).
@@ -843,15 +659,6 @@ impl Report {
     pub fn text(&self, command: &str) -> String {
         self.markdown(command, None)
     }
-}
-
-/// `{"1": f(1), "2": f(2), ...}` over `threads`.
-fn by_threads(threads: &[usize], f: impl Fn(usize) -> Option<f64>) -> Value {
-    let mut m = Map::new();
-    for &t in threads {
-        m.insert(t.to_string(), json!(f(t)));
-    }
-    Value::Object(m)
 }
 
 fn plural(n: usize) -> &'static str {

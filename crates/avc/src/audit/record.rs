@@ -1,14 +1,17 @@
 //! Owned audit records and suppression notices: what crosses from a
-//! checking thread to the writer thread.
+//! checking thread to the writer thread, and the JSON objects the JSON
+//! sink writes for them ([`EventJson`], [`NoticeJson`]: typed, so a key
+//! cannot be misspelled in one place and not another).
 //!
 //! Why owned: an [`AuditEvent`] borrows the AVC's SID table and the
 //! caller's [`AuditInfo`] for the duration of one call. To write it later
 //! on another thread, [`AsyncSink`](super::AsyncSink) copies the strings
 //! once (no formatting) and leaves every formatting step to the writer.
 
+use std::collections::BTreeMap;
 use std::time::SystemTime;
 
-use serde_json::{json, Map, Value};
+use serde::Serialize;
 
 use super::format::{self, AuditStamp, LineFormat};
 use super::{AuditEvent, AuditInfo};
@@ -63,12 +66,13 @@ impl AuditRecord {
     }
 
     /// The JSON object (see [`event_json`]).
-    pub fn json(&self) -> Value {
+    pub fn json(&self) -> EventJson<'_> {
         event_json(&self.event(), &self.stamp)
     }
 }
 
-/// One JSON object per event, every field of the event plus its stamp:
+/// One JSON object per event, every field of the event plus its stamp,
+/// in this order:
 ///
 /// ```json
 /// {"type":"avc","timestamp":1700000000.123,"serial":42,"denied":true,
@@ -81,25 +85,49 @@ impl AuditRecord {
 /// `timestamp` is seconds since the epoch with millisecond precision (the
 /// same instant and serial as the text line's `audit(...)`); `pid`,
 /// `comm` and `path` are `null` when unknown; strings are JSON-escaped,
-/// never hex-encoded; `extra` keeps the last value of a repeated key.
-pub fn event_json(e: &AuditEvent<'_>, stamp: &AuditStamp) -> Value {
-    let extra: Map<String, Value> = e.info.extra.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
-    json!({
-        "type": "avc",
-        "timestamp": stamp.seconds_f64(),
-        "serial": stamp.serial,
-        "denied": e.denied,
-        "perms": e.perms,
-        "scontext": e.scontext,
-        "tcontext": e.tcontext,
-        "tclass": e.tclass,
-        "permissive": e.permissive,
-        "module": e.module,
-        "pid": e.info.pid,
-        "comm": e.info.comm,
-        "path": e.info.path,
-        "extra": extra,
-    })
+/// never hex-encoded; `extra` is sorted by key and keeps the last value
+/// of a repeated key. The keys are a contract with log readers: rename
+/// none.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EventJson<'a> {
+    /// Always `"avc"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub timestamp: f64,
+    pub serial: u64,
+    pub denied: bool,
+    pub perms: Vec<&'a str>,
+    pub scontext: &'a str,
+    pub tcontext: &'a str,
+    pub tclass: &'a str,
+    pub permissive: bool,
+    pub module: &'a str,
+    pub pid: Option<u32>,
+    pub comm: Option<&'a str>,
+    pub path: Option<&'a str>,
+    pub extra: BTreeMap<&'a str, &'a str>,
+}
+
+/// The JSON object of `e` stamped with `stamp` (see [`EventJson`]).
+pub fn event_json<'a>(e: &AuditEvent<'a>, stamp: &AuditStamp) -> EventJson<'a> {
+    let info: &'a AuditInfo = e.info;
+    EventJson {
+        kind: "avc",
+        timestamp: stamp.seconds_f64(),
+        serial: stamp.serial,
+        denied: e.denied,
+        perms: e.perms.clone(),
+        scontext: e.scontext,
+        tcontext: e.tcontext,
+        tclass: e.tclass,
+        permissive: e.permissive,
+        module: e.module,
+        pid: info.pid,
+        comm: info.comm.as_deref(),
+        path: info.path.as_deref(),
+        // Collecting into a map keeps the last value of a repeated key.
+        extra: info.extra.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect(),
+    }
 }
 
 /// Audit lines lost since the previous notice, reported by the writer
@@ -133,13 +161,26 @@ impl SuppressedNotice {
     }
 
     /// `{"type":"suppressed","timestamp":...,"count":N,"rate_limit":R,"queue_full":Q}`.
-    pub fn json(&self) -> Value {
-        json!({
-            "type": "suppressed",
-            "timestamp": AuditStamp::at(self.time, 0).seconds_f64(),
-            "count": self.total(),
-            "rate_limit": self.rate_limited,
-            "queue_full": self.queue_full,
-        })
+    pub fn json(&self) -> NoticeJson {
+        NoticeJson {
+            kind: "suppressed",
+            timestamp: AuditStamp::at(self.time, 0).seconds_f64(),
+            count: self.total(),
+            rate_limit: self.rate_limited,
+            queue_full: self.queue_full,
+        }
     }
+}
+
+/// The JSON object of a [`SuppressedNotice`], keys in this order.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct NoticeJson {
+    /// Always `"suppressed"`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub timestamp: f64,
+    /// `rate_limit + queue_full`.
+    pub count: u64,
+    pub rate_limit: u64,
+    pub queue_full: u64,
 }

@@ -27,7 +27,7 @@
 //! throughputs, are medians of per-round ratios.
 //!
 //! Entry points: [`run`] with [`EnforceOptions`], then the renderings of
-//! [`EnforceReport`] in [`report`] (`text`, `to_json`, `markdown`,
+//! [`EnforceReport`] in [`report`] (`text`, `json`, `markdown`,
 //! `write_docs`).
 
 pub mod fapolicyd;

@@ -1,11 +1,9 @@
 //! The enforcement benchmark's results: medians, ratios and targets, as a
-//! text table, JSON, and a Markdown section for docs/benchmarks.md
+//! text table, JSON ([`json`]), and a Markdown section for docs/benchmarks.md
 //! (between `<!-- enforce:begin -->` and `<!-- enforce:end -->`, appended
 //! with its heading the first time).
 
 use std::path::{Path, PathBuf};
-
-use serde_json::{json, Value};
 
 use super::workloads::Sample;
 use super::{Listener, Status, VariantResult, Workload};
@@ -14,6 +12,8 @@ use crate::goal::{Goal, Unit};
 use crate::markdown::Table;
 use crate::report::group;
 use crate::stats::median;
+
+pub mod json;
 
 pub const BEGIN: &str = "<!-- enforce:begin -->";
 pub const END: &str = "<!-- enforce:end -->";
@@ -87,16 +87,6 @@ impl EnforceReport {
     /// The client thread counts run, ascending.
     pub fn clients(&self) -> Vec<usize> {
         self.workloads.iter().filter_map(|w| if let Workload::FirstTouch(n) = w { Some(*n) } else { None }).collect()
-    }
-
-    /// For each client count N beyond 1, `workload(N)`'s throughput over
-    /// `workload(1)`'s (medians of per-round ratios), by N.
-    fn scaling_by_clients(&self, l: Listener, workload: fn(usize) -> Workload) -> serde_json::Map<String, Value> {
-        self.clients()
-            .into_iter()
-            .filter(|&n| n > 1)
-            .map(|n| (n.to_string(), json!(self.scaling(l, workload(n), workload(1)))))
-            .collect()
     }
 
     /// Median over the rounds both ran of `a`'s time per operation over
@@ -498,98 +488,6 @@ impl EnforceReport {
         ]
     }
 
-    /// Everything, for `--json`.
-    pub fn to_json(&self) -> Value {
-        let variants: Vec<Value> = self
-            .variants
-            .iter()
-            .map(|v| {
-                let l = v.listener;
-                let medians: serde_json::Map<String, Value> = self
-                    .workloads
-                    .iter()
-                    .map(|&w| {
-                        (
-                            w.name(),
-                            json!({"per_op_ns": self.per_op_ns(l, w), "ops_per_s": self.ops_per_s(l, w),
-                                   "added_ns_over_none": self.added_ns(l, w)}),
-                        )
-                    })
-                    .collect();
-                let rounds: Vec<Value> = v
-                    .rounds
-                    .iter()
-                    .map(|r| {
-                        let mut o = serde_json::Map::new();
-                        o.insert("round".into(), json!(r.round));
-                        o.insert("ready_ms".into(), json!(r.ready_ms));
-                        for (w, x) in &r.samples {
-                            o.insert(w.name(), json!({"ops": x.ops, "threads": x.threads, "wall_ns": x.wall_ns}));
-                        }
-                        Value::Object(o)
-                    })
-                    .collect();
-                let (status, reason) = match &v.status {
-                    Status::Ran => ("ran", None),
-                    Status::Skipped(why) => ("skipped", Some(why.clone())),
-                    Status::Failed(why) => ("failed", Some(why.clone())),
-                };
-                json!({
-                    "name": l.name(),
-                    "description": l.describe(),
-                    "status": status,
-                    "reason": reason,
-                    "marks": v.marks,
-                    "ready_ms": self.ready_ms(l),
-                    "medians": medians,
-                    "scaling_2t_over_1t": {
-                        "open": self.scaling(l, Workload::Open(2), Workload::Open(1)),
-                        "first_touch": self.scaling(l, Workload::FirstTouch(2), Workload::FirstTouch(1)),
-                    },
-                    "scaling_over_1_client": {
-                        "open": self.scaling_by_clients(l, Workload::Open),
-                        "first_touch": self.scaling_by_clients(l, Workload::FirstTouch),
-                    },
-                    "rounds": rounds,
-                })
-            })
-            .collect();
-        let targets: Vec<Value> = self
-            .targets()
-            .iter()
-            .map(|t| {
-                json!({"name": t.name, "measured": t.measured, "limit": t.limit,
-                       "compare": if t.at_most { "at_most" } else { "at_least" },
-                       "holds": t.holds(), "missing": t.missing})
-            })
-            .collect();
-        json!({
-            "benchmark": "enforce",
-            "date": self.date,
-            "size": if self.quick { "quick" } else { "full" },
-            "rounds": self.rounds,
-            "measure_ms": self.measure_ms,
-            "files_per_thread": self.files_per_thread,
-            "clients": self.clients(),
-            "pin_cpu": self.pin_cpu,
-            "cpus": self.cpus,
-            "kernel": self.kernel,
-            "policy": self.policy.display().to_string(),
-            "rampart": self.rampart.display().to_string(),
-            "load_average": {"start": self.load_start, "end": self.load_end},
-            "detached_tmpfs_in_namespace": self.detached_tmpfs,
-            "variants": variants,
-            "targets": targets,
-            "listener_cpu": self.listener_cpu,
-            "pinned": self.pinned.as_ref().map(|p| p.to_json()),
-            "split": self.split.as_ref().map(|p| p.to_json()),
-        })
-    }
-
-    pub fn json_text(&self) -> String {
-        serde_json::to_string_pretty(&self.to_json()).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
-    }
-
     /// The docs section (heading included, markers excluded).
     pub fn markdown(&self, command: &str) -> String {
         let mut s = String::new();
@@ -818,6 +716,7 @@ fn times(v: Option<f64>) -> String {
 mod report_tests {
     use super::*;
     use crate::enforce::RoundResult;
+    use serde_json::{json, Value};
 
     fn sample(ns_per_op: u64, threads: usize) -> Sample {
         Sample { ops: 1000 * threads as u64, threads, wall_ns: ns_per_op * 1000 }
@@ -946,6 +845,27 @@ mod report_tests {
         assert_eq!(mixed.iter().map(|t| t.holds()).collect::<Vec<_>>(), [Some(true), Some(false), Some(true)]);
         assert!(r.text().contains("httpd_t opening its own read-only content"));
         assert!(r.markdown(COMMAND).contains("| httpd_t opening its own read-only content | 1000 | 2000 | 2.00x |"));
+    }
+
+    #[test]
+    fn json_keeps_its_keys_and_kinds() {
+        let mut r = report();
+        r.variants[2].status = Status::Failed("boom \"x\"".into());
+        r.variants[1].marks = Some("1 mount mark".into());
+        r.detached_tmpfs = vec!["/dev/shm".into()];
+        r.load_end = None;
+        let mut pinned = report();
+        pinned.pin_cpu = Some(0);
+        pinned.variants[1].status = Status::Skipped("nope".into());
+        pinned.variants[1].rounds.clear();
+        let mut split = report();
+        split.pin_cpu = Some(0);
+        split.listener_cpu = Some(1);
+        split.workloads.extend([Workload::MixedUnconfined, Workload::MixedConfined, Workload::MixedAfter]);
+        r.pinned = Some(Box::new(pinned));
+        r.split = Some(Box::new(split));
+        let json: Value = serde_json::from_str(&r.json_text()).unwrap();
+        crate::report::json::contract::assert_shape(&json, true, "enforce_json_shape.txt");
     }
 
     #[test]

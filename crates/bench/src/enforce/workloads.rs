@@ -23,8 +23,9 @@ use std::path::Path;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-/// One timed run of a workload.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// One timed run of a workload. Its fields are the keys of a sample in
+/// the report's JSON (`rounds`).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct Sample {
     /// Operations done by all threads together.
     pub ops: u64,

@@ -17,9 +17,9 @@
 //! anything wrong                                   -> {"ok":false,"error":"what happened and what to do"}
 //! ```
 //!
-//! `force` may be left out (it defaults to `false`); every other field is
-//! required, and fields a request does not define are refused, so a typo
-//! is reported instead of silently ignored. Replies may grow new fields;
+//! `force` (default `false`) and `path` may be left out; every other field
+//! is required, and fields a request does not define are refused, so a
+//! typo is reported instead of silently ignored. Replies may grow new fields;
 //! clients ignore fields they do not know.
 //!
 //! # Why line-delimited JSON
@@ -35,8 +35,10 @@
 //!   and by any language, which matters for a root-only admin interface
 //!   that scripts will drive.
 //! - serde gives typed [`Request`] and [`Reply`] enums, so the daemon
-//!   never handles an untyped value, and serde_json's error messages name
-//!   the offending field and position.
+//!   never handles an untyped value, and serde_json's error messages say
+//!   what is wrong and where (line and column): both are read through
+//!   flat structs, never a buffered tagged enum, which would lose the
+//!   position.
 //!
 //! Everything that can be wrong with a line (too long, not UTF-8, a NUL
 //! byte, not JSON, an unknown op, a missing field, a wrong type) becomes a
@@ -46,7 +48,8 @@
 use std::fmt;
 use std::io::{self, Read};
 
-use serde::{Deserialize, Serialize};
+use serde::de::IntoDeserializer;
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::{ExecGrant, Status};
 
@@ -65,7 +68,7 @@ pub const PERMISSION_DENIED: &str = "permission denied: the control socket accep
 
 /// One request, as sent on the wire (`{"op":"...", ...}`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "op", from = "WireRequest")]
+#[serde(tag = "op", try_from = "WireRequest")]
 pub enum Request {
     /// `{"op":"status"}`: counters and mode; answered with
     /// [`Reply::Status`].
@@ -103,47 +106,108 @@ pub enum Request {
     LabelsChanged,
 }
 
-/// How [`Request`] is read. serde ignores unknown fields next to the tag
-/// of a unit variant even with `deny_unknown_fields`, so here every op is
-/// a struct variant (`Status {}`), which makes `{"op":"status","pid":1}`
-/// an error like any other unknown field.
+/// How [`Request`] is read: one flat object, deserialized straight from
+/// the text, then checked against the fields its op takes.
+///
+/// Why not the internally tagged enum itself: serde buffers such an
+/// enum's fields before it picks the variant, and errors raised from that
+/// buffer carry no position (`invalid type: string "yes", expected a
+/// boolean`, neither line nor column). Read from a struct, every serde_json
+/// error says where.
 #[derive(Deserialize)]
-#[serde(tag = "op", deny_unknown_fields)]
-enum WireRequest {
-    #[serde(rename = "status")]
-    Status {},
-    #[serde(rename = "setenforce")]
-    SetEnforce { enforcing: bool },
-    #[serde(rename = "reload")]
-    Reload {},
-    #[serde(rename = "setbool")]
-    SetBool { name: String, value: bool },
-    #[serde(rename = "exec-context")]
-    ExecContext {
-        context: String,
-        #[serde(default)]
-        force: bool,
-        #[serde(default)]
-        path: Option<String>,
-    },
-    #[serde(rename = "labels-changed")]
-    LabelsChanged {},
+#[serde(deny_unknown_fields, expecting = "a request object")]
+struct WireRequest {
+    #[serde(deserialize_with = "op_name")]
+    op: Op,
+    enforcing: Option<bool>,
+    name: Option<String>,
+    value: Option<bool>,
+    context: Option<String>,
+    force: Option<bool>,
+    path: Option<String>,
 }
 
-impl From<WireRequest> for Request {
-    fn from(wire: WireRequest) -> Request {
-        match wire {
-            WireRequest::Status {} => Request::Status,
-            WireRequest::SetEnforce { enforcing } => Request::SetEnforce { enforcing },
-            WireRequest::Reload {} => Request::Reload,
-            WireRequest::SetBool { name, value } => Request::SetBool { name, value },
-            WireRequest::ExecContext { context, force, path } => Request::ExecContext { context, force, path },
-            WireRequest::LabelsChanged {} => Request::LabelsChanged,
+/// The `op` of a request, as on the wire.
+#[derive(Clone, Copy, Deserialize)]
+enum Op {
+    #[serde(rename = "status")]
+    Status,
+    #[serde(rename = "setenforce")]
+    SetEnforce,
+    #[serde(rename = "reload")]
+    Reload,
+    #[serde(rename = "setbool")]
+    SetBool,
+    #[serde(rename = "exec-context")]
+    ExecContext,
+    #[serde(rename = "labels-changed")]
+    LabelsChanged,
+}
+
+/// An [`Op`] from a string only: a derived enum would also take its
+/// index (`"op":1`).
+fn op_name<'de, D: Deserializer<'de>>(d: D) -> Result<Op, D::Error> {
+    let name = String::deserialize(d)?;
+    Op::deserialize(IntoDeserializer::<D::Error>::into_deserializer(name.as_str()))
+}
+
+impl TryFrom<WireRequest> for Request {
+    type Error = String;
+
+    fn try_from(wire: WireRequest) -> Result<Request, String> {
+        let WireRequest { op, enforcing, name, value, context, force, path } = wire;
+        let given = [
+            ("enforcing", enforcing.is_some()),
+            ("name", name.is_some()),
+            ("value", value.is_some()),
+            ("context", context.is_some()),
+            ("force", force.is_some()),
+            ("path", path.is_some()),
+        ];
+        let request = match op {
+            Op::Status => Request::Status,
+            Op::SetEnforce => Request::SetEnforce { enforcing: required("setenforce", "enforcing", enforcing)? },
+            Op::Reload => Request::Reload,
+            Op::SetBool => Request::SetBool {
+                name: required("setbool", "name", name)?,
+                value: required("setbool", "value", value)?,
+            },
+            Op::ExecContext => Request::ExecContext {
+                context: required("exec-context", "context", context)?,
+                force: force.unwrap_or(false),
+                path,
+            },
+            Op::LabelsChanged => Request::LabelsChanged,
+        };
+        let takes = request.fields();
+        match given.iter().find(|(field, present)| *present && !takes.contains(field)) {
+            None => Ok(request),
+            Some((field, _)) if takes.is_empty() => {
+                Err(format!("unknown field `{field}`: op `{}` takes none", request.op()))
+            }
+            Some((field, _)) => {
+                Err(format!("unknown field `{field}`: op `{}` takes `{}`", request.op(), takes.join("`, `")))
+            }
         }
     }
 }
 
+/// `value`, or an error naming the field `op` is missing.
+fn required<T>(op: &str, field: &str, value: Option<T>) -> Result<T, String> {
+    value.ok_or_else(|| format!("missing field `{field}` for op `{op}`"))
+}
+
 impl Request {
+    /// The fields besides `op` that the request takes on the wire.
+    fn fields(&self) -> &'static [&'static str] {
+        match self {
+            Request::Status | Request::Reload | Request::LabelsChanged => &[],
+            Request::SetEnforce { .. } => &["enforcing"],
+            Request::SetBool { .. } => &["name", "value"],
+            Request::ExecContext { .. } => &["context", "force", "path"],
+        }
+    }
+
     /// The op name as on the wire, for messages.
     pub fn op(&self) -> &'static str {
         match self {
@@ -201,6 +265,15 @@ pub fn parse_request(line: &[u8]) -> Result<Request, ProtocolError> {
     let text = std::str::from_utf8(line).map_err(|e| ProtocolError::NotUtf8 { at: e.valid_up_to() })?;
     if text.trim().is_empty() {
         return Err(ProtocolError::Empty);
+    }
+    // A derived struct also reads an array, field by position; a request
+    // is an object.
+    let body = text.trim_start();
+    if body.starts_with('[') {
+        let column = text.len() - body.len() + 1;
+        return Err(ProtocolError::Json(format!(
+            "invalid type: array, expected a request object at line 1 column {column}"
+        )));
     }
     let request: Request = serde_json::from_str(text).map_err(|e| ProtocolError::Json(e.to_string()))?;
     request.check_strings()?;
@@ -373,7 +446,7 @@ pub enum ProtocolError {
 /// What a valid request looks like, appended to parse errors.
 const EXAMPLE: &str = "send one JSON object per line, e.g. {\"op\":\"status\"}; ops: status, \
      setenforce {enforcing: bool}, reload, setbool {name: string, value: bool}, \
-     exec-context {context: string, force: bool}, labels-changed";
+     exec-context {context: string, force: bool (optional), path: string (optional)}, labels-changed";
 
 impl fmt::Display for ProtocolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -552,6 +625,19 @@ mod tests {
         assert!(err(br#"[1,2]"#).contains("malformed request"));
         assert!(err(br#"{"op":"status"} {"op":"status"}"#).contains("trailing characters"));
         assert!(err(&[b' '; MAX_LINE + 1]).contains("too long"));
+        // Fields of another op, an op that is not a string, not an object.
+        assert!(
+            err(br#"{"op":"status","enforcing":true}"#).contains("unknown field `enforcing`: op `status` takes none")
+        );
+        assert!(err(br#"{"op":"setenforce","enforcing":true,"name":"b"}"#).contains("takes `enforcing`"));
+        assert!(err(br#"{"op":1,"enforcing":true}"#).contains("invalid type: integer `1`"));
+        assert!(err(br#" ["setenforce",true,null,null,null,null,null]"#).contains("array, expected a request object"));
+        assert!(err(br#""status""#).contains("expected a request object"));
+        // Where: serde_json's line and column.
+        for bad in [&br#"{"op":"setenforce","enforcing":"yes"}"#[..], br#"{"op":"frob"}"#, br#"{"op":"reload","x":1}"#]
+        {
+            assert!(err(bad).contains("at line 1 column"), "{}", err(bad));
+        }
         // Every parse error tells the client what a valid request looks like.
         assert!(err(b"hello").contains("{\"op\":\"status\"}"));
     }
