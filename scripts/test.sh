@@ -22,7 +22,7 @@ if cargo tree -e normal -p rampart | grep -q plotters; then
   echo "the default rampart build links plotters (the benchmark harness)" >&2
   exit 1
 fi
-cargo test --release -p rampart --test usage 2>&1
+cargo test --release -p rampart --test usage -- --include-ignored 2>&1
 # The concurrency protocols (AVC, ignore-mark epochs), model-checked
 # (separate target dir:
 # --cfg loom rebuilds everything).
