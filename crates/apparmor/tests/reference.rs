@@ -325,6 +325,7 @@ fn check_abi(name: &str, tsv: &str, bins: &HashMap<String, PathBuf>) {
 }
 
 #[test]
+#[ignore = "needs apparmor_parser, python3-apparmor and the shipped profiles"]
 fn shipped_profiles_agree_with_python3_apparmor() {
     need_tools();
     let dir = std::env::temp_dir().join(format!("rampart-aa-ref-{}", std::process::id()));

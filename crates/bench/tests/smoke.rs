@@ -3,8 +3,8 @@
 //! are written where asked, and every variant answers exactly as Rampart
 //! does (so the comparison is fair). No test here asserts a timing.
 //!
-//! Needs the system policy (`scripts/install-deps.sh` installs it); a
-//! machine without it prints why and passes.
+//! Needs the system policy (`scripts/install-deps.sh` installs it): the
+//! tests are `#[ignore]`d, and run without it they fail saying so.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
@@ -17,16 +17,19 @@ use rampart_bench::{Access, Bench, Params, Size, VariantId};
 use rampart_policy::Policy;
 use serde_json::Value;
 
-fn system_policy() -> Option<(PathBuf, Arc<Policy>)> {
+/// The system policy; fails the test if it is not installed.
+fn system_policy() -> (PathBuf, Arc<Policy>) {
     let path = match rampart_policy::default_policy_path() {
         Ok(p) if p.exists() => p,
-        other => {
-            eprintln!("skipped: no system policy ({other:?})");
-            return None;
-        }
+        Ok(p) => panic!(
+            "missing prerequisite: the system policy at {} (selinux-policy-default); \
+             install it with scripts/install-deps.sh",
+            p.display()
+        ),
+        Err(e) => panic!("missing prerequisite: the system policy ({e}); install it with scripts/install-deps.sh"),
     };
     let policy = Policy::from_file(&path).unwrap();
-    Some((path, Arc::new(policy)))
+    (path, Arc::new(policy))
 }
 
 /// Each variant's answers for a list of accesses, from two threads'
@@ -59,8 +62,9 @@ impl Visit for Answers<'_> {
 }
 
 #[test]
+#[ignore = "needs the system policy"]
 fn every_variant_answers_as_rampart_does() {
-    let Some((path, policy)) = system_policy() else { return };
+    let (path, policy) = system_policy();
     let bench = Bench::new(path, policy, 1500, 6000).unwrap();
     // The keys and the stream (which repeats them in another order, so
     // cached answers are compared too).
@@ -87,8 +91,9 @@ fn every_variant_answers_as_rampart_does() {
 }
 
 #[test]
+#[ignore = "needs the system policy"]
 fn keys_come_from_the_policy_and_are_distinct() {
-    let Some((path, policy)) = system_policy() else { return };
+    let (path, policy) = system_policy();
     let bench = Bench::new(path, policy, 400, 1000).unwrap();
     assert_eq!(bench.keys.len(), 400);
     let mut seen = std::collections::HashSet::new();
@@ -99,18 +104,18 @@ fn keys_come_from_the_policy_and_are_distinct() {
     assert_eq!(bench.stream.len(), 1000);
     assert!(bench.distinct_contexts() > 50 && bench.distinct_classes() > 5);
     // Deterministic: the same keys in every run.
-    let (path, policy) = system_policy().unwrap();
+    let (path, policy) = system_policy();
     let again = Bench::new(path, policy, 400, 1000).unwrap();
     assert_eq!(again.keys, bench.keys);
     assert_eq!(again.stream, bench.stream);
 }
 
-fn smoke_json() -> Option<(rampart_bench::Report, Value)> {
-    let (path, policy) = system_policy()?;
+fn smoke_json() -> (rampart_bench::Report, Value) {
+    let (path, policy) = system_policy();
     let params = Params::for_size(Size::Smoke);
     let report = rampart_bench::run(path, policy, Size::Smoke, &params, &mut |_| {}).unwrap();
     let json = report.to_json();
-    Some((report, json))
+    (report, json)
 }
 
 /// `obj[key]` as an object with a number under each of `fields`.
@@ -122,8 +127,9 @@ fn has_numbers(obj: &Value, key: &str, fields: &[&str]) {
 }
 
 #[test]
+#[ignore = "needs the system policy"]
 fn smoke_json_has_every_key_and_variant() {
-    let Some((_, json)) = smoke_json() else { return };
+    let (_, json) = smoke_json();
     for id in VariantId::ALL {
         let name = id.name();
         if id.in_hits() {
@@ -179,8 +185,9 @@ fn smoke_json_has_every_key_and_variant() {
 }
 
 #[test]
+#[ignore = "needs the system policy"]
 fn docs_section_replaced_and_charts_written() {
-    let Some((report, _)) = smoke_json() else { return };
+    let (report, _) = smoke_json();
     let dir = std::env::temp_dir().join(format!("rampart-bench-docs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("benchmarks.md");
@@ -212,8 +219,9 @@ fn docs_section_replaced_and_charts_written() {
 /// `--threads` beyond 2: every scaling workload runs at each count, and
 /// the report gains its by-threads table (1 and 2 always run).
 #[test]
+#[ignore = "needs the system policy"]
 fn smoke_at_three_thread_counts() {
-    let Some((path, policy)) = system_policy() else { return };
+    let (path, policy) = system_policy();
     let params = Params::for_size(Size::Smoke).with_threads(&[4]);
     assert_eq!(params.threads, [1, 2, 4]);
     let report = rampart_bench::run(path, policy, Size::Smoke, &params, &mut |_| {}).unwrap();

@@ -1,37 +1,35 @@
 //! Helpers for unit tests that compare with setools on the system policy.
+//! Those tests are `#[ignore]`d; run without what they need, they fail
+//! saying what is missing and how to install it.
+
+#![allow(clippy::panic)]
 
 use rampart_policy::Policy;
 
-/// The system policy and its path, or `None` (with a message) if absent.
-pub fn system_policy() -> Option<(String, Policy)> {
+/// Fails the test: `what` is not installed here.
+fn missing(what: &str) -> ! {
+    panic!("missing prerequisite: {what}; install it with scripts/install-deps.sh")
+}
+
+/// The system policy and its path; fails the test if it is absent.
+pub fn system_policy() -> (String, Policy) {
     let path = match rampart_policy::default_policy_path() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("skipped: no system policy ({e})");
-            return None;
-        }
+        Ok(p) if p.exists() => p,
+        Ok(p) => missing(&format!("the system policy at {} (selinux-policy-default)", p.display())),
+        Err(e) => missing(&format!("the system policy ({e})")),
     };
     match Policy::from_file(&path) {
-        Ok(p) => Some((path.display().to_string(), p)),
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            None
-        }
+        Ok(p) => (path.display().to_string(), p),
+        Err(e) => panic!("{e}"),
     }
 }
 
-/// The stdout of a setools command, or `None` (with a message) if it is
-/// not installed or fails.
-pub fn tool(name: &str, args: &[&str]) -> Option<String> {
+/// The stdout of a setools command; fails the test if it is not
+/// installed or fails.
+pub fn tool(name: &str, args: &[&str]) -> String {
     match std::process::Command::new(name).args(args).output() {
-        Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).into_owned()),
-        Ok(o) => {
-            eprintln!("skipped: `{name}` failed: {}", String::from_utf8_lossy(&o.stderr));
-            None
-        }
-        Err(e) => {
-            eprintln!("skipped: `{name}` not available ({e})");
-            None
-        }
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+        Ok(o) => panic!("`{name}` failed: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => missing(&format!("`{name}` ({e}; setools)")),
     }
 }

@@ -25,8 +25,9 @@
 //! which proves the attack is real and the check can fail. Expected
 //! outcomes come from the policy, never from Rampart's output.
 //!
-//! Scenarios that cannot run here (not root, no checkpolicy, no cc, no
-//! setpriv) print why and pass.
+//! The scenarios need root, checkpolicy, cc and setpriv: they are
+//! `#[ignore]`d, and fail saying what is missing when run
+//! (`--include-ignored`) without.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -62,18 +63,15 @@ struct Setup {
     bin: PathBuf,
 }
 
-/// Compiles the policy and the attack programs once; `Err` says why the
-/// tests cannot run here.
-fn setup() -> Result<&'static Setup, &'static str> {
-    static S: OnceLock<Result<Setup, String>> = OnceLock::new();
+/// Compiles the policy and the attack programs once; fails the test
+/// without root or a tool they need.
+fn setup() -> &'static Setup {
+    static S: OnceLock<Setup> = OnceLock::new();
+    common::require_root("mounts, fanotify");
     S.get_or_init(|| {
-        // SAFETY: geteuid cannot fail.
-        if unsafe { libc::geteuid() } != 0 {
-            return Err("the adversarial tests need root (mounts, fanotify)".into());
-        }
         for tool in ["setpriv", "unshare"] {
             if let Err(e) = Command::new(tool).arg("--version").output() {
-                return Err(format!("{tool} not available ({e}); it is in util-linux"));
+                common::missing(&format!("{tool} ({e}; util-linux)"));
             }
         }
         let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
@@ -89,7 +87,7 @@ fn setup() -> Result<&'static Setup, &'static str> {
             .output()
         {
             Ok(out) => out,
-            Err(e) => return Err(format!("checkpolicy not available ({e}); install it with scripts/install-deps.sh")),
+            Err(e) => common::missing(&format!("checkpolicy ({e})")),
         };
         assert!(out.status.success(), "checkpolicy failed: {}", String::from_utf8_lossy(&out.stderr));
         for name in PROGRAMS {
@@ -100,24 +98,12 @@ fn setup() -> Result<&'static Setup, &'static str> {
                 .output()
             {
                 Ok(out) => out,
-                Err(e) => return Err(format!("no C compiler (cc: {e}) to build the attack programs")),
+                Err(e) => common::missing(&format!("a C compiler to build the attack programs (cc: {e}; gcc)")),
             };
             assert!(out.status.success(), "cc {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
         }
-        Ok(Setup { policy, bin })
+        Setup { policy, bin }
     })
-    .as_ref()
-    .map_err(|why| why.as_str())
-}
-
-fn can_run() -> Option<&'static Setup> {
-    match setup() {
-        Ok(s) => Some(s),
-        Err(why) => {
-            eprintln!("skipped: {why}");
-            None
-        }
-    }
 }
 
 impl Run {
@@ -260,8 +246,9 @@ fn both_modes(s: &Setup, test: &str, attack: &str) -> Run {
 // tmpfs $T; every other way to reach the same files must be marked too.
 
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn attack_reads_through_a_user_namespace_copy_of_the_mount() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = both_modes(
         s,
         "userns_copy",
@@ -287,8 +274,9 @@ attack() {
 }
 
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn attack_reads_through_a_bind_mount() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = both_modes(
         s,
         "bind_mount",
@@ -319,8 +307,9 @@ attack() {
 }
 
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn attack_reads_through_proc_pid_root_of_another_mount_namespace() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = both_modes(
         s,
         "proc_root",
@@ -365,8 +354,9 @@ attack() {
 
 // Attack 2.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn attack_clone_parent_child_reads_the_secret() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = both_modes(
         s,
         "clone_parent",
@@ -380,8 +370,9 @@ fn attack_clone_parent_child_reads_the_secret() {
 
 // Attack 3.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn attack_connector_overflow_loses_a_fork() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = both_modes(
         s,
         "connector_flood",
@@ -428,8 +419,9 @@ fn assert_exec_pending(r: &Run) {
 }
 
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn attack_failed_exec_e2big_keeps_its_pending_transition() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = both_modes(
         s,
         "exec_e2big",
@@ -447,8 +439,9 @@ attack() {{
 }
 
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn attack_failed_exec_eperm_keeps_its_pending_transition() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = both_modes(
         s,
         "exec_eperm",
@@ -492,8 +485,9 @@ fn assert_open_flags(r: &Run) {
 
 // Attack 5a.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn attack_32bit_open_beside_a_blocked_open() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = both_modes(
         s,
         "open_int80",
@@ -511,8 +505,9 @@ attack() {{ attempt "$1" as_attacker "$ADV/open_flags" int80 "$S/work/fifo" "$T/
 
 // Attack 5b.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn attack_openat2_flags_flipped_during_the_open() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = both_modes(
         s,
         "open_openat2",
@@ -530,8 +525,9 @@ attack() {{ attempt "$1" as_attacker "$ADV/open_flags" openat2 "$T/data/ro.txt" 
 
 // 6: not an attack; what must keep working.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn program_on_the_marked_tmpfs_runs_confined() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         r#"
@@ -581,8 +577,9 @@ attack() {
 /// docs/security.md must say so. DIRECT, the control: a plain exec of it
 /// is refused.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn documented_limit_exec_without_execute_runs() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         &format!(
@@ -642,8 +639,9 @@ fn assert_path_control(r: &Run) {
 }
 
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn attack_path_labeled_file_linked_or_moved() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         &format!(
@@ -670,8 +668,9 @@ stop_daemon
 }
 
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn attack_path_labeled_directory_renamed_in_place_enforcing() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         &format!("{PATH_MOVE_SETUP}\nstart_daemon\ncontrol\nrename_dir ENFORCING as_attacker\nstop_daemon\n"),
@@ -686,8 +685,9 @@ fn attack_path_labeled_directory_renamed_in_place_enforcing() {
 /// The attack succeeds where neither the daemon (permissive) nor the
 /// launcher's Landlock ruleset (`--no-sandbox`) stops it.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn attack_path_labeled_directory_renamed_in_place_permissive() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         &format!(
@@ -718,8 +718,9 @@ fn attack_path_labeled_directory_renamed_in_place_permissive() {
 /// trusted_t. A permissive daemon lets every one of them through, and
 /// each attack succeeds: the checks can fail.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn a_domain_is_entered_only_through_the_launcher() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         &format!(
@@ -777,8 +778,9 @@ stop_daemon
 /// other tests' permissive runs, and AFTER_PLAIN shows this very process
 /// still reads what app_t may after the restart.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn restarted_daemon_keeps_confined_processes_confined() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         r#"
@@ -824,8 +826,9 @@ stop_daemon
 /// policy checks let app_t through (as SELinux's permissive mode does):
 /// the checks can fail.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn confined_root_cannot_change_enforcement_through_the_control_socket() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         r#"
@@ -904,8 +907,9 @@ stop_daemon
 /// succeed, which shows the checks can fail, and unconfined root signals
 /// it too.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn confined_root_cannot_signal_or_ptrace_the_daemon() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         r#"
@@ -947,8 +951,9 @@ stop_daemon
 /// policy sequence number unchanged; unconfined root's SIGHUP reloads.
 /// Under a permissive daemon app_t's SIGHUP reloads (the check can fail).
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn a_confined_sighup_does_not_reload_the_policy() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         r#"
@@ -997,8 +1002,9 @@ stop_daemon
 /// Unconfined root may do both; under a permissive daemon nothing is
 /// dropped (SELinux would only log), which shows the check can fail.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn confined_root_keeps_only_the_capabilities_of_its_domain() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         r#"
@@ -1043,8 +1049,9 @@ stop_daemon
 /// must say so. TRANSFER shows the descriptor arrived (a file app_t may
 /// read, file_t by path) and CONTROL that app_t may not open the secret.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn documented_limit_a_descriptor_received_later_is_read() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         r#"
@@ -1113,8 +1120,9 @@ stop_daemon
 /// app_t may read stays open (file_t by path). Under a permissive daemon
 /// the descriptor is kept (the check can fail).
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn a_descriptor_opened_before_rampart_run_is_revoked() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         r#"
@@ -1152,8 +1160,9 @@ stop_daemon
 /// has no such rule). Root in app_t without the sandbox keeps its
 /// capabilities, and succeeds: the check can fail.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn confined_root_cannot_relabel_through_xattrs() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         r#"
@@ -1182,8 +1191,9 @@ stop_daemon
 /// marked filesystem, its seccomp filter refuses chmod. Root in app_t by
 /// `--no-sandbox` succeeds: the checks can fail.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn confined_root_cannot_truncate_chmod_or_unlink_what_it_may_not_write() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         r#"
@@ -1264,8 +1274,9 @@ echo "SECRET_SIZE=$(stat -c %s "$T/data/launched-secret")"
 /// the default domain and reads it: the check can fail. Uid 65534 cannot
 /// write the file at all.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn confined_root_cannot_leave_its_cgroup() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         r#"
@@ -1305,8 +1316,9 @@ stop_daemon
 /// whatever the daemon's mode. Root in app_t without the sandbox, and
 /// unconfined root, succeed: the checks can fail.
 #[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn confined_root_cannot_rewrite_the_daemons_policy_files() {
-    let Some(s) = can_run() else { return };
+    let s = setup();
     let r = scenario(
         s,
         r#"

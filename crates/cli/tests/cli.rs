@@ -103,18 +103,19 @@ fn every_command_refuses_a_bad_command_line() {
 }
 
 /// The test policy, a file_contexts for it, and a directory to label.
-fn label_setup() -> Option<(PathBuf, PathBuf, PathBuf)> {
-    let policy = test_policy("deny")?;
+fn label_setup() -> (PathBuf, PathBuf, PathBuf) {
+    let policy = test_policy("deny");
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-label-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("tree")).unwrap();
     let fc = dir.join("file_contexts");
     std::fs::write(&fc, "/.*\tsystem_u:object_r:file_t\n").unwrap();
-    Some((policy, fc, dir.join("tree")))
+    (policy, fc, dir.join("tree"))
 }
 
 #[test]
+#[ignore = "needs checkpolicy: compiles the test policy"]
 fn every_command_answers_a_valid_command_line() {
-    let Some((p, fc, tree)) = label_setup() else { return };
+    let (p, fc, tree) = label_setup();
     let (p, fc, tree) = (p.to_str().unwrap(), fc.to_str().unwrap(), tree.to_str().unwrap());
     let (s, t) = ("system_u:system_r:kernel_t", "user_u:object_r:other_t");
     for (args, code, needle) in [

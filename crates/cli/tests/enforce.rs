@@ -3,8 +3,8 @@
 //! (tests/enforce/prelude.sh), with the policy tests/data/enforce.conf
 //! compiled by checkpolicy. Expected outcomes come from that policy's
 //! rules (written next to each assertion), not from Rampart's output.
-//! Scenarios that cannot run here (not root, no checkpolicy, no fanotify
-//! permission events) print why and pass.
+//! The scenarios need root and checkpolicy: they are `#[ignore]`d, and
+//! fail saying what is missing when run (`--include-ignored`) without.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -21,8 +21,8 @@ struct Policies {
 }
 
 /// enforce.conf compiled as is (A) and without the app_read_data block (B).
-fn policies() -> Option<&'static Policies> {
-    static P: OnceLock<Option<Policies>> = OnceLock::new();
+fn policies() -> &'static Policies {
+    static P: OnceLock<Policies> = OnceLock::new();
     P.get_or_init(|| {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/enforce.conf");
         // Under target/, not /tmp: nothing removes it at exit.
@@ -38,23 +38,16 @@ fn policies() -> Option<&'static Policies> {
         };
         let (a, b) = (dir.join("a.33"), dir.join("b.33"));
         match (compile(&src, &a), compile(&b_src, &b)) {
-            (Ok(x), Ok(y)) if x.status.success() && y.status.success() => Some(Policies { a, b }),
-            (Err(e), _) | (_, Err(e)) => {
-                eprintln!("skipped: checkpolicy not available ({e}); install it with scripts/install-deps.sh");
-                None
-            }
+            (Ok(x), Ok(y)) if x.status.success() && y.status.success() => Policies { a, b },
+            (Err(e), _) | (_, Err(e)) => common::missing(&format!("checkpolicy ({e})")),
             (Ok(x), _) => panic!("checkpolicy failed: {}", String::from_utf8_lossy(&x.stderr)),
         }
     })
-    .as_ref()
 }
 
-fn can_run() -> Option<&'static Policies> {
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: the enforcement tests need root (mounts, fanotify)");
-        return None;
-    }
+/// Root and the compiled policies; fails the test without either.
+fn setup() -> &'static Policies {
+    common::require_root("mounts, fanotify");
     policies()
 }
 
@@ -71,8 +64,9 @@ const APP_READ: &str =
     r#"app_read() { app -c "if read l < '$1'; then echo ok:\$l; else echo denied; fi" 2>/dev/null; }"#;
 
 #[test]
+#[ignore = "needs root, checkpolicy and audit2allow: a live daemon in a private mount namespace"]
 fn allowed_and_denied_opens_and_an_exec_transition() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     let r = scenario(
         p,
         &format!(
@@ -96,7 +90,7 @@ if command -v audit2allow >/dev/null; then
     echo "RULE_APPEND=$(grep -c '^allow app_t file_t:file append;' "$S/rules")"
     sed 's/^/audit2allow: /' "$S/rules"
 else
-    echo "RULE_SECRET=skipped"
+    echo "RULE_SECRET=missing"
 fi
 "#
         ),
@@ -116,17 +110,17 @@ fi
     // Each denial is reported: the shell's and its child's.
     assert_eq!(r.num("AUDIT_SECRET"), 2, "{}", r.stderr);
     assert_eq!(r.num("AUDIT_APPEND"), 1);
-    if r.get("RULE_SECRET") == "skipped" {
-        eprintln!("audit2allow check skipped: install policycoreutils-python-utils (scripts/install-deps.sh)");
-    } else {
-        assert_eq!(r.num("RULE_SECRET"), 1, "audit2allow did not read the denials:\n{}", r.stdout);
-        assert_eq!(r.num("RULE_APPEND"), 1, "audit2allow did not read the denials:\n{}", r.stdout);
+    if r.get("RULE_SECRET") == "missing" {
+        common::missing("audit2allow (policycoreutils-python-utils)");
     }
+    assert_eq!(r.num("RULE_SECRET"), 1, "audit2allow did not read the denials:\n{}", r.stdout);
+    assert_eq!(r.num("RULE_APPEND"), 1, "audit2allow did not read the denials:\n{}", r.stdout);
 }
 
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn rampart_run_checks_the_transition_like_runcon() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     let r = scenario(
         p,
         &format!(
@@ -167,8 +161,9 @@ sed 's/^/audit: /' "$LOG"
 }
 
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn permissive_logs_but_allows() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     for flag in ["--permissive", "--permissive-domain=app_t"] {
         let r = scenario(
             p,
@@ -244,8 +239,9 @@ fn assert_revoked(r: &Run, what: &str) {
 }
 
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn reload_revokes_reads_of_an_open_file() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     // Policy B has no rule letting app_t read data_t.
     let r = revocation(p, r#"cp "$POLICY_B" "$T/run/policy.33"; "$RAMPART" reload --socket "$SOCK" >/dev/null"#);
     assert_revoked(&r, "reload");
@@ -259,8 +255,9 @@ fn reload_revokes_reads_of_an_open_file() {
 /// mapping already made (it revalidates at `read()`, not at page faults).
 /// When this test fails the limit was closed: update docs/security.md.
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn documented_limit_a_mapping_outlives_its_revocation() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     let r = scenario(
         p,
         r#"start_daemon
@@ -297,15 +294,17 @@ stop_daemon
 }
 
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn boolean_change_revokes_reads_of_an_open_file() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     let r = revocation(p, r#""$RAMPART" setbool --socket "$SOCK" app_read_data off"#);
     assert_revoked(&r, "setbool");
 }
 
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn relabel_revokes_reads_of_an_open_file() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     // After a relabel, `rampart reload` drops cached labels and marks.
     let r = revocation(
         p,
@@ -315,8 +314,9 @@ fn relabel_revokes_reads_of_an_open_file() {
 }
 
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn unmarked_mounts_see_no_events() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     let r = scenario(
         p,
         &format!(
@@ -345,8 +345,9 @@ umount "$U"; rmdir "$U"
 }
 
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn killed_daemon_releases_pending_opens() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     for stop in ["KILL", "TERM"] {
         let r = scenario(
             p,
@@ -373,8 +374,9 @@ echo "RESULT=$(cat "$S/out")"
 }
 
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn malformed_control_messages_do_no_harm() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     let r = scenario(
         p,
         r#"start_daemon
@@ -410,8 +412,9 @@ PY
 /// switches grow far beyond the one timeout a second of an idle helper),
 /// and every open still gets its answer.
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn helper_responders_answer_when_events_queue_up() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     let r = scenario(
         p,
         r#"
@@ -452,8 +455,9 @@ echo "FAILED=$(cat "$S"/fail.* | awk '{ n += $1 } END { print n }')"
 /// `allow` none does. Each decided open is counted in `status` as
 /// decided without the path (plain.txt has no xattr).
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn opens_beyond_the_queue_bound_get_the_overload_answer() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     for answer in ["deny", "allow"] {
         let r = scenario(
             p,
@@ -502,8 +506,9 @@ echo "NOTICED=$(awk '/^rampartd: [0-9]+ events answered {answer} without a decis
 /// running 200 execs (one event each, never a batch) must wake the
 /// helper about as often.
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn an_exec_wakes_a_helper_responder() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     let r = scenario(
         p,
         r#"
@@ -537,8 +542,9 @@ echo "OK=$ok"
 /// exec as failed would leave the new image, and its child, unconfined.
 /// The permissive run shows the check can fail: there every child reads.
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn stress_exec_transitions_race_their_settling() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     let script = |flags: &str, key: &str| {
         format!(
             r#"start_daemon {flags}
@@ -563,12 +569,12 @@ stop_daemon
 /// and serves its content (`httpd_sys_content_t`, which httpd_t reads) but
 /// not the shadow file (`shadow_t`, which it may not read).
 #[test]
+#[ignore = "needs root, checkpolicy and the system policy: a live daemon in a private mount namespace"]
 fn a_confined_web_server_starts_as_root_drops_privileges_and_serves() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     let system = Path::new("/etc/selinux/default/policy/policy.33");
     if !system.exists() {
-        eprintln!("skipped: no system policy (install selinux-policy-default with scripts/install-deps.sh)");
-        return;
+        common::missing(&format!("the system policy at {} (selinux-policy-default)", system.display()));
     }
     let r = scenario(
         p,
@@ -626,8 +632,9 @@ stop_daemon
 /// counted while app_t lives show the count would catch a scope that
 /// never shrinks.
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn the_scope_shrinks_when_a_domain_has_no_process_left() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     let r = scenario(
         p,
         r#"
@@ -654,8 +661,9 @@ stop_daemon
 }
 
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn stress_boolean_flips_under_concurrent_reads() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     let r = scenario(
         p,
         &format!(
@@ -714,8 +722,9 @@ echo "EVENTS=$(events)"
 /// command; tests/cli.rs has their help and usage errors). What each
 /// command does is checked by the scenarios above.
 #[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn every_control_command_answers() {
-    let Some(p) = can_run() else { return };
+    let p = setup();
     let r = scenario(
         p,
         r#"

@@ -32,9 +32,9 @@ fn counts(text: &str) -> BTreeMap<String, u64> {
 }
 
 /// Compares one policy; returns how many counts were compared.
-fn compare(policy: &Path) -> Option<usize> {
+fn compare(policy: &Path) -> usize {
     let path = policy.to_str().unwrap();
-    let theirs_text = tool("seinfo", &[path])?;
+    let theirs_text = tool("seinfo", &[path]);
     let ours = with_policy(policy, &["policy", "info"]);
     assert_eq!(ours.code, 0, "{}", ours.stderr);
     let (theirs, ours_counts) = (counts(&theirs_text), counts(&ours.stdout));
@@ -52,13 +52,14 @@ fn compare(policy: &Path) -> Option<usize> {
     for (a, b) in ours.stdout.lines().zip(theirs_text.lines()).take(4) {
         assert_eq!(a, b);
     }
-    Some(compared)
+    compared
 }
 
 #[test]
+#[ignore = "needs the system policy and setools: compared with seinfo/sesearch"]
 fn system_policy_counts_match_seinfo() {
-    let Some(policy) = system_policy() else { return };
-    let Some(n) = compare(&policy) else { return };
+    let policy = system_policy();
+    let n = compare(&policy);
     assert!(n >= 40, "only {n} counts compared");
     eprintln!("{n} counts agree with seinfo on {}", policy.display());
 }
@@ -66,12 +67,10 @@ fn system_policy_counts_match_seinfo() {
 /// The seed policies exercise aliases, MLS, name transitions and old
 /// versions.
 #[test]
+#[ignore = "needs setools and checkpolicy: compared with seinfo"]
 fn seed_policies_counts_match_seinfo() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policy/tests/data");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        eprintln!("skipped: no {}", dir.display());
-        return;
-    };
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let mut files: Vec<PathBuf> = entries
         .map(|e| e.unwrap().path())
         .filter(|p| {
@@ -81,22 +80,23 @@ fn seed_policies_counts_match_seinfo() {
         })
         .collect();
     files.sort();
-    let mut compared = 0;
-    for f in files.iter().chain(test_policy("deny").iter()) {
-        compared += usize::from(compare(f).is_some());
+    files.push(test_policy("deny"));
+    for f in &files {
+        compare(f);
     }
-    eprintln!("{compared} policies agree with seinfo");
+    eprintln!("{} policies agree with seinfo", files.len());
 }
 
 /// The counts seinfo's statistics leave out, checked against its other
 /// listings: type aliases (`seinfo -t -x`) and name-based type transitions
 /// (`sesearch -T` lines with a name).
 #[test]
+#[ignore = "needs the system policy and setools: compared with seinfo/sesearch"]
 fn extra_counts_match_setools_listings() {
-    let Some(policy) = system_policy() else { return };
+    let policy = system_policy();
     let path = policy.to_str().unwrap();
-    let Some(types) = tool("seinfo", &[path, "-t", "-x"]) else { return };
-    let Some(trans) = sesearch(&policy, &["-T"]) else { return };
+    let types = tool("seinfo", &[path, "-t", "-x"]);
+    let trans = sesearch(&policy, &["-T"]);
     let aliases: u64 = types
         .lines()
         .filter_map(|l| l.split_once(" alias ").map(|(_, rest)| rest))

@@ -11,12 +11,15 @@
 //!   stdin;
 //! - `getlabel` and `relabel` on a tmpfs tree in a private mount
 //!   namespace: the test re-executes itself under `unshare -m
-//!   --propagation private` (root only; skipped with a message
-//!   otherwise), mounts a tmpfs on a directory it created under the temp
-//!   dir, and touches nothing else. `relabel --root TMP` must write what
+//!   --propagation private` (root only), mounts a tmpfs on a directory it
+//!   created under the temp dir, and touches nothing else. `relabel --root TMP` must write what
 //!   libselinux says for the re-rooted path and lstat type, `-n` nothing,
 //!   and symlinks are labeled themselves, never followed;
 //! - malformed command lines exit 2 with a message, never a panic.
+//!
+//! Tests that need root, the system policy or matchpathcon are
+//! `#[ignore]`d; run without them (`--include-ignored`), they fail saying
+//! what is missing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -29,6 +32,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use rampart_oracle::selabel::{lookup_batch, LabelQuery};
+
+mod common;
 
 const TYPES: [(&str, u32, &str); 7] = [
     ("file", 0o100000, "f"),
@@ -73,15 +78,12 @@ fn rampart<S: AsRef<OsStr>>(args: &[S], stdin: &[u8]) -> Out {
     out
 }
 
-/// The system policy and file_contexts are there (else the test is
-/// skipped with a message).
-fn system_ready() -> bool {
-    let policy = rampart_policy::default_policy_path();
-    if !policy.as_ref().is_ok_and(|p| p.exists()) || !Path::new(FILE_CONTEXTS).exists() {
-        println!("skipped: no system policy or {FILE_CONTEXTS} (apt-get install selinux-policy-default)");
-        return false;
+/// Fails the test unless the system policy and file_contexts are there.
+fn require_system_policy() {
+    common::system_policy();
+    if !Path::new(FILE_CONTEXTS).exists() {
+        common::missing(&format!("{FILE_CONTEXTS} (selinux-policy-default)"));
     }
-    true
 }
 
 fn oracle(queries: &[LabelQuery]) -> Vec<String> {
@@ -229,10 +231,9 @@ fn os(p: &[u8]) -> OsString {
 
 /// `rampart label [--type T] -- PATHS` against the oracle, byte for byte.
 #[test]
+#[ignore = "needs the system policy and matchpathcon: compared with libselinux"]
 fn label_matches_libselinux() {
-    if !system_ready() {
-        return;
-    }
+    require_system_policy();
     let paths = corpus();
     assert!(paths.len() >= 300, "only {} paths", paths.len());
     let mut checked = 0;
@@ -269,24 +270,25 @@ fn label_matches_libselinux() {
         }
         checked += paths.len();
         // The real matchpathcon prints the same bytes (its -m reads one letter).
-        if Path::new("/usr/sbin/matchpathcon").exists() {
-            let mut cmd = Command::new("/usr/sbin/matchpathcon");
-            if let Some(t) = ty {
-                cmd.args(["-m", t.2]);
-            }
-            let m = cmd.arg("--").args(paths.iter().map(|p| os(p))).output().unwrap();
-            assert_eq!(m.status.code(), Some(0));
-            assert!(m.stdout == want, "matchpathcon {ty:?} disagrees with rampart label");
+        let mut cmd = Command::new("/usr/sbin/matchpathcon");
+        if let Some(t) = ty {
+            cmd.args(["-m", t.2]);
         }
+        let m = cmd
+            .arg("--")
+            .args(paths.iter().map(|p| os(p)))
+            .output()
+            .unwrap_or_else(|e| common::missing(&format!("/usr/sbin/matchpathcon ({e}; selinux-utils)")));
+        assert_eq!(m.status.code(), Some(0));
+        assert!(m.stdout == want, "matchpathcon {ty:?} disagrees with rampart label");
     }
     println!("label: {} paths x 8 modes, {checked} lookups identical to libselinux", paths.len());
 }
 
 #[test]
+#[ignore = "needs the system policy: compared with libselinux"]
 fn label_of_an_empty_path_fails_like_matchpathcon() {
-    if !system_ready() {
-        return;
-    }
+    require_system_policy();
     let out = rampart(&["label", "/etc", "", "/usr"], b"");
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("empty path"), "{}", out.stderr);
@@ -297,10 +299,9 @@ fn label_of_an_empty_path_fails_like_matchpathcon() {
 /// `label --batch` against the oracle: every path with no type, every
 /// type, and an empty TYPE; error lines stay in place.
 #[test]
+#[ignore = "needs the system policy: compared with libselinux"]
 fn batch_matches_libselinux() {
-    if !system_ready() {
-        return;
-    }
+    require_system_policy();
     let paths: Vec<Vec<u8>> = corpus().into_iter().filter(|p| !p.contains(&b'\n')).collect();
     let mut input = Vec::new();
     let mut queries: Vec<LabelQuery> = Vec::new();
@@ -343,10 +344,9 @@ fn batch_matches_libselinux() {
 
 /// An answer arrives while stdin is still open.
 #[test]
+#[ignore = "needs the system policy: compared with libselinux"]
 fn batch_answers_without_eof() {
-    if !system_ready() {
-        return;
-    }
+    require_system_policy();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rampart"))
         .args(["label", "--batch"])
         .stdin(Stdio::piped())
@@ -442,28 +442,18 @@ fn help_texts() {
 const ENV: &str = "RAMPART_CLI_LABEL_NS_DIR";
 const NS_TEST: &str = "getlabel_and_relabel_in_a_private_namespace";
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
+#[ignore = "needs root and the system policy: mounts a tmpfs in a private mount namespace"]
 fn getlabel_and_relabel_in_a_private_namespace() {
     if let Some(dir) = std::env::var_os(ENV) {
         inner(Path::new(&dir));
         return;
     }
-    if !system_ready() {
-        return;
-    }
-    if !is_root() {
-        println!("skipped: the getlabel/relabel namespace test needs root (mount, mknod, security.* xattrs)");
-        return;
-    }
+    require_system_policy();
+    common::require_root("mount, mknod, security.* xattrs");
     let probe = Command::new("unshare").args(["-m", "--propagation", "private", "true"]).status();
     if !probe.is_ok_and(|s| s.success()) {
-        println!("skipped: `unshare -m --propagation private` is unavailable (util-linux missing or no CAP_SYS_ADMIN)");
-        return;
+        common::missing("`unshare -m --propagation private` (util-linux, and CAP_SYS_ADMIN)");
     }
     let dir = std::env::temp_dir().join(format!("rampart-cli-label-ns-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -472,7 +462,7 @@ fn getlabel_and_relabel_in_a_private_namespace() {
     let status = Command::new("unshare")
         .args(["-m", "--propagation", "private"])
         .arg(std::env::current_exe().unwrap())
-        .args(["--exact", NS_TEST, "--nocapture", "--test-threads=1"])
+        .args(["--exact", NS_TEST, "--include-ignored", "--nocapture", "--test-threads=1"])
         .env(ENV, &dir)
         .status()
         .unwrap();

@@ -96,8 +96,9 @@ fn non_utf8_arguments() {
 }
 
 #[test]
+#[ignore = "needs the system policy"]
 fn closed_stdout_is_not_a_crash() {
-    let Some(policy) = system_policy() else { return };
+    let policy = system_policy();
     // `rampart ... | head -c0`: the reader goes away; rampart must not panic.
     let input = "system_u:system_r:sshd_t:s0 system_u:object_r:etc_t:s0 file\n".repeat(200_000);
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rampart"))

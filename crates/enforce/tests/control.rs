@@ -3,7 +3,8 @@
 //! client that must still be served), the root-only peer check exercised
 //! by a real non-root process, timeouts and limits, and the socket file's
 //! life cycle (stale file replaced, live server refused, removed on
-//! shutdown).
+//! shutdown). The tests that need root are `#[ignore]`d, and fail saying
+//! so when run as another user.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -153,6 +154,17 @@ impl ControlHandler for Fake {
     }
 }
 
+/// Fails the test unless it runs as root: the control socket serves only
+/// root, and the non-root peers are made by dropping from root.
+fn require_root() {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        panic!(
+            "needs root (the control socket serves only root): run the ignored tests as root, as scripts/test.sh does"
+        );
+    }
+}
+
 fn start(tag: &str) -> (TempDir, Arc<Fake>, ControlServer) {
     start_with(tag, ServerConfig::default())
 }
@@ -211,7 +223,9 @@ fn assert_serving(path: &Path) {
 // Every op
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn every_op_round_trips_through_the_client() {
+    require_root();
     let (dir, fake, server) = start("ops");
     assert_eq!(server.path(), dir.sock());
     let mut client = Client::connect(dir.sock()).unwrap();
@@ -249,7 +263,9 @@ fn every_op_round_trips_through_the_client() {
 }
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn raw_wire_format() {
+    require_root();
     let (dir, fake, _server) = start("wire");
     let replies = exchange(
         &dir.sock(),
@@ -280,7 +296,9 @@ fn raw_wire_format() {
 }
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn handler_errors_and_panics_are_error_replies() {
+    require_root();
     let (dir, fake, _server) = start("handler-errors");
     let mut client = Client::connect(dir.sock()).unwrap();
     let err = client.set_boolean("no_such_bool", true).unwrap_err();
@@ -300,7 +318,9 @@ fn handler_errors_and_panics_are_error_replies() {
 // Malformed and hostile clients
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn malformed_lines_get_error_replies_and_the_server_goes_on() {
+    require_root();
     let (dir, fake, _server) = start("malformed");
     let cases: &[(&[u8], &str)] = &[
         (b"\x00\xff\xfe\x01garbage\x7f\n", "NUL byte at offset 0"),
@@ -338,7 +358,9 @@ fn malformed_lines_get_error_replies_and_the_server_goes_on() {
 }
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn a_bad_line_does_not_cost_the_connection() {
+    require_root();
     let (dir, _fake, _server) = start("bad-then-good");
     let replies = exchange(&dir.sock(), b"not json\n{\"op\":\"reload\"}\n\xff\n{\"op\":\"reload\"}\n", true);
     assert_eq!(replies.len(), 4, "{replies:?}");
@@ -349,7 +371,9 @@ fn a_bad_line_does_not_cost_the_connection() {
 }
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn an_overlong_line_gets_an_error_and_a_close() {
+    require_root();
     let (dir, fake, _server) = start("overlong");
     // 1 MiB without a newline: refused after MAX_LINE bytes, connection
     // closed (our remaining writes fail, which exchange() ignores).
@@ -379,7 +403,9 @@ fn an_overlong_line_gets_an_error_and_a_close() {
 }
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn a_partial_line_then_close() {
+    require_root();
     let (dir, fake, _server) = start("partial");
     // Half-closed: the client can still read why its line was dropped.
     let replies = exchange(&dir.sock(), b"{\"op\":\"rel", true);
@@ -400,7 +426,9 @@ fn a_partial_line_then_close() {
 }
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn a_client_that_never_reads_its_replies_cannot_block_the_server() {
+    require_root();
     let config = ServerConfig {
         write_timeout: Duration::from_millis(200),
         max_requests: usize::MAX,
@@ -425,7 +453,9 @@ fn a_client_that_never_reads_its_replies_cannot_block_the_server() {
 }
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn slow_and_silent_clients_time_out() {
+    require_root();
     let config = ServerConfig {
         line_timeout: Duration::from_millis(300),
         connection_timeout: Duration::from_secs(2),
@@ -491,7 +521,9 @@ fn slow_and_silent_clients_time_out() {
 }
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn requests_per_connection_are_bounded() {
+    require_root();
     let config = ServerConfig { max_requests: 3, ..ServerConfig::default() };
     let (dir, fake, _server) = start_with("max-requests", config);
     let replies = exchange(&dir.sock(), &b"{\"op\":\"reload\"}\n".repeat(10), false);
@@ -579,7 +611,9 @@ fn as_nobody(path: &Path, request: &[u8]) -> String {
 }
 
 #[test]
+#[ignore = "needs root: drops to uid 65534 against a root-only socket"]
 fn non_root_peers_are_refused_by_the_server() {
+    require_root();
     let (dir, fake, _server) = start("non-root");
     // Open the file mode so that only the SO_PEERCRED check stands between
     // a non-root process and the daemon.
@@ -595,7 +629,9 @@ fn non_root_peers_are_refused_by_the_server() {
 }
 
 #[test]
+#[ignore = "needs root: drops to uid 65534 against a root-only socket"]
 fn the_socket_file_itself_keeps_non_root_out() {
+    require_root();
     let (dir, _fake, _server) = start("mode");
     let report = as_nobody(&dir.sock(), b"{\"op\":\"status\"}\n");
     assert_eq!(report, "CHILD: connect failed");
@@ -637,7 +673,9 @@ fn run_helper_as_nobody(path: &Path) -> String {
 }
 
 #[test]
+#[ignore = "needs root and setpriv: drops to uid 65534 against a root-only socket"]
 fn client_errors_for_non_root_users() {
+    require_root();
     let (dir, fake, _server) = start("client-non-root");
     // Mode 0600: connect(2) itself is refused.
     let line = run_helper_as_nobody(&dir.sock());
@@ -659,7 +697,9 @@ fn client_errors_for_non_root_users() {
 // The socket file
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn bind_creates_the_directory_and_a_0600_socket() {
+    require_root();
     let dir = TempDir::new("mkdir");
     let path = dir.0.join("run/rampart/rampartd.sock");
     let server = ControlServer::bind(&path, Arc::new(Fake::default())).unwrap();
@@ -675,7 +715,9 @@ fn bind_creates_the_directory_and_a_0600_socket() {
 }
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn a_stale_socket_file_is_replaced() {
+    require_root();
     let dir = TempDir::new("stale");
     // A socket file nobody listens on, as a crashed daemon leaves it.
     drop(UnixListener::bind(dir.sock()).unwrap());
@@ -688,7 +730,9 @@ fn a_stale_socket_file_is_replaced() {
 }
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn a_live_server_is_not_replaced() {
+    require_root();
     let (dir, fake, first) = start("live");
     let err = ControlServer::bind(&dir.sock(), Arc::new(Fake::default())).unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::AddrInUse);
@@ -811,7 +855,9 @@ fn client_reports_malformed_replies_timeouts_and_closes() {
 }
 
 #[test]
+#[ignore = "needs root: the control socket serves only root"]
 fn client_refuses_to_send_what_the_server_would_refuse() {
+    require_root();
     let (dir, fake, _server) = start("client-check");
     let mut client = Client::connect(dir.sock()).unwrap();
     let err = client.set_boolean(&"b".repeat(MAX_LINE), true).unwrap_err();

@@ -5,22 +5,19 @@
 //! A unasked (the race rampartd avoids), but a second group B with the
 //! same mount mark, which removes no marks, is asked about every one of
 //! them. Root, a C compiler and `unshare` are needed (the run is in a
-//! private mount namespace on a tmpfs it mounts); skipped otherwise.
+//! private mount namespace on a tmpfs it mounts): the test is
+//! `#[ignore]`d, and run without them it fails saying what is missing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
 use std::process::Command;
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
+#[ignore = "needs root and cc: fanotify in a private mount namespace"]
 fn a_group_that_removes_no_marks_is_asked_about_every_open() {
-    if !is_root() {
-        eprintln!("skipped: fanotify permission events need root");
-        return;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        panic!("needs root (fanotify permission events): run the ignored tests as root, as scripts/test.sh does");
     }
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contrib/repro/mark-removal-race.c");
     let dir = std::env::temp_dir().join(format!("rampart-mark-race.{}", std::process::id()));
@@ -30,10 +27,7 @@ fn a_group_that_removes_no_marks_is_asked_about_every_open() {
     match built {
         Ok(out) if out.status.success() => {}
         Ok(out) => panic!("cc failed on {}: {}", source.display(), String::from_utf8_lossy(&out.stderr)),
-        Err(e) => {
-            eprintln!("skipped: no C compiler ({e})");
-            return;
-        }
+        Err(e) => panic!("missing prerequisite: a C compiler (cc: {e}; gcc); install it with scripts/install-deps.sh"),
     }
     let mnt = dir.join("mnt");
     std::fs::create_dir_all(&mnt).unwrap();

@@ -163,17 +163,16 @@ fn env_number(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
-/// The policy, or `None` (printing why) when there is none to test.
-fn policy() -> Option<(PathBuf, Arc<Policy>)> {
-    let path = match rampart_policy::default_policy_path() {
-        Ok(p) => p,
-        Err(e) => {
-            println!("SKIPPED: no SELinux policy installed ({e}); install selinux-policy-default");
-            return None;
-        }
-    };
+/// The system policy; fails the test if it is not installed.
+fn policy() -> (PathBuf, Arc<Policy>) {
+    let path = rampart_policy::default_policy_path().unwrap_or_else(|e| {
+        panic!(
+            "missing prerequisite: the system policy ({e}); \
+             install it with scripts/install-deps.sh"
+        )
+    });
     let policy = Policy::from_file(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    Some((path, Arc::new(policy)))
+    (path, Arc::new(policy))
 }
 
 // ---------------------------------------------------------------------
@@ -1176,10 +1175,9 @@ fn seeds() -> Vec<u64> {
 }
 
 #[test]
+#[ignore = "needs the system policy: checked against libsepol"]
 fn an_ignore_mark_never_lets_through_what_the_policy_denies() {
-    let Some((path, policy)) = policy() else {
-        return;
-    };
+    let (path, policy) = policy();
     let mut r = Reference::new(&path, &BOOLEANS);
     let steps = env_number("RAMPART_MARKS_STEPS").map_or(STEPS, |n| n as usize);
     let mut total = Stats::default();
@@ -1241,10 +1239,9 @@ fn an_ignore_mark_never_lets_through_what_the_policy_denies() {
 /// The checker itself: a daemon that forgets one flush, or a kernel
 /// whose flush does nothing, is caught right at the step that needed it.
 #[test]
+#[ignore = "needs the system policy: checked against libsepol"]
 fn the_checker_catches_a_forgotten_flush() {
-    let Some((path, policy)) = policy() else {
-        return;
-    };
+    let (path, policy) = policy();
     let mut r = Reference::new(&path, &BOOLEANS);
     for fault in [
         Fault::SkipFlushOnBoolean,
@@ -1284,9 +1281,7 @@ fn bool_index(name: &str) -> usize {
 /// off (a flush), which denies ftpd_t `read`. Then `next` goes on in that
 /// world.
 fn after_an_unseen_reader_loses_read(next: impl FnOnce(&mut World<'_>)) {
-    let Some((path, policy)) = policy() else {
-        return;
-    };
+    let (path, policy) = policy();
     let mut r = Reference::new(&path, &BOOLEANS);
     let domains = vec![DOMAINS[0].to_owned(), "system_u:system_r:ftpd_t:s0".to_owned()];
     let labels = vec![("file", "system_u:object_r:user_home_t:s0".to_owned())];
@@ -1308,6 +1303,7 @@ fn after_an_unseen_reader_loses_read(next: impl FnOnce(&mut World<'_>)) {
 /// change denies it `read`, a read by another (known) reader re-arms the
 /// ACCESS mark, and the unknown reader's reads are let through.
 #[test]
+#[ignore = "needs the system policy: checked against libsepol"]
 fn a_reader_let_in_by_an_open_mark_is_still_revoked() {
     after_an_unseen_reader_loses_read(|w| {
         assert_eq!(w.read(0, 0), (true, true), "unconfined_t's read after the flush is an event");
@@ -1330,6 +1326,7 @@ fn a_reader_let_in_by_an_open_mark_is_still_revoked() {
 /// default domain only" and re-arm the ACCESS mark over the other
 /// domain's descriptor.
 #[test]
+#[ignore = "needs the system policy: checked against libsepol"]
 fn an_open_mark_placed_while_others_are_in_scope_is_remembered() {
     after_an_unseen_reader_loses_read(|w| {
         assert_eq!(w.open(0, 0, Flags::Read), (true, true), "unconfined_t's open after the flush is an event");
@@ -1348,10 +1345,9 @@ fn an_open_mark_placed_while_others_are_in_scope_is_remembered() {
 /// reader after a relabel re-arms the ACCESS mark without asking about
 /// it.
 #[test]
+#[ignore = "needs the system policy: checked against libsepol"]
 fn a_reader_beyond_max_readers_is_still_revoked() {
-    let Some((path, policy)) = policy() else {
-        return;
-    };
+    let (path, policy) = policy();
     let mut r = Reference::new(&path, &BOOLEANS);
     // MAX_READERS distinct unconfined SIDs (category ranges), then httpd_t.
     let mut domains = vec![DOMAINS[0].to_owned()];
@@ -1391,10 +1387,9 @@ fn a_reader_beyond_max_readers_is_still_revoked() {
 /// after a relabel, an open that asks no `read` (so adds no reader) finds
 /// an empty reader list and places an ACCESS mark.
 #[test]
+#[ignore = "needs the system policy: checked against libsepol"]
 fn a_reader_of_an_untracked_inode_is_still_revoked() {
-    let Some((path, policy)) = policy() else {
-        return;
-    };
+    let (path, policy) = policy();
     let mut r = Reference::new(&path, &BOOLEANS);
     let domains = vec![
         DOMAINS[0].to_owned(),

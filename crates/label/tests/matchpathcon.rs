@@ -17,15 +17,17 @@ use std::process::Command;
 
 use rampart_label::{FileContexts, FileType, SpecFiles};
 
+mod common;
+
 const MATCHPATHCON: &str = "/usr/sbin/matchpathcon";
 
 #[test]
+#[ignore = "needs the system policy and matchpathcon: compared with the tool"]
 fn matches_the_matchpathcon_tool() {
     if !Path::new(MATCHPATHCON).exists() {
-        println!("skipped: {MATCHPATHCON} not found (apt-get install selinux-utils)");
-        return;
+        common::missing(&format!("{MATCHPATHCON} (selinux-utils)"));
     }
-    let policy = rampart_policy::Policy::from_file(&rampart_policy::default_policy_path().unwrap()).unwrap();
+    let policy = common::system_policy();
     let fc = FileContexts::load(&SpecFiles::system(), &policy).unwrap();
     let paths = [
         "/usr/bin/ls",

@@ -15,8 +15,8 @@
 //! outside the tmpfs is touched: the mount dies with the namespace, and
 //! a sentinel file outside is checked to stay unlabeled.
 //!
-//! Skipped (with a message) when not root or `unshare` cannot create a
-//! mount namespace here.
+//! Needs root, `unshare` and the system policy: `#[ignore]`d, and run
+//! (`--include-ignored`) without them it fails saying what is missing.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -37,27 +37,17 @@ use rampart_label::{
 const ENV: &str = "RAMPART_LABEL_NS_DIR";
 const NAME: &str = "relabel_tmpfs_tree_in_private_namespace";
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
+#[ignore = "needs root and the system policy: mounts a tmpfs in a private mount namespace"]
 fn relabel_tmpfs_tree_in_private_namespace() {
     if let Some(dir) = std::env::var_os(ENV) {
         inner(Path::new(&dir));
         return;
     }
-    if !is_root() {
-        println!("skipped: relabel namespace test needs root (mount, mknod, security.* xattrs)");
-        return;
-    }
+    common::require_root("mount, mknod, security.* xattrs");
     let probe = Command::new("unshare").args(["-m", "--propagation", "private", "true"]).status();
     if !probe.is_ok_and(|s| s.success()) {
-        println!(
-            "skipped: `unshare -m --propagation private` is unavailable here (util-linux missing or no CAP_SYS_ADMIN)"
-        );
-        return;
+        common::missing("`unshare -m --propagation private` (util-linux, and CAP_SYS_ADMIN)");
     }
     let dir = std::env::temp_dir().join(format!("rampart-label-ns-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -66,7 +56,7 @@ fn relabel_tmpfs_tree_in_private_namespace() {
     let status = Command::new("unshare")
         .args(["-m", "--propagation", "private"])
         .arg(std::env::current_exe().unwrap())
-        .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+        .args(["--exact", NAME, "--include-ignored", "--nocapture", "--test-threads=1"])
         .env(ENV, &dir)
         .status()
         .unwrap();
@@ -150,7 +140,7 @@ fn inner(dir: &Path) {
         ],
     );
     assert_ne!(std::fs::metadata(&root).unwrap().dev(), outer_dev, "tmpfs not mounted");
-    let policy = rampart_policy::Policy::from_file(&rampart_policy::default_policy_path().unwrap()).unwrap();
+    let policy = common::system_policy();
     let fc = FileContexts::load(&SpecFiles::system(), &policy).unwrap();
 
     // The tree.

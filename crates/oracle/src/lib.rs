@@ -145,6 +145,17 @@ impl Oracle {
     /// Start the oracle on a binary policy file.
     pub fn spawn(policy: impl AsRef<Path>) -> io::Result<Oracle> {
         let policy = policy.as_ref();
+        if !policy.exists() {
+            let hint = if policy == Path::new(DEFAULT_POLICY) {
+                "; install selinux-policy-default with scripts/install-deps.sh"
+            } else {
+                ""
+            };
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no policy file at {}{hint}", policy.display()),
+            ));
+        }
         let mut child = Command::new(oracle_path())
             .arg(policy)
             .stdin(Stdio::piped())

@@ -1,5 +1,7 @@
 //! Smoke tests of the libsepol oracle against Debian's default policy, with
-//! an independent cross-check against setools' `sesearch` when installed.
+//! an independent cross-check against setools' `sesearch`. They need the
+//! policy (and setools): `#[ignore]`d, and run without them they fail
+//! saying what to install.
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use std::collections::HashMap;
@@ -11,13 +13,17 @@ use rampart_oracle::{Answer, Decision, Oracle, DEFAULT_POLICY};
 const SSHD: &str = "system_u:system_r:sshd_t:s0";
 const SSHD_EXEC: &str = "system_u:object_r:sshd_exec_t:s0";
 
-fn oracle() -> Option<Oracle> {
+/// Fails the test: `what` is not installed here.
+fn missing(what: &str) -> ! {
+    panic!("missing prerequisite: {what}; install it with scripts/install-deps.sh")
+}
+
+fn oracle() -> Oracle {
     if !Path::new(DEFAULT_POLICY).exists() {
-        eprintln!("SKIP: {DEFAULT_POLICY} missing (apt-get install selinux-policy-default)");
-        return None;
+        missing(&format!("{DEFAULT_POLICY} (selinux-policy-default)"));
     }
     match Oracle::spawn(DEFAULT_POLICY) {
-        Ok(o) => Some(o),
+        Ok(o) => o,
         Err(e) => panic!("spawning oracle: {e}"),
     }
 }
@@ -34,13 +40,13 @@ fn perm_map(o: &mut Oracle, class: &str) -> HashMap<String, u32> {
 }
 
 /// Unconditional `allow` permissions reported by `sesearch` (attributes are
-/// matched indirectly by setools).  None if sesearch is not installed.
-fn sesearch_allowed(source: &str, target: &str, class: &str) -> Option<Vec<String>> {
-    let out =
-        Command::new("sesearch").args(["-A", "-s", source, "-t", target, "-c", class, DEFAULT_POLICY]).output().ok()?;
-    if !out.status.success() {
-        return None;
-    }
+/// matched indirectly by setools); fails the test without sesearch.
+fn sesearch_allowed(source: &str, target: &str, class: &str) -> Vec<String> {
+    let out = Command::new("sesearch")
+        .args(["-A", "-s", source, "-t", target, "-c", class, DEFAULT_POLICY])
+        .output()
+        .unwrap_or_else(|e| missing(&format!("sesearch ({e}; setools)")));
+    assert!(out.status.success(), "sesearch failed: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     let mut perms = Vec::new();
     for line in text.lines() {
@@ -56,12 +62,13 @@ fn sesearch_allowed(source: &str, target: &str, class: &str) -> Option<Vec<Strin
         let rest = rest.trim_start_matches('{').trim_end_matches('}');
         perms.extend(rest.split_whitespace().map(str::to_string));
     }
-    Some(perms)
+    perms
 }
 
 #[test]
+#[ignore = "needs the system policy and setools: cross-checked with sesearch"]
 fn known_queries_and_sesearch_cross_check() {
-    let Some(mut o) = oracle() else { return };
+    let mut o = oracle();
     let file = perm_map(&mut o, "file");
     assert!(file.contains_key("read") && file.contains_key("entrypoint"));
 
@@ -86,29 +93,24 @@ fn known_queries_and_sesearch_cross_check() {
     };
     assert!(file_value >= 1);
 
-    match sesearch_allowed("sshd_t", "sshd_exec_t", "file") {
-        Some(perms) => {
-            assert!(!perms.is_empty(), "sesearch found no rules");
-            for p in perms {
-                let bit = file.get(&p).copied().unwrap_or_else(|| panic!("unknown perm {p}"));
-                assert_ne!(d.allowed & bit, 0, "sesearch allows {p} but libsepol does not");
-            }
-        }
-        None => eprintln!("note: sesearch not available, cross-check skipped"),
+    let perms = sesearch_allowed("sshd_t", "sshd_exec_t", "file");
+    assert!(!perms.is_empty(), "sesearch found no rules");
+    for p in perms {
+        let bit = file.get(&p).copied().unwrap_or_else(|| panic!("unknown perm {p}"));
+        assert_ne!(d.allowed & bit, 0, "sesearch allows {p} but libsepol does not");
     }
 
     let process = perm_map(&mut o, "process");
     let d = decision(o.query(SSHD, SSHD, "process").expect("query"));
-    if let Some(perms) = sesearch_allowed("sshd_t", "sshd_t", "process") {
-        for p in perms {
-            assert_ne!(d.allowed & process[&p], 0, "sesearch allows {p}");
-        }
+    for p in sesearch_allowed("sshd_t", "sshd_t", "process") {
+        assert_ne!(d.allowed & process[&p], 0, "sesearch allows {p}");
     }
 }
 
 #[test]
+#[ignore = "needs the system policy"]
 fn booleans_change_conditional_rules() {
-    let Some(mut o) = oracle() else { return };
+    let mut o = oracle();
     let process = perm_map(&mut o, "process");
     let setfscreate = process["setfscreate"];
     // allow sshd_t sshd_t:process setfscreate; is conditional on
@@ -143,8 +145,9 @@ fn booleans_change_conditional_rules() {
 }
 
 #[test]
+#[ignore = "needs the system policy"]
 fn generator_counts_and_invalid_lines() {
-    let Some(mut o) = oracle() else { return };
+    let mut o = oracle();
     let lines = o.generate(1, 5000).expect("gen");
     assert_eq!(lines.len(), 5000);
     assert!(lines.iter().all(|l| l.split_whitespace().count() == 3), "3 fields per line");
@@ -182,8 +185,9 @@ fn generator_counts_and_invalid_lines() {
 }
 
 #[test]
+#[ignore = "needs the system policy"]
 fn transitions() {
-    let Some(mut o) = oracle() else { return };
+    let mut o = oracle();
     let init = "system_u:system_r:init_t:s0";
     let new = o.create(init, SSHD_EXEC, "process").expect("create");
     assert_eq!(new.as_deref(), Ok("system_u:system_r:sshd_t:s0"));
@@ -196,11 +200,11 @@ fn transitions() {
 }
 
 /// Large batch through the pipe (checks the writer-thread path for
-/// deadlocks); run with `cargo test -p rampart-oracle -- --ignored`.
+/// deadlocks).
 #[test]
-#[ignore]
+#[ignore = "needs the system policy; slow: 200,000 queries"]
 fn large_batch() {
-    let Some(mut o) = oracle() else { return };
+    let mut o = oracle();
     let lines = o.generate(99, 200_000).expect("gen");
     let t = std::time::Instant::now();
     let answers = o.query_batch(&lines).expect("batch");

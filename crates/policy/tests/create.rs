@@ -6,7 +6,8 @@
 //! exercised on a copy of the policy with the defaults changed).
 //!
 //! The oracle is `rampart_oracle::Oracle` (libsepol linked statically).
-//! Without a system policy the tests print why and pass.
+//! The tests need the system policy: `#[ignore]`d, and run without it
+//! they fail saying what to install.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::collections::{BTreeMap, HashMap};
@@ -39,15 +40,12 @@ impl Rng {
     }
 }
 
-fn load() -> Option<(Policy, PathBuf)> {
-    let path = match default_policy_path() {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("SKIP: no system policy: {e}");
-            return None;
-        }
-    };
-    Some((Policy::from_file(&path).unwrap(), path))
+/// The system policy; fails the test if it is not installed.
+fn load() -> (Policy, PathBuf) {
+    let path = default_policy_path().unwrap_or_else(|e| {
+        panic!("missing prerequisite: the system policy ({e}); install it with scripts/install-deps.sh")
+    });
+    (Policy::from_file(&path).unwrap(), path)
 }
 
 /// Runs `commands` (one response line each) through a fresh libsepol
@@ -124,8 +122,9 @@ fn sepol_context_string(p: &Policy, c: &Context) -> String {
 }
 
 #[test]
+#[ignore = "needs the system policy: checked against libsepol"]
 fn sepol_printing_quirk_emulation() {
-    let Some((p, path)) = load() else { return };
+    let (p, path) = load();
     let samples = [
         ("s0:c638,c639,c729", "s0:c638,c703,c729"),
         ("s0:c0.c63,c200", "s0:c0.c191,c200"),
@@ -380,8 +379,9 @@ fn compare(p: &Policy, path: &Path, groups: &[(usize, Vec<Case>)]) -> (usize, Ve
 // ---------------------------------------------------------------- tests
 
 #[test]
+#[ignore = "needs the system policy: checked against libsepol"]
 fn differential_against_libsepol() {
-    let Some((p, path)) = load() else { return };
+    let (p, path) = load();
     let mut g = Gen::new(&p, 0x5eed);
     let process = p.process_class.unwrap();
     let nsettings = bool_settings(&p).len();
@@ -530,8 +530,9 @@ fn differential_against_libsepol() {
 /// nameless answer comes from libsepol and the name only replaces the type
 /// with the rule's (kernel `filename_compute_type`).
 #[test]
+#[ignore = "needs the system policy: checked against libsepol"]
 fn filename_transitions() {
-    let Some((p, path)) = load() else { return };
+    let (p, path) = load();
     let bools = Booleans::defaults(&p);
     let mut g = Gen::new(&p, 42);
     let mut cases = Vec::new();
@@ -602,8 +603,9 @@ fn filename_transitions() {
 /// Class defaults (`default_user/role/type/range`), which the system
 /// policy does not use: set on a copy and checked against libsepol's rules.
 #[test]
+#[ignore = "needs the system policy"]
 fn class_defaults() {
-    let Some((mut p, _)) = load() else { return };
+    let (mut p, _) = load();
     let bools = Booleans::defaults(&p);
     let file = p.class_by_name("file").unwrap();
     let process = p.process_class.unwrap();
@@ -697,8 +699,9 @@ fn class_defaults() {
 /// glblub of ranges with no common sensitivity fails like libsepol
 /// (`-EINVAL`); needs a policy with two sensitivities, so it is synthetic.
 #[test]
+#[ignore = "needs the system policy"]
 fn glblub_without_common_sensitivity_is_an_error() {
-    let Some((mut p, _)) = load() else { return };
+    let (mut p, _) = load();
     if p.sens.len() < 2 {
         // One sensitivity: build contexts with a second one directly; the
         // computation fails before validity is checked.

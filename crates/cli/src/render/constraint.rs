@@ -287,9 +287,10 @@ mod tests {
     /// doc): those must name the same types whenever seinfo's names still
     /// have members in the binary policy.
     #[test]
+    #[ignore = "needs the system policy and setools: compared with seinfo"]
     fn system_policy_matches_seinfo() {
-        let Some((path, policy)) = crate::testing::system_policy() else { return };
-        let Some(text) = crate::testing::tool("seinfo", &[path.as_str(), "--constrain"]) else { return };
+        let (path, policy) = crate::testing::system_policy();
+        let text = crate::testing::tool("seinfo", &[path.as_str(), "--constrain"]);
         let mut theirs: Vec<(String, Vec<Vec<String>>)> =
             text.lines().map(str::trim).filter(|l| l.ends_with(';')).map(split_type_sets).collect();
         let mut ours: Vec<(String, Vec<Vec<String>>)> = Vec::new();

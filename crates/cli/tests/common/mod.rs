@@ -1,7 +1,8 @@
 //! Shared helpers for the `rampart` command tests: running the binary,
 //! running setools for independent answers, and compiling the tiny test
-//! policy with checkpolicy. Tests that need something absent (system
-//! policy, setools, checkpolicy) print why and pass.
+//! policy with checkpolicy. Tests that need root, the system policy or
+//! a tool are `#[ignore]`d; run (`--include-ignored`) where one is
+//! absent, they fail saying what is missing and how to install it.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -51,34 +52,42 @@ pub fn with_policy(policy: &Path, args: &[&str]) -> Out {
     rampart(&all, "")
 }
 
-/// The system policy, or `None` with a message.
-pub fn system_policy() -> Option<PathBuf> {
-    match rampart_policy::default_policy_path() {
-        Ok(p) if p.exists() => Some(p),
-        Ok(p) => skip(&format!("no system policy at {}", p.display())),
-        Err(e) => skip(&format!("no system policy ({e})")),
+/// Fails the test: `what` is not installed here.
+pub fn missing(what: &str) -> ! {
+    panic!("missing prerequisite: {what}; install it with scripts/install-deps.sh")
+}
+
+/// Fails the test unless it runs as root; `why` says what needs root.
+pub fn require_root(why: &str) {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        panic!("needs root ({why}): run the ignored tests as root, as scripts/test.sh does");
     }
 }
 
-pub fn skip<T>(why: &str) -> Option<T> {
-    eprintln!("skipped: {why}");
-    None
+/// The system policy; fails the test if it is not installed.
+pub fn system_policy() -> PathBuf {
+    match rampart_policy::default_policy_path() {
+        Ok(p) if p.exists() => p,
+        Ok(p) => missing(&format!("the system policy at {} (selinux-policy-default)", p.display())),
+        Err(e) => missing(&format!("the system policy ({e})")),
+    }
 }
 
-/// The stdout of a tool, or `None` with a message if it is missing or fails.
-pub fn tool(name: &str, args: &[&str]) -> Option<String> {
+/// The stdout of a tool; fails the test if it is missing or fails.
+pub fn tool(name: &str, args: &[&str]) -> String {
     match Command::new(name).args(args).output() {
-        Ok(o) if o.status.success() => Some(String::from_utf8_lossy(&o.stdout).into_owned()),
-        Ok(o) => skip(&format!("`{name} {}` failed: {}", args.join(" "), String::from_utf8_lossy(&o.stderr))),
-        Err(e) => skip(&format!("`{name}` not available: {e}")),
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
+        Ok(o) => panic!("`{name} {}` failed: {}", args.join(" "), String::from_utf8_lossy(&o.stderr)),
+        Err(e) => missing(&format!("`{name}` ({e})")),
     }
 }
 
 /// `sesearch POLICY ARGS...` split into lines.
-pub fn sesearch(policy: &Path, args: &[&str]) -> Option<Vec<String>> {
+pub fn sesearch(policy: &Path, args: &[&str]) -> Vec<String> {
     let mut all = vec![policy.to_str().expect("utf-8 path")];
     all.extend_from_slice(args);
-    Some(tool("sesearch", &all)?.lines().map(str::to_owned).filter(|l| !l.is_empty()).collect())
+    tool("sesearch", &all).lines().map(str::to_owned).filter(|l| !l.is_empty()).collect()
 }
 
 /// The permissions of sesearch rule lines (`... { a b };` or `... a;`),
@@ -106,11 +115,11 @@ pub fn set(names: &[&str]) -> BTreeSet<String> {
 }
 
 /// `tests/data/explain.conf` compiled with `checkpolicy -U handle_unknown`,
-/// once per test binary.
-pub fn test_policy(handle_unknown: &str) -> Option<PathBuf> {
-    static ALLOW: OnceLock<Option<PathBuf>> = OnceLock::new();
-    static DENY: OnceLock<Option<PathBuf>> = OnceLock::new();
-    static REJECT: OnceLock<Option<PathBuf>> = OnceLock::new();
+/// once per test binary; fails the test without checkpolicy.
+pub fn test_policy(handle_unknown: &str) -> PathBuf {
+    static ALLOW: OnceLock<PathBuf> = OnceLock::new();
+    static DENY: OnceLock<PathBuf> = OnceLock::new();
+    static REJECT: OnceLock<PathBuf> = OnceLock::new();
     let cell = match handle_unknown {
         "allow" => &ALLOW,
         "deny" => &DENY,
@@ -119,7 +128,7 @@ pub fn test_policy(handle_unknown: &str) -> Option<PathBuf> {
     cell.get_or_init(|| compile(handle_unknown)).clone()
 }
 
-fn compile(handle_unknown: &str) -> Option<PathBuf> {
+fn compile(handle_unknown: &str) -> PathBuf {
     let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/explain.conf");
     // Under target/, not /tmp: nothing removes it at exit.
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-tests-{}", std::process::id()));
@@ -132,9 +141,9 @@ fn compile(handle_unknown: &str) -> Option<PathBuf> {
         .stdout(Stdio::null())
         .status();
     match status {
-        Ok(s) if s.success() => Some(out),
+        Ok(s) if s.success() => out,
         Ok(s) => panic!("checkpolicy failed on {}: {s}", conf.display()),
-        Err(e) => skip(&format!("checkpolicy not available: {e}")),
+        Err(e) => missing(&format!("checkpolicy ({e})")),
     }
 }
 

@@ -1,7 +1,8 @@
 //! Test support shared by the integration tests and the benchmark
 //! example: the libselinux oracle (`selabel-oracle`, built by the
 //! rampart-oracle dev-dependency; see `rampart_oracle::selabel`) and a
-//! deterministic `find -xdev`-like walk.
+//! deterministic `find -xdev`-like walk; and the failures of tests run
+//! (`--include-ignored`) without what they need.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -10,6 +11,25 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 pub use rampart_oracle::selabel::LabelQuery;
+
+/// Fails the test: `what` is not installed here.
+pub fn missing(what: &str) -> ! {
+    panic!("missing prerequisite: {what}; install it with scripts/install-deps.sh")
+}
+
+/// Fails the test unless it runs as root; `why` says what needs root.
+pub fn require_root(why: &str) {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        panic!("needs root ({why}): run the ignored tests as root, as scripts/test.sh does");
+    }
+}
+
+/// The system policy; fails the test if it is not installed.
+pub fn system_policy() -> rampart_policy::Policy {
+    let path = rampart_policy::default_policy_path().unwrap_or_else(|e| missing(&format!("the system policy ({e})")));
+    rampart_policy::Policy::from_file(&path).unwrap()
+}
 
 /// Path of the oracle executable.
 pub fn oracle_path() -> &'static Path {
