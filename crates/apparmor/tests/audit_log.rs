@@ -78,6 +78,7 @@ struct Case {
 }
 
 #[test]
+#[ignore = "needs apparmor_parser, python3-apparmor and libapparmor: reads the records back"]
 fn python3_apparmor_reads_every_field_back() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("aa-audit-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

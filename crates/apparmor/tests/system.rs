@@ -45,6 +45,7 @@ fn loaded_names(set: &ProfileSet) -> BTreeSet<String> {
 }
 
 #[test]
+#[ignore = "needs apparmor_parser and /etc/apparmor.d"]
 fn the_system_profiles_load_as_the_parser_walks_them() {
     let root = scratch("walk");
     let dir = system_copy(&root);
@@ -88,6 +89,7 @@ fn the_system_profiles_load_as_the_parser_walks_them() {
 }
 
 #[test]
+#[ignore = "needs apparmor_parser and /etc/apparmor.d"]
 fn the_cache_is_hit_unless_the_text_changed() {
     let root = scratch("cache");
     let dir = system_copy(&root);
@@ -123,6 +125,7 @@ fn the_cache_is_hit_unless_the_text_changed() {
 /// Two profiles edited together each generation: a check sees both
 /// from the same generation, however reloads interleave with it.
 #[test]
+#[ignore = "needs apparmor_parser: compiles the profiles"]
 fn a_reload_replaces_the_whole_set_at_once() {
     let root = scratch("swap");
     let dir = root.join("profiles");
