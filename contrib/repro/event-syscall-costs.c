@@ -5,7 +5,7 @@
 // a /proc/self/fd descriptor opened once (what rampart_label::fd_link does),
 // sched_yield, dup + close, pidfd_open + close (what FAN_REPORT_PIDFD costs
 // per event) alone and with another pidfd of the process held open (what
-// rampart_enforce::pidfd::RecentThreads does for thread pidfds), re-adding an ignore mark by
+// crates/enforce/src/pidfd.rs RecentThreads does for thread pidfds), re-adding an ignore mark by
 // path and by descriptor, and adding one to an inode without marks (what a
 // first touch costs; 20,000 files are created next to FILE for it).
 //

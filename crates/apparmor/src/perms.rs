@@ -185,7 +185,7 @@ fn map_xbits(x: u32) -> u32 {
 
 /// `compute_perms` + `remap_dfa_accept(dfa, 1)` for the policydb.
 pub(crate) fn map_policy(dfa: &mut Dfa, version: u32) -> Vec<Perms> {
-    let v = version & crate::unpack::K_ABI_MASK;
+    let v = version & crate::wire::K_ABI_MASK;
     let mut table = vec![Perms::default(); dfa.states()];
     for (s, p) in table.iter_mut().enumerate().skip(1) {
         let (a, a2) = (dfa.accept[s], dfa.accept2[s]);

@@ -12,10 +12,8 @@ use crate::dfa::{Accept, Dfa};
 use crate::error::{LoadError, Result};
 use crate::model::{Mode, PolicyDb, Profile, CLASS_FILE, CLASS_LAST};
 use crate::perms::{self, Perms, AA_X_INDEX_MASK, AA_X_TABLE, AA_X_TYPE_MASK};
-use crate::wire::{Code, Ext};
+use crate::wire::{Code, Ext, K_ABI_MASK};
 
-/// `K_ABI_MASK`: the ABI version bits of the header's `version`.
-pub(crate) const K_ABI_MASK: u32 = 0x3ff;
 /// `FORCE_COMPLAIN_FLAG`: load every profile of the blob in complain mode.
 pub(crate) const FORCE_COMPLAIN_FLAG: u32 = 0x800;
 const V5: u32 = 5;

@@ -11,6 +11,10 @@
 
 use crate::error::{LoadError, Result};
 
+/// `K_ABI_MASK`: the ABI version bits of the header's `version` (read by
+/// unpack.rs, and by perms.rs, whose permission mapping depends on the ABI).
+pub(crate) const K_ABI_MASK: u32 = 0x3ff;
+
 /// Element type codes (`enum aa_code`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[repr(u8)]

@@ -58,3 +58,12 @@ pub fn warn(msg: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "warning: {msg}");
 }
+
+/// An OS error as `strerror` words it, without Rust's ` (os error N)`.
+pub(crate) fn os_message(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error ") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}

@@ -74,12 +74,16 @@ mod responder;
 mod sandbox;
 mod sync;
 
+// Running the daemon.
 pub use config::{DaemonConfig, FileConfig};
 pub use daemon::{run_daemon, DaemonError};
 
+// The control socket, client side,
 pub use control::{AppArmorStatus, Client, ControlError, ExecGrant, ProtocolError, Status, DEFAULT_SOCKET};
+// and server side.
 pub use control::{Caller, ControlHandler, ControlServer, Reply, Request, ServerConfig, PERMISSION_DENIED};
 
+// The launcher's sandbox.
 pub use sandbox::{bound_capabilities, refuse_system_calls, restrict_filesystem, revoke_descriptors, Forbidden};
 
 /// Internals exposed for this crate's integration tests

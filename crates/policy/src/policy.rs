@@ -64,10 +64,7 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// Reads and validates a policy image.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Policy, PolicyError> {
-        crate::read::read_policy(bytes)
-    }
+    // `Policy::from_bytes` is in read.rs, with the reader it runs.
 
     /// Reads a policy file.
     pub fn from_file(path: &Path) -> Result<Policy, crate::LoadError> {

@@ -45,8 +45,14 @@ const CEXPR_MAXDEPTH: i32 = 5;
 const COND_LAST: u32 = 7;
 const AVTAB_ENABLED: u16 = 0x8000;
 
-/// Reads and validates a policy image.
-pub fn read_policy(bytes: &[u8]) -> std::result::Result<Policy, PolicyError> {
+impl Policy {
+    /// Reads and validates a policy image.
+    pub fn from_bytes(bytes: &[u8]) -> std::result::Result<Policy, PolicyError> {
+        read_policy(bytes)
+    }
+}
+
+fn read_policy(bytes: &[u8]) -> std::result::Result<Policy, PolicyError> {
     let _budget = crate::bitset::expansion_budget::start(bytes.len());
     let mut c = Cursor::new(bytes);
     let header = read_header(&mut c)?;

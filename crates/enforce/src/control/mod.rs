@@ -7,15 +7,20 @@
 //! it ([`ControlHandler::authorize`]) before the handler runs it.
 //!
 //! - [`protocol`]: the wire format (one JSON line per request and per
-//!   reply) and the only parser of control bytes;
+//!   reply) and the only parser of control bytes; this file holds the
+//!   types it carries ([`Status`], [`ExecGrant`]);
+//! - [`handler`]: [`ControlHandler`], what the daemon implements, and the
+//!   [`Caller`] it authorizes;
 //! - [`server`]: [`ControlServer`], the socket, its peer check and limits;
 //! - [`client`]: [`Client`], what the `rampart` command uses.
 
 mod client;
+mod handler;
 mod protocol;
 mod server;
 
 pub use client::{Client, ControlError};
+pub use handler::{Caller, ControlHandler};
 pub use protocol::{parse_request, LineError, LineReader, ProtocolError, Reply, Request, MAX_LINE, PERMISSION_DENIED};
 pub use server::{ControlServer, ServerConfig, DEFAULT_SOCKET};
 
@@ -90,18 +95,6 @@ pub struct AppArmorStatus {
     pub disabled_files: u64,
 }
 
-/// Who sent a request: the process that wrote its line, as it is when
-/// the request is served (read through the pidfd the kernel attached to
-/// the message, `SCM_PIDFD`; see `server.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Caller {
-    /// In the daemon's pid namespace (0 if the sender is not visible there).
-    pub pid: u32,
-    pub euid: u32,
-    /// Its cgroup v2 id (its domain: `cgroups.rs`).
-    pub cgroup_id: u64,
-}
-
 /// What an accepted `exec-context` tells the launcher to do before its
 /// exec (crate::sandbox): keep only these capabilities (bit `i`:
 /// capability `i`), and replace these descriptors with `/dev/null`, which
@@ -112,30 +105,4 @@ pub struct ExecGrant {
     pub revoke: Vec<i32>,
     /// What the domain may do to no file at all (crate::sandbox).
     pub forbid: Vec<crate::sandbox::Forbidden>,
-}
-
-/// The daemon's side of the control protocol. Every method is called
-/// from the control thread; errors are sent back to the client as text.
-pub trait ControlHandler: Send + Sync {
-    /// Whether `caller` may make `request` (an error names what the policy
-    /// denied). By default: root only.
-    fn authorize(&self, _request: &Request, caller: &Caller) -> Result<(), String> {
-        if caller.euid == 0 {
-            Ok(())
-        } else {
-            Err(PERMISSION_DENIED.into())
-        }
-    }
-    fn status(&self) -> Status;
-    fn set_enforcing(&self, enforcing: bool) -> Result<(), String>;
-    /// Reloads the policy file (and file_contexts); returns the new seqno.
-    fn reload(&self) -> Result<u64, String>;
-    fn set_boolean(&self, name: &str, value: bool) -> Result<u64, String>;
-    /// Like writing `/proc/<pid>/attr/exec`: the next exec of `pid`
-    /// enters `context`. `force` skips the policy checks (root only);
-    /// `path`, if given, is the file that exec will run, checked now.
-    /// Returns what the launcher must give up before its exec.
-    fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<ExecGrant, String>;
-    /// Files were relabeled: drop cached labels and kernel-side grants.
-    fn labels_changed(&self) -> Result<(), String>;
 }

@@ -56,8 +56,8 @@ use std::time::{Duration, Instant};
 
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 
+use super::handler::{Caller, ControlHandler};
 use super::protocol::{parse_request, LineError, LineReader, Reply, Request, MAX_LINE, PERMISSION_DENIED};
-use super::{Caller, ControlHandler};
 use crate::pidfd;
 
 /// `SO_PASSPIDFD` and `SCM_PIDFD` (`asm-generic/socket.h`, Linux 6.5).

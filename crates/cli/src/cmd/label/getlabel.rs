@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use super::os_message;
+use crate::error::os_message;
 
 /// Prints the label of every path; returns the exit status.
 pub fn run(paths: &[PathBuf], out: impl Write) -> io::Result<u8> {

@@ -21,7 +21,7 @@ use std::path::Path;
 use rampart_label::{FileContexts, SpecFiles};
 
 use crate::cli::{GetLabelArgs, LabelArgs, RelabelArgs, Source};
-use crate::error::CliError;
+use crate::error::{os_message, CliError};
 
 /// `rampart label`: PATH arguments, or `--batch`; returns the exit
 /// status.
@@ -65,14 +65,5 @@ fn check_root(root: &Path) -> Result<(), CliError> {
         Ok(md) if md.is_dir() => Ok(()),
         Ok(_) => Err(CliError::input(format!("`--root {}` is not a directory", root.display()))),
         Err(e) => Err(CliError::input(format!("cannot use `--root {}`: {}", root.display(), os_message(&e)))),
-    }
-}
-
-/// An OS error as `strerror` words it, without Rust's ` (os error N)`.
-pub(crate) fn os_message(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error ") {
-        Some(i) => text[..i].to_owned(),
-        None => text,
     }
 }

@@ -1,0 +1,45 @@
+//! What the control socket asks of the daemon: [`ControlHandler`], which
+//! the daemon implements, and the [`Caller`] each request is authorized
+//! for. Apart from the wire format (`protocol.rs`), so that the format
+//! and the types it carries (`mod.rs`) depend on nothing that serves them.
+
+use super::protocol::{Request, PERMISSION_DENIED};
+use super::{ExecGrant, Status};
+
+/// Who sent a request: the process that wrote its line, as it is when
+/// the request is served (read through the pidfd the kernel attached to
+/// the message, `SCM_PIDFD`; see `server.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// In the daemon's pid namespace (0 if the sender is not visible there).
+    pub pid: u32,
+    pub euid: u32,
+    /// Its cgroup v2 id (its domain: `cgroups.rs`).
+    pub cgroup_id: u64,
+}
+
+/// The daemon's side of the control protocol. Every method is called
+/// from the control thread; errors are sent back to the client as text.
+pub trait ControlHandler: Send + Sync {
+    /// Whether `caller` may make `request` (an error names what the policy
+    /// denied). By default: root only.
+    fn authorize(&self, _request: &Request, caller: &Caller) -> Result<(), String> {
+        if caller.euid == 0 {
+            Ok(())
+        } else {
+            Err(PERMISSION_DENIED.into())
+        }
+    }
+    fn status(&self) -> Status;
+    fn set_enforcing(&self, enforcing: bool) -> Result<(), String>;
+    /// Reloads the policy file (and file_contexts); returns the new seqno.
+    fn reload(&self) -> Result<u64, String>;
+    fn set_boolean(&self, name: &str, value: bool) -> Result<u64, String>;
+    /// Like writing `/proc/<pid>/attr/exec`: the next exec of `pid`
+    /// enters `context`. `force` skips the policy checks (root only);
+    /// `path`, if given, is the file that exec will run, checked now.
+    /// Returns what the launcher must give up before its exec.
+    fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<ExecGrant, String>;
+    /// Files were relabeled: drop cached labels and kernel-side grants.
+    fn labels_changed(&self) -> Result<(), String>;
+}
