@@ -18,10 +18,15 @@
 //!   Directories end in `/` (`PATH_IS_DIR`).
 //! * **The request** of an open: `aa_map_file_to_perms` of the open's
 //!   flags (`r`, `w`, `a` instead of `w` with `O_APPEND`, `w` for
-//!   `O_TRUNC`, create for `O_CREAT`). As for SELinux (crate::access) the
+//!   `O_TRUNC`, create for `O_CREAT`); none for the open an exec makes
+//!   (`FMODE_EXEC`: the exec event decides it, as the kernel's bprm
+//!   hooks do). As for SELinux (crate::access) the
 //!   widest request is checked first and the flags are read only when
 //!   that is not simply allowed; unreadable flags count as the widest.
-//!   A read event asks `r`.
+//!   A read event asks `r`, and is audited only when it is denied: the
+//!   kernel revalidates a read only for a descriptor another label
+//!   opened, and the daemon cannot tell which opened it, so a read that
+//!   passes (complain mode included) adds no record to the open's.
 //! * **The owner**: the file's uid equals the thread's fsuid (read from
 //!   `/proc/TID/status` only when the owner and other rules differ).
 //! * **One snapshot** of the profile set per check
@@ -162,12 +167,21 @@ impl AppArmor {
         flags: &mut dyn FnMut() -> Option<u64>,
         enforcing: &dyn Fn() -> bool,
     ) -> bool {
-        self.file(profile, ev, "open", WIDEST_OPEN, Some(flags), enforcing)
+        self.file(profile, ev, "open", WIDEST_OPEN, flags, enforcing)
     }
 
-    /// A read of a file no mark covers, by a process under `profile`.
-    pub fn read(&self, profile: &str, ev: &FileEvent<'_>, enforcing: &dyn Fn() -> bool) -> bool {
-        self.file(profile, ev, "file_perm", MAY_READ, None, enforcing)
+    /// A read of a file no mark covers, by a process under `profile`;
+    /// `call` reads the flags of the open call the thread is in (an exec
+    /// reads its program: allowed, as the kernel does for a file opened
+    /// by the exec).
+    pub fn read(
+        &self,
+        profile: &str,
+        ev: &FileEvent<'_>,
+        call: &mut dyn FnMut() -> Option<u64>,
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        self.file(profile, ev, "file_perm", MAY_READ, call, enforcing)
     }
 
     fn file(
@@ -176,7 +190,7 @@ impl AppArmor {
         ev: &FileEvent<'_>,
         operation: &str,
         widest: u32,
-        flags: Option<&mut dyn FnMut() -> Option<u64>>,
+        flags: &mut dyn FnMut() -> Option<u64>,
         enforcing: &dyn Fn() -> bool,
     ) -> bool {
         let set = self.profiles.current();
@@ -189,19 +203,29 @@ impl AppArmor {
         // Both halves of the rule first: the fsuid is read only if the
         // owner could change the answer.
         let (other, owned) = (path_perm(subject, &name, widest, false), path_perm(subject, &name, widest, true));
+        let is_read = widest == MAY_READ;
         if silent(&other) && silent(&owned) {
             return true;
         }
         let fsuid = fsuid(ev.tid);
         let owner = fsuid == Some(ev.md.uid());
         let widest_decision = if owner { owned } else { other };
-        let decision = match flags {
-            Some(flags) if !silent(&widest_decision) => {
-                let request = flags().map_or(widest, open_request);
-                path_perm(subject, &name, request, owner)
+        let decision = if silent(&widest_decision) {
+            widest_decision
+        } else {
+            match flags() {
+                // An exec's own open (and reads): the kernel's
+                // `apparmor_file_open` leaves them to the exec's checks
+                // (the exec event here).
+                Some(f) if f & crate::access::FMODE_EXEC_FLAG != 0 => return true,
+                Some(f) if !is_read => path_perm(subject, &name, open_request(f), owner),
+                _ => widest_decision,
             }
-            _ => widest_decision,
         };
+        let allowed = decision.allowed || !enforcing();
+        if is_read && allowed {
+            return true;
+        }
         self.permissive_unless(decision.allowed, decision.record, enforcing, |record| {
             self.log(p, ev, operation, &name, fsuid.unwrap_or(u32::MAX), record)
         })

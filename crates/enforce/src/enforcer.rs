@@ -282,7 +282,7 @@ impl Enforcer {
         let enforcing = || self.avc.policy_state().2;
         match ask {
             AaAsk::Open(flags) => apparmor.open(profile, &ev, flags, &enforcing),
-            AaAsk::Read => apparmor.read(profile, &ev, &enforcing),
+            AaAsk::Read => apparmor.read(profile, &ev, &mut || opener_flags(opener.tid), &enforcing),
         }
     }
 
