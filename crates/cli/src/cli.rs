@@ -520,9 +520,14 @@ is not found.";
 pub struct RunArgs {
     #[command(flatten)]
     pub socket: SocketArg,
-    /// The context to run CMD in
-    #[arg(short = 'c', long, value_name = "CTX", required = true)]
-    pub context: String,
+    /// The context to run CMD in (default with --apparmor: the current
+    /// domain)
+    #[arg(short = 'c', long, value_name = "CTX", required_unless_present = "apparmor")]
+    pub context: Option<String>,
+    /// The AppArmor profile to run CMD under (the `aa-exec -p` analog;
+    /// the daemon must run with --apparmor)
+    #[arg(short = 'p', long, value_name = "PROFILE")]
+    pub apparmor: Option<String>,
     /// Skip the daemon's checks (root in the default domain only)
     #[arg(long)]
     pub force: bool,
@@ -971,7 +976,11 @@ mod tests {
         assert!(matches!(command(&["setenforce", "1"]), Command::Setenforce(SetEnforceArgs { enforcing: true, .. })));
         assert!(matches!(command(&["setbool", "b", "on"]), Command::Setbool(SetBoolArgs { value: true, .. })));
         let Command::Run(r) = command(&["run", "--context", "a:b:c:s0", "--", "ls", "--all"]) else { panic!() };
-        assert_eq!((r.context.as_str(), r.command), ("a:b:c:s0", vec![OsString::from("ls"), "--all".into()]));
+        assert_eq!((r.context.as_deref(), r.command), (Some("a:b:c:s0"), vec![OsString::from("ls"), "--all".into()]));
+        // --apparmor alone keeps the domain; neither is a usage error.
+        let Command::Run(r) = command(&["run", "--apparmor", "/usr/bin/x", "--", "ls"]) else { panic!() };
+        assert_eq!((r.context, r.apparmor.as_deref()), (None, Some("/usr/bin/x")));
+        assert!(Cli::try_parse_from(["rampart", "run", "--", "ls"]).is_err());
         let Command::Run(r) = command(&["run", "--force", "-c", "x", "ls", "-l", "--policy", "p"]) else { panic!() };
         assert!(r.force && !r.no_sandbox);
         assert_eq!(r.command, ["ls", "-l", "--policy", "p"].map(OsString::from));

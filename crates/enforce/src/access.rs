@@ -207,13 +207,17 @@ impl Classes {
 /// between (or the opener was preempted there, on a busy machine).
 const RUNNING_WAIT: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// `__FMODE_EXEC` (asm-generic/fcntl.h): the flag the kernel's exec
+/// opens carry (`do_open_execat`), as [`opener_flags`] reports them.
+pub const FMODE_EXEC_FLAG: u64 = 0o40;
+
 /// The open flags of the call thread `tid` is blocked in, when they can
 /// be known (see the module docs).
 pub fn opener_flags(tid: u32) -> Option<u64> {
     let line = read_blocked_syscall(&format!("/proc/{tid}/task/{tid}/syscall"))?;
     match parse_syscall_line(&line)? {
         OpenCall::Flags(flags) => Some(flags),
-        OpenCall::Exec => Some(libc::O_RDONLY as u64),
+        OpenCall::Exec => Some(libc::O_RDONLY as u64 | FMODE_EXEC_FLAG),
         OpenCall::FlagsInMemory => None,
     }
 }

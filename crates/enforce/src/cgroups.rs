@@ -11,7 +11,9 @@
 //! `rampart`):
 //!
 //! * `ROOT/<context>`: the processes of one domain (the directory is
-//!   named by the full context, which never holds a `/`).
+//!   named by the full context, which never holds a `/`); with an
+//!   AppArmor profile, `ROOT/<context>@aa.<hex of the profile name>`
+//!   ([`crate::subject_label`]).
 //! * `ROOT/exec.<n>`: one exec transition in flight ([`ExecInFlight`]),
 //!   frozen (`cgroup.freeze`), with its parameters in the xattr
 //!   `trusted.rampart.exec` so a restarted daemon can finish it.
@@ -63,9 +65,11 @@ use arc_swap::ArcSwap;
 use rampart_avc::{Avc, Sid};
 use rustc_hash::FxHashMap;
 
+use crate::subject_label::{self, Label};
+
 /// The xattr holding an exec in flight's parameters.
 const EXEC_XATTR: &str = "trusted.rampart.exec";
-const EXEC_PREFIX: &str = "exec.";
+pub const EXEC_PREFIX: &str = "exec.";
 
 /// A file by device and inode.
 pub type FileId = (u64, u64);
@@ -73,7 +77,7 @@ pub type FileId = (u64, u64);
 /// What a cgroup of the tree stands for.
 #[derive(Clone, Debug)]
 pub enum Node {
-    Domain(Sid),
+    Domain(Label),
     Exec(Arc<ExecInFlight>),
 }
 
@@ -90,10 +94,10 @@ pub struct ExecInFlight {
 /// What an exec transition is about.
 #[derive(Debug)]
 pub struct ExecPlan {
-    /// The domain before the exec (its events are decided in it).
-    pub from: Sid,
-    /// The domain the exec enters once it has committed.
-    pub to: Sid,
+    /// The label before the exec (its events are decided in it).
+    pub from: Label,
+    /// The label the exec enters once it has committed.
+    pub to: Label,
     /// The process (thread group id) and the thread that execs.
     pub tgid: u32,
     pub tid: u32,
@@ -175,15 +179,11 @@ fn get_xattr(dir: &Path, name: &str) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// A context names a directory of the tree: not empty, no `/`, no NUL,
-/// not `.`/`..`, and never the `exec.` or `cgroup.` prefixes.
-fn domain_dir_name(context: &str) -> Option<&str> {
-    let ok = !context.is_empty()
-        && !context.contains(['/', '\0', '\n'])
-        && !context.starts_with('.')
-        && !context.starts_with(EXEC_PREFIX)
-        && !context.starts_with("cgroup.");
-    ok.then_some(context)
+/// The directory name of `label` in the tree.
+fn label_dir_name(avc: &Avc, label: &Label) -> io::Result<String> {
+    let context =
+        avc.context(label.sid).ok_or_else(|| io::Error::other(format!("no context for SID {:?}", label.sid)))?;
+    subject_label::dir_name(context, label.apparmor.as_deref()).map_err(io::Error::other)
 }
 
 impl Cgroups {
@@ -284,9 +284,9 @@ impl Cgroups {
                         dir.display()
                     ),
                 }
-            } else if domain_dir_name(&name).is_some() {
-                let sid = avc.intern(&name).unwrap_or(fallback);
-                nodes.insert(md.ino(), Node::Domain(sid));
+            } else if let Some((context, profile)) = subject_label::parse_dir_name(&name) {
+                let sid = avc.intern(context).unwrap_or(fallback);
+                nodes.insert(md.ino(), Node::Domain(Label { sid, apparmor: profile.map(Arc::from) }));
             }
         }
         if !nodes.is_empty() {
@@ -316,8 +316,8 @@ impl Cgroups {
         let mut out = Vec::new();
         for node in self.nodes.load().values() {
             let sids = match node {
-                Node::Domain(s) => [Some(*s), None],
-                Node::Exec(e) => [Some(e.plan.from), Some(e.plan.to)],
+                Node::Domain(l) => [Some(l.sid), None],
+                Node::Exec(e) => [Some(e.plan.from.sid), Some(e.plan.to.sid)],
             };
             for s in sids.into_iter().flatten() {
                 if !out.contains(&s) {
@@ -326,6 +326,15 @@ impl Cgroups {
             }
         }
         out
+    }
+
+    /// Whether a process of the tree runs under an AppArmor profile or is
+    /// about to enter or leave one (crate::marks: names then matter).
+    pub fn apparmor_confined(&self) -> bool {
+        self.nodes.load().values().any(|node| match node {
+            Node::Domain(l) => l.apparmor.is_some(),
+            Node::Exec(e) => e.plan.from.apparmor.is_some() || e.plan.to.apparmor.is_some(),
+        })
     }
 
     /// Processes in the tree.
@@ -364,8 +373,8 @@ impl Cgroups {
             .load()
             .iter()
             .filter_map(|(id, node)| match node {
-                Node::Domain(sid) => {
-                    let dir = self.root.join(domain_dir_name(avc.context(*sid)?)?);
+                Node::Domain(label) => {
+                    let dir = self.root.join(label_dir_name(avc, label).ok()?);
                     fs::remove_dir(dir).is_ok().then_some(*id)
                 }
                 Node::Exec(_) => None,
@@ -382,15 +391,12 @@ impl Cgroups {
         true
     }
 
-    /// The cgroup of domain `sid` (made on first use).
-    fn domain_dir(&self, avc: &Avc, sid: Sid) -> io::Result<PathBuf> {
+    /// The cgroup of `label` (made on first use).
+    fn domain_dir(&self, avc: &Avc, label: &Label) -> io::Result<PathBuf> {
         if !self.enabled() {
             return Err(Self::unavailable());
         }
-        let context = avc.context(sid).ok_or_else(|| io::Error::other(format!("no context for SID {sid:?}")))?;
-        let name = domain_dir_name(context)
-            .ok_or_else(|| io::Error::other(format!("the context {context:?} cannot name a cgroup")))?;
-        let dir = self.root.join(name);
+        let dir = self.root.join(label_dir_name(avc, label)?);
         let _guard = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
         match fs::create_dir(&dir) {
             Ok(()) => {}
@@ -398,17 +404,17 @@ impl Cgroups {
             Err(e) => return Err(e),
         }
         let id = fs::metadata(&dir)?.ino();
-        if !matches!(self.nodes.load().get(&id), Some(Node::Domain(s)) if *s == sid) {
+        if !matches!(self.nodes.load().get(&id), Some(Node::Domain(l)) if l == label) {
             self.publish(|n| {
-                n.insert(id, Node::Domain(sid));
+                n.insert(id, Node::Domain(label.clone()));
             });
         }
         Ok(dir)
     }
 
-    /// Moves `pid` into domain `sid` (an exec that committed).
-    fn enter_domain(&self, avc: &Avc, sid: Sid, pid: u32) -> io::Result<()> {
-        move_process(&self.domain_dir(avc, sid)?, pid)
+    /// Moves `pid` into `label` (an exec that committed).
+    fn enter_domain(&self, avc: &Avc, label: &Label, pid: u32) -> io::Result<()> {
+        move_process(&self.domain_dir(avc, label)?, pid)
     }
 
     /// Records an exec in flight and moves its process into its frozen
@@ -420,7 +426,7 @@ impl Cgroups {
         }
         let n = self.next_exec.fetch_add(1, Ordering::Relaxed);
         let dir = self.root.join(format!("{EXEC_PREFIX}{n}"));
-        let origin = if plan.from == self.default_sid { self.cgroup_of(plan.tgid) } else { None };
+        let origin = if plan.from.is_default(self.default_sid) { self.cgroup_of(plan.tgid) } else { None };
         let tgid = plan.tgid;
         let exec = ExecInFlight { dir: dir.clone(), plan, origin };
         fs::create_dir(&dir)?;
@@ -499,7 +505,7 @@ impl Cgroups {
         let committed = !exec.old_image.is_some_and(|old| exec.images.contains(&old))
             && image_of(exec.tgid).is_some_and(|now| exec.images.contains(&now));
         if committed {
-            if let Err(e) = self.enter_domain(avc, exec.to, exec.tgid) {
+            if let Err(e) = self.enter_domain(avc, &exec.to, exec.tgid) {
                 eprintln!("rampartd: moving pid {} into its new domain: {e}", exec.tgid);
                 return false;
             }
@@ -508,9 +514,9 @@ impl Cgroups {
             return false;
         }
         // Everything else left is old code: back to the old domain.
-        let back = match (&x.origin, exec.from == self.default_sid) {
+        let back = match (&x.origin, exec.from.is_default(self.default_sid)) {
             (Some(origin), true) => Ok(origin.clone()),
-            _ => self.domain_dir(avc, exec.from),
+            _ => self.domain_dir(avc, &exec.from),
         };
         let Ok(back) = back else { return false };
         for pid in members(dir) {
@@ -556,7 +562,14 @@ impl Cgroups {
 fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
     let ctx = |s: Sid| avc.context(s).unwrap_or("").to_owned();
     let p = &e.plan;
-    let mut out = format!("from {}\nto {}\ntgid {}\ntid {}\n", ctx(p.from), ctx(p.to), p.tgid, p.tid);
+    let mut out = format!("from {}\nto {}\ntgid {}\ntid {}\n", ctx(p.from.sid), ctx(p.to.sid), p.tgid, p.tid);
+    // The profiles as directory names carry them: hex, so any name fits
+    // on one line.
+    for (key, label) in [("from_aa", &p.from), ("to_aa", &p.to)] {
+        if let Some(name) = label.apparmor.as_deref().and_then(|a| subject_label::dir_name("x", Some(a)).ok()) {
+            out.push_str(&format!("{key} {name}\n"));
+        }
+    }
     for (dev, ino) in &p.images {
         out.push_str(&format!("image {dev} {ino}\n"));
     }
@@ -572,6 +585,8 @@ fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
 fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     let text = std::str::from_utf8(bytes).ok()?;
     let (mut from, mut to, mut tgid, mut tid) = (None, None, None, None);
+    let (mut from_aa, mut to_aa) = (None, None);
+    let profile = |rest: &str| subject_label::parse_dir_name(rest).and_then(|(_, p)| p).map(Arc::<str>::from);
     let (mut images, mut old_image, mut origin) = (Vec::new(), None, None);
     let id = |rest: &str| -> Option<FileId> {
         let (d, i) = rest.split_once(' ')?;
@@ -581,6 +596,8 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
         let (key, rest) = line.split_once(' ')?;
         match key {
             "from" => from = avc.intern(rest).ok(),
+            "from_aa" => from_aa = Some(profile(rest)?),
+            "to_aa" => to_aa = Some(profile(rest)?),
             "to" => to = avc.intern(rest).ok(),
             "tgid" => tgid = rest.parse().ok(),
             "tid" => tid = rest.parse().ok(),
@@ -590,19 +607,7 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
             _ => {}
         }
     }
-    let plan = ExecPlan { from: from?, to: to?, tgid: tgid?, tid: tid?, images, old_image };
+    let (from, to) = (Label { sid: from?, apparmor: from_aa }, Label { sid: to?, apparmor: to_aa });
+    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image };
     Some(ExecInFlight { dir: dir.to_path_buf(), plan, origin })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn contexts_that_cannot_name_a_directory_are_refused() {
-        assert_eq!(domain_dir_name("system_u:system_r:httpd_t:s0"), Some("system_u:system_r:httpd_t:s0"));
-        for bad in ["", "a/b", ".hidden", "exec.3", "cgroup.procs", "a\nb"] {
-            assert_eq!(domain_dir_name(bad), None, "{bad:?}");
-        }
-    }
 }

@@ -181,8 +181,9 @@ pub struct DaemonConfig {
 
 /// Why `--no-selinux` is refused (a usage error: exit status 2).
 pub const NO_SELINUX_REFUSED: &str = "--no-selinux (selinux = false): rampartd cannot run AppArmor alone yet: \
-     its enforcer decides every event with the SELinux policy, and AppArmor labels on processes are not \
-     enforced yet (docs/security.md); run with both modules (--apparmor loads the profiles beside SELinux)";
+     its enforcer decides every event with the SELinux policy, and AppArmor profiles apply only to \
+     processes started with rampart run --apparmor (docs/security.md); run with both modules (--apparmor \
+     loads the profiles beside SELinux)";
 
 impl DaemonConfig {
     /// `file` under `flags` (flags win; `--mark` adds to the file's).

@@ -40,6 +40,8 @@ use rampart_label::{FileContexts, ObjectLabeler, SpecFiles};
 use rampart_policy::Policy;
 
 use crate::access::{mapping, Classes};
+use crate::apparmor::AppArmor;
+use crate::apparmor_log::AppArmorLog;
 use crate::cgroups::Cgroups;
 use crate::config::DaemonConfig;
 use crate::control::{
@@ -85,10 +87,6 @@ pub struct Daemon {
     /// (time, events) at the last rate sample, and the rate.
     rate: Mutex<(Instant, u64, f64)>,
     seqno: AtomicU64,
-    /// The AppArmor profiles (`--apparmor`), replaced whole on reload.
-    /// Loaded and reported; the enforcer does not consult them yet
-    /// (docs/security.md).
-    pub apparmor: Option<LiveProfiles>,
 }
 
 /// Loads the AppArmor profiles; files that fail to compile are reported
@@ -194,8 +192,18 @@ impl Daemon {
         let unlabeled = avc.intern(&unlabeled_context(&policy)).map_err(|e| DaemonError::Setup(e.to_string()))?;
         let objects = ObjectSids::new(&avc, Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
         let cgroups = Cgroups::open(&config.cgroup, &avc, default_sid, unlabeled).map_err(DaemonError::Setup)?;
-        let enforcer = Enforcer::new(avc, classes, objects, groups, cgroups, default_sid, config.ignore_marks);
-        let apparmor = config.apparmor.as_ref().map(load_apparmor).transpose().map_err(DaemonError::Setup)?;
+        let apparmor = match &config.apparmor {
+            Some(source) => {
+                let profiles = load_apparmor(source).map_err(DaemonError::Setup)?;
+                let what = config.audit_log.as_ref().map_or("standard error".into(), |p| p.display().to_string());
+                let log = AppArmorLog::open(config.audit_log.as_deref())
+                    .map_err(io_err(format!("AppArmor audit records to {what}")))?;
+                Some(AppArmor::new(profiles, log))
+            }
+            None => None,
+        };
+        let enforcer =
+            Enforcer::new(avc, classes, objects, groups, cgroups, default_sid, config.ignore_marks, apparmor);
         Ok(Daemon {
             enforcer: Arc::new(enforcer),
             config,
@@ -203,12 +211,50 @@ impl Daemon {
             started: Instant::now(),
             rate: Mutex::new((Instant::now(), 0, 0.0)),
             seqno: AtomicU64::new(1),
-            apparmor,
         })
+    }
+
+    /// The AppArmor profile an exec request may enter: a loaded profile;
+    /// a caller already under one may only keep it (label changes are
+    /// not yet supported: docs/security.md).
+    fn exec_profile<'a>(
+        &self,
+        caller: &crate::enforcer::Subject,
+        asked: Option<&'a str>,
+    ) -> Result<Option<&'a str>, String> {
+        let Some(name) = asked else { return Ok(None) };
+        let Some(apparmor) = &self.enforcer.apparmor else {
+            return Err(format!(
+                "--apparmor {name}: rampartd runs without AppArmor profiles; start it with --apparmor [DIR]"
+            ));
+        };
+        if !apparmor.exists(name) {
+            return Err(format!(
+                "--apparmor {name}: no such AppArmor profile is loaded (see rampart apparmor status; \
+                 profiles load from {})",
+                apparmor.profiles.source().dir.display()
+            ));
+        }
+        match caller.apparmor.as_deref() {
+            Some(own) if own != name => Err(format!(
+                "--apparmor {name}: the caller runs under the AppArmor profile {own}; changing it is not yet \
+                 supported (docs/security.md)"
+            )),
+            _ => Ok(Some(name)),
+        }
+    }
+
+    /// The AppArmor profiles, if the daemon runs them.
+    fn apparmor(&self) -> Option<&LiveProfiles> {
+        self.enforcer.apparmor.as_ref().map(|a| &a.profiles)
     }
 
     fn flush_marks(&self) -> Result<(), String> {
         let _scope = self.enforcer.scope_changes.lock().unwrap_or_else(PoisonError::into_inner);
+        // Names matter while a process runs under a profile or is about
+        // to (crate::marks); the flush below follows the change.
+        let e = &self.enforcer;
+        e.marks.set_names_matter(e.cgroups.apparmor_confined() || e.requests.apparmor());
         let mut scope = vec![self.enforcer.default_sid];
         for d in self.enforcer.cgroups.domains().into_iter().chain(self.enforcer.requests.domains()) {
             if !scope.contains(&d) {
@@ -248,7 +294,7 @@ impl Daemon {
             dirs.push(PathBuf::from("/etc/selinux"));
         }
         // the AppArmor profiles and their compiled cache (trusted on load)
-        if let Some(live) = &self.apparmor {
+        if let Some(live) = self.apparmor() {
             let s = live.source();
             dirs.extend([&s.dir, &s.cache].into_iter().filter_map(|d| d.canonicalize().ok()));
         }
@@ -412,7 +458,7 @@ impl ControlHandler for Daemon {
             avc_hits: stats.hits,
             avc_misses: stats.misses,
             uptime_seconds: self.started.elapsed().as_secs_f64(),
-            apparmor: self.apparmor.as_ref().map(|a| Box::new(apparmor_status(a))),
+            apparmor: self.apparmor().map(|a| Box::new(apparmor_status(a))),
         }
     }
 
@@ -424,7 +470,7 @@ impl ControlHandler for Daemon {
     /// The AppArmor profiles first (unchanged files from the cache): if
     /// they cannot be read, nothing changes; then the SELinux policy.
     fn reload(&self) -> Result<u64, String> {
-        if let Some(live) = &self.apparmor {
+        if let Some(live) = self.apparmor() {
             let set = live.reload().map_err(|e| format!("AppArmor profiles: {e}"))?;
             report_apparmor(&set);
         }
@@ -445,21 +491,38 @@ impl ControlHandler for Daemon {
     }
 
     fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<ExecGrant, String> {
-        let (policy, _, _) = self.enforcer.avc.policy_state();
-        let parsed = policy.parse_context(context).map_err(|e| format!("invalid context {context}: {e}"))?;
-        if !policy.context_is_valid(&parsed) {
-            return Err(format!("invalid context {context}: not valid in the loaded policy"));
-        }
+        self.set_exec_labels(pid, Some(context), None, force, path)
+    }
+
+    fn set_exec_labels(
+        &self,
+        pid: u32,
+        context: Option<&str>,
+        apparmor: Option<&str>,
+        force: bool,
+        path: Option<&str>,
+    ) -> Result<ExecGrant, String> {
         let e = &self.enforcer;
+        if let Some(context) = context {
+            let (policy, _, _) = e.avc.policy_state();
+            let parsed = policy.parse_context(context).map_err(|err| format!("invalid context {context}: {err}"))?;
+            if !policy.context_is_valid(&parsed) {
+                return Err(format!("invalid context {context}: not valid in the loaded policy"));
+            }
+        }
         if !e.cgroups.enabled() {
             return Err("rampartd runs without a cgroup v2 hierarchy: it cannot keep a process in a domain".into());
         }
-        let sid = e.avc.intern(context).map_err(|err| err.to_string())?;
         let caller = e.subject_of_process(pid).map_err(|err| format!("cannot identify the caller: {err}"))?;
         if caller.exec.is_some() {
             return Err("the caller is in the middle of an exec transition".into());
         }
         let subject = caller.sid;
+        let sid = match context {
+            Some(context) => e.avc.intern(context).map_err(|err| err.to_string())?,
+            None => subject,
+        };
+        let apparmor = self.exec_profile(&caller, apparmor)?;
         if !force {
             let d = e.avc.has_perm_noaudit(subject, subject, e.classes.process, e.classes.setexec);
             if !d.passes() {
@@ -469,7 +532,7 @@ impl ControlHandler for Daemon {
                 ));
             }
         }
-        let request = ExecRequest { sid, force };
+        let request = ExecRequest { sid, force, apparmor: apparmor.map(Arc::from) };
         let mut watched = None;
         if let Some(path) = path {
             let file = std::fs::OpenOptions::new()
@@ -477,7 +540,7 @@ impl ControlHandler for Daemon {
                 .custom_flags(libc::O_NONBLOCK)
                 .open(path)
                 .map_err(|err| format!("{path}: {err}"))?;
-            e.check_exec_request(pid, subject, &file, request).map_err(|err| format!("{path}: {err}"))?;
+            e.check_exec_request(pid, subject, &file, &request).map_err(|err| format!("{path}: {err}"))?;
             // A program outside the marked filesystems: its exec must
             // still be an event, where the transition is recorded.
             if e.marks.target().watch_exec(&file).map_err(|err| format!("{path}: watching its exec: {err}"))? {
@@ -489,12 +552,21 @@ impl ControlHandler for Daemon {
         {
             let _scope = e.scope_changes.lock().unwrap_or_else(PoisonError::into_inner);
             e.marks.enter_scope(sid).map_err(|err| format!("flushing ignore marks: {err}"))?;
+            if request.apparmor.is_some() {
+                e.marks.names_matter_from_now().map_err(|err| format!("flushing ignore marks: {err}"))?;
+            }
             if let Some(old) = e.requests.insert(pid, id, request, watched).and_then(|h| h.watched) {
                 e.marks.target().unwatch_exec(&old);
             }
         }
+        // Under a profile, also its capability rules (a bound: the kernel's
+        // AppArmor would deny the others at use).
+        let profile_caps = match (&e.apparmor, apparmor) {
+            (Some(a), Some(name)) => a.capabilities(name),
+            _ => u64::MAX,
+        };
         Ok(ExecGrant {
-            capabilities: crate::entry::capabilities_of(&e.entry_checks(), sid),
+            capabilities: crate::entry::capabilities_of(&e.entry_checks(), sid) & profile_caps,
             revoke: crate::entry::unauthorized_descriptors(&e.entry_checks(), pid, sid),
             forbid: self.forbidden_everywhere(sid),
         })
@@ -639,10 +711,10 @@ pub fn run_daemon(config: DaemonConfig) -> Result<(), DaemonError> {
                 daemon.policy_path.display(),
                 config.socket.display()
             );
-            if let Some(a) = daemon.apparmor.as_ref().map(apparmor_status) {
+            if let Some(a) = daemon.apparmor().map(apparmor_status) {
                 eprintln!(
                     "rampartd: AppArmor: {} profiles from {} ({} enforce, {} complain), {} files failed to compile; \
-                     loaded, not enforced yet",
+                     enforced on processes started with rampart run --apparmor",
                     a.profiles, a.dir, a.enforce, a.complain, a.failed_files
                 );
             }

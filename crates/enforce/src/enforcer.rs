@@ -11,6 +11,8 @@
 //!          and granted on every path label: unresolved, no path)
 //!       ─> AVC (everything an open could ask; the opener's flags only
 //!          when some of that is denied)
+//!       ─> AppArmor, for a subject under a profile (crate::apparmor: the
+//!          file's path; allowed only if both modules allow)
 //!       ─> answer ─> audit ─> ignore marks
 //! ```
 
@@ -25,6 +27,7 @@ use rampart_avc::{AuditInfo, Avc, ClassIdx, Decision, Perms, Sid};
 use rampart_policy::CreateKind;
 
 use crate::access::{opener_flags, ClassPerms, Classes};
+use crate::apparmor::{AppArmor, ExecOutcome, FileEvent};
 use crate::backlog::Backlog;
 use crate::cgroups::{image_of, Cgroups, ExecInFlight, ExecPlan, FileId, Node};
 use crate::epoch::Ticket;
@@ -38,6 +41,7 @@ use crate::own_threads;
 use crate::path_labels::Grants;
 use crate::pidfd::{self, RecentThreads};
 use crate::procs::{ExecRequest, ExecRequests};
+use crate::subject_label::Label;
 
 /// Event counters (Relaxed: statistics only; nothing is ordered by them).
 #[derive(Debug, Default)]
@@ -72,6 +76,8 @@ struct Checked {
 pub struct Subject {
     /// The domain its events are decided in.
     pub sid: Sid,
+    /// Its AppArmor profile (`None`: unconfined by AppArmor).
+    pub apparmor: Option<Arc<str>>,
     /// Its process, when it was looked up.
     pub tgid: Option<u32>,
     /// The exec transition in flight it is part of, if any.
@@ -101,9 +107,12 @@ pub struct Enforcer {
     /// scope is recomputed from those records: a shrinking scope must not
     /// drop a domain that was just entered.
     pub scope_changes: std::sync::Mutex<()>,
+    /// The AppArmor profiles (`--apparmor`), stacked with SELinux.
+    pub apparmor: Option<AppArmor>,
 }
 
 impl Enforcer {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         avc: Arc<Avc>,
         classes: Classes,
@@ -112,9 +121,13 @@ impl Enforcer {
         cgroups: Cgroups,
         default_sid: Sid,
         ignore_marks: bool,
+        apparmor: Option<AppArmor>,
     ) -> Enforcer {
         let mut marks = Marks::new(groups, default_sid, ignore_marks);
         marks.start_with(&cgroups.domains());
+        // Processes an earlier daemon put under profiles: no mark yet, so
+        // nothing to flush.
+        marks.set_names_matter(cgroups.apparmor_confined());
         Enforcer {
             avc,
             classes,
@@ -127,6 +140,7 @@ impl Enforcer {
             counters: Counters::default(),
             helpers: Backlog::default(),
             scope_changes: std::sync::Mutex::new(()),
+            apparmor,
         }
     }
 
@@ -188,10 +202,11 @@ impl Enforcer {
         let target =
             EventObject { inode: (md.dev(), md.ino()), label, class: cp.class, any_open: cp.any_open(), read: cp.read };
         let opener = Opener { tid, tgid: subject.tgid, subject: subject.sid, ticket };
+        let aa = subject.apparmor.as_deref().map(|profile| (profile, &md));
         if event.mask & fanotify::OPEN_PERM != 0 {
-            self.open(group, &file, opener, &target, cp);
+            self.open(group, &file, opener, &target, cp, aa);
         } else {
-            self.read(group, &file, opener, &target, cp);
+            self.read(group, &file, opener, &target, cp, aa);
         }
     }
 
@@ -201,14 +216,12 @@ impl Enforcer {
     /// `need_process` (an exec needs the process).
     pub fn subject(&self, tid: u32, threads: &mut RecentThreads, need_process: bool) -> io::Result<Option<Subject>> {
         if !need_process && !self.cgroups.populated() {
-            return Ok(Some(Subject { sid: self.default_sid, tgid: None, exec: None, launched: false }));
+            return Ok(Some(self.default_subject(None)));
         }
         let info = match threads.info(tid) {
             Ok(info) => info,
             // The thread is gone: nobody waits for this answer.
-            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {
-                return Ok(Some(Subject { sid: self.default_sid, tgid: None, exec: None, launched: false }))
-            }
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(Some(self.default_subject(None))),
             Err(e) => return Err(e),
         };
         if info.tgid == self.self_pid {
@@ -217,15 +230,20 @@ impl Enforcer {
         Ok(Some(self.subject_in(info.tgid, info.cgroup_id)))
     }
 
+    fn default_subject(&self, tgid: Option<u32>) -> Subject {
+        Subject { sid: self.default_sid, apparmor: None, tgid, exec: None, launched: false }
+    }
+
     /// The subject of process `tgid` in cgroup `cgroup_id`.
     pub fn subject_in(&self, tgid: u32, cgroup_id: u64) -> Subject {
-        match self.cgroups.node(cgroup_id) {
-            None => Subject { sid: self.default_sid, tgid: Some(tgid), exec: None, launched: false },
-            Some(Node::Domain(sid)) => Subject { sid, tgid: Some(tgid), exec: None, launched: true },
+        let (label, exec) = match self.cgroups.node(cgroup_id) {
+            None => return self.default_subject(Some(tgid)),
+            Some(Node::Domain(label)) => (label, None),
             // Credentials change when the exec commits; until the
-            // housekeeper has seen it, the old domain (crate::cgroups).
-            Some(Node::Exec(x)) => Subject { sid: x.plan.from, tgid: Some(tgid), exec: Some(x), launched: true },
-        }
+            // housekeeper has seen it, the old label (crate::cgroups).
+            Some(Node::Exec(x)) => (x.plan.from.clone(), Some(x)),
+        };
+        Subject { sid: label.sid, apparmor: label.apparmor, tgid: Some(tgid), exec, launched: true }
     }
 
     /// The subject of process `pid` (a control request's peer).
@@ -249,9 +267,50 @@ impl Enforcer {
         Grants { avc: &self.avc, paths: self.objects.paths() }
     }
 
-    fn open(&self, group: &Group, file: &File, opener: Opener, target: &EventObject, cp: ClassPerms) {
+    /// Whether the AppArmor side allows `ask` of a subject under a
+    /// profile (`aa`: the profile and the file's metadata); true without.
+    fn apparmor_allows(
+        &self,
+        file: &File,
+        opener: &Opener,
+        aa: Option<(&str, &std::fs::Metadata)>,
+        ask: AaAsk<'_>,
+    ) -> bool {
+        let Some((profile, md)) = aa else { return true };
+        let Some(apparmor) = &self.apparmor else { return false };
+        let ev = FileEvent { tid: opener.tid, tgid: opener.tgid.unwrap_or(opener.tid), fd: file.as_fd(), md };
+        let enforcing = || self.avc.policy_state().2;
+        match ask {
+            AaAsk::Open(flags) => apparmor.open(profile, &ev, flags, &enforcing),
+            AaAsk::Read => apparmor.read(profile, &ev, &mut || opener_flags(opener.tid), &enforcing),
+        }
+    }
+
+    fn open(
+        &self,
+        group: &Group,
+        file: &File,
+        opener: Opener,
+        target: &EventObject,
+        cp: ClassPerms,
+        aa: Option<(&str, &std::fs::Metadata)>,
+    ) {
         let Opener { tid, tgid, subject, ticket } = opener;
+        // The opener's flags, read from /proc at most once, and only if a
+        // module needs them.
+        let flags_cell = std::cell::OnceCell::new();
+        let mut flags = || {
+            *flags_cell.get_or_init(|| {
+                // Slow: let a helper take the events queued meanwhile.
+                self.helpers.signal();
+                opener_flags(tid)
+            })
+        };
         let ObjectLabel::Sid(tsid) = target.label else {
+            if !self.apparmor_allows(file, &opener, aa, AaAsk::Open(&mut flags)) {
+                self.answer(group, file.as_fd(), false);
+                return;
+            }
             // Granted on every label the path could give, with nothing to
             // audit (crate::path_labels).
             self.answer(group, file.as_fd(), true);
@@ -264,15 +323,14 @@ impl Enforcer {
         let decision = if first.denied.is_empty() {
             first
         } else {
-            // Reading the opener's flags from /proc is slow: let a helper
-            // take the events queued meanwhile.
-            self.helpers.signal();
-            let requested = opener_flags(tid).map_or(any, |f| cp.for_flags(f));
+            let requested = flags().map_or(any, |f| cp.for_flags(f));
             masked(first, requested)
         };
-        self.answer(group, file.as_fd(), decision.passes());
+        // Stacked: both modules decide, each audits its own denial.
+        let apparmor = self.apparmor_allows(file, &opener, aa, AaAsk::Open(&mut flags));
+        self.answer(group, file.as_fd(), decision.passes() && apparmor);
         self.audit(tid, tgid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
-        if decision.denied.is_empty() {
+        if decision.denied.is_empty() && apparmor {
             let read = decision.allowed.contains(cp.read) && !cp.read.is_empty();
             self.marks.after_open(&self.grants(), file.as_fd(), target, subject, read, ticket);
         }
@@ -280,19 +338,28 @@ impl Enforcer {
 
     /// A read of a file no access mark covers (revalidation after a
     /// change, or a file opened unseen).
-    fn read(&self, group: &Group, file: &File, reader: Opener, target: &EventObject, cp: ClassPerms) {
+    fn read(
+        &self,
+        group: &Group,
+        file: &File,
+        reader: Opener,
+        target: &EventObject,
+        cp: ClassPerms,
+        aa: Option<(&str, &std::fs::Metadata)>,
+    ) {
         let Opener { tid, tgid, subject, ticket } = reader;
+        let apparmor = self.apparmor_allows(file, &reader, aa, AaAsk::Read);
         let allowed = match target.label {
             ObjectLabel::Sid(tsid) => {
                 let decision = self.avc.has_perm_noaudit(subject, tsid, cp.class, cp.read);
-                self.answer(group, file.as_fd(), decision.passes());
+                self.answer(group, file.as_fd(), decision.passes() && apparmor);
                 self.audit(tid, tgid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
-                decision.denied.is_empty()
+                decision.denied.is_empty() && apparmor
             }
             ObjectLabel::Unresolved(_) => {
-                self.answer(group, file.as_fd(), true);
+                self.answer(group, file.as_fd(), apparmor);
                 bump(&self.counters.without_path);
-                true
+                apparmor
             }
         };
         self.marks.after_access(&self.grants(), file.as_fd(), target, subject, allowed, ticket);
@@ -324,7 +391,9 @@ impl Enforcer {
             // thread's exec meanwhile would race it: refused.
             let checks =
                 if tid == x.plan.tid { vec![self.check(subject.sid, tsid, cp.class, cp.execute)] } else { vec![] };
-            let allow = tid == x.plan.tid && checks.iter().all(|c| c.decision.passes());
+            let allow = tid == x.plan.tid
+                && checks.iter().all(|c| c.decision.passes())
+                && matches!(self.apparmor_exec(file, md, tid, tgid, subject), ExecOutcome::Allowed);
             self.answer(group, file.as_fd(), allow);
             self.audit(tid, Some(tgid), file.as_fd(), &checks);
             return;
@@ -334,8 +403,26 @@ impl Enforcer {
             self.marks.target().unwatch_exec(&watched);
         }
         let launcher = request.is_some();
-        let (checks, new_domain) = self.exec_checks(subject.sid, tsid, cp, request);
+        // The AppArmor label after the exec: the launcher's request, else
+        // the subject's (a profile change is refused below).
+        let apparmor = request.as_ref().and_then(|r| r.apparmor.clone()).or_else(|| subject.apparmor.clone());
+        let (checks, new_domain) = self.exec_checks(subject.sid, tsid, cp, request.as_ref());
         let mut allow = checks.iter().all(|c| c.decision.passes());
+        match self.apparmor_exec(file, md, tid, tgid, subject) {
+            ExecOutcome::Allowed => {}
+            ExecOutcome::Denied => allow = false,
+            ExecOutcome::Unsupported(why) => {
+                allow = false;
+                eprintln!(
+                    "rampartd: refused the exec of {} by pid {tgid} under the AppArmor profile {}: {why}; \
+                     AppArmor label changes on exec are not yet supported (docs/security.md)",
+                    rampart_label::fd_link(file.as_fd()).map_or("?".into(), |p| p.to_string_lossy().into_owned()),
+                    subject.apparmor.as_deref().unwrap_or("?"),
+                );
+            }
+        }
+        let from = Label { sid: subject.sid, apparmor: subject.apparmor.clone() };
+        let new_label = new_domain.map(|sid| Label { sid, apparmor });
         if let Some(new) = new_domain.filter(|&new| allow && !launcher && new != subject.sid) {
             let exec = crate::entry::Exec { tid, tgid, file, md, launched: subject.launched };
             if let Some(why) = crate::entry::refusal(&self.entry_checks(), &exec, new) {
@@ -349,14 +436,18 @@ impl Enforcer {
                 );
             }
         }
-        if let Some(new) = new_domain.filter(|&new| allow && new != subject.sid) {
+        if let Some(new) = new_label.filter(|new| allow && *new != from) {
             // Before the answer: once the exec runs, the new domain's
-            // opens must not meet marks placed without it in scope.
+            // opens must not meet marks placed without it in scope, nor,
+            // under a profile, marks at all (crate::marks).
             let _scope = self.scope_changes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let _ = self.marks.enter_scope(new);
+            let _ = self.marks.enter_scope(new.sid);
+            if new.apparmor.is_some() {
+                let _ = self.marks.names_matter_from_now();
+            }
             let mut images = vec![(md.dev(), md.ino())];
             images.extend(script_interpreter(file, tgid));
-            let plan = ExecPlan { from: subject.sid, to: new, tgid, tid, images, old_image: image_of(tgid) };
+            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image: image_of(tgid) };
             match self.cgroups.begin_exec(&self.avc, plan) {
                 Ok(()) => bump(&self.counters.exec_transitions),
                 Err(e) => {
@@ -371,6 +462,22 @@ impl Enforcer {
         self.audit(tid, Some(tgid), file.as_fd(), &checks);
     }
 
+    /// The AppArmor side of an exec by `subject` (allowed for a subject
+    /// under no profile).
+    fn apparmor_exec(
+        &self,
+        file: &File,
+        md: &std::fs::Metadata,
+        tid: u32,
+        tgid: u32,
+        subject: &Subject,
+    ) -> ExecOutcome {
+        let Some(profile) = subject.apparmor.as_deref() else { return ExecOutcome::Allowed };
+        let Some(apparmor) = &self.apparmor else { return ExecOutcome::Denied };
+        let ev = FileEvent { tid, tgid, fd: file.as_fd(), md };
+        apparmor.exec(profile, &ev, &|| self.avc.policy_state().2)
+    }
+
     /// SELinux's exec checks of `subject` executing a file labeled `tsid`
     /// (`execute`; then `execute_no_trans`, or `process transition` and
     /// `entrypoint` of the new domain, which `request` may name and whose
@@ -381,7 +488,7 @@ impl Enforcer {
         subject: Sid,
         tsid: Sid,
         cp: ClassPerms,
-        request: Option<ExecRequest>,
+        request: Option<&ExecRequest>,
     ) -> (Vec<Checked>, Option<Sid>) {
         let mut checks = vec![self.check(subject, tsid, cp.class, cp.execute)];
         let new = match request {
@@ -409,7 +516,7 @@ impl Enforcer {
     /// Checks an exec request (`rampart run`) against the file it will
     /// execute, before the exec, auditing denials. Returns the domain it
     /// would enter, or what was denied.
-    pub fn check_exec_request(&self, pid: u32, subject: Sid, file: &File, request: ExecRequest) -> Result<(), String> {
+    pub fn check_exec_request(&self, pid: u32, subject: Sid, file: &File, request: &ExecRequest) -> Result<(), String> {
         let md = file.metadata().map_err(|e| e.to_string())?;
         let cp = self.classes.file().filter(|_| md.is_file()).ok_or("not a regular file")?;
         let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
@@ -495,6 +602,13 @@ fn masked(d: Decision, requested: Perms) -> Decision {
         permissive: d.permissive && !(d.denied & requested).is_empty(),
         seqno: d.seqno,
     }
+}
+
+/// What AppArmor is asked about an event.
+enum AaAsk<'a> {
+    /// An open, with a way to read its flags.
+    Open(&'a mut dyn FnMut() -> Option<u64>),
+    Read,
 }
 
 /// Who opened (or read), and when the event began.

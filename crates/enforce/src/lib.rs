@@ -49,6 +49,8 @@
 #![warn(unnameable_types)]
 
 mod access;
+mod apparmor;
+mod apparmor_log;
 mod backlog;
 mod cgroups;
 mod config;
@@ -72,6 +74,7 @@ pub mod private_mounts;
 mod procs;
 mod responder;
 mod sandbox;
+mod subject_label;
 mod sync;
 
 // Running the daemon.

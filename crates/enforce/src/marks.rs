@@ -52,6 +52,15 @@
 //! all who may hold it open still may read it. Readers and completeness
 //! outlive flushes: descriptors do.
 //!
+//! **Names** (AppArmor, crate::apparmor): a profile decides by the
+//! path an open used, and an inode may have several names (hard links)
+//! or change its name (rename), which no inode mark can follow. So while
+//! a process runs under a profile (from its `rampart run --apparmor`
+//! request on, until the housekeeper finds no cgroup of a profile left)
+//! no mark is placed at all, and the marks of before are flushed when
+//! that begins ([`Marks::names_matter_from_now`]): every open and read
+//! is then an event. Simple and sound; slow while it lasts.
+//!
 //! Races: placing and flushing follow the protocol of [`crate::epoch`]
 //! (an event takes a ticket before it reads any state; its marks are
 //! placed only if no flush happened since, and a flush waits for
@@ -60,7 +69,7 @@
 
 use std::io;
 use std::os::fd::BorrowedFd;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::epoch::{Epoch, Ticket};
 use std::sync::{Mutex, PoisonError, RwLock};
@@ -184,6 +193,8 @@ pub struct Marks<T: MarkTarget> {
     inherited: bool,
     placed: AtomicU64,
     flushes: AtomicU64,
+    /// Decisions depend on names: no mark is placed (see "Names").
+    names_matter: AtomicBool,
 }
 
 impl<T: MarkTarget> Marks<T> {
@@ -202,7 +213,31 @@ impl<T: MarkTarget> Marks<T> {
             inherited: false,
             placed: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
+            names_matter: AtomicBool::new(false),
         }
+    }
+
+    /// Whether names matter from now on (see "Names"); the caller
+    /// flushes next when it turns it on (crate::daemon's `flush_marks`).
+    pub fn set_names_matter(&self, on: bool) {
+        // SeqCst, with the load in `names_matter`: a placer that took its
+        // ticket after the flush that follows this store sees it.
+        self.names_matter.store(on, Ordering::SeqCst);
+    }
+
+    /// A process is about to run under a profile: no mark from now on,
+    /// and those placed before go.
+    pub fn names_matter_from_now(&self) -> io::Result<()> {
+        // SeqCst: see `set_names_matter`.
+        if self.names_matter.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.flush(None)
+    }
+
+    fn names_matter(&self) -> bool {
+        // SeqCst: see `set_names_matter`.
+        self.names_matter.load(Ordering::SeqCst)
     }
 
     pub fn target(&self) -> &T {
@@ -304,12 +339,13 @@ impl<T: MarkTarget> Marks<T> {
             return;
         }
         let reader = granted_read.then_some(subject);
-        let Some(placing) = self.epoch.hold(ticket) else {
-            // Something changed since the event began: no marks, but the
-            // reader holds its descriptor all the same.
+        let placing = self.epoch.hold(ticket);
+        if placing.is_none() || self.names_matter() {
+            // Something changed since the event began, or names matter:
+            // no marks, but the reader holds its descriptor all the same.
             self.note_reader(target.inode, reader, FirstSeen::Open, false);
             return;
-        };
+        }
         let epoch = ticket.epoch();
         let open_mark = self.open_ignorable(judge, target, epoch);
         // With an open mark, opens will pass unseen: the inode is made
@@ -359,6 +395,9 @@ impl<T: MarkTarget> Marks<T> {
         let Some(placing) = self.epoch.hold(ticket) else {
             return;
         };
+        if self.names_matter() {
+            return;
+        }
         // The kernel asked, so no access mark covers the inode, whatever
         // `access_armed` remembers: do not consult it.
         let epoch = ticket.epoch();

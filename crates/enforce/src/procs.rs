@@ -7,17 +7,19 @@
 //! reuses a dead requester's pid never inherits its request.
 
 use std::fs::File;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rampart_avc::Sid;
 use rustc_hash::FxHashMap;
 
 /// An exec context asked for with `rampart run`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExecRequest {
     pub sid: Sid,
     /// Skip the transition and entrypoint checks (root asked `--force`).
     pub force: bool,
+    /// The AppArmor profile to enter (`rampart run --apparmor`).
+    pub apparmor: Option<Arc<str>>,
 }
 
 /// A recorded request, with the file it named when that file is on a
@@ -53,7 +55,7 @@ impl ExecRequests {
             (Some(known), Some(now)) => known == now,
             _ => true,
         };
-        (same.then_some(held.request), Some(held))
+        (same.then(|| held.request.clone()), Some(held))
     }
 
     /// Removes the requests of processes for which `alive(pid, id)` is
@@ -62,6 +64,12 @@ impl ExecRequests {
         let mut map = self.lock();
         let dead: Vec<u32> = map.iter().filter(|(pid, h)| !alive(**pid, h.id)).map(|(pid, _)| *pid).collect();
         dead.into_iter().filter_map(|pid| map.remove(&pid)).collect()
+    }
+
+    /// Whether a request names an AppArmor profile (crate::marks: names
+    /// matter from the request on).
+    pub fn apparmor(&self) -> bool {
+        self.lock().values().any(|h| h.request.apparmor.is_some())
     }
 
     /// The domains requested (in scope before their exec).
@@ -88,19 +96,20 @@ mod tests {
     fn a_request_is_taken_once_and_only_by_its_process() {
         let r = ExecRequests::default();
         let sid = rampart_avc::SidTable::new().intern("u:r:t:s0").unwrap();
-        let req = ExecRequest { sid, force: false };
-        assert!(r.insert(10, Some(7), req, None).is_none());
+        let req = ExecRequest { sid, force: false, apparmor: None };
+        assert!(r.insert(10, Some(7), req.clone(), None).is_none());
         assert_eq!(r.domains(), vec![req.sid]);
         // Another process with the same pid: dropped, not applied.
         let (applied, held) = r.take(10, Some(8));
         assert_eq!(applied, None);
         assert!(held.is_some());
         assert!(r.take(10, Some(7)).0.is_none(), "gone with the stale take");
-        r.insert(10, Some(7), req, None);
-        assert_eq!(r.take(10, Some(7)).0, Some(req));
+        r.insert(10, Some(7), req.clone(), None);
+        assert_eq!(r.take(10, Some(7)).0, Some(req.clone()));
         assert_eq!(r.take(10, Some(7)).0, None, "consumed");
-        r.insert(11, Some(1), req, None);
-        r.insert(12, Some(2), req, None);
+        r.insert(11, Some(1), req.clone(), None);
+        r.insert(12, Some(2), ExecRequest { apparmor: Some("p".into()), ..req }, None);
+        assert!(r.apparmor());
         let gone = r.prune(|pid, _| pid == 12);
         assert_eq!(gone.len(), 1);
         assert!(r.take(12, Some(2)).0.is_some());

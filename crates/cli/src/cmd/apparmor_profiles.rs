@@ -63,7 +63,7 @@ fn render_status(set: &ProfileSet, dir: &Path) -> String {
         let _ = writeln!(out, "   {}", d.display());
     }
     let _ = writeln!(out, "{} profile files failed to compile.", set.failures.len());
-    out.push_str("0 processes are confined (AppArmor labels on processes: not yet).\n");
+    out.push_str("Processes are confined by rampartd (rampart run --apparmor); not listed here yet.\n");
     head + &out
 }
 

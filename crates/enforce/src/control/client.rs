@@ -175,7 +175,24 @@ impl Client {
         force: bool,
         path: Option<&str>,
     ) -> Result<Option<ExecGrant>, ControlError> {
-        let request = Request::ExecContext { context: context.to_string(), force, path: path.map(str::to_owned) };
+        self.set_exec_labels(Some(context), None, force, path)
+    }
+
+    /// [`Client::set_exec_context`] with an AppArmor profile to enter
+    /// (`"apparmor":P`); without `context` the SELinux domain is kept.
+    pub fn set_exec_labels(
+        &mut self,
+        context: Option<&str>,
+        apparmor: Option<&str>,
+        force: bool,
+        path: Option<&str>,
+    ) -> Result<Option<ExecGrant>, ControlError> {
+        let request = Request::ExecContext {
+            context: context.map(str::to_owned),
+            force,
+            path: path.map(str::to_owned),
+            apparmor: apparmor.map(str::to_owned),
+        };
         match self.request(&request)? {
             Reply::ExecGranted(grant) => Ok(Some(grant)),
             Reply::Done => Ok(None),

@@ -40,6 +40,22 @@ pub trait ControlHandler: Send + Sync {
     /// `path`, if given, is the file that exec will run, checked now.
     /// Returns what the launcher must give up before its exec.
     fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<ExecGrant, String>;
+    /// [`ControlHandler::set_exec_context`] with an AppArmor profile to
+    /// enter (`rampart run --apparmor`); without `context`, the caller's
+    /// SELinux domain is kept. By default: no AppArmor.
+    fn set_exec_labels(
+        &self,
+        pid: u32,
+        context: Option<&str>,
+        apparmor: Option<&str>,
+        force: bool,
+        path: Option<&str>,
+    ) -> Result<ExecGrant, String> {
+        match (context, apparmor) {
+            (Some(context), None) => self.set_exec_context(pid, context, force, path),
+            _ => Err("this daemon does not run AppArmor profiles".into()),
+        }
+    }
     /// Files were relabeled: drop cached labels and kernel-side grants.
     fn labels_changed(&self) -> Result<(), String>;
 }

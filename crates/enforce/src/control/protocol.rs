@@ -12,13 +12,14 @@
 //! {"op":"setenforce","enforcing":true}             -> {"ok":true}
 //! {"op":"reload"}                                  -> {"ok":true,"seqno":42}
 //! {"op":"setbool","name":"NAME","value":false}     -> {"ok":true,"seqno":43}
-//! {"op":"exec-context","context":"CTX","force":false,"path":"P"} -> {"ok":true,"capabilities":N,"revoke":[FD...],"forbid":["truncate",...]}
+//! {"op":"exec-context","context":"CTX","force":false,"path":"P","apparmor":"PROFILE"} -> {"ok":true,"capabilities":N,"revoke":[FD...],"forbid":["truncate",...]}
 //! {"op":"labels-changed"}                          -> {"ok":true}
 //! anything wrong                                   -> {"ok":false,"error":"what happened and what to do"}
 //! ```
 //!
-//! `force` (default `false`) and `path` may be left out; every other field
-//! is required, and fields a request does not define are refused, so a
+//! `force` (default `false`), `path` and `apparmor` may be left out, and
+//! `context` when `apparmor` is given (the caller's domain is kept);
+//! every other field is required, and fields a request does not define are refused, so a
 //! typo is reported instead of silently ignored. Replies may grow new fields;
 //! clients ignore fields they do not know.
 //!
@@ -91,14 +92,20 @@ pub enum Request {
     /// never from the message) enters `context`; answered with
     /// [`Reply::Done`]. `path`, optional, names the file the client will
     /// execute, so the daemon can check the transition before the exec
-    /// even when the file is on a mount it does not watch.
+    /// even when the file is on a mount it does not watch. `apparmor`,
+    /// optional, names the AppArmor profile the exec enters (`aa-exec
+    /// -p`); with it `context` may be left out: the caller's SELinux
+    /// domain is kept.
     #[serde(rename = "exec-context")]
     ExecContext {
-        context: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<String>,
         #[serde(default)]
         force: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         path: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        apparmor: Option<String>,
     },
     /// `{"op":"labels-changed"}`: files were relabeled; answered with
     /// [`Reply::Done`].
@@ -125,6 +132,7 @@ struct WireRequest {
     context: Option<String>,
     force: Option<bool>,
     path: Option<String>,
+    apparmor: Option<String>,
 }
 
 /// The `op` of a request, as on the wire.
@@ -155,7 +163,7 @@ impl TryFrom<WireRequest> for Request {
     type Error = String;
 
     fn try_from(wire: WireRequest) -> Result<Request, String> {
-        let WireRequest { op, enforcing, name, value, context, force, path } = wire;
+        let WireRequest { op, enforcing, name, value, context, force, path, apparmor } = wire;
         let given = [
             ("enforcing", enforcing.is_some()),
             ("name", name.is_some()),
@@ -163,6 +171,7 @@ impl TryFrom<WireRequest> for Request {
             ("context", context.is_some()),
             ("force", force.is_some()),
             ("path", path.is_some()),
+            ("apparmor", apparmor.is_some()),
         ];
         let request = match op {
             Op::Status => Request::Status,
@@ -173,9 +182,13 @@ impl TryFrom<WireRequest> for Request {
                 value: required("setbool", "value", value)?,
             },
             Op::ExecContext => Request::ExecContext {
-                context: required("exec-context", "context", context)?,
+                context: match apparmor {
+                    Some(_) => context,
+                    None => Some(required("exec-context", "context", context)?),
+                },
                 force: force.unwrap_or(false),
                 path,
+                apparmor,
             },
             Op::LabelsChanged => Request::LabelsChanged,
         };
@@ -204,7 +217,7 @@ impl Request {
             Request::Status | Request::Reload | Request::LabelsChanged => &[],
             Request::SetEnforce { .. } => &["enforcing"],
             Request::SetBool { .. } => &["name", "value"],
-            Request::ExecContext { .. } => &["context", "force", "path"],
+            Request::ExecContext { .. } => &["context", "force", "path", "apparmor"],
         }
     }
 
@@ -241,7 +254,8 @@ impl Request {
         let (field, value) = match self {
             Request::SetBool { name, .. } => ("name", name),
             Request::ExecContext { path: Some(path), .. } if path.is_empty() || path.contains('\0') => ("path", path),
-            Request::ExecContext { context, .. } => ("context", context),
+            Request::ExecContext { apparmor: Some(a), .. } if a.is_empty() || a.contains('\0') => ("apparmor", a),
+            Request::ExecContext { context: Some(context), .. } => ("context", context),
             _ => return Ok(()),
         };
         if value.is_empty() {
@@ -446,7 +460,8 @@ pub enum ProtocolError {
 /// What a valid request looks like, appended to parse errors.
 const EXAMPLE: &str = "send one JSON object per line, e.g. {\"op\":\"status\"}; ops: status, \
      setenforce {enforcing: bool}, reload, setbool {name: string, value: bool}, \
-     exec-context {context: string, force: bool (optional), path: string (optional)}, labels-changed";
+     exec-context {context: string (optional with apparmor), force: bool (optional), path: string (optional), \
+     apparmor: string (optional)}, labels-changed";
 
 impl fmt::Display for ProtocolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -571,7 +586,18 @@ mod tests {
             Request::SetEnforce { enforcing: false },
             Request::Reload,
             Request::SetBool { name: "httpd_can_network_connect".into(), value: true },
-            Request::ExecContext { context: "system_u:system_r:httpd_t:s0".into(), force: true, path: None },
+            Request::ExecContext {
+                context: Some("system_u:system_r:httpd_t:s0".into()),
+                force: true,
+                path: None,
+                apparmor: None,
+            },
+            Request::ExecContext {
+                context: None,
+                force: false,
+                path: Some("/bin/x".into()),
+                apparmor: Some("p/q".into()),
+            },
             Request::LabelsChanged,
         ];
         for request in all {
@@ -595,12 +621,27 @@ mod tests {
         );
         assert_eq!(
             parse_request(br#"{"op":"exec-context","context":"u:r:t:s0"}"#).unwrap(),
-            Request::ExecContext { context: "u:r:t:s0".into(), force: false, path: None }
+            Request::ExecContext { context: Some("u:r:t:s0".into()), force: false, path: None, apparmor: None }
         );
         assert_eq!(
             parse_request(br#"{"op":"exec-context","context":"u:r:t:s0","path":"/bin/x"}"#).unwrap(),
-            Request::ExecContext { context: "u:r:t:s0".into(), force: false, path: Some("/bin/x".into()) }
+            Request::ExecContext {
+                context: Some("u:r:t:s0".into()),
+                force: false,
+                path: Some("/bin/x".into()),
+                apparmor: None
+            }
         );
+        assert_eq!(
+            parse_request(br#"{"op":"exec-context","apparmor":"/usr/bin/x","path":"/bin/x"}"#).unwrap(),
+            Request::ExecContext {
+                context: None,
+                force: false,
+                path: Some("/bin/x".into()),
+                apparmor: Some("/usr/bin/x".into())
+            }
+        );
+        assert!(err(br#"{"op":"exec-context","path":"/bin/x"}"#).contains("missing field `context`"));
         assert_eq!(parse_request(b"{\"op\":\"labels-changed\"}\r").unwrap(), Request::LabelsChanged);
     }
 
@@ -653,7 +694,7 @@ mod tests {
     fn client_refuses_requests_the_server_would() {
         let long = Request::SetBool { name: "x".repeat(MAX_LINE), value: true };
         assert_eq!(long.to_line().unwrap_err(), ProtocolError::TooLong { limit: MAX_LINE });
-        let nul = Request::ExecContext { context: "a\0b".into(), force: false, path: None };
+        let nul = Request::ExecContext { context: Some("a\0b".into()), force: false, path: None, apparmor: None };
         assert!(nul.to_line().unwrap_err().to_string().contains("NUL"));
     }
 

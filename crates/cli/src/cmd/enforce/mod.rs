@@ -1,5 +1,5 @@
 //! The enforcement commands: `daemon` (rampartd in the foreground),
-//! `run` (the runcon analog), the control commands `status`,
+//! `run` (the runcon analog, and with `--apparmor` aa-exec's), the control commands `status`,
 //! `setenforce`, `reload` and `setbool`, and `demo`.
 
 mod demo;
@@ -69,7 +69,7 @@ pub fn setbool(args: &SetBoolArgs) -> Result<u8, CliError> {
 /// the command cannot be run, 127 when it is not found. With
 /// `--no-sandbox`, only the exec context (testing the daemon alone).
 pub fn run_in_context(args: RunArgs) -> u8 {
-    let RunArgs { socket: SocketArg { socket }, context, force, no_sandbox, command } = args;
+    let RunArgs { socket: SocketArg { socket }, context, apparmor, force, no_sandbox, command } = args;
     let fail = |msg: String, code: u8| {
         eprintln!("rampart: run: {msg}");
         code
@@ -86,14 +86,15 @@ pub fn run_in_context(args: RunArgs) -> u8 {
         Ok(s) => (s.marked_devices, s.protected_dirs),
         Err(e) => return fail(control(e).to_string(), 125),
     };
-    let grant = match client.set_exec_context(&context, force, Some(&path.to_string_lossy())) {
-        Ok(grant) => grant,
-        Err(e) => {
-            // A denial by the policy is the exec failing, as with runcon.
-            let code = if e.to_string().contains("Permission denied") { 126 } else { 125 };
-            return fail(e.to_string(), code);
-        }
-    };
+    let grant =
+        match client.set_exec_labels(context.as_deref(), apparmor.as_deref(), force, Some(&path.to_string_lossy())) {
+            Ok(grant) => grant,
+            Err(e) => {
+                // A denial by the policy is the exec failing, as with runcon.
+                let code = if e.to_string().contains("Permission denied") { 126 } else { 125 };
+                return fail(e.to_string(), code);
+            }
+        };
     drop(client);
     // From an older daemon: the sandbox without what it did not say.
     let grant = grant.unwrap_or(ExecGrant { capabilities: u64::MAX, ..Default::default() });
@@ -161,7 +162,7 @@ pub fn render_status(s: &Status) -> String {
     let mut out: String = rows.iter().map(|(k, v)| format!("{k:<32}{v}\n")).collect();
     if let Some(a) = &s.apparmor {
         for (k, v) in [
-            ("AppArmor profiles:", format!("{} from {} (loaded, not enforced yet)", a.profiles, a.dir)),
+            ("AppArmor profiles:", format!("{} from {} (enforced under rampart run --apparmor)", a.profiles, a.dir)),
             (
                 "AppArmor modes:",
                 format!("{} enforce, {} complain, {} kill, {} unconfined", a.enforce, a.complain, a.kill, a.unconfined),

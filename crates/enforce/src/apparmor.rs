@@ -1,0 +1,381 @@
+//! The AppArmor side of a decision, for a process `rampart run
+//! --apparmor` put under a profile (its label: crate::subject_label).
+//! The engine is rampart_apparmor's (the kernel's file.c and domain.c);
+//! this module gives it what the kernel's hooks would: the name, the
+//! request, the owner, and writes its records.
+//!
+//! * **The name** is the opened file's path as the kernel builds it for
+//!   the daemon (`readlink /proc/self/fd/N`: `d_path`). AppArmor names a
+//!   file from its mount namespace's root (not a chroot's), as the
+//!   daemon's readlink does for processes of its namespace (a process of
+//!   another mount namespace: see docs/security.md). A deleted file
+//!   (`" (deleted)"` appended, the name gone) is mediated by its last
+//!   name: the kernel checked the open under that name before the unlink
+//!   (and revalidates reads by the open's decision,
+//!   `PATH_DELEGATE_DELETED`). A name that is not absolute (a
+//!   disconnected path) is denied with the kernel's "Failed name lookup
+//!   \- disconnected path" (no `attach_disconnected` support).
+//!   Directories end in `/` (`PATH_IS_DIR`).
+//! * **The request** of an open: `aa_map_file_to_perms` of the open's
+//!   flags (`r`, `w`, `a` instead of `w` with `O_APPEND`, `w` for
+//!   `O_TRUNC`, create for `O_CREAT`); none for the open an exec makes
+//!   (`FMODE_EXEC`: the exec event decides it, as the kernel's bprm
+//!   hooks do). As for SELinux (crate::access) the
+//!   widest request is checked first and the flags are read only when
+//!   that is not simply allowed; unreadable flags count as the widest.
+//!   A read event asks `r`, and is audited only when it is denied: the
+//!   kernel revalidates a read only for a descriptor another label
+//!   opened, and the daemon cannot tell which opened it, so a read that
+//!   passes (complain mode included) adds no record to the open's.
+//! * **The owner**: the file's uid equals the thread's fsuid (read from
+//!   `/proc/TID/status` only when the owner and other rules differ).
+//! * **One snapshot** of the profile set per check
+//!   ([`LiveProfiles::current`]). A profile a reload removed denies (the
+//!   kernel would keep the old profile alive for its tasks; here, as with
+//!   an SELinux domain the new policy lacks, the label no longer means
+//!   anything, so nothing is allowed): reported once per name.
+//! * **Permissive daemon** (`--permissive`, `setenforce 0`): every
+//!   profile behaves as in complain mode (`apparmor="ALLOWED"`).
+
+use std::fs::Metadata;
+use std::os::fd::BorrowedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::sync::{Mutex, PoisonError};
+
+use rampart_apparmor::audit::{file_message, FileAudit};
+use rampart_apparmor::file::{path_perm, FileDecision, Record, RecordKind};
+use rampart_apparmor::perms::*;
+use rampart_apparmor::{domain, LiveProfiles, Mode, Profile, Subject};
+use rustc_hash::FxHashSet;
+
+use crate::apparmor_log::AppArmorLog;
+
+/// Everything an open may ask of AppArmor.
+const WIDEST_OPEN: u32 = MAY_READ | MAY_WRITE | MAY_APPEND | AA_MAY_CREATE;
+
+/// `aa_map_file_to_perms` of raw open flags.
+pub fn open_request(flags: u64) -> u32 {
+    let access = flags & libc::O_ACCMODE as u64;
+    let mut perms = 0;
+    // OPEN_FMODE: O_RDONLY reads, O_WRONLY writes, O_RDWR both, 3 neither.
+    if access == libc::O_WRONLY as u64 || access == libc::O_RDWR as u64 {
+        perms |= MAY_WRITE;
+    }
+    if access == libc::O_RDONLY as u64 || access == libc::O_RDWR as u64 {
+        perms |= MAY_READ;
+    }
+    if flags & libc::O_APPEND as u64 != 0 && perms & MAY_WRITE != 0 {
+        perms = (perms & !MAY_WRITE) | MAY_APPEND;
+    }
+    if flags & libc::O_TRUNC as u64 != 0 {
+        perms |= MAY_WRITE;
+    }
+    if flags & libc::O_CREAT as u64 != 0 {
+        perms |= AA_MAY_CREATE;
+    }
+    perms
+}
+
+/// The event's file and who acts on it.
+pub struct FileEvent<'a> {
+    pub tid: u32,
+    pub tgid: u32,
+    pub fd: BorrowedFd<'a>,
+    pub md: &'a Metadata,
+}
+
+/// What an exec under a profile does (the label never changes here).
+pub enum ExecOutcome {
+    Allowed,
+    Denied,
+    /// Allowed by the profile, but it would change the AppArmor label:
+    /// refused, with what it would have done.
+    Unsupported(String),
+}
+
+/// The profiles and their records.
+pub struct AppArmor {
+    pub profiles: LiveProfiles,
+    log: AppArmorLog,
+    /// Profile names already reported as gone.
+    gone: Mutex<FxHashSet<String>>,
+}
+
+/// The name the kernel mediates, or the record's info for a name that
+/// cannot be built (with the readlink text, for the record).
+fn name_of(fd: BorrowedFd<'_>, md: &Metadata) -> Result<Vec<u8>, (&'static str, Vec<u8>)> {
+    let Some(link) = rampart_label::fd_link(fd) else { return Err(("Failed name lookup", Vec::new())) };
+    let mut name = link.as_os_str().as_bytes().to_vec();
+    if !name.starts_with(b"/") {
+        return Err(("Failed name lookup - disconnected path", name));
+    }
+    const DELETED: &[u8] = b" (deleted)";
+    if name.ends_with(DELETED) {
+        // A file really named so is still there as this inode.
+        let same = std::fs::symlink_metadata(&link).is_ok_and(|m| m.dev() == md.dev() && m.ino() == md.ino());
+        if md.nlink() == 0 || !same {
+            name.truncate(name.len() - DELETED.len());
+        }
+    }
+    if md.is_dir() && !name.ends_with(b"/") {
+        name.push(b'/');
+    }
+    Ok(name)
+}
+
+/// The thread's fsuid (`/proc/TID/status`, the fourth `Uid:` field).
+fn fsuid(tid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    let uids = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
+    uids.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// A decision that asks nothing more: allowed, nothing to log.
+fn silent(d: &FileDecision) -> bool {
+    d.allowed && d.record.is_none()
+}
+
+impl AppArmor {
+    pub fn new(profiles: LiveProfiles, log: AppArmorLog) -> AppArmor {
+        AppArmor { profiles, log, gone: Mutex::new(FxHashSet::default()) }
+    }
+
+    /// Whether `name` is a loaded profile now.
+    pub fn exists(&self, name: &str) -> bool {
+        self.profiles.current().policy.profile(name).is_some()
+    }
+
+    /// The capabilities a process under `name` may use (bit `i`:
+    /// capability `i`): the profile's `capability` rules in enforce
+    /// mode, all of them in complain mode.
+    pub fn capabilities(&self, name: &str) -> u64 {
+        match self.profiles.current().policy.profile(name) {
+            Some(p) if matches!(p.mode, Mode::Enforce | Mode::Kill | Mode::User) => p.caps[0],
+            Some(_) => u64::MAX,
+            None => 0,
+        }
+    }
+
+    /// An open by a process under `profile`; `flags` reads the open's
+    /// flags (slow: called only if needed). `enforcing`: the daemon's
+    /// mode, asked only on a denial.
+    pub fn open(
+        &self,
+        profile: &str,
+        ev: &FileEvent<'_>,
+        flags: &mut dyn FnMut() -> Option<u64>,
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        self.file(profile, ev, "open", WIDEST_OPEN, flags, enforcing)
+    }
+
+    /// A read of a file no mark covers, by a process under `profile`;
+    /// `call` reads the flags of the open call the thread is in (an exec
+    /// reads its program: allowed, as the kernel does for a file opened
+    /// by the exec).
+    pub fn read(
+        &self,
+        profile: &str,
+        ev: &FileEvent<'_>,
+        call: &mut dyn FnMut() -> Option<u64>,
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        self.file(profile, ev, "file_perm", MAY_READ, call, enforcing)
+    }
+
+    fn file(
+        &self,
+        profile: &str,
+        ev: &FileEvent<'_>,
+        operation: &str,
+        widest: u32,
+        flags: &mut dyn FnMut() -> Option<u64>,
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        let set = self.profiles.current();
+        let Some(p) = self.profile(&set.policy, profile) else { return false };
+        let name = match name_of(ev.fd, ev.md) {
+            Ok(name) => name,
+            Err((info, shown)) => return self.unnamed(p, ev, operation, widest, info, &shown, enforcing),
+        };
+        let subject = Subject::Profile(p);
+        // Both halves of the rule first: the fsuid is read only if the
+        // owner could change the answer.
+        let (other, owned) = (path_perm(subject, &name, widest, false), path_perm(subject, &name, widest, true));
+        let is_read = widest == MAY_READ;
+        if silent(&other) && silent(&owned) {
+            return true;
+        }
+        let fsuid = fsuid(ev.tid);
+        let owner = fsuid == Some(ev.md.uid());
+        let widest_decision = if owner { owned } else { other };
+        let decision = if silent(&widest_decision) {
+            widest_decision
+        } else {
+            match flags() {
+                // An exec's own open (and reads): the kernel's
+                // `apparmor_file_open` leaves them to the exec's checks
+                // (the exec event here).
+                Some(f) if f & crate::access::FMODE_EXEC_FLAG != 0 => return true,
+                Some(f) if !is_read => path_perm(subject, &name, open_request(f), owner),
+                _ => widest_decision,
+            }
+        };
+        let allowed = decision.allowed || !enforcing();
+        if is_read && allowed {
+            return true;
+        }
+        self.permissive_unless(decision.allowed, decision.record, enforcing, |record| {
+            self.log(p, ev, operation, &name, fsuid.unwrap_or(u32::MAX), record)
+        })
+    }
+
+    /// A denial (or complain-mode pass) for a file whose name cannot be
+    /// built, as the kernel's `path_name` audits it.
+    #[allow(clippy::too_many_arguments)]
+    fn unnamed(
+        &self,
+        p: &Profile,
+        ev: &FileEvent<'_>,
+        operation: &str,
+        request: u32,
+        info: &'static str,
+        shown: &[u8],
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        let complain = p.mode == Mode::Complain;
+        let kind = if complain { RecordKind::Allowed } else { RecordKind::Denied };
+        let record = Record { kind, request, denied: request, info: Some(info) };
+        let fsuid = fsuid(ev.tid).unwrap_or(u32::MAX);
+        self.permissive_unless(complain, Some(record), enforcing, |r| self.log(p, ev, operation, shown, fsuid, r))
+    }
+
+    /// An exec of the event's file by a process under `profile`
+    /// (`domain::exec`: the x rule and its transition).
+    pub fn exec(&self, profile: &str, ev: &FileEvent<'_>, enforcing: &dyn Fn() -> bool) -> ExecOutcome {
+        let set = self.profiles.current();
+        let Some(p) = self.profile(&set.policy, profile) else { return ExecOutcome::Denied };
+        let name = match name_of(ev.fd, ev.md) {
+            Ok(name) => name,
+            Err((info, shown)) => {
+                let allowed = self.unnamed(p, ev, "exec", MAY_EXEC, info, &shown, enforcing);
+                return if allowed { ExecOutcome::Allowed } else { ExecOutcome::Denied };
+            }
+        };
+        let fsuid = fsuid(ev.tid);
+        let owner = fsuid == Some(ev.md.uid());
+        let ns = match profile.strip_prefix(':').and_then(|r| r.split_once(':')) {
+            Some((ns, _)) => ns,
+            None => rampart_apparmor::policy::ROOT_NS,
+        };
+        let d = domain::exec(&set.policy, ns, Subject::Profile(p), &name, owner);
+        let stays = d.label.as_deref() == Some(p.name.as_str());
+        if d.allowed && stays {
+            if let Some(r) = &d.record {
+                self.log(p, ev, "exec", &name, fsuid.unwrap_or(u32::MAX), r);
+            }
+            return ExecOutcome::Allowed;
+        }
+        let mapped = path_perm(Subject::Profile(p), &name, AA_EXEC_MMAP, owner);
+        if mapped.perms.allow & AA_EXEC_MMAP != 0 {
+            // An exec event is also how an exec opens its ELF
+            // interpreter (`ld.so`), which the kernel maps (`m`) without
+            // an x rule; the code runs under the same profile, which may
+            // map it anyway (docs/security.md).
+            return ExecOutcome::Allowed;
+        }
+        match d.label {
+            Some(label) => ExecOutcome::Unsupported(format!(
+                "the profile's rule ({}) would change the AppArmor label to {label}",
+                d.mode
+            )),
+            _ => {
+                let fsuid = fsuid.unwrap_or(u32::MAX);
+                let allowed = self.permissive_unless(false, d.record, enforcing, |r| {
+                    self.log(p, ev, "exec", &name, fsuid, r);
+                });
+                if allowed {
+                    ExecOutcome::Allowed
+                } else {
+                    ExecOutcome::Denied
+                }
+            }
+        }
+    }
+
+    /// The loaded profile `name`, or `None` (reported once per name).
+    fn profile<'p>(&self, policy: &'p rampart_apparmor::Policy, name: &str) -> Option<&'p Profile> {
+        let found = policy.profile(name);
+        if found.is_none() && self.gone.lock().unwrap_or_else(PoisonError::into_inner).insert(name.to_owned()) {
+            eprintln!(
+                "rampartd: the AppArmor profile {name:?} is no longer loaded (a reload removed it): every access \
+                 of its processes is denied (docs/security.md); restore it and reload, or restart them"
+            );
+        }
+        found
+    }
+
+    /// `allowed`, or, when the daemon is permissive, a denial let through
+    /// as complain mode would (its record an `ALLOWED` one); logs the
+    /// record through `log`.
+    fn permissive_unless(
+        &self,
+        allowed: bool,
+        record: Option<Record>,
+        enforcing: &dyn Fn() -> bool,
+        log: impl FnOnce(&Record),
+    ) -> bool {
+        let mut record = record;
+        let mut allowed = allowed;
+        if !allowed && !enforcing() {
+            allowed = true;
+            if let Some(r) = record.as_mut() {
+                r.kind = RecordKind::Allowed;
+            }
+        }
+        if let Some(r) = &record {
+            log(r);
+        }
+        allowed
+    }
+
+    fn log(&self, p: &Profile, ev: &FileEvent<'_>, operation: &str, name: &[u8], fsuid: u32, record: &Record) {
+        let (namespace, profile) = match p.name.strip_prefix(':').and_then(|r| r.split_once(':')) {
+            Some((ns, n)) => (Some(ns), n),
+            None => (None, p.name.as_str()),
+        };
+        let comm = crate::pidfd::comm(ev.tid).unwrap_or_default();
+        self.log.record(file_message(&FileAudit {
+            operation,
+            namespace,
+            profile,
+            name,
+            target: None,
+            pid: ev.tgid,
+            comm: comm.as_bytes(),
+            fsuid,
+            ouid: ev.md.uid(),
+            record,
+        }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_flags_map_as_the_kernel_maps_them() {
+        let (rd, wr, rw) = (libc::O_RDONLY as u64, libc::O_WRONLY as u64, libc::O_RDWR as u64);
+        let (append, trunc, creat) = (libc::O_APPEND as u64, libc::O_TRUNC as u64, libc::O_CREAT as u64);
+        assert_eq!(open_request(rd), MAY_READ);
+        assert_eq!(open_request(wr), MAY_WRITE);
+        assert_eq!(open_request(rw), MAY_READ | MAY_WRITE);
+        assert_eq!(open_request(wr | append), MAY_APPEND);
+        assert_eq!(open_request(rd | append), MAY_READ, "append without write asks nothing more");
+        assert_eq!(open_request(wr | trunc | creat), MAY_WRITE | AA_MAY_CREATE);
+        assert_eq!(open_request(wr | append | trunc), MAY_APPEND | MAY_WRITE);
+        assert_eq!(open_request(3), 0, "O_ACCMODE 3: neither read nor write");
+    }
+}

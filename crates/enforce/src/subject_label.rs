@@ -1,0 +1,116 @@
+//! Who a process of the cgroup tree is: its SELinux domain and, when
+//! `rampart run --apparmor` put it under one, its AppArmor profile. Both
+//! modules run stacked, as Linux's LSM stacking runs them: each keeps its
+//! own label on the task, and the cgroup carries the pair so children
+//! inherit both and a restarted daemon finds both.
+//!
+//! The cgroup's directory name carries the pair reversibly:
+//! `<context>` alone, or `<context>@aa.<hex>` where `<hex>` is the
+//! profile name's bytes in lower-case hex. Profile names may hold `/`
+//! (`/usr/bin/foo`, `parent//child`), which no directory name may;
+//! contexts never hold `@` (refused here), so the split is unambiguous.
+
+use std::sync::Arc;
+
+use rampart_avc::Sid;
+
+/// The separator between a context and its AppArmor profile.
+const AA_SEPARATOR: &str = "@aa.";
+/// The longest name a cgroup directory (any file name) may have.
+const NAME_MAX: usize = 255;
+
+/// A process's label in both modules.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Label {
+    /// The SELinux domain.
+    pub sid: Sid,
+    /// The AppArmor profile, `None` for AppArmor's unconfined.
+    pub apparmor: Option<Arc<str>>,
+}
+
+impl Label {
+    /// Whether this is the default label (processes outside the tree).
+    pub fn is_default(&self, default_sid: Sid) -> bool {
+        self.sid == default_sid && self.apparmor.is_none()
+    }
+}
+
+/// The cgroup directory name of `context` with `profile`, or why there is
+/// none: a context must not be empty, hold `/`, NUL, a newline or `@`,
+/// start with `.`, or take the `exec.` and `cgroup.` prefixes of the
+/// tree's other entries; the name must fit a directory entry.
+pub fn dir_name(context: &str, profile: Option<&str>) -> Result<String, String> {
+    let ok = !context.is_empty()
+        && !context.contains(['/', '\0', '\n', '@'])
+        && !context.starts_with('.')
+        && !context.starts_with(crate::cgroups::EXEC_PREFIX)
+        && !context.starts_with("cgroup.");
+    if !ok {
+        return Err(format!("the context {context:?} cannot name a cgroup"));
+    }
+    let name = match profile {
+        None => context.to_owned(),
+        Some("") => return Err("an empty AppArmor profile name".into()),
+        Some(p) => format!("{context}{AA_SEPARATOR}{}", hex(p.as_bytes())),
+    };
+    if name.len() > NAME_MAX {
+        return Err(format!(
+            "the context {context:?} with the AppArmor profile {:?} is too long to name a cgroup \
+             ({} bytes, at most {NAME_MAX}); use a shorter profile name",
+            profile.unwrap_or(""),
+            name.len()
+        ));
+    }
+    Ok(name)
+}
+
+/// The context and profile a directory name of [`dir_name`] stands for
+/// (`None`: not such a name).
+pub fn parse_dir_name(name: &str) -> Option<(&str, Option<String>)> {
+    let (context, profile) = match name.split_once(AA_SEPARATOR) {
+        None => (name, None),
+        Some((c, h)) => (c, Some(String::from_utf8(unhex(h)?).ok()?)),
+    };
+    dir_name(context, profile.as_deref()).ok()?;
+    Some((context, profile))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        let ctx = "system_u:system_r:httpd_t:s0";
+        assert_eq!(dir_name(ctx, None).unwrap(), ctx);
+        for profile in ["/usr/bin/foo", "parent//child", "with space", "a@aa.b", "caf\u{e9}"] {
+            let name = dir_name(ctx, Some(profile)).unwrap();
+            assert!(!name.contains('/'), "{name}");
+            assert_eq!(parse_dir_name(&name), Some((ctx, Some(profile.to_owned()))), "{profile}");
+        }
+        assert_eq!(parse_dir_name(ctx), Some((ctx, None)));
+    }
+
+    #[test]
+    fn names_that_cannot_be_a_directory_are_refused() {
+        for bad in ["", "a/b", ".hidden", "exec.3", "cgroup.procs", "a\nb", "a@b"] {
+            assert!(dir_name(bad, None).is_err(), "{bad:?}");
+        }
+        assert!(dir_name("u:r:t:s0", Some("")).is_err());
+        assert!(dir_name("u:r:t:s0", Some(&"p".repeat(200))).is_err(), "too long");
+        for bad in ["u:r:t:s0@aa.7", "u:r:t:s0@aa.zz", "u:r:t:s0@aa.", "u:r:t:s0@aa.ff", "exec.1"] {
+            assert_eq!(parse_dir_name(bad), None, "{bad:?}");
+        }
+    }
+}
