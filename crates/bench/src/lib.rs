@@ -32,6 +32,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod affinity;
+pub mod apparmor;
 pub mod chart;
 pub mod clock;
 pub mod docs;
@@ -49,7 +50,7 @@ pub mod variants;
 pub mod workloads;
 
 pub use error::BenchError;
-pub use params::{Params, Size};
+pub use params::{Params, Size, Workload};
 pub use report::Report;
 pub use run::run;
 pub use setup::{Access, Bench};
