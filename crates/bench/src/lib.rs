@@ -16,6 +16,11 @@
 //! ([`workloads`]) are generic over the variant, so each variant is
 //! compiled into the same loop and only the check differs.
 //!
+//! Seed 003 was about AppArmor, whose checks are path decisions, not
+//! (source, target, class) keys: its workload ([`apparmor`]) has its own
+//! three designs around Rampart's AppArmor engine, and its own section of
+//! the report.
+//!
 //! # Fairness
 //!
 //! * Every cache uses the hash function of Rampart's cache keys

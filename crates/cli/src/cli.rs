@@ -671,7 +671,7 @@ pub struct SeedsArgs {
     /// for the full run: docs/benchmarks.md
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
-    /// Thread counts of the AVC hit and rcutest workloads, 1 to 256
+    /// Thread counts of the AVC hit, rcutest and AppArmor workloads, 1 to 256
     /// (default 1, 2 and the powers of two up to the CPUs available; 1
     /// and 2 always run: issue 4's targets are at 1 and 2 threads)
     #[arg(
