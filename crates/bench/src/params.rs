@@ -102,6 +102,9 @@ pub struct Params {
     pub threads: Vec<usize>,
     /// The workloads to run (`--workloads`; default all).
     pub workloads: Vec<Workload>,
+    /// Whether they were named (`--workloads`): a named workload that
+    /// cannot run is an error, not skipped.
+    pub workloads_named: bool,
 }
 
 impl Params {
@@ -111,6 +114,7 @@ impl Params {
         w.sort_unstable();
         w.dedup();
         self.workloads = w;
+        self.workloads_named = !workloads.is_empty();
         self
     }
 
@@ -151,6 +155,7 @@ impl Params {
                 apparmor_policy: None,
                 threads: default_threads(),
                 workloads: Workload::ALL.to_vec(),
+                workloads_named: false,
             },
             Size::Quick => Params {
                 keys: 4096,
@@ -172,6 +177,7 @@ impl Params {
                 apparmor_policy: None,
                 threads: default_threads(),
                 workloads: Workload::ALL.to_vec(),
+                workloads_named: false,
             },
             Size::Full => Params {
                 keys: 4096,
@@ -193,6 +199,7 @@ impl Params {
                 apparmor_policy: None,
                 threads: default_threads(),
                 workloads: Workload::ALL.to_vec(),
+                workloads_named: false,
             },
         }
     }

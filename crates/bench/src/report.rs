@@ -162,8 +162,10 @@ pub struct Report {
     /// Every chat room thread ran pinned to its pair's CPU.
     pub chat_pinned: bool,
     pub memory: Memory,
-    /// The AppArmor workload (seed 003), if it ran.
+    /// The AppArmor workload (seed 003), if it ran...
     pub apparmor: Option<AppArmorRun>,
+    /// ...or why it was skipped.
+    pub apparmor_skipped: Option<String>,
     pub elapsed_s: f64,
 }
 
@@ -421,6 +423,7 @@ impl Report {
             "chatroom_cpu_us_per_msg": chat_cpu,
             "memory": { "rampart": self.memory.to_json() },
             "apparmor": self.apparmor.as_ref().map(AppArmorRun::to_json),
+            "apparmor_skipped": self.apparmor_skipped,
             "targets": targets,
             "samples": self.samples_json(),
         })
@@ -511,6 +514,9 @@ impl Report {
         }
         self.memory_md(&mut s);
         self.variants_md(&mut s);
+        if let Some(why) = &self.apparmor_skipped {
+            let _ = writeln!(s, "\nThe AppArmor workload (seed 003) did not run: {why}");
+        }
         s
     }
 

@@ -16,6 +16,8 @@ use std::time::Instant;
 
 use rampart_policy::Policy;
 
+use crate::apparmor::profile;
+use crate::apparmor::report::AppArmorRun;
 use crate::error::BenchError;
 use crate::params::{Params, Size, Workload};
 use crate::report::{Memory, Report, Samples};
@@ -110,11 +112,7 @@ pub fn run(
         }
     }
 
-    let apparmor = if params.runs(Workload::Apparmor) {
-        Some(crate::apparmor::workload::measure(params, progress)?)
-    } else {
-        None
-    };
+    let (apparmor, apparmor_skipped) = apparmor(params, progress)?;
 
     let memory = Memory::of(bench.variants.rampart.avc(), &bench.contexts);
     Ok(Report {
@@ -143,8 +141,31 @@ pub fn run(
         chat_pinned,
         memory,
         apparmor,
+        apparmor_skipped,
         elapsed_s: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The AppArmor workload, if the run includes it. Without its profile
+/// (no apparmor_parser or apparmor-profiles here) it is skipped, with the
+/// reason, unless it was asked for by name or `--apparmor-policy`: the
+/// other seeds still run on a machine without AppArmor.
+fn apparmor(
+    params: &Params,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Option<AppArmorRun>, Option<String>), BenchError> {
+    if !params.runs(Workload::Apparmor) {
+        return Ok((None, None));
+    }
+    let loaded = match profile::load(params.apparmor_policy.as_deref()) {
+        Ok(l) => l,
+        Err(e) if !params.workloads_named && params.apparmor_policy.is_none() => {
+            progress(&format!("AppArmor opens (seed 003) skipped: {e}"));
+            return Ok((None, Some(e.to_string())));
+        }
+        Err(e) => return Err(e),
+    };
+    Ok((Some(crate::apparmor::workload::measure(params, loaded, progress)?), None))
 }
 
 /// `rounds` if the run includes `w`, else none.

@@ -106,7 +106,7 @@ fn the_workload_runs_alone_and_reports_its_targets() {
         return;
     }
     let params = Params::for_size(Size::Smoke).with_threads(&[1, 2]).with_workloads(&[Workload::Apparmor]);
-    let run = rampart_bench::apparmor::workload::measure(&params, &mut |_| {}).unwrap();
+    let run = rampart_bench::apparmor::workload::measure(&params, profile::load(None).unwrap(), &mut |_| {}).unwrap();
     assert_eq!(run.threads, vec![1, 2]);
     for how in Decide::ALL {
         for id in DesignId::ALL {

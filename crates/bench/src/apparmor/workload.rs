@@ -89,8 +89,11 @@ impl Designs {
 /// kind, at every thread count (designs in an order rotated per round,
 /// thread counts ascending, so a design's 1-thread and N-thread runs are
 /// close in time and their ratio is taken under the same conditions).
-pub fn measure(params: &Params, progress: &mut dyn FnMut(&str)) -> Result<AppArmorRun, BenchError> {
-    let loaded = profile::load(params.apparmor_policy.as_deref())?;
+pub fn measure(
+    params: &Params,
+    loaded: profile::Loaded,
+    progress: &mut dyn FnMut(&str),
+) -> Result<AppArmorRun, BenchError> {
     let paths = paths::generate(params.apparmor_paths.max(1));
     let stream = paths::stream(paths.len(), params.stream_len.max(1));
     let label = Arc::new(Label::new(loaded.profile, &paths, 1)?);
