@@ -172,7 +172,7 @@ impl Params {
                 chat_rounds: 9,
                 apparmor_paths: 4096,
                 apparmor_opens: 400_000,
-                apparmor_cached_opens: 3_000_000,
+                apparmor_cached_opens: 2_000_000,
                 apparmor_rounds: 9,
                 apparmor_policy: None,
                 threads: default_threads(),
