@@ -89,10 +89,12 @@ pub struct Params {
     pub chat_rounds: usize,
     /// Distinct paths of the AppArmor workload.
     pub apparmor_paths: usize,
-    /// Opens per thread per run, each decided by the engine...
+    /// Opens per thread per run at most, each decided by the engine...
     pub apparmor_opens: usize,
-    /// ...and each answered from the cached decisions.
+    /// ...and each answered from the cached decisions...
     pub apparmor_cached_opens: usize,
+    /// ...and no more once a run has lasted this long.
+    pub apparmor_run_limit: Duration,
     pub apparmor_rounds: usize,
     /// The compiled AppArmor policy to read (`--apparmor-policy`); `None`:
     /// compile the shipped profile with apparmor_parser.
@@ -151,6 +153,7 @@ impl Params {
                 apparmor_paths: 300,
                 apparmor_opens: 5_000,
                 apparmor_cached_opens: 20_000,
+                apparmor_run_limit: Duration::from_millis(20),
                 apparmor_rounds: 1,
                 apparmor_policy: None,
                 threads: default_threads(),
@@ -171,9 +174,10 @@ impl Params {
                 chat_limit: Duration::from_secs(2),
                 chat_rounds: 9,
                 apparmor_paths: 4096,
-                apparmor_opens: 400_000,
-                apparmor_cached_opens: 2_000_000,
-                apparmor_rounds: 9,
+                apparmor_opens: 2_000_000,
+                apparmor_cached_opens: 50_000_000,
+                apparmor_run_limit: Duration::from_millis(100),
+                apparmor_rounds: 15,
                 apparmor_policy: None,
                 threads: default_threads(),
                 workloads: Workload::ALL.to_vec(),
@@ -193,9 +197,10 @@ impl Params {
                 chat_limit: Duration::from_secs(10),
                 chat_rounds: 9,
                 apparmor_paths: 4096,
-                apparmor_opens: 1_000_000,
-                apparmor_cached_opens: 10_000_000,
-                apparmor_rounds: 15,
+                apparmor_opens: 10_000_000,
+                apparmor_cached_opens: 200_000_000,
+                apparmor_run_limit: Duration::from_millis(400),
+                apparmor_rounds: 21,
                 apparmor_policy: None,
                 threads: default_threads(),
                 workloads: Workload::ALL.to_vec(),

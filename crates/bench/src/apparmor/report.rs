@@ -39,8 +39,10 @@ pub struct AppArmorRun {
     pub paths: usize,
     pub refused: usize,
     pub stream_len: usize,
-    /// Opens per thread per run, by decision kind.
+    /// Opens per thread per run at most, by decision kind...
     pub opens: BTreeMap<Decide, usize>,
+    /// ...and no more once a run has lasted this long.
+    pub run_limit: std::time::Duration,
     pub rounds: usize,
     /// Thread counts, ascending, 1 first.
     pub threads: Vec<usize>,
@@ -144,7 +146,8 @@ impl AppArmorRun {
             "paths": self.paths,
             "paths_refused": self.refused,
             "stream_len": self.stream_len,
-            "opens_per_thread": opens,
+            "max_opens_per_thread": opens,
+            "run_limit_ms": self.run_limit.as_secs_f64() * 1e3,
             "rounds": self.rounds,
             "threads": self.threads,
             "clock": self.clock,
@@ -172,10 +175,11 @@ impl AppArmorRun {
              Each thread opens (decides `r` for) {} distinct paths a web server opens, {} of which the profile \
              refuses, walked as a shuffled stream of {} opens from its own offset, all threads under the same \
              label; {} rounds, every design at every thread count in each round. Two decision kinds: `engine`, the \
-             DFA walk of rampart-apparmor on every open (as the kernel decides an open; {} opens per thread per run), \
-             and `cached`, the engine's answer cached per (profile, path) in the label and looked up with Rampart's \
-             cache hash, the shape of an AVC hit ({} opens per thread per run): the walk costs far more than a \
-             reference count, so the cached kind shows what the count itself costs. Figures are {} per open.\n",
+             DFA walk of rampart-apparmor on every open (as the kernel decides an open; at most {} opens per thread per \
+             run), and `cached`, the engine's answer cached per (profile, path) in the label and looked up with \
+             Rampart's cache hash, the shape of an AVC hit (at most {}): the walk costs far more than a reference \
+             count, so the cached kind shows what the count itself costs. Each run stops after {:.0} ms (each thread \
+             counts its own opens). Figures are {} per open.\n",
             self.profile,
             self.origin,
             self.paths,
@@ -184,6 +188,7 @@ impl AppArmorRun {
             self.rounds,
             crate::report::group(self.opens.get(&Decide::Engine).copied().unwrap_or(0) as f64),
             crate::report::group(self.opens.get(&Decide::Cached).copied().unwrap_or(0) as f64),
+            self.run_limit.as_secs_f64() * 1e3,
             self.clock
         );
         let _ = writeln!(s, "### Targets\n");

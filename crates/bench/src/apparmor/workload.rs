@@ -1,12 +1,18 @@
-//! One timed run: `threads` threads, each opening `opens` files along the
-//! shuffled stream from its own offset, all under the same label.
+//! One timed run: `threads` threads, each opening files along the
+//! shuffled stream from its own offset, all under the same label, until
+//! it has made its opens or the run's time is up, whichever comes first.
 //!
-//! Each thread first opens every path once (warming its caches, as the
-//! hit workload does), then the threads line up and only the walk is
-//! timed, in thread CPU time (crate::clock).
+//! Why a time limit: a design's cost per open differs by two orders of
+//! magnitude between one thread and many (a contended shared count on 16
+//! CPUs against an uncontended cached answer), so a count sized for one
+//! would make the other's run last minutes or milliseconds. Each thread
+//! reports its own opens, and the cost per open is its CPU time over
+//! them (crate::clock). Each thread first opens every path once (warming
+//! its caches, as the hit workload does); only the walk is timed.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::designs::{Design, DesignId, Designs, OpenPath};
 use super::paths::{self, PathReq};
@@ -17,9 +23,20 @@ use crate::params::Params;
 use crate::report::Samples;
 use crate::run::rotated;
 use crate::workloads::hits::HitSample;
-use crate::workloads::lined_up;
+use crate::workloads::{lined_up, Walked};
 
-/// Times `opens` opens per thread through `design`; the answers are
+/// Opens between two looks at the clock.
+const CHUNK: usize = 4096;
+
+/// How much one run does per thread: at most `opens`, and no more once
+/// `limit` of wall time has passed.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub opens: usize,
+    pub limit: Duration,
+}
+
+/// Times one run of `threads` threads through `design`; the answers are
 /// counted into a `black_box`, so no check can be optimised away.
 pub fn run<D: Design>(
     design: &D,
@@ -27,7 +44,7 @@ pub fn run<D: Design>(
     stream: &[usize],
     how: Decide,
     threads: usize,
-    opens: usize,
+    budget: Budget,
 ) -> Result<HitSample, BenchError> {
     if stream.is_empty() || threads == 0 {
         return Err(BenchError::Workload("the AppArmor workload needs paths and threads".into()));
@@ -43,27 +60,35 @@ pub fn run<D: Design>(
             std::hint::black_box(warmed);
             t
         },
-        |t, index| walk(t, paths, stream, how, index * stream.len() / threads, opens),
+        |t, index| walk(t, paths, stream, how, index * stream.len() / threads, budget),
     )?;
-    Ok(HitSample::of(&laps, opens))
+    Ok(HitSample::of(&laps))
 }
 
-/// `opens` opens along `stream` from `offset`, wrapping around; returns
-/// how many were allowed. Every index of `stream` is within `paths`.
+/// Opens along `stream` from `offset`, wrapping around, in chunks, until
+/// the budget is spent. Every index of `stream` is within `paths`.
 #[inline(never)]
-fn walk<T: OpenPath>(t: &mut T, paths: &[PathReq], stream: &[usize], how: Decide, offset: usize, opens: usize) -> u64 {
-    let mut allowed = 0u64;
-    let mut left = opens;
+fn walk<T: OpenPath>(
+    t: &mut T,
+    paths: &[PathReq],
+    stream: &[usize],
+    how: Decide,
+    offset: usize,
+    budget: Budget,
+) -> Walked {
+    let started = Instant::now();
+    let mut passed = 0u64;
+    let mut done = 0usize;
     let mut pos = offset % stream.len();
-    while left > 0 {
-        let n = left.min(stream.len() - pos);
+    while done < budget.opens && started.elapsed() < budget.limit {
+        let n = CHUNK.min(budget.opens - done).min(stream.len() - pos);
         for &i in &stream[pos..pos + n] {
-            allowed += u64::from(t.open(&paths[i], how));
+            passed += u64::from(t.open(&paths[i], how));
         }
-        left -= n;
-        pos = 0;
+        done += n;
+        pos = (pos + n) % stream.len();
     }
-    allowed
+    Walked { done, passed }
 }
 
 impl Designs {
@@ -75,12 +100,12 @@ impl Designs {
         stream: &[usize],
         how: Decide,
         threads: usize,
-        opens: usize,
+        budget: Budget,
     ) -> Result<HitSample, BenchError> {
         match id {
-            DesignId::Kref => run(&self.kref, paths, stream, how, threads, opens),
-            DesignId::PercpuRef => run(&self.percpu_ref, paths, stream, how, threads, opens),
-            DesignId::Rampart => run(&self.rampart, paths, stream, how, threads, opens),
+            DesignId::Kref => run(&self.kref, paths, stream, how, threads, budget),
+            DesignId::PercpuRef => run(&self.percpu_ref, paths, stream, how, threads, budget),
+            DesignId::Rampart => run(&self.rampart, paths, stream, how, threads, budget),
         }
     }
 }
@@ -100,9 +125,12 @@ pub fn measure(
     let refused = paths.iter().filter(|p| !label.decide_engine(&p.path)).count();
     let name = label.profile().name.clone();
     let designs = Designs::new(label);
-    let opens = |how: Decide| match how {
-        Decide::Engine => params.apparmor_opens,
-        Decide::Cached => params.apparmor_cached_opens,
+    let budget = |how: Decide| Budget {
+        opens: match how {
+            Decide::Engine => params.apparmor_opens,
+            Decide::Cached => params.apparmor_cached_opens,
+        },
+        limit: params.apparmor_run_limit,
     };
     let mut ns: BTreeMap<(DesignId, Decide), Samples> = BTreeMap::new();
     let mut on_cpu: BTreeMap<(DesignId, Decide), Samples> = BTreeMap::new();
@@ -111,7 +139,7 @@ pub fn measure(
         for id in rotated(&DesignId::ALL, round) {
             for how in Decide::ALL {
                 for &threads in &params.threads {
-                    let sample = designs.run(id, &paths, &stream, how, threads, opens(how))?;
+                    let sample = designs.run(id, &paths, &stream, how, threads, budget(how))?;
                     ns.entry((id, how)).or_default().push(threads, sample.ns);
                     on_cpu.entry((id, how)).or_default().push(threads, sample.on_cpu);
                 }
@@ -124,7 +152,8 @@ pub fn measure(
         paths: paths.len(),
         refused,
         stream_len: stream.len(),
-        opens: Decide::ALL.into_iter().map(|how| (how, opens(how))).collect(),
+        opens: Decide::ALL.into_iter().map(|how| (how, budget(how).opens)).collect(),
+        run_limit: params.apparmor_run_limit,
         rounds: params.apparmor_rounds,
         threads: params.threads.clone(),
         ns,

@@ -10,7 +10,7 @@
 
 use std::hint::black_box;
 
-use super::lined_up;
+use super::{lined_up, Walked};
 use crate::clock::Lap;
 use crate::error::BenchError;
 use crate::setup::Access;
@@ -51,20 +51,21 @@ pub fn run<C: Checker>(
             black_box(warmed);
             t
         },
-        |t, index| walk(t, stream, index * stream.len() / threads, checks),
+        |t, index| Walked { done: checks, passed: walk(t, stream, index * stream.len() / threads, checks) },
     )?;
-    Ok(HitSample::of(&laps, checks))
+    Ok(HitSample::of(&laps))
 }
 
 impl HitSample {
-    /// The mean over threads of each one's time per check (`checks` each).
-    pub fn of(laps: &[Lap], checks: usize) -> HitSample {
-        let n = laps.len() as f64;
-        let per_check = |d: std::time::Duration| d.as_secs_f64() * 1e9 / checks.max(1) as f64;
+    /// The mean over threads of each one's time per check, from each
+    /// thread's lap and number of checks.
+    pub fn of(laps: &[(Lap, usize)]) -> HitSample {
+        let n = laps.len().max(1) as f64;
+        let per_check = |d: std::time::Duration, checks: usize| d.as_secs_f64() * 1e9 / checks.max(1) as f64;
         HitSample {
-            ns: laps.iter().map(|l| per_check(l.best())).sum::<f64>() / n,
-            wall_ns: laps.iter().map(|l| per_check(l.wall)).sum::<f64>() / n,
-            on_cpu: laps.iter().map(Lap::on_cpu).sum::<f64>() / n,
+            ns: laps.iter().map(|(l, c)| per_check(l.best(), *c)).sum::<f64>() / n,
+            wall_ns: laps.iter().map(|(l, c)| per_check(l.wall, *c)).sum::<f64>() / n,
+            on_cpu: laps.iter().map(|(l, _)| l.on_cpu()).sum::<f64>() / n,
         }
     }
 }
