@@ -167,7 +167,10 @@ impl AppArmorRun {
         let _ = writeln!(
             s,
             "Reproduce (the AppArmor workload alone; the full `bench seeds` run writes this section too):\n\n\
-             ```sh\ncargo build --release -p rampart --features bench\n{command}\n```\n"
+             ```sh\ncargo build --release -p rampart --features bench\n{command}\n```\n\n\
+             `--threads 1,2,4,...` adds thread counts. On a machine without apparmor_parser or Debian's \
+             apparmor-profiles, compile the profile where they are (`{}`) and pass `--apparmor-policy FILE`.\n",
+            super::profile::compile_command(std::path::Path::new("FILE"))
         );
         let _ = writeln!(
             s,
@@ -202,7 +205,14 @@ impl AppArmorRun {
             table.row(&[&t.name, &t.measured_text(), &t.limit_text(), &holds]);
         }
         let _ = writeln!(s);
-        if let Some(on) = self.on_cpu(DesignId::Rampart, Decide::Engine, n).filter(|x| *x < crate::report::BUSY_ON_CPU)
+        if n > nproc {
+            let _ = writeln!(
+                s,
+                "**More threads than CPUs:** at most {nproc} of the {n} threads run at once, so the figures beyond \
+                 {nproc} threads show no more contention than {nproc} threads do.\n"
+            );
+        } else if let Some(on) =
+            self.on_cpu(DesignId::Rampart, Decide::Engine, n).filter(|x| *x < crate::report::BUSY_ON_CPU)
         {
             let _ = writeln!(
                 s,
