@@ -648,8 +648,11 @@ a precompiled one. `--quick --workloads apparmor` runs it alone in under a
 minute on 2 CPUs.
 
 The full run takes 10 to 20 minutes and writes its section of
-docs/benchmarks.md (between `<!-- seeds:begin -->` and `<!-- seeds:end -->`)
-and PNG charts in docs/img/; run it from the repository root.
+docs/benchmarks.md (between `<!-- seeds:begin -->` and `<!-- seeds:end -->`),
+the AppArmor workload's (between `<!-- seeds-apparmor:begin -->` and
+`<!-- seeds-apparmor:end -->`) and PNG charts in docs/img/; run it from the
+repository root. Without apparmor_parser or apparmor-profiles the full run
+skips the AppArmor workload and says why.
 
 Exit status: 0 done, 2 error (usage, unreadable policy, a file or socket
 the benchmarks need).";
