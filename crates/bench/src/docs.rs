@@ -3,8 +3,11 @@
 //!
 //! Why markers: the file holds other benchmark sections written by hand
 //! or by other tools; this one owns only the text between
-//! `<!-- seeds:begin -->` and `<!-- seeds:end -->`, replaced whole on each
-//! run (appended, with the markers, the first time).
+//! `<!-- seeds:begin -->` and `<!-- seeds:end -->` (the SELinux seed
+//! workloads) and between `<!-- seeds-apparmor:begin -->` and
+//! `<!-- seeds-apparmor:end -->` (the AppArmor workload, so it can be
+//! rerun alone), each replaced whole when its workloads ran (appended,
+//! with the markers, the first time).
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +16,8 @@ use crate::report::Report;
 
 pub const BEGIN: &str = "<!-- seeds:begin -->";
 pub const END: &str = "<!-- seeds:end -->";
+pub const APPARMOR_BEGIN: &str = "<!-- seeds-apparmor:begin -->";
+pub const APPARMOR_END: &str = "<!-- seeds-apparmor:end -->";
 
 /// `existing` with the seeds section replaced by `section` (or appended).
 pub fn replace_section(existing: &str, section: &str) -> String {
@@ -37,8 +42,9 @@ pub fn replace_between(existing: &str, begin: &str, end: &str, section: &str) ->
     }
 }
 
-/// Writes the section into `out` (created if absent) and the charts into
-/// `img/` beside it; returns the files written.
+/// Writes the sections of the workloads that ran into `out` (created if
+/// absent) and, for the SELinux seed workloads, the charts into `img/`
+/// beside it; returns the files written.
 pub fn write(report: &Report, out: &Path, command: &str) -> Result<Vec<PathBuf>, BenchError> {
     let dir = match out.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -50,13 +56,19 @@ pub fn write(report: &Report, out: &Path, command: &str) -> Result<Vec<PathBuf>,
             out.display()
         )));
     }
-    let mut written = crate::chart::write_all(report, &dir.join("img"))?;
+    let mut written = if report.ran_seeds() { crate::chart::write_all(report, &dir.join("img"))? } else { Vec::new() };
     let existing = match std::fs::read_to_string(out) {
         Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(BenchError::Io { what: format!("cannot read {}", out.display()), source: e }),
     };
-    let text = replace_section(&existing, &report.markdown(command, Some("img")));
+    let mut text = existing;
+    if report.ran_seeds() {
+        text = replace_section(&text, &report.markdown(command, Some("img")));
+    }
+    if let Some(section) = report.apparmor_markdown(command) {
+        text = replace_between(&text, APPARMOR_BEGIN, APPARMOR_END, &section);
+    }
     std::fs::write(out, text).map_err(BenchError::io(format!("cannot write {}", out.display())))?;
     written.push(out.to_path_buf());
     Ok(written)

@@ -16,6 +16,11 @@
 //! ([`workloads`]) are generic over the variant, so each variant is
 //! compiled into the same loop and only the check differs.
 //!
+//! Seed 003 was about AppArmor, whose checks are path decisions, not
+//! (source, target, class) keys: its workload ([`apparmor`]) has its own
+//! three designs around Rampart's AppArmor engine, and its own section of
+//! the report.
+//!
 //! # Fairness
 //!
 //! * Every cache uses the hash function of Rampart's cache keys
@@ -32,6 +37,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
 
 pub mod affinity;
+pub mod apparmor;
 pub mod chart;
 pub mod clock;
 pub mod docs;
@@ -49,7 +55,7 @@ pub mod variants;
 pub mod workloads;
 
 pub use error::BenchError;
-pub use params::{Params, Size};
+pub use params::{Params, Size, Workload};
 pub use report::Report;
 pub use run::run;
 pub use setup::{Access, Bench};

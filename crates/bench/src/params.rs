@@ -2,6 +2,7 @@
 //! gives the workloads (read by crate::run, which runs them, and
 //! crate::report, which reports them).
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::workloads::chatroom;
@@ -24,6 +25,40 @@ impl Size {
             Size::Quick => "quick",
             Size::Full => "full",
         }
+    }
+}
+
+/// The workloads of a run (`--workloads`), in report order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Workload {
+    /// AVC hits, with the working-set sweep (seeds 000, 004).
+    Hits,
+    /// KaiGai's rcutest (seed 000).
+    Rcutest,
+    /// lmbench simple read/write (seed 002).
+    Rw,
+    /// The chat room (seed 004).
+    Chat,
+    /// Opens under one shared AppArmor profile (seed 003).
+    Apparmor,
+}
+
+impl Workload {
+    pub const ALL: [Workload; 5] =
+        [Workload::Hits, Workload::Rcutest, Workload::Rw, Workload::Chat, Workload::Apparmor];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Workload::Hits => "hits",
+            Workload::Rcutest => "rcutest",
+            Workload::Rw => "rw",
+            Workload::Chat => "chat",
+            Workload::Apparmor => "apparmor",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Workload> {
+        Workload::ALL.into_iter().find(|w| w.name() == name)
     }
 }
 
@@ -52,12 +87,44 @@ pub struct Params {
     /// And at most this long per run.
     pub chat_limit: Duration,
     pub chat_rounds: usize,
-    /// Thread counts of the scaling workloads (AVC hits, rcutest),
-    /// ascending, 1 first (`--threads`).
+    /// Distinct paths of the AppArmor workload.
+    pub apparmor_paths: usize,
+    /// Opens per thread per run at most, each decided by the engine...
+    pub apparmor_opens: usize,
+    /// ...and each answered from the cached decisions...
+    pub apparmor_cached_opens: usize,
+    /// ...and no more once a run has lasted this long.
+    pub apparmor_run_limit: Duration,
+    pub apparmor_rounds: usize,
+    /// The compiled AppArmor policy to read (`--apparmor-policy`); `None`:
+    /// compile the shipped profile with apparmor_parser.
+    pub apparmor_policy: Option<PathBuf>,
+    /// Thread counts of the scaling workloads (AVC hits, rcutest,
+    /// AppArmor), ascending, 1 first (`--threads`).
     pub threads: Vec<usize>,
+    /// The workloads to run (`--workloads`; default all).
+    pub workloads: Vec<Workload>,
+    /// Whether they were named (`--workloads`): a named workload that
+    /// cannot run is an error, not skipped.
+    pub workloads_named: bool,
 }
 
 impl Params {
+    /// Only `workloads` (in report order, once each; all if empty).
+    pub fn with_workloads(mut self, workloads: &[Workload]) -> Params {
+        let mut w = if workloads.is_empty() { Workload::ALL.to_vec() } else { workloads.to_vec() };
+        w.sort_unstable();
+        w.dedup();
+        self.workloads = w;
+        self.workloads_named = !workloads.is_empty();
+        self
+    }
+
+    /// Whether the run includes `w`.
+    pub fn runs(&self, w: Workload) -> bool {
+        self.workloads.contains(&w)
+    }
+
     /// `threads` as the run uses them: 1 and 2 always (issue 4's targets
     /// and the tables' columns), ascending, once each.
     pub fn with_threads(mut self, threads: &[usize]) -> Params {
@@ -83,7 +150,15 @@ impl Params {
                 chat_messages: 4 * 2 * chatroom::BURST,
                 chat_limit: Duration::from_secs(2),
                 chat_rounds: 1,
+                apparmor_paths: 300,
+                apparmor_opens: 5_000,
+                apparmor_cached_opens: 20_000,
+                apparmor_run_limit: Duration::from_millis(20),
+                apparmor_rounds: 1,
+                apparmor_policy: None,
                 threads: default_threads(),
+                workloads: Workload::ALL.to_vec(),
+                workloads_named: false,
             },
             Size::Quick => Params {
                 keys: 4096,
@@ -98,7 +173,15 @@ impl Params {
                 chat_messages: 40_000,
                 chat_limit: Duration::from_secs(2),
                 chat_rounds: 9,
+                apparmor_paths: 4096,
+                apparmor_opens: 2_000_000,
+                apparmor_cached_opens: 50_000_000,
+                apparmor_run_limit: Duration::from_millis(100),
+                apparmor_rounds: 15,
+                apparmor_policy: None,
                 threads: default_threads(),
+                workloads: Workload::ALL.to_vec(),
+                workloads_named: false,
             },
             Size::Full => Params {
                 keys: 4096,
@@ -113,7 +196,15 @@ impl Params {
                 chat_messages: 200_000,
                 chat_limit: Duration::from_secs(10),
                 chat_rounds: 9,
+                apparmor_paths: 4096,
+                apparmor_opens: 10_000_000,
+                apparmor_cached_opens: 200_000_000,
+                apparmor_run_limit: Duration::from_millis(400),
+                apparmor_rounds: 21,
+                apparmor_policy: None,
                 threads: default_threads(),
+                workloads: Workload::ALL.to_vec(),
+                workloads_named: false,
             },
         }
     }

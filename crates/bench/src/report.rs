@@ -14,9 +14,10 @@ use rampart_avc::{
     Avc, StatsRow, DEFAULT_L1_ENTRIES, DEFAULT_L2_THRESHOLD, L1_ENTRY_BYTES, L2_ENTRY_BYTES, L2_SLOT_BYTES,
 };
 
+use crate::apparmor::report::AppArmorRun;
 use crate::goal::{Goal, Unit};
 use crate::markdown::Table;
-use crate::params::{Params, Size, TARGET_THREADS};
+use crate::params::{Params, Size, Workload, TARGET_THREADS};
 use crate::stats::median;
 use crate::variants::VariantId;
 use crate::workloads::rw::ReadWrite;
@@ -130,6 +131,10 @@ pub struct Report {
     /// Every chat room thread ran pinned to its pair's CPU.
     pub chat_pinned: bool,
     pub memory: Memory,
+    /// The AppArmor workload (seed 003), if it ran...
+    pub apparmor: Option<AppArmorRun>,
+    /// ...or why it was skipped.
+    pub apparmor_skipped: Option<String>,
     pub elapsed_s: f64,
 }
 
@@ -226,12 +231,45 @@ impl Report {
         })
     }
 
-    /// The targets of issue 4, evaluated on this run.
+    /// Whether any of the SELinux seed workloads ran (their section of
+    /// docs/benchmarks.md is written only then).
+    pub fn ran_seeds(&self) -> bool {
+        self.params.workloads.iter().any(|&w| w != Workload::Apparmor)
+    }
+
+    /// The targets of the workloads that ran: issue 4's, then issue 11's
+    /// for the AppArmor workload.
     pub fn targets(&self) -> Vec<Goal> {
+        let mut out = self.seed_targets();
+        out.extend(self.apparmor.iter().flat_map(AppArmorRun::targets));
+        out
+    }
+
+    /// The targets of issue 4, for the workloads that ran.
+    fn seed_targets(&self) -> Vec<Goal> {
+        let r = VariantId::Rampart;
+        let mut out = Vec::new();
+        if self.params.runs(Workload::Hits) {
+            self.hit_targets(&mut out);
+        }
+        if self.params.runs(Workload::Rcutest) {
+            for t in TARGET_THREADS {
+                let name = format!("rcutest, {t} thread{}: rampart over none", plural(t));
+                out.push(Goal::at_most(name, self.rcutest_overhead_pct(r, t), 5.0, Unit::Percent));
+            }
+        }
+        if self.params.runs(Workload::Rw) {
+            let rw = self.rw_overhead_pct(r);
+            out.push(Goal::at_most("simple read: rampart over none", rw.map(|x| x.0), 2.0, Unit::Percent));
+            out.push(Goal::at_most("simple write: rampart over none", rw.map(|x| x.1), 2.0, Unit::Percent));
+        }
+        out
+    }
+
+    fn hit_targets(&self, out: &mut Vec<Goal>) {
         let r = VariantId::Rampart;
         let floor = VariantId::UnsyncHashmap;
         let ratio = |a: Option<f64>, b: Option<f64>| Some(a? / b?);
-        let mut out = Vec::new();
         for t in TARGET_THREADS {
             let name = format!("hit, {t} thread{}: rampart / unsync_hashmap", plural(t));
             out.push(Goal::at_most(name, ratio(self.hit_ns(r, t), self.hit_ns(floor, t)), 1.5, Unit::Ratio));
@@ -242,14 +280,6 @@ impl Report {
             1.05,
             Unit::Ratio,
         ));
-        for t in TARGET_THREADS {
-            let name = format!("rcutest, {t} thread{}: rampart over none", plural(t));
-            out.push(Goal::at_most(name, self.rcutest_overhead_pct(r, t), 5.0, Unit::Percent));
-        }
-        let rw = self.rw_overhead_pct(r);
-        out.push(Goal::at_most("simple read: rampart over none", rw.map(|x| x.0), 2.0, Unit::Percent));
-        out.push(Goal::at_most("simple write: rampart over none", rw.map(|x| x.1), 2.0, Unit::Percent));
-        out
     }
 
     /// The Markdown section for docs/benchmarks.md (without the markers).
@@ -282,14 +312,30 @@ impl Report {
         }
         self.targets_md(&mut s);
         self.findings_md(&mut s);
-        self.hits_md(&mut s, img);
-        self.rcutest_md(&mut s, img);
+        if self.params.runs(Workload::Hits) {
+            self.hits_md(&mut s, img);
+        }
+        if self.params.runs(Workload::Rcutest) {
+            self.rcutest_md(&mut s, img);
+        }
         self.threads_md(&mut s);
-        self.rw_md(&mut s, img);
-        self.chat_md(&mut s, img);
+        if self.params.runs(Workload::Rw) {
+            self.rw_md(&mut s, img);
+        }
+        if self.params.runs(Workload::Chat) {
+            self.chat_md(&mut s, img);
+        }
         self.memory_md(&mut s);
         self.variants_md(&mut s);
+        if let Some(why) = &self.apparmor_skipped {
+            let _ = writeln!(s, "\nThe AppArmor workload (seed 003) did not run: {why}");
+        }
         s
+    }
+
+    /// The AppArmor workload's section of docs/benchmarks.md, if it ran.
+    pub fn apparmor_markdown(&self, command: &str) -> Option<String> {
+        Some(self.apparmor.as_ref()?.markdown(command, &self.date, self.nproc))
     }
 
     /// Beyond 2 threads (`--threads`): AVC hit cost and rcutest time at
@@ -331,7 +377,7 @@ impl Report {
     fn targets_md(&self, s: &mut String) {
         let _ = writeln!(s, "### Targets\n");
         let mut table = Table::new(s, &["target", "measured", "limit", "holds"]);
-        for t in self.targets() {
+        for t in self.seed_targets() {
             let holds = match t.holds() {
                 Some(true) => "yes",
                 Some(false) => "**no**",
@@ -657,7 +703,8 @@ impl Report {
 
     /// A plain-text summary for the terminal: the tables without charts.
     pub fn text(&self, command: &str) -> String {
-        self.markdown(command, None)
+        let seeds = self.ran_seeds().then(|| self.markdown(command, None));
+        seeds.into_iter().chain(self.apparmor_markdown(command)).collect::<Vec<_>>().join("\n")
     }
 }
 

@@ -16,8 +16,10 @@ use std::time::Instant;
 
 use rampart_policy::Policy;
 
+use crate::apparmor::profile;
+use crate::apparmor::report::AppArmorRun;
 use crate::error::BenchError;
-use crate::params::{Params, Size};
+use crate::params::{Params, Size, Workload};
 use crate::report::{Memory, Report, Samples};
 use crate::setup::Bench;
 use crate::variants::{Checker, VariantId, Visit};
@@ -50,7 +52,7 @@ pub fn run(
     let mut hit_wall: BTreeMap<VariantId, Samples> = BTreeMap::new();
     let mut hit_on_cpu: BTreeMap<VariantId, Samples> = BTreeMap::new();
     let mut by_keys: BTreeMap<usize, BTreeMap<VariantId, Vec<f64>>> = BTreeMap::new();
-    for round in 0..params.hit_rounds {
+    for round in 0..rounds(params, Workload::Hits, params.hit_rounds) {
         progress(&format!("AVC hits: round {}/{}", round + 1, params.hit_rounds));
         for id in rotated(&hit_ids, round) {
             for &threads in &params.threads {
@@ -72,7 +74,7 @@ pub fn run(
 
     let mut rcu_samples: BTreeMap<VariantId, Samples> = BTreeMap::new();
     let mut rcu_base: BTreeMap<VariantId, Samples> = BTreeMap::new();
-    for round in 0..params.rcutest_rounds {
+    for round in 0..rounds(params, Workload::Rcutest, params.rcutest_rounds) {
         progress(&format!("rcutest: round {}/{}", round + 1, params.rcutest_rounds));
         for id in rotated(&file_ids, round) {
             for &threads in &params.threads {
@@ -86,7 +88,7 @@ pub fn run(
 
     let mut rw_samples: BTreeMap<VariantId, Vec<rw::ReadWrite>> = BTreeMap::new();
     let mut rw_base: BTreeMap<VariantId, Vec<rw::ReadWrite>> = BTreeMap::new();
-    for round in 0..params.rw_rounds {
+    for round in 0..rounds(params, Workload::Rw, params.rw_rounds) {
         progress(&format!("read/write: round {}/{}", round + 1, params.rw_rounds));
         for id in rotated(&file_ids, round) {
             let mut visit = ReadWriteVisit { bench: &bench, ops: params.rw_ops };
@@ -99,7 +101,7 @@ pub fn run(
     let mut chat_samples: BTreeMap<VariantId, Vec<f64>> = BTreeMap::new();
     let mut chat_cpu: BTreeMap<VariantId, Vec<f64>> = BTreeMap::new();
     let mut chat_pinned = true;
-    for round in 0..params.chat_rounds {
+    for round in 0..rounds(params, Workload::Chat, params.chat_rounds) {
         progress(&format!("chat room: round {}/{}", round + 1, params.chat_rounds));
         for id in rotated(&chat_ids, round) {
             let mut visit = Chat { bench: &bench, params };
@@ -109,6 +111,8 @@ pub fn run(
             chat_pinned &= r.pinned;
         }
     }
+
+    let (apparmor, apparmor_skipped) = apparmor(params, progress)?;
 
     let memory = Memory::of(bench.variants.rampart.avc(), &bench.contexts);
     Ok(Report {
@@ -136,12 +140,45 @@ pub fn run(
         chat_cpu,
         chat_pinned,
         memory,
+        apparmor,
+        apparmor_skipped,
         elapsed_s: started.elapsed().as_secs_f64(),
     })
 }
 
+/// The AppArmor workload, if the run includes it. Without its profile
+/// (no apparmor_parser or apparmor-profiles here) it is skipped, with the
+/// reason, unless it was asked for by name or `--apparmor-policy`: the
+/// other seeds still run on a machine without AppArmor.
+fn apparmor(
+    params: &Params,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Option<AppArmorRun>, Option<String>), BenchError> {
+    if !params.runs(Workload::Apparmor) {
+        return Ok((None, None));
+    }
+    let loaded = match profile::load(params.apparmor_policy.as_deref()) {
+        Ok(l) => l,
+        Err(e) if !params.workloads_named && params.apparmor_policy.is_none() => {
+            progress(&format!("AppArmor opens (seed 003) skipped: {e}"));
+            return Ok((None, Some(e.to_string())));
+        }
+        Err(e) => return Err(e),
+    };
+    Ok((Some(crate::apparmor::workload::measure(params, loaded, progress)?), None))
+}
+
+/// `rounds` if the run includes `w`, else none.
+fn rounds(params: &Params, w: Workload, rounds: usize) -> usize {
+    if params.runs(w) {
+        rounds
+    } else {
+        0
+    }
+}
+
 /// `ids` starting at position `round` (mod length).
-fn rotated(ids: &[VariantId], round: usize) -> Vec<VariantId> {
+pub(crate) fn rotated<T: Copy>(ids: &[T], round: usize) -> Vec<T> {
     let n = ids.len().max(1);
     (0..ids.len()).map(|i| ids[(i + round) % n]).collect()
 }

@@ -192,9 +192,11 @@ fn docs_section_replaced_and_charts_written() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("benchmarks.md");
     let before = format!(
-        "# Benchmarks\n\n## Policy engine\nkept text\n\n{}\nold figures\n{}\n\n## After\nalso kept\n",
+        "# Benchmarks\n\n## Policy engine\nkept text\n\n{}\nold figures\n{}\n\n## After\nalso kept\n\n{}\nold apparmor\n{}\n\n## Last\n",
         rampart_bench::docs::BEGIN,
-        rampart_bench::docs::END
+        rampart_bench::docs::END,
+        rampart_bench::docs::APPARMOR_BEGIN,
+        rampart_bench::docs::APPARMOR_END
     );
     std::fs::write(&out, &before).unwrap();
     let written = rampart_bench::docs::write(&report, &out, "target/release/rampart bench seeds --smoke").unwrap();
@@ -202,8 +204,9 @@ fn docs_section_replaced_and_charts_written() {
     assert!(
         after.starts_with("# Benchmarks\n\n## Policy engine\nkept text\n\n<!-- seeds:begin -->\n## Seed experiments")
     );
-    assert!(after.ends_with("<!-- seeds:end -->\n\n## After\nalso kept\n"));
-    assert!(!after.contains("old figures"));
+    assert!(after.contains("<!-- seeds:end -->\n\n## After\nalso kept\n\n<!-- seeds-apparmor:begin -->\n## Seed 003"));
+    assert!(after.ends_with("<!-- seeds-apparmor:end -->\n\n## Last\n"));
+    assert!(!after.contains("old figures") && !after.contains("old apparmor"));
     assert!(after.contains("rampart bench seeds --smoke"));
     assert_eq!(after.matches(rampart_bench::docs::BEGIN).count(), 1);
     for png in ["seeds_hits.png", "seeds_rcutest.png", "seeds_rw.png", "seeds_chatroom.png"] {
@@ -213,6 +216,34 @@ fn docs_section_replaced_and_charts_written() {
         assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 5000, "{png} is not a drawn PNG");
         assert!(after.contains(&format!("(img/{png})")), "{png} not linked");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--workloads apparmor`: only that workload runs, and only its section
+/// of the document is replaced (the other seeds' figures are kept).
+#[test]
+#[ignore = "needs the system policy, apparmor_parser and apparmor-profiles"]
+fn the_apparmor_workload_alone_writes_only_its_section() {
+    let (path, policy) = system_policy();
+    assert!(
+        std::path::Path::new(rampart_bench::apparmor::profile::SOURCE).exists(),
+        "needs apparmor-profiles: install it with scripts/install-deps.sh"
+    );
+    let params = Params::for_size(Size::Smoke).with_workloads(&[rampart_bench::Workload::Apparmor]);
+    let report = rampart_bench::run(path, policy, Size::Smoke, &params, &mut |_| {}).unwrap();
+    assert!(report.hits.is_empty() && report.rcutest.is_empty() && report.rw.is_empty() && report.chat.is_empty());
+    assert!(!report.ran_seeds() && report.apparmor.is_some());
+    assert_eq!(report.targets().len(), 3, "only the AppArmor targets");
+    let dir = std::env::temp_dir().join(format!("rampart-bench-aa-docs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("benchmarks.md");
+    let seeds = format!("{}\nseed figures\n{}", rampart_bench::docs::BEGIN, rampart_bench::docs::END);
+    std::fs::write(&out, format!("# B\n\n{seeds}\n")).unwrap();
+    let written = rampart_bench::docs::write(&report, &out, "rampart bench seeds --workloads apparmor").unwrap();
+    assert_eq!(written, vec![out.clone()], "no charts without the seed workloads");
+    let after = std::fs::read_to_string(&out).unwrap();
+    assert!(after.starts_with(&format!("# B\n\n{seeds}\n\n{}\n## Seed 003", rampart_bench::docs::APPARMOR_BEGIN)));
+    assert!(!report.text("x").contains("## Seed experiments"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -63,6 +63,30 @@ fn smoke_tables_without_json() {
     assert!(!out.stderr.contains("wrote"), "{}", out.stderr);
 }
 
+/// `--workloads apparmor`: only the AppArmor workload runs (progress and
+/// tables name nothing else), from a precompiled binary when given one;
+/// a binary that cannot be read is an error that names it.
+#[test]
+#[ignore = "needs the system policy, apparmor_parser and apparmor-profiles"]
+fn the_apparmor_workload_alone() {
+    let policy = system_policy();
+    assert!(
+        std::path::Path::new("/usr/share/apparmor/extra-profiles/usr.sbin.lighttpd").exists(),
+        "needs apparmor-profiles: install it with scripts/install-deps.sh"
+    );
+    let out = with_policy(&policy, &["bench", "seeds", "--smoke", "--workloads", "apparmor"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("rampart bench: AppArmor opens"), "{}", out.stderr);
+    assert!(!out.stderr.contains("AVC hits") && !out.stdout.contains("### 1. AVC hits"), "{}", out.stdout);
+    assert!(out.stdout.contains("## Seed 003") && out.stdout.contains("| **`rampart`** | cached |"), "{}", out.stdout);
+    let bad = with_policy(
+        &policy,
+        &["bench", "seeds", "--smoke", "--workloads", "apparmor", "--apparmor-policy", "/nonexistent/aa.bin"],
+    );
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("/nonexistent/aa.bin"), "{}", bad.stderr);
+}
+
 #[test]
 fn usage_errors_exit_2() {
     for (args, needle) in [
@@ -74,6 +98,8 @@ fn usage_errors_exit_2() {
         (&["bench", "seeds", "--out"], "a value is required for '--out <PATH>'"),
         (&["bench", "seeds", "--bool", "a=on"], "unexpected argument '--bool'"),
         (&["bench", "seeds", "--batch"], "unexpected argument '--batch'"),
+        (&["bench", "seeds", "--workloads", "hits,nope"], "invalid value 'nope' for '--workloads <W,W,...>'"),
+        (&["bench", "seeds", "--apparmor-policy"], "a value is required for '--apparmor-policy <FILE>'"),
         (&["check", "--quick", "s", "t", "c"], "unexpected argument '--quick'"),
         (&["policy", "info", "--out", "x.md"], "unexpected argument '--out'"),
         (&["bnech"], "did you mean `bench`"),

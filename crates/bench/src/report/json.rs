@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::{ratio, Memory, Report, Samples};
+use crate::apparmor::report::{AppArmorJson, AppArmorRun};
 use crate::goal::Unit;
 use crate::params::Size;
 use crate::variants::VariantId;
@@ -104,6 +105,8 @@ impl Report {
             memory: MemoryByImpl { rampart: self.memory.json() },
             targets,
             samples: self.samples_json(),
+            apparmor: self.apparmor.as_ref().map(AppArmorRun::json),
+            apparmor_skipped: self.apparmor_skipped.as_deref(),
         }
     }
 
@@ -115,6 +118,7 @@ impl Report {
             nproc: self.nproc,
             quick: self.size == Size::Quick,
             size: self.size.name(),
+            workloads: p.workloads.iter().map(|w| w.name()).collect(),
             keys: self.keys,
             contexts: self.contexts,
             classes: self.classes,
@@ -204,6 +208,10 @@ pub struct ReportJson<'a> {
     pub memory: MemoryByImpl,
     pub targets: Vec<TargetJson>,
     pub samples: SamplesJson<'a>,
+    /// The AppArmor workload (seed 003), if it ran...
+    pub apparmor: Option<AppArmorJson<'a>>,
+    /// ...or why it was skipped.
+    pub apparmor_skipped: Option<&'a str>,
 }
 
 /// How the run was made (sizes, machine, clocks).
@@ -214,6 +222,7 @@ pub struct Metadata<'a> {
     pub nproc: usize,
     pub quick: bool,
     pub size: &'static str,
+    pub workloads: Vec<&'static str>,
     pub keys: usize,
     pub contexts: usize,
     pub classes: usize,

@@ -23,14 +23,19 @@ pub struct PercpuRef {
 
 impl PercpuRef {
     pub fn new(map: Arc<KeyMap>, server: SecurityServer) -> PercpuRef {
-        let refs = (0..MAX_THREADS).map(|_| CachePadded(AtomicU64::new(0))).collect();
-        PercpuRef { map, refs, server }
+        PercpuRef { map, refs: slots(), server }
     }
 
     /// Bytes the per-thread counters take for one label.
     pub fn counter_bytes(&self) -> usize {
         std::mem::size_of_val(&*self.refs)
     }
+}
+
+/// One zeroed counter per thread slot ([`MAX_THREADS`]), each alone on
+/// its cache line.
+pub(crate) fn slots() -> Box<[CachePadded<AtomicU64>]> {
+    (0..MAX_THREADS).map(|_| CachePadded(AtomicU64::new(0))).collect()
 }
 
 /// One thread's view: its own counter slot.
@@ -61,9 +66,10 @@ impl Checker for PercpuRef {
     }
 }
 
-/// Adds `delta` to a counter this thread alone writes: load and store.
+/// Adds `delta` to a counter this thread alone writes: load and store
+/// (also the AppArmor workload's per-CPU count, crate::apparmor::designs).
 #[inline]
-fn add(counter: &AtomicU64, delta: u64) {
+pub(crate) fn add(counter: &AtomicU64, delta: u64) {
     // Relaxed: the slot's only writer is this thread (workloads give each
     // thread its own index), and the count publishes no other memory; a
     // reclaim worker summing the slots would only need a recent value.

@@ -9,10 +9,9 @@
 //! `checks` checks walking the shuffled stream from its own offset.
 
 use std::hint::black_box;
-use std::sync::Barrier;
 
-use super::join;
-use crate::clock::{Lap, Stopwatch};
+use super::{lined_up, Walked};
+use crate::clock::Lap;
 use crate::error::BenchError;
 use crate::setup::Access;
 use crate::variants::{Checker, ThreadCheck};
@@ -43,36 +42,32 @@ pub fn run<C: Checker>(
     if stream.is_empty() || threads == 0 {
         return Err(BenchError::Workload("the hit workload needs keys and threads".into()));
     }
-    let barrier = Barrier::new(threads);
-    let laps: Vec<Lap> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|index| {
-                let barrier = &barrier;
-                scope.spawn(move || -> Result<Lap, BenchError> {
-                    let mut t = checker.thread(index);
-                    let mut allowed = 0u64;
-                    for a in keys.iter().chain(stream) {
-                        allowed += u64::from(t.check(a.ssid, a.tsid, a.class, a.perms));
-                    }
-                    let offset = index * stream.len() / threads;
-                    barrier.wait();
-                    let watch = Stopwatch::start();
-                    allowed += walk(&mut t, stream, offset, checks);
-                    let lap = watch.lap();
-                    black_box(allowed);
-                    Ok(lap)
-                })
-            })
-            .collect();
-        handles.into_iter().map(join).collect::<Result<Vec<Lap>, BenchError>>()
-    })?;
-    let n = laps.len() as f64;
-    let per_check = |d: std::time::Duration| d.as_secs_f64() * 1e9 / checks.max(1) as f64;
-    Ok(HitSample {
-        ns: laps.iter().map(|l| per_check(l.best())).sum::<f64>() / n,
-        wall_ns: laps.iter().map(|l| per_check(l.wall)).sum::<f64>() / n,
-        on_cpu: laps.iter().map(Lap::on_cpu).sum::<f64>() / n,
-    })
+    let laps = lined_up(
+        threads,
+        |index| {
+            let mut t = checker.thread(index);
+            let warmed: u64 =
+                keys.iter().chain(stream).map(|a| u64::from(t.check(a.ssid, a.tsid, a.class, a.perms))).sum();
+            black_box(warmed);
+            t
+        },
+        |t, index| Walked { done: checks, passed: walk(t, stream, index * stream.len() / threads, checks) },
+    )?;
+    Ok(HitSample::of(&laps))
+}
+
+impl HitSample {
+    /// The mean over threads of each one's time per check, from each
+    /// thread's lap and number of checks.
+    pub fn of(laps: &[(Lap, usize)]) -> HitSample {
+        let n = laps.len().max(1) as f64;
+        let per_check = |d: std::time::Duration, checks: usize| d.as_secs_f64() * 1e9 / checks.max(1) as f64;
+        HitSample {
+            ns: laps.iter().map(|(l, c)| per_check(l.best(), *c)).sum::<f64>() / n,
+            wall_ns: laps.iter().map(|(l, c)| per_check(l.wall, *c)).sum::<f64>() / n,
+            on_cpu: laps.iter().map(|(l, _)| l.on_cpu()).sum::<f64>() / n,
+        }
+    }
 }
 
 /// `checks` checks along `stream` from `offset`, wrapping around; returns

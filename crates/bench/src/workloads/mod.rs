@@ -17,9 +17,51 @@ pub mod hits;
 pub mod rcutest;
 pub mod rw;
 
+use std::hint::black_box;
+use std::sync::Barrier;
 use std::thread::ScopedJoinHandle;
 
+use crate::clock::{Lap, Stopwatch};
 use crate::error::BenchError;
+
+/// What one thread's timed walk did.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Walked {
+    /// Checks made.
+    pub done: usize,
+    /// How many passed: goes to a `black_box`, so no check can be
+    /// optimised away.
+    pub passed: u64,
+}
+
+/// Runs `threads` scoped threads lined up on a barrier: each prepares its
+/// state with `warm(index)` (not timed), and once all are ready runs
+/// `timed(&mut state, index)` under a stopwatch; returns each thread's
+/// lap and how many checks it made.
+pub(crate) fn lined_up<S, W, T>(threads: usize, warm: W, timed: T) -> Result<Vec<(Lap, usize)>, BenchError>
+where
+    W: Fn(usize) -> S + Sync,
+    T: Fn(&mut S, usize) -> Walked + Sync,
+{
+    let barrier = Barrier::new(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|index| {
+                let (barrier, warm, timed) = (&barrier, &warm, &timed);
+                scope.spawn(move || -> Result<(Lap, usize), BenchError> {
+                    let mut state = warm(index);
+                    barrier.wait();
+                    let watch = Stopwatch::start();
+                    let walked = timed(&mut state, index);
+                    let lap = watch.lap();
+                    black_box(walked.passed);
+                    Ok((lap, walked.done))
+                })
+            })
+            .collect();
+        handles.into_iter().map(join).collect()
+    })
+}
 
 /// Joins a scoped worker, turning a panic into an error.
 pub(crate) fn join<T>(handle: ScopedJoinHandle<'_, Result<T, BenchError>>) -> Result<T, BenchError> {

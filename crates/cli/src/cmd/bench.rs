@@ -1,5 +1,7 @@
-//! `rampart bench seeds [--quick] [--json] [--out PATH]`: reruns the seed
-//! experiments (AVC hits, rcutest, lmbench read/write, chat room) with
+//! `rampart bench seeds [--quick] [--json] [--out PATH] [--threads N,..]
+//! [--workloads W,..] [--apparmor-policy FILE]`: reruns the seed
+//! experiments (AVC hits, rcutest, lmbench read/write, chat room, AppArmor
+//! opens) with
 //! Rampart beside the designs the seeds measured, in one process, and
 //! reports medians (issue 4).
 //!
@@ -13,7 +15,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rampart_bench::{Params, Size};
+use rampart_bench::{Params, Size, Workload};
 
 use crate::cli::SeedsArgs;
 use crate::error::CliError;
@@ -48,6 +50,12 @@ pub fn run(policy_path: Option<&Path>, args: &SeedsArgs) -> Result<(String, u8),
     if let Some(threads) = &args.threads {
         params = params.with_threads(threads);
     }
+    if let Some(names) = &args.workloads {
+        // clap admits only the workloads' names.
+        let workloads: Vec<Workload> = names.iter().filter_map(|n| Workload::from_name(n)).collect();
+        params = params.with_workloads(&workloads);
+    }
+    params.apparmor_policy = args.apparmor_policy.clone();
     let mut progress = |line: &str| {
         let _ = writeln!(std::io::stderr(), "rampart bench: {line}");
     };
