@@ -14,7 +14,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
 
 use crate::error::BenchError;
-use crate::report::{group, Report};
+use crate::markdown::group;
+use crate::report::Report;
 use crate::variants::VariantId;
 
 const WIDTH: u32 = 1000;

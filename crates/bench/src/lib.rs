@@ -48,6 +48,7 @@ pub mod markdown;
 pub mod params;
 pub mod report;
 pub mod rng;
+pub mod rounds;
 pub mod run;
 pub mod setup;
 pub mod stats;

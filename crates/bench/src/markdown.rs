@@ -5,6 +5,23 @@
 
 use std::fmt::Display;
 
+/// 1234567.8 -> "1,234,568".
+pub fn group(v: f64) -> String {
+    let n = v.round().abs() as u64;
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if v < 0.0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
 /// A table being written into a report.
 pub struct Table<'a> {
     out: &'a mut String,

@@ -16,31 +16,14 @@ use rampart_avc::{
 
 use crate::apparmor::report::AppArmorRun;
 use crate::goal::{Goal, Unit};
+use crate::markdown::group;
 use crate::markdown::Table;
 use crate::params::{Params, Size, Workload, TARGET_THREADS};
-use crate::stats::median;
+use crate::stats::{median, Samples, BUSY_ON_CPU};
 use crate::variants::VariantId;
 use crate::workloads::rw::ReadWrite;
 
 pub mod json;
-
-/// Samples of a workload run at each thread count, one per round.
-#[derive(Clone, Debug, Default)]
-pub struct Samples {
-    /// By thread count ([`Params::threads`]).
-    pub per_threads: BTreeMap<usize, Vec<f64>>,
-}
-
-impl Samples {
-    pub fn push(&mut self, threads: usize, value: f64) {
-        self.per_threads.entry(threads).or_default().push(value);
-    }
-
-    /// The samples at `threads` (none if it was not run).
-    pub fn at(&self, threads: usize) -> &[f64] {
-        self.per_threads.get(&threads).map_or(&[], Vec::as_slice)
-    }
-}
 
 /// A thread's slot and statistics row, each alone on 128 bytes.
 pub const THREAD_STATE_BYTES: usize = 256;
@@ -137,10 +120,6 @@ pub struct Report {
     pub apparmor_skipped: Option<String>,
     pub elapsed_s: f64,
 }
-
-/// Below this on-CPU share (median of the 2-thread hit runs) the two
-/// threads did not really run at the same time.
-pub const BUSY_ON_CPU: f64 = 0.9;
 
 /// `(a / b - 1) * 100` per round, then the median.
 fn paired_overhead(variant: &[f64], baseline: &[f64]) -> Option<f64> {
@@ -741,23 +720,6 @@ fn times(v: Option<f64>) -> String {
 
 fn pct(v: Option<f64>) -> String {
     v.map_or("n/a".into(), |x| format!("{x:+.1}%"))
-}
-
-/// 1234567.8 -> "1,234,568".
-pub fn group(v: f64) -> String {
-    let n = v.round().abs() as u64;
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if v < 0.0 {
-        out.insert(0, '-');
-    }
-    out
 }
 
 fn bytes(n: usize) -> String {

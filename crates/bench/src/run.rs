@@ -20,8 +20,10 @@ use crate::apparmor::profile;
 use crate::apparmor::report::AppArmorRun;
 use crate::error::BenchError;
 use crate::params::{Params, Size, Workload};
-use crate::report::{Memory, Report, Samples};
+use crate::report::{Memory, Report};
+use crate::rounds::rotated;
 use crate::setup::Bench;
+use crate::stats::Samples;
 use crate::variants::{Checker, VariantId, Visit};
 use crate::workloads::{chatroom, hits, rcutest, rw};
 
@@ -175,12 +177,6 @@ fn rounds(params: &Params, w: Workload, rounds: usize) -> usize {
     } else {
         0
     }
-}
-
-/// `ids` starting at position `round` (mod length).
-pub(crate) fn rotated<T: Copy>(ids: &[T], round: usize) -> Vec<T> {
-    let n = ids.len().max(1);
-    (0..ids.len()).map(|i| ids[(i + round) % n]).collect()
 }
 
 /// Distinct-key counts of the working-set sweep: 16 (all in L1), then

@@ -65,11 +65,10 @@ use arc_swap::ArcSwap;
 use rampart_avc::{Avc, Sid};
 use rustc_hash::FxHashMap;
 
-use crate::subject_label::{self, Label};
+use crate::subject_label::{self, Label, EXEC_PREFIX};
 
 /// The xattr holding an exec in flight's parameters.
 const EXEC_XATTR: &str = "trusted.rampart.exec";
-pub const EXEC_PREFIX: &str = "exec.";
 
 /// A file by device and inode.
 pub type FileId = (u64, u64);

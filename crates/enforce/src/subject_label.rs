@@ -14,6 +14,9 @@ use std::sync::Arc;
 
 use rampart_avc::Sid;
 
+/// The prefix of the tree's exec-in-flight cgroups (crate::cgroups), which
+/// no label's name may take.
+pub const EXEC_PREFIX: &str = "exec.";
 /// The separator between a context and its AppArmor profile.
 const AA_SEPARATOR: &str = "@aa.";
 /// The longest name a cgroup directory (any file name) may have.
@@ -43,7 +46,7 @@ pub fn dir_name(context: &str, profile: Option<&str>) -> Result<String, String> 
     let ok = !context.is_empty()
         && !context.contains(['/', '\0', '\n', '@'])
         && !context.starts_with('.')
-        && !context.starts_with(crate::cgroups::EXEC_PREFIX)
+        && !context.starts_with(EXEC_PREFIX)
         && !context.starts_with("cgroup.");
     if !ok {
         return Err(format!("the context {context:?} cannot name a cgroup"));

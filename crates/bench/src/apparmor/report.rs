@@ -18,8 +18,8 @@ use super::designs::DesignId;
 use super::Decide;
 use crate::goal::{Goal, Unit};
 use crate::markdown::Table;
-use crate::report::Samples;
 use crate::stats::median;
+use crate::stats::Samples;
 
 /// The bound on Rampart's cost per open at the largest thread count over
 /// one thread's (issue 11: within 5%).
@@ -175,10 +175,10 @@ impl AppArmorRun {
             self.origin,
             self.paths,
             self.refused,
-            crate::report::group(self.stream_len as f64),
+            crate::markdown::group(self.stream_len as f64),
             self.rounds,
-            crate::report::group(self.opens.get(&Decide::Engine).copied().unwrap_or(0) as f64),
-            crate::report::group(self.opens.get(&Decide::Cached).copied().unwrap_or(0) as f64),
+            crate::markdown::group(self.opens.get(&Decide::Engine).copied().unwrap_or(0) as f64),
+            crate::markdown::group(self.opens.get(&Decide::Cached).copied().unwrap_or(0) as f64),
             self.run_limit.as_secs_f64() * 1e3,
             self.clock
         );
@@ -200,7 +200,7 @@ impl AppArmorRun {
                  {nproc} threads show no more contention than {nproc} threads do.\n"
             );
         } else if let Some(on) =
-            self.on_cpu(DesignId::Rampart, Decide::Engine, n).filter(|x| *x < crate::report::BUSY_ON_CPU)
+            self.on_cpu(DesignId::Rampart, Decide::Engine, n).filter(|x| *x < crate::stats::BUSY_ON_CPU)
         {
             let _ = writeln!(
                 s,

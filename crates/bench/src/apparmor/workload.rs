@@ -20,8 +20,8 @@ use super::report::AppArmorRun;
 use super::{profile, Decide, Label};
 use crate::error::BenchError;
 use crate::params::Params;
-use crate::report::Samples;
-use crate::run::rotated;
+use crate::rounds::rotated;
+use crate::stats::Samples;
 use crate::workloads::hits::HitSample;
 use crate::workloads::{lined_up, Walked};
 

@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use super::model::{Listener, Workload};
 use super::process::{spawn, OwnedPid};
 use super::workloads::{self, Sample};
-use super::{Listener, Workload};
 
 pub const HTTPD: &str = "system_u:system_r:httpd_t:s0";
 pub const CONTENT_LABEL: &str = "system_u:object_r:httpd_sys_content_t:s0";

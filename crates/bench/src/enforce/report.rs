@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
+use super::model::{Listener, Status, VariantResult, Workload};
 use super::workloads::Sample;
-use super::{Listener, Status, VariantResult, Workload};
 use crate::error::BenchError;
 use crate::goal::{Goal, Unit};
+use crate::markdown::group;
 use crate::markdown::Table;
-use crate::report::group;
 use crate::stats::median;
 
 pub mod json;

@@ -12,10 +12,11 @@ use rampart_avc::L1_ENTRY_BYTES;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::{ratio, Memory, Report, Samples};
+use super::{ratio, Memory, Report};
 use crate::apparmor::report::{AppArmorJson, AppArmorRun};
 use crate::goal::Unit;
 use crate::params::Size;
+use crate::stats::Samples;
 use crate::variants::VariantId;
 use crate::workloads::rw::ReadWrite;
 

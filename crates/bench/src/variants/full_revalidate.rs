@@ -7,7 +7,7 @@
 
 use rampart_avc::{AuditInfo, Avc, ClassIdx, Object, Perms, Sid, Subject};
 
-use super::{Checker, OpenCheck, ThreadCheck};
+use super::checker::{Checker, OpenCheck, ThreadCheck};
 use crate::error::BenchError;
 
 pub struct FullRevalidate {

@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 
 use rampart_avc::{ClassIdx, Perms, Sid};
 
-use super::{key, shared_per_call_checker, KeyMap, SecurityServer, ThreadCheck};
+use super::checker::{key, shared_per_call_checker, KeyMap, SecurityServer, ThreadCheck};
 
 pub struct GlobalMutex {
     cache: Mutex<KeyMap>,

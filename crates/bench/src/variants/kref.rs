@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use rampart_avc::{ClassIdx, Perms, Sid};
 
-use super::{key, shared_per_call_checker, KeyMap, SecurityServer, ThreadCheck};
+use super::checker::{key, shared_per_call_checker, KeyMap, SecurityServer, ThreadCheck};
 
 /// The shared label whose count is taken (its contents do not matter).
 #[derive(Debug)]

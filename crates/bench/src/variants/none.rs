@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use rampart_avc::{ClassIdx, Object, Perms, Sid, Subject};
 
-use super::{Checker, OpenCheck, ThreadCheck};
+use super::checker::{Checker, OpenCheck, ThreadCheck};
 use crate::error::BenchError;
 
 pub struct NoCheck;

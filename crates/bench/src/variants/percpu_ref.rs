@@ -11,7 +11,7 @@ use std::sync::Arc;
 use rampart_avc::protocol::CachePadded;
 use rampart_avc::{ClassIdx, Object, Perms, Sid, Subject};
 
-use super::{key, Checker, KeyMap, PerCall, SecurityServer, ThreadCheck, MAX_THREADS};
+use super::checker::{key, Checker, KeyMap, PerCall, SecurityServer, ThreadCheck, MAX_THREADS};
 use crate::error::BenchError;
 
 pub struct PercpuRef {

@@ -5,7 +5,7 @@
 
 use rampart_avc::{Avc, ClassIdx, Handle, Object, Perms, Sid, Subject};
 
-use super::{Checker, OpenCheck, ThreadCheck};
+use super::checker::{Checker, OpenCheck, ThreadCheck};
 use crate::error::BenchError;
 
 pub struct Rampart {

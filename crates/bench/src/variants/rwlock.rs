@@ -7,7 +7,7 @@ use std::sync::{PoisonError, RwLock};
 
 use rampart_avc::{ClassIdx, Perms, Sid};
 
-use super::{key, shared_per_call_checker, KeyMap, SecurityServer, ThreadCheck};
+use super::checker::{key, shared_per_call_checker, KeyMap, SecurityServer, ThreadCheck};
 
 pub struct RwLockCache {
     cache: RwLock<KeyMap>,

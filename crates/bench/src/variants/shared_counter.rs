@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rampart_avc::protocol::CachePadded;
 use rampart_avc::{ClassIdx, Perms, Sid};
 
-use super::{key, shared_per_call_checker, KeyMap, SecurityServer, ThreadCheck};
+use super::checker::{key, shared_per_call_checker, KeyMap, SecurityServer, ThreadCheck};
 
 pub struct SharedCounter {
     map: Arc<KeyMap>,

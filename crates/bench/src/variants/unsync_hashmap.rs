@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use rampart_avc::{ClassIdx, Object, Perms, Sid, Subject};
 
-use super::{key, Checker, KeyMap, PerCall, SecurityServer, ThreadCheck};
+use super::checker::{key, Checker, KeyMap, PerCall, SecurityServer, ThreadCheck};
 use crate::error::BenchError;
 
 pub struct UnsyncHashmap {

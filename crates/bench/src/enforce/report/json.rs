@@ -12,8 +12,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::EnforceReport;
+use crate::enforce::model::{Listener, Status, VariantResult, Workload};
 use crate::enforce::workloads::Sample;
-use crate::enforce::{Listener, Status, VariantResult, Workload};
 
 impl EnforceReport {
     /// Everything, for `--json` (see [`EnforceJson`]).
