@@ -122,6 +122,42 @@ fn records(r: &Run, t: &str) -> Vec<String> {
         .collect()
 }
 
+/// Issue 11, item 6: AppArmor decides by name, so a confined process that
+/// gives the secret a name its profile allows (`link.txt r`) would read it:
+/// a hard link made by the process, or a rename onto that name. The
+/// kernel's AppArmor checks `l` (and the link pair) and the rename's
+/// source (`w`, `d`), which `confined` lacks; the daemon never sees a link
+/// or a rename, so the launcher refuses both to processes under an
+/// enforced profile (seccomp, coarser than AppArmor). Started with
+/// `--no-sandbox` (the daemon alone), the same process links, renames and
+/// reads the secret: the test can fail.
+#[test]
+#[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
+fn a_confined_process_cannot_give_a_denied_file_an_allowed_name() {
+    let p = setup();
+    let r = scenario(
+        p,
+        r#"
+aa_unsandboxed() { local p=$1; shift; "$RAMPART" run --socket "$SOCK" --no-sandbox --apparmor "$p" -- /bin/dash -c "$@"; }
+READ_LINK="if read l < '$T/data/link.txt'; then echo ok:\$l; else echo denied; fi"
+aa_daemon
+for how in aa aa_unsandboxed; do
+    cp "$T/data/secret.txt" "$T/data/secret2.txt"
+    echo "$how.LINK=$($how confined "ln '$T/data/secret.txt' '$T/data/link.txt' 2>/dev/null && $READ_LINK || echo refused")"
+    rm -f "$T/data/link.txt"
+    echo "$how.RENAME=$($how confined "mv '$T/data/secret2.txt' '$T/data/link.txt' 2>/dev/null && $READ_LINK || echo refused")"
+    rm -f "$T/data/link.txt" "$T/data/secret2.txt"
+done
+stop_daemon
+"#,
+    );
+    assert_eq!(r.get("aa.LINK"), "refused", "{}", r.stderr);
+    assert_eq!(r.get("aa.RENAME"), "refused", "{}", r.stderr);
+    // The daemon alone: the new name is read.
+    assert_eq!(r.get("aa_unsandboxed.LINK"), "ok:secret", "{}", r.stderr);
+    assert_eq!(r.get("aa_unsandboxed.RENAME"), "ok:secret", "{}", r.stderr);
+}
+
 #[test]
 #[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
 fn a_profile_confines_what_selinux_allows() {

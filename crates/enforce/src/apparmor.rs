@@ -157,6 +157,16 @@ impl AppArmor {
         }
     }
 
+    /// Whether `name` is enforced (not complain mode): its processes are
+    /// then refused what the daemon cannot decide by name (links and
+    /// renames: crate::sandbox::Forbidden::LinkRename).
+    pub fn enforces(&self, name: &str) -> bool {
+        match self.profiles.current().policy.profile(name) {
+            Some(p) => matches!(p.mode, Mode::Enforce | Mode::Kill | Mode::User),
+            None => true,
+        }
+    }
+
     /// An open by a process under `profile`; `flags` reads the open's
     /// flags (slow: called only if needed). `enforcing`: the daemon's
     /// mode, asked only on a denial.

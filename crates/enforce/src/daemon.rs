@@ -565,10 +565,16 @@ impl ControlHandler for Daemon {
             (Some(a), Some(name)) => a.capabilities(name),
             _ => u64::MAX,
         };
+        let mut forbid = self.forbidden_everywhere(sid);
+        if let (Some(a), Some(name)) = (&e.apparmor, apparmor) {
+            if a.enforces(name) && e.avc.policy_state().2 {
+                forbid.push(Forbidden::LinkRename);
+            }
+        }
         Ok(ExecGrant {
             capabilities: crate::entry::capabilities_of(&e.entry_checks(), sid) & profile_caps,
             revoke: crate::entry::unauthorized_descriptors(&e.entry_checks(), pid, sid),
-            forbid: self.forbidden_everywhere(sid),
+            forbid,
         })
     }
 

@@ -133,6 +133,14 @@ pub enum Forbidden {
     /// the daemon) stays. Coarser than SELinux, never laxer.
     #[serde(rename = "truncate_by_name")]
     TruncateByName,
+    /// Under an enforced AppArmor profile: no `link` and no `rename`
+    /// (seccomp, everywhere). AppArmor decides by name, and a new name
+    /// for a file (a hard link, a rename onto a name the profile allows)
+    /// would change its answer; the kernel's AppArmor checks `l` and the
+    /// rename's source and target, which the daemon never sees. Coarser
+    /// than AppArmor, never laxer.
+    #[serde(rename = "link_rename")]
+    LinkRename,
 }
 const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
@@ -350,6 +358,8 @@ struct Refused {
     /// `truncate` by name, refused when the domain may not write every
     /// type ([`Forbidden::TruncateByName`]).
     truncate_by_name: &'static [u32],
+    /// `link` and `rename` calls ([`Forbidden::LinkRename`]).
+    link_rename: &'static [u32],
 }
 
 /// x86-64 (and, for `int 0x80`, i386) numbers; the calls numbered from
@@ -368,6 +378,8 @@ const X86_64: Refused = Refused {
     attributes: &[90, 91, 92, 93, 94, 260, 268, 452],
     // truncate
     truncate_by_name: &[76],
+    // link linkat rename renameat renameat2
+    link_rename: &[86, 265, 82, 264, 316],
 };
 const I386: Refused = Refused {
     arch: AUDIT_ARCH_I386,
@@ -382,6 +394,8 @@ const I386: Refused = Refused {
     attributes: &[15, 16, 94, 95, 182, 198, 207, 212, 298, 306, 452],
     // truncate truncate64
     truncate_by_name: &[92, 193],
+    // link linkat rename renameat renameat2
+    link_rename: &[9, 303, 38, 302, 353],
 };
 
 /// The filter for `abis`: every other ABI (x32 included) is left alone
@@ -400,6 +414,9 @@ fn filter_program(abis: &[Refused], forbid: &[Forbidden]) -> Vec<libc::sock_filt
         }
         if forbid.contains(&Forbidden::TruncateByName) {
             always.extend_from_slice(abi.truncate_by_name);
+        }
+        if forbid.contains(&Forbidden::LinkRename) {
+            always.extend_from_slice(abi.link_rename);
         }
         let tests = always.len() + abi.with_new_namespace.len() + abi.unsupported.len();
         // Instructions after each test, to the shared returns:
@@ -434,7 +451,8 @@ fn filter_program(abis: &[Refused], forbid: &[Forbidden]) -> Vec<libc::sock_filt
 
 /// Installs the seccomp filter of the module docs on this process (and
 /// everything it starts); with `forbid`'s `setattr`, chmod and chown too,
-/// and with its `truncate_by_name`, `truncate(2)`.
+/// with its `truncate_by_name`, `truncate(2)`, and with its
+/// `link_rename`, links and renames.
 /// Needs `no_new_privs` (set with the Landlock ruleset) or CAP_SYS_ADMIN.
 pub fn refuse_system_calls(forbid: &[Forbidden]) -> io::Result<()> {
     if !cfg!(target_arch = "x86_64") {
@@ -576,9 +594,11 @@ mod tests {
         // work.
         assert_eq!(run(&prog, 90, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
         assert_eq!(run(&prog, 76, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
-        let strict = filter_program(&[X86_64, I386], &[Forbidden::Setattr, Forbidden::TruncateByName]);
+        assert_eq!(run(&prog, 82, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW, "rename");
+        let strict =
+            filter_program(&[X86_64, I386], &[Forbidden::Setattr, Forbidden::TruncateByName, Forbidden::LinkRename]);
         for abi in [X86_64, I386] {
-            for &nr in abi.attributes.iter().chain(abi.truncate_by_name) {
+            for &nr in abi.attributes.iter().chain(abi.truncate_by_name).chain(abi.link_rename) {
                 assert_eq!(run(&strict, nr, abi.arch, 0), eperm, "{nr} on {:#x}", abi.arch);
             }
             for &nr in abi.with_new_namespace {

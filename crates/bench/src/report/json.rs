@@ -393,7 +393,9 @@ pub(crate) mod contract {
     fn seeds_json_keeps_its_keys() {
         let path = match rampart_policy::default_policy_path() {
             Ok(p) if p.exists() => p,
-            other => panic!("no system policy ({other:?}): install selinux-policy-default with scripts/install-deps.sh"),
+            other => {
+                panic!("no system policy ({other:?}): install selinux-policy-default with scripts/install-deps.sh")
+            }
         };
         let policy = std::sync::Arc::new(rampart_policy::Policy::from_file(&path).unwrap());
         let params = crate::Params::for_size(crate::Size::Smoke);
