@@ -598,9 +598,10 @@ pub enum AppArmorCommand {
     /// List the loaded profiles
     #[command(after_long_help = APPARMOR)]
     Info(AppArmorFiles),
-    /// The profiles of a directory by mode, like aa-status
+    /// The profiles of a directory by mode, and the processes rampartd
+    /// confines, like aa-status
     #[command(after_long_help = APPARMOR_SYSTEM)]
-    Status(AppArmorDir),
+    Status(AppArmorStatusArgs),
     /// Put profiles in complain mode, like aa-complain, then reload rampartd
     #[command(after_long_help = APPARMOR_MODE)]
     Complain(AppArmorMode),
@@ -632,6 +633,15 @@ pub struct AppArmorDir {
     /// Where compiled profiles are kept
     #[arg(long, value_name = "DIR", default_value = rampart_apparmor::compile::DEFAULT_CACHE)]
     pub cache: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct AppArmorStatusArgs {
+    #[command(flatten)]
+    pub dir: AppArmorDir,
+    /// Where to ask rampartd for the processes under a profile
+    #[command(flatten)]
+    pub socket: SocketArg,
 }
 
 #[derive(Debug, Args)]

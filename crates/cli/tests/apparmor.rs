@@ -98,7 +98,7 @@ fn status_complain_and_enforce() {
     let (d, cache) = (dir.to_str().unwrap(), root.join("cache"));
     let common = ["--profiles", d, "--cache", cache.to_str().unwrap(), "--socket", "/nonexistent/rampart.sock"];
     let status = || {
-        let (code, out, err) = rampart(&[&["apparmor", "status"][..], &common[..4]].concat(), &[], "");
+        let (code, out, err) = rampart(&[&["apparmor", "status"][..], &common[..]].concat(), &[], "");
         assert_eq!(code, 0, "{err}");
         // mode -> names
         let mut modes: Vec<(String, Vec<String>)> = Vec::new();

@@ -148,8 +148,31 @@ for how in aa aa_unsandboxed; do
     echo "$how.RENAME=$($how confined "mv '$T/data/secret2.txt' '$T/data/link.txt' 2>/dev/null && $READ_LINK || echo refused")"
     rm -f "$T/data/link.txt" "$T/data/secret2.txt"
 done
+# aa-status's process part: a process under `confined`, one under
+# `learner` (complain mode).
+"$RAMPART" run --socket "$SOCK" --apparmor confined -- /usr/bin/sleep 30 2>"$S/c.err" & C=$!
+"$RAMPART" run --socket "$SOCK" --apparmor learner -- /usr/bin/sleep 30 2>"$S/l.err" & L=$!
+for i in $(seq 50); do [ "$(readlink /proc/$C/exe)" = /usr/bin/sleep ] && [ "$(readlink /proc/$L/exe)" = /usr/bin/sleep ] && break; sleep 0.1; done
+echo "C=$C"; echo "L=$L"
+"$RAMPART" apparmor status --profiles "$AA/profiles" --cache "$AA/cache" --socket "$SOCK" | sed -n '/processes/,$p' | sed 's/^/STATUS: /'
+kill $C $L; wait $C $L 2>/dev/null || true
+sed 's/^/confined sleep: /' "$S/c.err" >&2; sed 's/^/learner sleep: /' "$S/l.err" >&2
 stop_daemon
 "#,
+    );
+    let status: Vec<&str> = r.stdout.lines().filter_map(|l| l.strip_prefix("STATUS: ")).collect();
+    let (c, l) = (r.get("C"), r.get("L"));
+    assert_eq!(
+        status,
+        vec![
+            "2 processes have profiles defined.".to_owned(),
+            "1 processes are in enforce mode.".to_owned(),
+            format!("   /usr/bin/sleep ({c}) confined"),
+            "1 processes are in complain mode.".to_owned(),
+            format!("   /usr/bin/sleep ({l}) learner"),
+        ],
+        "{}",
+        r.stderr
     );
     assert_eq!(r.get("aa.LINK"), "refused", "{}", r.stderr);
     assert_eq!(r.get("aa.RENAME"), "refused", "{}", r.stderr);

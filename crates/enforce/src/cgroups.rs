@@ -336,6 +336,26 @@ impl Cgroups {
         })
     }
 
+    /// The processes of the tree under an AppArmor profile, with it, by
+    /// pid (`rampart apparmor status`, like aa-status's process list).
+    pub fn apparmor_processes(&self) -> Vec<(u32, String)> {
+        if !self.enabled() {
+            return Vec::new();
+        }
+        let Ok(entries) = fs::read_dir(&self.root) else { return Vec::new() };
+        let mut out: Vec<(u32, String)> = entries
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let profile = subject_label::parse_dir_name(&name)?.1?;
+                Some(members(&e.path()).into_iter().map(move |pid| (pid, profile.clone())))
+            })
+            .flatten()
+            .collect();
+        out.sort();
+        out
+    }
+
     /// Processes in the tree.
     pub fn process_count(&self) -> usize {
         if !self.enabled() {

@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rampart_apparmor::{LiveProfiles, ProfileSet};
+use rampart_apparmor::{LiveProfiles, Mode, ProfileSet};
 use rampart_avc::audit::{AsyncConfig, AsyncSink, FileSink, LineFormat, StderrSink};
 use rampart_avc::{AuditInfo, AuditSink, Avc, AvcConfig, Perms, Sid};
 use rampart_label::{FileContexts, ObjectLabeler, SpecFiles};
@@ -45,7 +45,8 @@ use crate::apparmor_log::AppArmorLog;
 use crate::cgroups::Cgroups;
 use crate::config::DaemonConfig;
 use crate::control::{
-    AppArmorStatus, Caller, ControlHandler, ControlServer, ExecGrant, Request, Status, PERMISSION_DENIED,
+    AppArmorStatus, Caller, ConfinedProcess, ControlHandler, ControlServer, ExecGrant, Request, Status,
+    PERMISSION_DENIED,
 };
 use crate::enforcer::Enforcer;
 use crate::groups::Groups;
@@ -103,9 +104,22 @@ fn report_apparmor(set: &ProfileSet) {
     }
 }
 
-fn apparmor_status(live: &LiveProfiles) -> AppArmorStatus {
+/// The profile set's counts, and the processes of `confined` (pid,
+/// profile) with their profiles' modes.
+fn apparmor_status(live: &LiveProfiles, confined: Vec<(u32, String)>) -> AppArmorStatus {
     let set = live.current();
     let c = set.mode_counts();
+    let mode = |name: &str| match set.policy.profile(name).map(|p| p.mode) {
+        Some(Mode::Enforce | Mode::User) => "enforce",
+        Some(Mode::Complain) => "complain",
+        Some(Mode::Kill) => "kill",
+        Some(Mode::Unconfined) => "unconfined",
+        None => "unknown",
+    };
+    let processes = confined
+        .into_iter()
+        .map(|(pid, profile)| ConfinedProcess { pid, mode: mode(&profile).to_owned(), profile })
+        .collect();
     AppArmorStatus {
         dir: live.source().dir.display().to_string(),
         profiles: set.policy.profiles().count() as u64,
@@ -115,6 +129,7 @@ fn apparmor_status(live: &LiveProfiles) -> AppArmorStatus {
         unconfined: c.unconfined as u64,
         failed_files: set.failures.len() as u64,
         disabled_files: set.disabled.len() as u64,
+        processes,
     }
 }
 
@@ -458,7 +473,7 @@ impl ControlHandler for Daemon {
             avc_hits: stats.hits,
             avc_misses: stats.misses,
             uptime_seconds: self.started.elapsed().as_secs_f64(),
-            apparmor: self.apparmor().map(|a| Box::new(apparmor_status(a))),
+            apparmor: self.apparmor().map(|a| Box::new(apparmor_status(a, self.enforcer.cgroups.apparmor_processes()))),
         }
     }
 
@@ -717,7 +732,7 @@ pub fn run_daemon(config: DaemonConfig) -> Result<(), DaemonError> {
                 daemon.policy_path.display(),
                 config.socket.display()
             );
-            if let Some(a) = daemon.apparmor().map(apparmor_status) {
+            if let Some(a) = daemon.apparmor().map(|a| apparmor_status(a, Vec::new())) {
                 eprintln!(
                     "rampartd: AppArmor: {} profiles from {} ({} enforce, {} complain), {} files failed to compile; \
                      enforced on processes started with rampart run --apparmor",

@@ -82,7 +82,9 @@ pub use config::{DaemonConfig, FileConfig};
 pub use daemon::{run_daemon, DaemonError};
 
 // The control socket, client side,
-pub use control::{AppArmorStatus, Client, ControlError, ExecGrant, ProtocolError, Status, DEFAULT_SOCKET};
+pub use control::{
+    AppArmorStatus, Client, ConfinedProcess, ControlError, ExecGrant, ProtocolError, Status, DEFAULT_SOCKET,
+};
 // and server side.
 pub use control::{Caller, ControlHandler, ControlServer, Reply, Request, ServerConfig, PERMISSION_DENIED};
 

@@ -12,9 +12,9 @@ use rampart_apparmor::domain::find_attach;
 use rampart_apparmor::policy::ROOT_NS;
 use rampart_apparmor::profile_flags::{set_mode_in_file, ModeChange};
 use rampart_apparmor::{Mode, ProfileSet, Source};
-use rampart_enforce::{Client, ControlError};
+use rampart_enforce::{Client, ConfinedProcess, ControlError};
 
-use crate::cli::{AppArmorDir, AppArmorMode};
+use crate::cli::{AppArmorDir, AppArmorMode, AppArmorStatusArgs};
 use crate::error::CliError;
 
 /// Compiles the directory's set; failed files are reported on stderr.
@@ -30,11 +30,50 @@ fn load(dir: &AppArmorDir) -> Result<ProfileSet, CliError> {
     Ok(set)
 }
 
-/// `status`: aa-status's profile part.
-pub fn status(dir: &AppArmorDir) -> Result<u8, CliError> {
-    let set = load(dir)?;
-    print!("{}", render_status(&set, &dir.profiles));
+/// `status`: aa-status's profile part, then its process part from a
+/// running rampartd (which alone knows who runs under a profile).
+pub fn status(args: &AppArmorStatusArgs) -> Result<u8, CliError> {
+    let set = load(&args.dir)?;
+    print!("{}", render_status(&set, &args.dir.profiles));
+    let socket = &args.socket.socket;
+    let status = Client::connect(socket).map_err(ControlError::from).and_then(|mut c| c.status());
+    match status {
+        Ok(s) => match s.apparmor {
+            Some(a) => print!("{}", render_processes(&a.processes)),
+            None => println!("rampartd at {} runs no AppArmor profiles: 0 processes are confined.", socket.display()),
+        },
+        Err(ControlError::NotRunning { .. }) => {
+            println!("No rampartd listening at {}: 0 processes are confined.", socket.display())
+        }
+        Err(e) => return Err(CliError::input(format!("asking rampartd for the confined processes: {e}"))),
+    }
     Ok(0)
+}
+
+/// aa-status's process part: how many, then by mode `   EXE (PID) PROFILE`.
+fn render_processes(processes: &[ConfinedProcess]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} processes have profiles defined.", processes.len());
+    let titles = [
+        ("enforce", "in enforce mode"),
+        ("complain", "in complain mode"),
+        ("kill", "in kill mode"),
+        ("unknown", "under a profile a reload removed"),
+    ];
+    for (mode, title) in titles {
+        let these: Vec<&ConfinedProcess> = processes.iter().filter(|p| p.mode == mode).collect();
+        // aa-status always prints the enforce and complain counts.
+        if these.is_empty() && !matches!(mode, "enforce" | "complain") {
+            continue;
+        }
+        let _ = writeln!(out, "{} processes are {title}.", these.len());
+        for p in these {
+            let exe = std::fs::read_link(format!("/proc/{}/exe", p.pid))
+                .map_or_else(|_| String::from("?"), |e| e.display().to_string());
+            let _ = writeln!(out, "   {exe} ({}) {}", p.pid, p.profile);
+        }
+    }
+    out
 }
 
 fn render_status(set: &ProfileSet, dir: &Path) -> String {
@@ -63,7 +102,6 @@ fn render_status(set: &ProfileSet, dir: &Path) -> String {
         let _ = writeln!(out, "   {}", d.display());
     }
     let _ = writeln!(out, "{} profile files failed to compile.", set.failures.len());
-    out.push_str("Processes are confined by rampartd (rampart run --apparmor); not listed here yet.\n");
     head + &out
 }
 

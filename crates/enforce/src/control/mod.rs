@@ -93,6 +93,20 @@ pub struct AppArmorStatus {
     pub failed_files: u64,
     /// Profile files with a `disable/` link.
     pub disabled_files: u64,
+    /// The processes under a profile (started by `rampart run
+    /// --apparmor`), by pid.
+    #[serde(default)]
+    pub processes: Vec<ConfinedProcess>,
+}
+
+/// A process under an AppArmor profile, as `aa-status` lists them.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ConfinedProcess {
+    pub pid: u32,
+    pub profile: String,
+    /// The profile's mode: `enforce`, `complain`, `kill`, or `unknown`
+    /// (removed by a reload).
+    pub mode: String,
 }
 
 /// What an accepted `exec-context` tells the launcher to do before its
