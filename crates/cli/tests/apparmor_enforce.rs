@@ -256,6 +256,40 @@ echo "PX_NOTE=$(grep -c 'not yet supported' "$S/daemon.err")"
     assert_eq!(got, want, "{}", r.stdout);
 }
 
+/// Issue 11, item 6: two ways around an exec rule. (1) Running the
+/// program through the dynamic loader (`ld.so PROGRAM`): the exec is of
+/// ld.so (on /, not marked), and the program is only opened and mapped;
+/// `confined` has no rule for `$T/bin/denied`, so the loader's open for
+/// reading is refused, as the kernel's AppArmor refuses it (no `r`, no
+/// `m`). A permissive daemon lets it run: the test can fail. (2) A new
+/// mount namespace (`unshare -m`, clone flags) to remount the tmpfs
+/// elsewhere under a name the profile allows: the launcher refuses
+/// namespace creation (seccomp); with `--no-sandbox` root creates one.
+#[test]
+#[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
+fn the_loader_and_new_namespaces_do_not_get_around_a_profile() {
+    let p = setup();
+    let r = scenario(
+        p,
+        r#"
+LDSO=/lib64/ld-linux-x86-64.so.2
+aa_unsandboxed() { local p=$1; shift; "$RAMPART" run --socket "$SOCK" --no-sandbox --apparmor "$p" -- /bin/dash -c "$@"; }
+aa_daemon
+echo "LDSO=$(aa confined "$LDSO '$T/bin/denied' -c 'echo ran' 2>/dev/null || echo refused")"
+echo "UNSHARE=$(aa confined "unshare -m true 2>/dev/null && echo created || echo refused")"
+echo "UNSANDBOXED_UNSHARE=$(aa_unsandboxed confined "unshare -m true 2>/dev/null && echo created || echo refused")"
+stop_daemon
+aa_daemon --permissive
+echo "PERMISSIVE_LDSO=$(aa confined "$LDSO '$T/bin/denied' -c 'echo ran' 2>/dev/null || echo refused")"
+stop_daemon
+"#,
+    );
+    assert_eq!(r.get("LDSO"), "refused", "{}", r.stderr);
+    assert_eq!(r.get("PERMISSIVE_LDSO"), "ran", "{}", r.stderr);
+    assert_eq!(r.get("UNSHARE"), "refused", "{}", r.stderr);
+    assert_eq!(r.get("UNSANDBOXED_UNSHARE"), "created", "{}", r.stderr);
+}
+
 #[test]
 #[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
 fn a_permissive_daemon_lets_profile_denials_through() {
