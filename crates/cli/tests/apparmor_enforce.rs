@@ -149,7 +149,10 @@ for how in aa aa_unsandboxed; do
     rm -f "$T/data/link.txt" "$T/data/secret2.txt"
 done
 # aa-status's process part: a process under `confined`, one under
-# `learner` (complain mode).
+# `learner` (complain mode), launched together with the same program
+# (/usr/bin/sleep, outside the marked tmpfs: its exec is an event only
+# while a launch watches it; the first exec once unwatched it for both,
+# and the second process ran unconfined).
 "$RAMPART" run --socket "$SOCK" --apparmor confined -- /usr/bin/sleep 30 2>"$S/c.err" & C=$!
 "$RAMPART" run --socket "$SOCK" --apparmor learner -- /usr/bin/sleep 30 2>"$S/l.err" & L=$!
 for i in $(seq 50); do [ "$(readlink /proc/$C/exe)" = /usr/bin/sleep ] && [ "$(readlink /proc/$L/exe)" = /usr/bin/sleep ] && break; sleep 0.1; done

@@ -337,7 +337,10 @@ impl Cgroups {
     }
 
     /// The processes of the tree under an AppArmor profile, with it, by
-    /// pid (`rampart apparmor status`, like aa-status's process list).
+    /// pid (`rampart apparmor status`, like aa-status's process list). A
+    /// process whose exec is in flight (its own frozen cgroup, until the
+    /// housekeeper settles it) is listed under the profile it enters, or
+    /// else the one it leaves.
     pub fn apparmor_processes(&self) -> Vec<(u32, String)> {
         if !self.enabled() {
             return Vec::new();
@@ -352,7 +355,15 @@ impl Cgroups {
             })
             .flatten()
             .collect();
+        for node in self.nodes.load().values() {
+            if let Node::Exec(e) = node {
+                if let Some(profile) = e.plan.to.apparmor.as_ref().or(e.plan.from.apparmor.as_ref()) {
+                    out.extend(members(&e.dir).into_iter().map(|pid| (pid, profile.to_string())));
+                }
+            }
+        }
         out.sort();
+        out.dedup();
         out
     }
 

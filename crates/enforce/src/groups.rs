@@ -60,6 +60,10 @@ pub struct Groups {
     /// usual daemon has one live group, which a spinning responder reads
     /// without `epoll_wait` ([`LiveView::single`]).
     execs: std::sync::OnceLock<Arc<Group>>,
+    /// How many pending `rampart run` requests watch each file's exec
+    /// (`(dev, ino)`): the mark goes only with the last, so one launch's
+    /// exec cannot unwatch the file another launch is about to execute.
+    exec_watchers: Mutex<FxHashMap<(u64, u64), usize>>,
 }
 
 /// A responder's own copy of the live groups, refreshed when they change:
@@ -106,6 +110,7 @@ impl Groups {
             filesystems,
             devices,
             execs: std::sync::OnceLock::new(),
+            exec_watchers: Mutex::new(FxHashMap::default()),
         };
         groups.watch(first)?;
         Ok(groups)
@@ -135,14 +140,30 @@ impl Groups {
                 self.execs.get().ok_or_else(|| io::Error::other("no exec group"))?
             }
         };
-        execs.watch_inode(file.as_fd(), fanotify::OPEN_EXEC_PERM)?;
+        // Held across the mark, so a count and the mark change together.
+        let mut watchers = self.exec_watchers.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = watchers.entry((md.dev(), md.ino())).or_insert(0);
+        if *count == 0 {
+            execs.watch_inode(file.as_fd(), fanotify::OPEN_EXEC_PERM)?;
+        }
+        *count += 1;
         Ok(true)
     }
 
-    /// Undoes [`Groups::watch_exec`].
+    /// Undoes one [`Groups::watch_exec`]: the mark goes with the file's
+    /// last watcher.
     pub fn unwatch_exec(&self, file: &std::fs::File) {
-        if let Some(execs) = self.execs.get() {
-            let _ = execs.unwatch_inode(file.as_fd(), fanotify::OPEN_EXEC_PERM);
+        let Some(execs) = self.execs.get() else { return };
+        let Ok(md) = file.metadata() else { return };
+        let mut watchers = self.exec_watchers.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = (md.dev(), md.ino());
+        match watchers.get_mut(&key) {
+            Some(count) if *count > 1 => *count -= 1,
+            Some(_) => {
+                watchers.remove(&key);
+                let _ = execs.unwatch_inode(file.as_fd(), fanotify::OPEN_EXEC_PERM);
+            }
+            None => {}
         }
     }
 
