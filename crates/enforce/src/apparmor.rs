@@ -314,6 +314,17 @@ impl AppArmor {
         }
     }
 
+    /// The enforce-mode profile AppArmor would attach to an exec of the
+    /// event's file by an unconfined process (`find_attach` over the root
+    /// namespace's profiles), if any.
+    pub fn attachment(&self, fd: BorrowedFd<'_>, md: &Metadata) -> Option<String> {
+        let set = self.profiles.current();
+        let ns = set.policy.namespaces().iter().find(|n| n.name == rampart_apparmor::policy::ROOT_NS)?;
+        let name = name_of(fd, md).ok()?;
+        let attach = domain::find_attach(ns.profiles.iter().filter(|p| p.parent().is_none()), &name);
+        attach.profile.filter(|p| matches!(p.mode, Mode::Enforce | Mode::Kill | Mode::User)).map(|p| p.name.clone())
+    }
+
     /// The loaded profile `name`, or `None` (reported once per name).
     fn profile<'p>(&self, policy: &'p rampart_apparmor::Policy, name: &str) -> Option<&'p Profile> {
         let found = policy.profile(name);

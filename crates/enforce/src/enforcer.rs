@@ -421,6 +421,25 @@ impl Enforcer {
                 );
             }
         }
+        // An unconfined process's exec of a program an enforce-mode
+        // profile attaches to: AppArmor would put it under that profile,
+        // but only the launcher can give a process the sandbox a profile
+        // needs (crate::entry; its links and renames refused), so the
+        // exec is refused, as an exec transition into a confined domain
+        // is, and `rampart run --apparmor` is the way in.
+        if allow && !launcher && subject.apparmor.is_none() {
+            if let Some(profile) = self.apparmor.as_ref().and_then(|a| a.attachment(file.as_fd(), md)) {
+                let enforcing = self.avc.policy_state().2;
+                allow = !enforcing;
+                eprintln!(
+                    "rampartd: {} the exec of {} by pid {tgid}: the AppArmor profile {profile} attaches to it, and a \
+                     process enters a profile only through the launcher: start it with `rampart run --apparmor \
+                     {profile}` (docs/security.md)",
+                    if enforcing { "refused" } else { "permissive: allowed" },
+                    rampart_label::fd_link(file.as_fd()).map_or("?".into(), |p| p.to_string_lossy().into_owned()),
+                );
+            }
+        }
         let from = Label { sid: subject.sid, apparmor: subject.apparmor.clone() };
         let new_label = new_domain.map(|sid| Label { sid, apparmor });
         if let Some(new) = new_domain.filter(|&new| allow && !launcher && new != subject.sid) {
