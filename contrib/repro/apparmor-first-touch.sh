@@ -11,7 +11,9 @@
 # process is confined the daemon need not even look up who opens), the
 # same while an httpd_t process sleeps (`confined-alive`: every event's
 # opener is looked up, as it is for any confined client), then under the
-# profile (`rampart run --apparmor`). Rounds alternate the three.
+# profile (`rampart run --apparmor`), and under it without the launcher's
+# sandbox (`--no-sandbox`: the daemon's part alone, without the client's
+# own Landlock and seccomp costs). Rounds alternate the four.
 #
 # As root, from the repository root, after `cargo build --release -p rampart`
 # (needs selinux-policy-default and apparmor_parser: scripts/install-deps.sh):
@@ -58,9 +60,12 @@ confined-alive() {
   kill "$sleeper"; wait "$sleeper" 2>/dev/null || true
 }
 apparmor() { "$RAMPART" run --socket "$work/state/sock" --apparmor first-touch -- "$work/first-touch" "$1" "$COUNT"; }
+apparmor-no-sandbox() {
+  "$RAMPART" run --socket "$work/state/sock" --no-sandbox --apparmor first-touch -- "$work/first-touch" "$1" "$COUNT"
+}
 mkdir "$work/fs/warm" && selinux "$work/fs/warm" >/dev/null
 for run in $(seq "$RUNS"); do
-  for how in selinux confined-alive apparmor; do
+  for how in selinux confined-alive apparmor apparmor-no-sandbox; do
     dir="$work/fs/$how.$run"
     mkdir "$dir"
     out=$("$how" "$dir")
