@@ -22,6 +22,21 @@ pub fn group(v: f64) -> String {
     out
 }
 
+/// The "What the figures say" list both reports end a section with;
+/// nothing when there is nothing to say.
+pub fn findings(out: &mut String, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    out.push_str("What the figures say:\n\n");
+    for l in lines {
+        out.push_str("- ");
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
 /// A table being written into a report.
 pub struct Table<'a> {
     out: &'a mut String,

@@ -451,14 +451,7 @@ impl Report {
                  {spread:.1}% for a check cost of a few ns (tens under contention) per send and receive."
             ));
         }
-        if lines.is_empty() {
-            return;
-        }
-        let _ = writeln!(s, "What the figures say:\n");
-        for l in lines {
-            let _ = writeln!(s, "- {l}");
-        }
-        let _ = writeln!(s);
+        crate::markdown::findings(s, &lines);
     }
 
     fn hits_md(&self, s: &mut String, img: Option<&str>) {

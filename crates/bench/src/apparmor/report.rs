@@ -276,14 +276,7 @@ impl AppArmorRun {
                 (kn - rn) / (walk + kn - rn) * 100.0
             ));
         }
-        if lines.is_empty() {
-            return;
-        }
-        let _ = writeln!(s, "What the figures say:\n");
-        for l in lines {
-            let _ = writeln!(s, "- {l}");
-        }
-        let _ = writeln!(s);
+        crate::markdown::findings(s, &lines);
     }
 
     /// One row per (design, decision kind), one column per thread count.
