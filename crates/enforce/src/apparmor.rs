@@ -38,7 +38,7 @@
 //!   profile behaves as in complain mode (`apparmor="ALLOWED"`).
 
 use std::fs::Metadata;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::sync::{Mutex, PoisonError};
@@ -85,12 +85,21 @@ pub struct FileEvent<'a> {
     pub md: &'a Metadata,
 }
 
-/// What an exec under a profile does (the label never changes here).
+/// What an exec under a profile does.
 pub enum ExecOutcome {
+    /// Allowed, under the same profile.
     Allowed,
+    /// Allowed, and the process changes label (`px`, `cx`, `ux`, named
+    /// transitions and their fallbacks): the new profile's name (as the
+    /// cgroup label keeps it), `None` for `unconfined`.
+    Transition {
+        to: Option<String>,
+        scrub: bool,
+        mode: String,
+    },
     Denied,
-    /// Allowed by the profile, but it would change the AppArmor label:
-    /// refused, with what it would have done.
+    /// Allowed by the profile, but to a label rampartd cannot keep (a
+    /// stack): refused, with what it would have done.
     Unsupported(String),
 }
 
@@ -157,9 +166,8 @@ impl AppArmor {
         }
     }
 
-    /// Whether `name` is enforced (not complain mode): its processes are
-    /// then refused what the daemon cannot decide by name (links and
-    /// renames: crate::sandbox::Forbidden::LinkRename).
+    /// Whether `name` is enforced (not complain mode): a refusal of an
+    /// exec into it is then enforced (crate::entry::apparmor_refusal).
     pub fn enforces(&self, name: &str) -> bool {
         match self.profiles.current().policy.profile(name) {
             Some(p) => matches!(p.mode, Mode::Enforce | Mode::Kill | Mode::User),
@@ -280,30 +288,25 @@ impl AppArmor {
             None => rampart_apparmor::policy::ROOT_NS,
         };
         let d = domain::exec(&set.policy, ns, Subject::Profile(p), &name, owner);
-        let stays = d.label.as_deref() == Some(p.name.as_str());
-        if d.allowed && stays {
+        let fsuid_or_none = fsuid.unwrap_or(u32::MAX);
+        if d.allowed {
             if let Some(r) = &d.record {
-                self.log(p, ev, "exec", &name, fsuid.unwrap_or(u32::MAX), r);
+                self.log(p, ev, "exec", &name, fsuid_or_none, r);
             }
-            return ExecOutcome::Allowed;
-        }
-        let mapped = path_perm(Subject::Profile(p), &name, AA_EXEC_MMAP, owner);
-        if mapped.perms.allow & AA_EXEC_MMAP != 0 {
-            // An exec event is also how an exec opens its ELF
-            // interpreter (`ld.so`), which the kernel maps (`m`) without
-            // an x rule; the code runs under the same profile, which may
-            // map it anyway (docs/security.md).
-            return ExecOutcome::Allowed;
         }
         match d.label {
-            Some(label) => ExecOutcome::Unsupported(format!(
-                "the profile's rule ({}) would change the AppArmor label to {label}",
-                d.mode
-            )),
+            Some(label) if d.allowed => self.transition(p, ns, label, d.scrub, d.mode),
             _ => {
-                let fsuid = fsuid.unwrap_or(u32::MAX);
+                let mapped = path_perm(Subject::Profile(p), &name, AA_EXEC_MMAP, owner);
+                if mapped.perms.allow & AA_EXEC_MMAP != 0 {
+                    // An exec event is also how an exec opens its ELF
+                    // interpreter (`ld.so`), which the kernel maps (`m`)
+                    // without an x rule; the code runs under the same
+                    // profile, which may map it anyway (docs/security.md).
+                    return ExecOutcome::Allowed;
+                }
                 let allowed = self.permissive_unless(false, d.record, enforcing, |r| {
-                    self.log(p, ev, "exec", &name, fsuid, r);
+                    self.log(p, ev, "exec", &name, fsuid_or_none, r);
                 });
                 if allowed {
                     ExecOutcome::Allowed
@@ -312,6 +315,89 @@ impl AppArmor {
                 }
             }
         }
+    }
+
+    /// The outcome of an allowed exec by `p` (in namespace `ns`) whose
+    /// new label is `label` (`domain::exec`'s rendering).
+    fn transition(&self, p: &Profile, ns: &str, label: String, scrub: bool, mode: String) -> ExecOutcome {
+        if label == p.name {
+            return ExecOutcome::Allowed;
+        }
+        if label == "unconfined" {
+            return ExecOutcome::Transition { to: None, scrub, mode };
+        }
+        // A complain-mode profile's exec of a program it has no rule for
+        // enters a learning profile (`P//null-PATH`), itself in complain
+        // mode with no rule: the process stays under P, in complain mode
+        // too, whose records name P (docs/security.md).
+        if label.starts_with(&format!("{}//null-", p.name)) && p.mode == Mode::Complain {
+            return ExecOutcome::Allowed;
+        }
+        if label.contains("//&") || label.contains("//null-") {
+            return ExecOutcome::Unsupported(format!(
+                "the profile's rule ({mode}) would change the AppArmor label to {label}, a stack of profiles"
+            ));
+        }
+        let to = if ns == rampart_apparmor::policy::ROOT_NS { label } else { format!(":{ns}:{label}") };
+        ExecOutcome::Transition { to: Some(to), scrub, mode }
+    }
+
+    /// The descriptors of process `tgid` (thread `tid` execs) that a
+    /// process under `profile` may not use, as the kernel's
+    /// `aa_inherit_files` revalidates them at an exec that changes label
+    /// (its `file_inherit` records): regular files and directories of the
+    /// filesystems whose opens the daemon mediates (`mediated`: of a
+    /// device; elsewhere the process could open the file anew), each for
+    /// what its open mode uses. The kernel skips descriptors opened by an
+    /// unconfined task (delegation) and by a label the new one contains;
+    /// the daemon cannot tell who opened a descriptor, so it checks them
+    /// all (stricter; docs/security.md).
+    pub fn unusable_descriptors(
+        &self,
+        profile: &str,
+        (tid, tgid): (u32, u32),
+        mediated: &dyn Fn(u64) -> bool,
+        enforcing: &dyn Fn() -> bool,
+    ) -> Vec<i32> {
+        let set = self.profiles.current();
+        // A profile a reload removed denies everything anyway.
+        let Some(p) = self.profile(&set.policy, profile) else { return Vec::new() };
+        let Ok(pidfd) = crate::pidfd::pidfd_open(tgid) else { return Vec::new() };
+        let Ok(entries) = std::fs::read_dir(format!("/proc/{tgid}/fd")) else { return Vec::new() };
+        let fsuid = fsuid(tid);
+        let mut unusable = Vec::new();
+        for n in entries.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
+            let Ok(file) = crate::pidfd::take_descriptor(pidfd.as_fd(), n) else { continue };
+            let file = std::fs::File::from(file);
+            let Ok(md) = file.metadata() else { continue };
+            if !(md.is_file() || md.is_dir()) || !mediated(md.dev()) {
+                continue;
+            }
+            // SAFETY: F_GETFL reads the open file's status flags.
+            let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+            // O_PATH: no access through it to check.
+            if flags < 0 || flags & libc::O_PATH != 0 {
+                continue;
+            }
+            // The open's O_CREAT and O_TRUNC are gone from its flags, as
+            // from the kernel's `f_flags`: `aa_map_file_to_perms`.
+            let request = open_request(flags as u64);
+            let ev = FileEvent { tid, tgid, fd: file.as_fd(), md: &md };
+            let allowed = match name_of(file.as_fd(), &md) {
+                Ok(name) => {
+                    let owner = fsuid == Some(md.uid());
+                    let d = path_perm(Subject::Profile(p), &name, request, owner);
+                    self.permissive_unless(d.allowed, d.record, enforcing, |r| {
+                        self.log(p, &ev, "file_inherit", &name, fsuid.unwrap_or(u32::MAX), r)
+                    })
+                }
+                Err((info, shown)) => self.unnamed(p, &ev, "file_inherit", request, info, &shown, enforcing),
+            };
+            if !allowed {
+                unusable.push(n);
+            }
+        }
+        unusable
     }
 
     /// The enforce-mode profile AppArmor would attach to an exec of the

@@ -580,11 +580,14 @@ impl ControlHandler for Daemon {
             (Some(a), Some(name)) => a.capabilities(name),
             _ => u64::MAX,
         };
+        // Links and renames (crate::sandbox::Forbidden::LinkRename) for
+        // every process under a profile, complain mode and a permissive
+        // daemon included: a reload can enforce the profile, and an exec
+        // can move the process into an enforced one, while the sandbox
+        // cannot be tightened after the launch.
         let mut forbid = self.forbidden_everywhere(sid);
-        if let (Some(a), Some(name)) = (&e.apparmor, apparmor) {
-            if a.enforces(name) && e.avc.policy_state().2 {
-                forbid.push(Forbidden::LinkRename);
-            }
+        if apparmor.is_some() {
+            forbid.push(Forbidden::LinkRename);
         }
         Ok(ExecGrant {
             capabilities: crate::entry::capabilities_of(&e.entry_checks(), sid) & profile_caps,

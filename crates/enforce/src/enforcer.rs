@@ -393,7 +393,10 @@ impl Enforcer {
                 if tid == x.plan.tid { vec![self.check(subject.sid, tsid, cp.class, cp.execute)] } else { vec![] };
             let allow = tid == x.plan.tid
                 && checks.iter().all(|c| c.decision.passes())
-                && matches!(self.apparmor_exec(file, md, tid, tgid, subject), ExecOutcome::Allowed);
+                && matches!(
+                    self.apparmor_exec(file, md, tid, tgid, subject),
+                    ExecOutcome::Allowed | ExecOutcome::Transition { .. }
+                );
             self.answer(group, file.as_fd(), allow);
             self.audit(tid, Some(tgid), file.as_fd(), &checks);
             return;
@@ -404,22 +407,31 @@ impl Enforcer {
         }
         let launcher = request.is_some();
         // The AppArmor label after the exec: the launcher's request, else
-        // the subject's (a profile change is refused below).
-        let apparmor = request.as_ref().and_then(|r| r.apparmor.clone()).or_else(|| subject.apparmor.clone());
+        // the subject's, or where the profile's x rule moves it.
+        let mut apparmor = request.as_ref().and_then(|r| r.apparmor.clone()).or_else(|| subject.apparmor.clone());
         let (checks, new_domain) = self.exec_checks(subject.sid, tsid, cp, request.as_ref());
         let mut allow = checks.iter().all(|c| c.decision.passes());
+        let mut profile_change = None;
         match self.apparmor_exec(file, md, tid, tgid, subject) {
             ExecOutcome::Allowed => {}
+            ExecOutcome::Transition { to, scrub, mode } => {
+                apparmor = to.as_deref().map(Arc::from);
+                profile_change = Some((to, scrub, mode));
+            }
             ExecOutcome::Denied => allow = false,
             ExecOutcome::Unsupported(why) => {
                 allow = false;
                 eprintln!(
                     "rampartd: refused the exec of {} by pid {tgid} under the AppArmor profile {}: {why}; \
-                     AppArmor label changes on exec are not yet supported (docs/security.md)",
+                     stacked AppArmor labels are not supported (docs/security.md)",
                     rampart_label::fd_link(file.as_fd()).map_or("?".into(), |p| p.to_string_lossy().into_owned()),
                     subject.apparmor.as_deref().unwrap_or("?"),
                 );
             }
+        }
+        if let Some((to, scrub, mode)) = profile_change.filter(|_| allow) {
+            allow =
+                self.apparmor_transition_allowed(&exec_of(tid, tgid, file, md, subject), to.as_deref(), scrub, &mode);
         }
         // An unconfined process's exec of a program an enforce-mode
         // profile attaches to: AppArmor would put it under that profile,
@@ -443,8 +455,8 @@ impl Enforcer {
         let from = Label { sid: subject.sid, apparmor: subject.apparmor.clone() };
         let new_label = new_domain.map(|sid| Label { sid, apparmor });
         if let Some(new) = new_domain.filter(|&new| allow && !launcher && new != subject.sid) {
-            let exec = crate::entry::Exec { tid, tgid, file, md, launched: subject.launched };
-            if let Some(why) = crate::entry::refusal(&self.entry_checks(), &exec, new) {
+            if let Some(why) = crate::entry::refusal(&self.entry_checks(), &exec_of(tid, tgid, file, md, subject), new)
+            {
                 let enforced = self.avc.enforced_for(new);
                 allow = !enforced;
                 eprintln!(
@@ -479,6 +491,52 @@ impl Enforcer {
         }
         self.answer(group, file.as_fd(), allow);
         self.audit(tid, Some(tgid), file.as_fd(), &checks);
+    }
+
+    /// Whether an exec may move its process to the AppArmor profile `to`
+    /// (`None`: unconfined) by an x rule qualified `mode`: the entry
+    /// invariant (crate::entry::apparmor_refusal), enforced unless the
+    /// daemon is permissive or the new profile in complain mode. The
+    /// environment is not scrubbed (`scrub`: the kernel would set
+    /// AT_SECURE): noted.
+    fn apparmor_transition_allowed(
+        &self,
+        exec: &crate::entry::Exec<'_>,
+        to: Option<&str>,
+        scrub: bool,
+        mode: &str,
+    ) -> bool {
+        let Some(apparmor) = &self.apparmor else { return false };
+        let enforcing = || self.avc.policy_state().2;
+        let program =
+            || rampart_label::fd_link(exec.file.as_fd()).map_or("?".into(), |p| p.to_string_lossy().into_owned());
+        let caps = to.map_or(u64::MAX, |p| apparmor.capabilities(p));
+        let mediated = |dev: u64| self.marks.target().covers(dev);
+        let unusable = || {
+            to.map(|p| apparmor.unusable_descriptors(p, (exec.tid, exec.tgid), &mediated, &enforcing))
+                .unwrap_or_default()
+        };
+        let Some(why) = crate::entry::apparmor_refusal(exec, to, caps, unusable) else {
+            if scrub {
+                eprintln!(
+                    "rampartd: pid {} enters {} by {mode} (exec of {}): the kernel would scrub its environment \
+                     (AT_SECURE), rampartd cannot (docs/security.md)",
+                    exec.tgid,
+                    to.unwrap_or("unconfined"),
+                    program(),
+                );
+            }
+            return true;
+        };
+        let enforced = enforcing() && to.is_some_and(|p| apparmor.enforces(p));
+        eprintln!(
+            "rampartd: {} the exec of {} by pid {} ({mode} to the AppArmor profile {}): {why} (docs/security.md)",
+            if enforced { "refused" } else { "permissive: allowed" },
+            program(),
+            exec.tgid,
+            to.unwrap_or("unconfined"),
+        );
+        !enforced
     }
 
     /// The AppArmor side of an exec by `subject` (allowed for a subject
@@ -612,6 +670,17 @@ impl Enforcer {
 }
 
 /// `d` restricted to the permissions `requested`.
+/// The exec being decided, as crate::entry reads it.
+fn exec_of<'a>(
+    tid: u32,
+    tgid: u32,
+    file: &'a File,
+    md: &'a std::fs::Metadata,
+    subject: &Subject,
+) -> crate::entry::Exec<'a> {
+    crate::entry::Exec { tid, tgid, file, md, launched: subject.launched }
+}
+
 fn masked(d: Decision, requested: Perms) -> Decision {
     Decision {
         allowed: d.allowed & requested,

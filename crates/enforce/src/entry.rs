@@ -93,6 +93,38 @@ pub fn refusal(e: &Checks<'_>, exec: &Exec<'_>, new: Sid) -> Option<String> {
     None
 }
 
+/// Why an exec that moves a process (under a profile, so launched) to
+/// the AppArmor profile `profile` must be refused: it would hold
+/// capabilities beyond `profile_caps` (the new profile's), or
+/// descriptors the new profile may not use (`unusable`: AppArmor's
+/// `aa_inherit_files` replaces them; the daemon cannot). `None` for the
+/// `unconfined` label (`profile` `None`).
+pub fn apparmor_refusal(
+    exec: &Exec<'_>,
+    profile: Option<&str>,
+    profile_caps: u64,
+    unusable: impl FnOnce() -> Vec<i32>,
+) -> Option<String> {
+    let profile = profile?;
+    let held = match capabilities_after_exec(exec.tid, exec.file, exec.md) {
+        Ok(caps) => caps,
+        Err(err) => return Some(format!("cannot read its capabilities: {err}")),
+    };
+    let extra = held & !profile_caps;
+    if extra != 0 {
+        return Some(format!(
+            "it would hold capabilities the AppArmor profile {profile} does not have: {}",
+            capability_names(extra).join(" ")
+        ));
+    }
+    let unusable = unusable();
+    if !unusable.is_empty() {
+        let list: Vec<String> = unusable.iter().map(i32::to_string).collect();
+        return Some(format!("it holds descriptors the AppArmor profile {profile} may not use: {}", list.join(" ")));
+    }
+    None
+}
+
 /// The capabilities domain `sid` may use (bit `i`: capability `i`):
 /// `capability` and `capability2` on itself, as the kernel's
 /// `cred_has_capability` checks them; all of them while the daemon or

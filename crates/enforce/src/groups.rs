@@ -121,11 +121,17 @@ impl Groups {
         mark_all(&self.current(), &self.filesystems)
     }
 
+    /// Whether files of device `dev` are on a marked filesystem (their
+    /// opens are events).
+    pub fn covers(&self, dev: u64) -> bool {
+        self.devices.contains(&dev)
+    }
+
     /// Makes every exec of the file open as `file` an event, if it is
     /// outside the marked filesystems (returns whether it was marked).
     pub fn watch_exec(&self, file: &std::fs::File) -> io::Result<bool> {
         let md = file.metadata()?;
-        if self.devices.contains(&md.dev()) {
+        if self.covers(md.dev()) {
             return Ok(false);
         }
         let execs = match self.execs.get() {
