@@ -12,7 +12,8 @@
 //! through the launcher, whose sandbox holds what fanotify cannot see
 //! (docs/security.md). `rampart run` then asks for `httpd_t` directly,
 //! which the policy refuses to an unconfined shell (no `process
-//! transition`), exactly as `runcon` would fail.
+//! transition`), exactly as `runcon` would fail. Then AppArmor, stacked:
+//! a shipped profile confines a process in `httpd_t` (demo_apparmor.rs).
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant};
 use rampart_enforce::private_mounts;
 use rampart_enforce::Client;
 
+use super::demo_apparmor;
 use crate::error::CliError;
 
 const CONTENT: &str = "system_u:object_r:httpd_sys_content_t:s0";
@@ -33,11 +35,11 @@ const INITRC_EXEC: &str = "system_u:object_r:initrc_exec_t:s0";
 const INITRC: &str = "system_u:system_r:initrc_t:s0";
 const HTTPD: &str = "system_u:system_r:httpd_t:s0";
 
-fn err(what: &str) -> impl Fn(io::Error) -> CliError + '_ {
+pub(super) fn err(what: &str) -> impl Fn(io::Error) -> CliError + '_ {
     move |e| CliError::input(format!("demo: {what}: {e}"))
 }
 
-fn write_labeled(path: &Path, contents: &[u8], context: &str, mode: u32) -> Result<(), CliError> {
+pub(super) fn write_labeled(path: &Path, contents: &[u8], context: &str, mode: u32) -> Result<(), CliError> {
     fs::write(path, contents).map_err(err("writing the demo files"))?;
     fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode)).map_err(err("chmod"))?;
     rampart_label::set_label(path, context).map_err(err("labeling the demo files"))
@@ -68,7 +70,7 @@ impl Scene {
     }
 }
 
-fn start_daemon(scene: &Scene) -> Result<Child, CliError> {
+fn start_daemon(scene: &Scene, extra: &[OsString]) -> Result<Child, CliError> {
     let exe = std::env::current_exe().map_err(err("finding the rampart binary"))?;
     let stderr = fs::File::create(scene.path("run/rampartd.log")).map_err(err("creating the daemon log"))?;
     let mut child = Command::new(exe)
@@ -79,6 +81,7 @@ fn start_daemon(scene: &Scene) -> Result<Child, CliError> {
         .arg(&scene.socket)
         .arg("--audit-log")
         .arg(&scene.log)
+        .args(extra)
         .stdin(Stdio::null())
         .stderr(stderr)
         .spawn()
@@ -120,7 +123,7 @@ fn refs(args: &[OsString]) -> Vec<&OsStr> {
 }
 
 /// Runs one step, printing the command, its output and its status.
-fn step(title: &str, program: &Path, args: &[&OsStr]) {
+pub(super) fn step(title: &str, program: &Path, args: &[&OsStr]) {
     println!("\n## {title}");
     let shown: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     println!("$ {} {}", program.display(), shown.join(" "));
@@ -201,11 +204,25 @@ pub fn run() -> Result<u8, CliError> {
     let result = (|| {
         scene.build()?;
         println!("# rampart demo: a labeled tmpfs at {} (private mount namespace)", dir.display());
-        let mut daemon = start_daemon(&scene)?;
-        let outcome = scenes(&scene);
+        let stage = demo_apparmor::prepare(&scene.path("www"))?;
+        let extra = stage.as_ref().map(demo_apparmor::daemon_args).map(Vec::from).unwrap_or_default();
+        let mut daemon = start_daemon(&scene, &extra)?;
+        let outcome = scenes(&scene).and_then(|()| {
+            let Some(stage) = &stage else { return Ok(()) };
+            let exe = std::env::current_exe().map_err(err("finding the rampart binary"))?;
+            let (www, shadow) = (scene.path("www"), scene.path("etc/shadow"));
+            demo_apparmor::scenes(stage, &exe, &scene.socket, &www, &shadow);
+            Ok(())
+        });
         stop_daemon(&mut daemon);
+        if let Some(stage) = &stage {
+            demo_apparmor::remove(stage);
+        }
         outcome?;
-        println!("\n## audit log ({}): kernel AVC lines, readable by audit2allow", scene.log.display());
+        println!(
+            "\n## audit log ({}): kernel AVC lines (readable by audit2allow) and AppArmor records (aa-logprof)",
+            scene.log.display()
+        );
         print!("{}", fs::read_to_string(&scene.log).unwrap_or_default());
         println!("\n## daemon log");
         print!("{}", fs::read_to_string(scene.path("run/rampartd.log")).unwrap_or_default());

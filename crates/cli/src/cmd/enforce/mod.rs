@@ -3,6 +3,7 @@
 //! `setenforce`, `reload` and `setbool`, and `demo`.
 
 mod demo;
+mod demo_apparmor;
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
