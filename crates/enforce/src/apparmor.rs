@@ -41,7 +41,7 @@ use std::fs::Metadata;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use rampart_apparmor::audit::{file_message, FileAudit};
 use rampart_apparmor::file::{path_perm, FileDecision, Record, RecordKind};
@@ -50,6 +50,7 @@ use rampart_apparmor::{domain, LiveProfiles, Mode, Profile, Subject};
 use rustc_hash::FxHashSet;
 
 use crate::apparmor_log::AppArmorLog;
+use crate::marks::NameRequest;
 
 /// Everything an open may ask of AppArmor.
 const WIDEST_OPEN: u32 = MAY_READ | MAY_WRITE | MAY_APPEND | AA_MAY_CREATE;
@@ -109,6 +110,9 @@ pub struct AppArmor {
     log: AppArmorLog,
     /// Profile names already reported as gone.
     gone: Mutex<FxHashSet<String>>,
+    /// The marked filesystems mounted once in the daemon's namespace
+    /// (crate::name_changes keeps it): only their files' names are known.
+    mounted_once: RwLock<Vec<u64>>,
 }
 
 /// The name the kernel mediates, or the record's info for a name that
@@ -147,7 +151,7 @@ fn silent(d: &FileDecision) -> bool {
 
 impl AppArmor {
     pub fn new(profiles: LiveProfiles, log: AppArmorLog) -> AppArmor {
-        AppArmor { profiles, log, gone: Mutex::new(FxHashSet::default()) }
+        AppArmor { profiles, log, gone: Mutex::new(FxHashSet::default()), mounted_once: RwLock::new(Vec::new()) }
     }
 
     /// Whether `name` is a loaded profile now.
@@ -173,6 +177,43 @@ impl AppArmor {
             Some(p) => matches!(p.mode, Mode::Enforce | Mode::Kill | Mode::User),
             None => true,
         }
+    }
+
+    /// The marked filesystems now mounted once (`dev`s).
+    pub fn set_mounted_once(&self, devices: Vec<u64>) {
+        *self.mounted_once.write().unwrap_or_else(PoisonError::into_inner) = devices;
+    }
+
+    /// Whether every profile of `profiles` allows `request` of the file
+    /// `fd` silently (nothing to audit), whoever asks it (owner or not),
+    /// under every name the file has: an ignore mark may then let it
+    /// pass unasked (crate::marks, "Names"). Only a regular file with one
+    /// link, a name, on a filesystem mounted once qualifies (its one name
+    /// is the one its descriptor shows); a rename, link or mount
+    /// afterwards flushes the marks (crate::name_changes).
+    pub fn all_allow(&self, profiles: &[Arc<str>], fd: BorrowedFd<'_>, request: NameRequest) -> bool {
+        let Ok(md) = std::fs::File::from(match fd.try_clone_to_owned() {
+            Ok(owned) => owned,
+            Err(_) => return false,
+        })
+        .metadata() else {
+            return false;
+        };
+        let once = self.mounted_once.read().unwrap_or_else(PoisonError::into_inner).contains(&md.dev());
+        if !md.is_file() || md.nlink() != 1 || !once {
+            return false;
+        }
+        let Ok(name) = name_of(fd, &md) else { return false };
+        let request = match request {
+            NameRequest::AnyOpen => WIDEST_OPEN,
+            NameRequest::Read => MAY_READ,
+        };
+        let set = self.profiles.current();
+        profiles.iter().all(|name_of_profile| {
+            set.policy.profile(name_of_profile).is_some_and(|p| {
+                [false, true].iter().all(|&owner| silent(&path_perm(Subject::Profile(p), &name, request, owner)))
+            })
+        })
     }
 
     /// An open by a process under `profile`; `flags` reads the open's

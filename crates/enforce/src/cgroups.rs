@@ -327,13 +327,22 @@ impl Cgroups {
         out
     }
 
-    /// Whether a process of the tree runs under an AppArmor profile or is
-    /// about to enter or leave one (crate::marks: names then matter).
-    pub fn apparmor_confined(&self) -> bool {
-        self.nodes.load().values().any(|node| match node {
-            Node::Domain(l) => l.apparmor.is_some(),
-            Node::Exec(e) => e.plan.from.apparmor.is_some() || e.plan.to.apparmor.is_some(),
-        })
+    /// The AppArmor profiles processes of the tree run under, or are
+    /// about to enter or leave (crate::marks: names then matter).
+    pub fn apparmor_profiles(&self) -> Vec<Arc<str>> {
+        let mut out: Vec<Arc<str>> = Vec::new();
+        for node in self.nodes.load().values() {
+            let labels = match node {
+                Node::Domain(l) => [Some(l), None],
+                Node::Exec(e) => [Some(&e.plan.from), Some(&e.plan.to)],
+            };
+            for p in labels.into_iter().flatten().filter_map(|l| l.apparmor.as_ref()) {
+                if !out.contains(p) {
+                    out.push(Arc::clone(p));
+                }
+            }
+        }
+        out
     }
 
     /// The processes of the tree under an AppArmor profile, with it, by

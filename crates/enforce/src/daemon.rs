@@ -269,7 +269,13 @@ impl Daemon {
         // Names matter while a process runs under a profile or is about
         // to (crate::marks); the flush below follows the change.
         let e = &self.enforcer;
-        e.marks.set_names_matter(e.cgroups.apparmor_confined() || e.requests.apparmor());
+        let mut profiles = e.cgroups.apparmor_profiles();
+        for p in e.requests.profiles() {
+            if !profiles.contains(&p) {
+                profiles.push(p);
+            }
+        }
+        e.marks.set_profiles(profiles);
         let mut scope = vec![self.enforcer.default_sid];
         for d in self.enforcer.cgroups.domains().into_iter().chain(self.enforcer.requests.domains()) {
             if !scope.contains(&d) {
@@ -567,8 +573,8 @@ impl ControlHandler for Daemon {
         {
             let _scope = e.scope_changes.lock().unwrap_or_else(PoisonError::into_inner);
             e.marks.enter_scope(sid).map_err(|err| format!("flushing ignore marks: {err}"))?;
-            if request.apparmor.is_some() {
-                e.marks.names_matter_from_now().map_err(|err| format!("flushing ignore marks: {err}"))?;
+            if let Some(profile) = &request.apparmor {
+                e.marks.profile_enters(profile).map_err(|err| format!("flushing ignore marks: {err}"))?;
             }
             if let Some(old) = e.requests.insert(pid, id, request, watched).and_then(|h| h.watched) {
                 e.marks.target().unwatch_exec(&old);
@@ -632,6 +638,32 @@ fn install_wakeup() -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Starts the watcher of name changes (crate::name_changes), which lets
+/// ignore marks rest on AppArmor's decisions; without it (reported) they
+/// never do.
+fn watch_names(daemon: &Arc<Daemon>, config: &DaemonConfig, stop: &Arc<AtomicBool>) -> Option<JoinHandle<()>> {
+    let changes = match crate::name_changes::NameChanges::watch(&config.marks) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("rampartd: cannot watch name changes ({e}): no ignore mark while a profile is in use");
+            return None;
+        }
+    };
+    let (e, s) = (Arc::clone(&daemon.enforcer), Arc::clone(stop));
+    let spawned =
+        std::thread::Builder::new().name("name-changes".into()).spawn(move || crate::name_changes::run(e, changes, s));
+    match spawned {
+        Ok(h) => {
+            daemon.enforcer.marks.names_watched();
+            Some(h)
+        }
+        Err(e) => {
+            eprintln!("rampartd: cannot start the name-change watcher ({e}): no ignore mark while a profile is in use");
+            None
+        }
+    }
 }
 
 fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
@@ -715,6 +747,7 @@ pub fn run_daemon(config: DaemonConfig) -> Result<(), DaemonError> {
         let (d, s) = (Arc::clone(&daemon), Arc::clone(&stop));
         std::thread::Builder::new().name("housekeeper".into()).spawn(move || housekeeper(d, s))
     };
+    let name_watcher = if daemon.apparmor().is_some() { watch_names(&daemon, &config, &stop) } else { None };
     let server = match (&marked, &housekeeping) {
         (Ok(()), Ok(_)) => Some(
             ControlServer::bind(&config.socket, Arc::clone(&daemon) as Arc<dyn ControlHandler>)
@@ -746,6 +779,9 @@ pub fn run_daemon(config: DaemonConfig) -> Result<(), DaemonError> {
             server.shutdown();
             stop.store(true, Ordering::Relaxed);
             let _ = hk.join();
+            if let Some(w) = name_watcher {
+                let _ = w.join();
+            }
             Ok(())
         }
         (Ok(()), Ok(_), None) => Ok(()),

@@ -127,7 +127,7 @@ impl Enforcer {
         marks.start_with(&cgroups.domains());
         // Processes an earlier daemon put under profiles: no mark yet, so
         // nothing to flush.
-        marks.set_names_matter(cgroups.apparmor_confined());
+        marks.set_profiles(cgroups.apparmor_profiles());
         Enforcer {
             avc,
             classes,
@@ -264,7 +264,7 @@ impl Enforcer {
     }
 
     fn grants(&self) -> Grants<'_> {
-        Grants { avc: &self.avc, paths: self.objects.paths() }
+        Grants { avc: &self.avc, paths: self.objects.paths(), apparmor: self.apparmor.as_ref() }
     }
 
     /// Whether the AppArmor side allows `ask` of a subject under a
@@ -473,8 +473,8 @@ impl Enforcer {
             // under a profile, marks at all (crate::marks).
             let _scope = self.scope_changes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             let _ = self.marks.enter_scope(new.sid);
-            if new.apparmor.is_some() {
-                let _ = self.marks.names_matter_from_now();
+            if let Some(profile) = &new.apparmor {
+                let _ = self.marks.profile_enters(profile);
             }
             let mut images = vec![(md.dev(), md.ino())];
             images.extend(script_interpreter(file, tgid));

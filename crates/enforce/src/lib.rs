@@ -64,6 +64,7 @@ mod fanotify;
 mod groups;
 mod marks;
 mod mountinfo;
+mod name_changes;
 mod object_label;
 mod objects;
 mod overload_notice;
@@ -99,8 +100,12 @@ pub use sandbox::{bound_capabilities, refuse_system_calls, restrict_filesystem, 
 pub mod testing {
     // The ignore marks against libsepol (`tests/marks_property.rs`).
     pub use crate::access::{mapping, ClassPerms, Classes};
+    pub use crate::apparmor::{AppArmor, ExecOutcome, FileEvent};
+    pub use crate::apparmor_log::AppArmorLog;
     pub use crate::fanotify::{ACCESS_PERM, OPEN_PERM};
-    pub use crate::marks::{EventObject, InodeKey, Judge, MarkTarget, Marks, MAX_READERS, MAX_TRACKED_INODES};
+    pub use crate::marks::{
+        EventObject, InodeKey, Judge, MarkTarget, Marks, NameRequest, MAX_READERS, MAX_TRACKED_INODES,
+    };
     pub use crate::object_label::ObjectLabel;
     pub use crate::path_labels::{Grants, PathLabels};
 

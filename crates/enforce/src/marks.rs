@@ -54,12 +54,17 @@
 //!
 //! **Names** (AppArmor, crate::apparmor): a profile decides by the
 //! path an open used, and an inode may have several names (hard links)
-//! or change its name (rename), which no inode mark can follow. So while
-//! a process runs under a profile (from its `rampart run --apparmor`
-//! request on, until the housekeeper finds no cgroup of a profile left)
-//! no mark is placed at all, and the marks of before are flushed when
-//! that begins ([`Marks::names_matter_from_now`]): every open and read
-//! is then an event. Simple and sound; slow while it lasts.
+//! or change its name (rename), which no inode mark can follow by
+//! itself. So while a process runs under a profile (from its `rampart run
+//! --apparmor` request or exec transition on, until the housekeeper finds
+//! no cgroup of that profile left) its profile is in scope (a new one
+//! flushes the marks, [`Marks::profile_enters`]), and a mark is placed
+//! only if, besides SELinux's conditions, every profile in scope allows
+//! what it lets pass (any open, or a read) by the file's one name,
+//! silently, owner or not ([`Judge::names_allow`]: a regular file with
+//! one link). Every rename, link and unlink on a marked filesystem then
+//! flushes the marks ([`Marks::names_changed`], crate::name_changes);
+//! without that watcher no mark rests on names.
 //!
 //! Races: placing and flushing follow the protocol of [`crate::epoch`]
 //! (an event takes a ticket before it reads any state; its marks are
@@ -72,7 +77,7 @@ use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::epoch::{Epoch, Ticket};
-use std::sync::{Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use rampart_avc::{ClassIdx, Perms, Sid};
 use rustc_hash::FxHashMap;
@@ -98,6 +103,23 @@ pub trait MarkTarget: Send + Sync {
 pub trait Judge {
     /// `subject` is allowed `perms` on `target`, in `epoch`.
     fn may(&self, subject: Sid, target: &EventObject, perms: Perms, epoch: u64) -> bool;
+
+    /// Every profile in `profiles` allows `request` of the file `fd`
+    /// under every name it has, silently (AppArmor: see "Names"). Asked
+    /// only while names matter; without an answer, no.
+    fn names_allow(&self, profiles: &[Arc<str>], fd: BorrowedFd<'_>, request: NameRequest) -> bool {
+        let _ = (profiles, fd, request);
+        false
+    }
+}
+
+/// What a mark lets pass unasked, as a profile would be asked it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameRequest {
+    /// Any open (an open mark).
+    AnyOpen,
+    /// A read (an access mark).
+    Read,
 }
 
 /// The object an event was about.
@@ -193,8 +215,13 @@ pub struct Marks<T: MarkTarget> {
     inherited: bool,
     placed: AtomicU64,
     flushes: AtomicU64,
-    /// Decisions depend on names: no mark is placed (see "Names").
+    /// Decisions depend on names (see "Names"): `profiles` is not empty.
     names_matter: AtomicBool,
+    /// The profiles processes run under, or are about to.
+    profiles: RwLock<Vec<Arc<str>>>,
+    /// Name changes are watched (crate::name_changes): only then may a
+    /// mark rest on names.
+    names_watched: AtomicBool,
 }
 
 impl<T: MarkTarget> Marks<T> {
@@ -214,30 +241,79 @@ impl<T: MarkTarget> Marks<T> {
             placed: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
             names_matter: AtomicBool::new(false),
+            profiles: RwLock::new(Vec::new()),
+            names_watched: AtomicBool::new(false),
         }
     }
 
-    /// Whether names matter from now on (see "Names"); the caller
-    /// flushes next when it turns it on (crate::daemon's `flush_marks`).
-    pub fn set_names_matter(&self, on: bool) {
+    /// The profiles processes run under or are about to (see "Names");
+    /// the caller flushes next (crate::daemon's `flush_marks`).
+    pub fn set_profiles(&self, profiles: Vec<Arc<str>>) {
+        let on = !profiles.is_empty();
+        *self.profiles.write().unwrap_or_else(PoisonError::into_inner) = profiles;
         // SeqCst, with the load in `names_matter`: a placer that took its
         // ticket after the flush that follows this store sees it.
         self.names_matter.store(on, Ordering::SeqCst);
     }
 
-    /// A process is about to run under a profile: no mark from now on,
-    /// and those placed before go.
-    pub fn names_matter_from_now(&self) -> io::Result<()> {
-        // SeqCst: see `set_names_matter`.
-        if self.names_matter.swap(true, Ordering::SeqCst) {
+    /// A process is about to run under `profile`: if it is new to the
+    /// scope, the marks placed without it are no longer justified.
+    pub fn profile_enters(&self, profile: &Arc<str>) -> io::Result<()> {
+        if self.profiles.read().unwrap_or_else(PoisonError::into_inner).contains(profile) {
+            return Ok(());
+        }
+        self.profiles.write().unwrap_or_else(PoisonError::into_inner).push(Arc::clone(profile));
+        // SeqCst: see `set_profiles`.
+        self.names_matter.store(true, Ordering::SeqCst);
+        self.flush(None)
+    }
+
+    /// Name changes are watched from now on: marks may rest on names.
+    pub fn names_watched(&self) {
+        // SeqCst, with the load in `names_ok`: only turns marks on.
+        self.names_watched.store(true, Ordering::SeqCst);
+    }
+
+    /// Name changes are no longer watched: no mark rests on names again,
+    /// and those that did go.
+    pub fn names_unwatched(&self) {
+        // SeqCst: a placer that took its ticket after the flush below
+        // sees it.
+        self.names_watched.store(false, Ordering::SeqCst);
+        let _ = self.flush(None);
+    }
+
+    /// A file may have a new name (crate::name_changes): the marks that
+    /// rest on names go.
+    pub fn names_changed(&self) -> io::Result<()> {
+        if self.names_scope().is_none() {
             return Ok(());
         }
         self.flush(None)
     }
 
-    fn names_matter(&self) -> bool {
-        // SeqCst: see `set_names_matter`.
-        self.names_matter.load(Ordering::SeqCst)
+    /// The profiles in scope, if names matter (read by a placer holding
+    /// off flushes).
+    fn names_scope(&self) -> Option<Vec<Arc<str>>> {
+        // SeqCst: see `set_profiles`.
+        if !self.names_matter.load(Ordering::SeqCst) {
+            return None;
+        }
+        Some(self.profiles.read().unwrap_or_else(PoisonError::into_inner).clone())
+    }
+
+    /// Whether the profiles in scope (if any) let `request` of `fd` pass
+    /// unasked.
+    fn names_ok(
+        &self,
+        judge: &dyn Judge,
+        names: &Option<Vec<Arc<str>>>,
+        fd: BorrowedFd<'_>,
+        request: NameRequest,
+    ) -> bool {
+        let Some(profiles) = names else { return true };
+        // SeqCst: see `names_unwatched`.
+        self.names_watched.load(Ordering::SeqCst) && judge.names_allow(profiles, fd, request)
     }
 
     pub fn target(&self) -> &T {
@@ -340,14 +416,16 @@ impl<T: MarkTarget> Marks<T> {
         }
         let reader = granted_read.then_some(subject);
         let placing = self.epoch.hold(ticket);
-        if placing.is_none() || self.names_matter() {
-            // Something changed since the event began, or names matter:
-            // no marks, but the reader holds its descriptor all the same.
+        if placing.is_none() {
+            // Something changed since the event began: no marks, but the
+            // reader holds its descriptor all the same.
             self.note_reader(target.inode, reader, FirstSeen::Open, false);
             return;
         }
         let epoch = ticket.epoch();
-        let open_mark = self.open_ignorable(judge, target, epoch);
+        let names = self.names_scope();
+        let open_mark =
+            self.open_ignorable(judge, target, epoch) && self.names_ok(judge, &names, fd, NameRequest::AnyOpen);
         // With an open mark, opens will pass unseen: the inode is made
         // incomplete before the mark exists.
         let readers = self.note_reader(target.inode, reader, FirstSeen::Open, open_mark);
@@ -357,6 +435,7 @@ impl<T: MarkTarget> Marks<T> {
         // not recorded.
         if (open_mark || !self.access_armed(target.inode, epoch))
             && self.access_ignorable(judge, target, &readers, epoch)
+            && self.names_ok(judge, &names, fd, NameRequest::Read)
         {
             if !open_mark {
                 self.note_access_armed(target.inode, epoch);
@@ -395,13 +474,12 @@ impl<T: MarkTarget> Marks<T> {
         let Some(placing) = self.epoch.hold(ticket) else {
             return;
         };
-        if self.names_matter() {
-            return;
-        }
         // The kernel asked, so no access mark covers the inode, whatever
         // `access_armed` remembers: do not consult it.
         let epoch = ticket.epoch();
-        let ignorable = self.access_ignorable(judge, target, &readers, epoch);
+        let names = self.names_scope();
+        let ignorable = self.access_ignorable(judge, target, &readers, epoch)
+            && self.names_ok(judge, &names, fd, NameRequest::Read);
         if ignorable {
             self.note_access_armed(target.inode, epoch);
         }

@@ -26,6 +26,16 @@ pub fn mounts_of_devices(mountinfo: &str, devices: &[String]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Those of `devices` mounted exactly once (no bind mount elsewhere: each
+/// of their files has one name per link).
+pub fn mounted_once(mountinfo: &str, devices: &[u64]) -> Vec<u64> {
+    let count = |dev: u64| {
+        let name = format!("{}:{}", libc::major(dev), libc::minor(dev));
+        mountinfo.lines().filter_map(fields).filter(|(d, _, _)| *d == name).count()
+    };
+    devices.iter().copied().filter(|&d| count(d) == 1).collect()
+}
+
 /// The mount points of cgroup v2 hierarchies, in mountinfo order.
 pub fn cgroup2_mounts(mountinfo: &str) -> Vec<PathBuf> {
     mountinfo.lines().filter_map(fields).filter(|(_, _, fstype)| *fstype == "cgroup2").map(|(_, m, _)| m).collect()

@@ -24,7 +24,10 @@ use rampart_avc::{Avc, ClassIdx, Perms, Sid};
 use rampart_label::{FileContexts, FileType};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use crate::marks::{EventObject, Judge};
+use std::os::fd::BorrowedFd;
+
+use crate::apparmor::AppArmor;
+use crate::marks::{EventObject, Judge, NameRequest};
 use crate::object_label::ObjectLabel;
 
 /// The SIDs a file of each type may get from file_contexts.
@@ -125,6 +128,8 @@ fn build(candidates: impl Fn(FileType) -> Vec<Sid>) -> Candidates {
 pub struct Grants<'a> {
     pub avc: &'a Avc,
     pub paths: &'a PathLabels,
+    /// The profiles, if the daemon runs AppArmor.
+    pub apparmor: Option<&'a AppArmor>,
 }
 
 impl Judge for Grants<'_> {
@@ -133,5 +138,9 @@ impl Judge for Grants<'_> {
             ObjectLabel::Sid(t) => self.avc.peek(subject, t, target.class, perms).denied.is_empty(),
             ObjectLabel::Unresolved(ft) => self.paths.allow(self.avc, subject, target.class, perms, ft, epoch),
         }
+    }
+
+    fn names_allow(&self, profiles: &[Arc<str>], fd: BorrowedFd<'_>, request: NameRequest) -> bool {
+        self.apparmor.is_some_and(|a| a.all_allow(profiles, fd, request))
     }
 }

@@ -66,10 +66,16 @@ impl ExecRequests {
         dead.into_iter().filter_map(|pid| map.remove(&pid)).collect()
     }
 
-    /// Whether a request names an AppArmor profile (crate::marks: names
-    /// matter from the request on).
-    pub fn apparmor(&self) -> bool {
-        self.lock().values().any(|h| h.request.apparmor.is_some())
+    /// The AppArmor profiles requested (crate::marks: in scope from the
+    /// request on).
+    pub fn profiles(&self) -> Vec<Arc<str>> {
+        let mut out: Vec<Arc<str>> = Vec::new();
+        for p in self.lock().values().filter_map(|h| h.request.apparmor.as_ref()) {
+            if !out.contains(p) {
+                out.push(Arc::clone(p));
+            }
+        }
+        out
     }
 
     /// The domains requested (in scope before their exec).
@@ -109,7 +115,7 @@ mod tests {
         assert_eq!(r.take(10, Some(7)).0, None, "consumed");
         r.insert(11, Some(1), req.clone(), None);
         r.insert(12, Some(2), ExecRequest { apparmor: Some("p".into()), ..req }, None);
-        assert!(r.apparmor());
+        assert_eq!(r.profiles(), vec![Arc::<str>::from("p")]);
         let gone = r.prune(|pid, _| pid == 12);
         assert_eq!(gone.len(), 1);
         assert!(r.take(12, Some(2)).0.is_some());

@@ -653,7 +653,7 @@ impl<'r> World<'r> {
     }
 
     fn grants(&self) -> Grants<'_> {
-        Grants { avc: &self.avc, paths: &self.paths }
+        Grants { avc: &self.avc, paths: &self.paths, apparmor: None }
     }
 
     fn note(&mut self, inode: Option<usize>, line: String) {
