@@ -51,6 +51,8 @@ EOF
 daemon=
 cleanup() {
   [[ -n "$daemon" ]] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+  # A daemon built with apparmor-phases.patch reports per-event phases.
+  grep -h '^phases' "$work/state/stderr" 2>/dev/null || true
   umount "$work/fs" 2>/dev/null || true
   rm -rf "$work"
 }
