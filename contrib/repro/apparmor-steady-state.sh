@@ -55,12 +55,15 @@ client() { "$work/steady-opens" "$1" "$COUNT" "$ROUNDS"; }
 none() { client "$work/plain/$(basename "$1")"; }
 selinux() { client "$1"; }
 apparmor-rw() { "$RAMPART" run --socket "$work/state/sock" --apparmor steady-rw -- "$work/steady-opens" "$1" "$COUNT" "$ROUNDS"; }
+apparmor-rw-no-sandbox() {
+  "$RAMPART" run --socket "$work/state/sock" --no-sandbox --apparmor steady-rw -- "$work/steady-opens" "$1" "$COUNT" "$ROUNDS"
+}
 apparmor-r() {
   client "$1" >/dev/null # creates the files, which steady-r may not
   "$RAMPART" run --socket "$work/state/sock" --apparmor steady-r -- "$work/steady-opens" "$1" "$COUNT" "$ROUNDS"
 }
 for run in $(seq "$RUNS"); do
-  for how in none selinux apparmor-rw apparmor-r; do
+  for how in none selinux apparmor-rw apparmor-rw-no-sandbox apparmor-r; do
     dir="$work/fs/$how.$run"
     mkdir "$dir" "$work/plain/$how.$run"
     out=$("$how" "$dir")
