@@ -40,7 +40,8 @@ RAMPART=$(realpath "${RAMPART:-target/release/rampart}")
 COUNT=${COUNT:-20000}
 RUNS=${RUNS:-5}
 work=$(mktemp -d /tmp/aa-first-touch.XXXXXX)
-gcc -O2 -o "$work/first-touch" "$(dirname "$0")/first-touch.c"
+# PREBUILT: a directory holding first-touch built elsewhere (no gcc there).
+if [[ -n "${PREBUILT:-}" ]]; then cp "$PREBUILT/first-touch" "$work/"; else gcc -O2 -o "$work/first-touch" "$(dirname "$0")/first-touch.c"; fi
 mkdir -p "$work/fs" "$work/state" "$work/profiles" "$work/cache"
 mount -t tmpfs aa-first-touch "$work/fs"
 cat >"$work/profiles/first-touch" <<EOF

@@ -13,7 +13,8 @@
 # As root, from the repository root, after `cargo build --release -p rampart`
 # (needs selinux-policy-default and apparmor_parser: scripts/install-deps.sh):
 #   bash contrib/repro/apparmor-steady-state.sh
-# Environment: COUNT (2000), ROUNDS (20), RUNS (5), RAMPART (target/release/rampart).
+# Environment: COUNT (2000), ROUNDS (20), RUNS (5), SETTLE (2 s between
+# clients), RAMPART (target/release/rampart), PREBUILT.
 #
 # Runs in a private mount namespace on tmpfs it mounts and unmounts; it
 # marks only its own tmpfs and stops only the daemon it started.
@@ -26,7 +27,8 @@ COUNT=${COUNT:-2000}
 ROUNDS=${ROUNDS:-20}
 RUNS=${RUNS:-5}
 work=$(mktemp -d /tmp/aa-steady.XXXXXX)
-gcc -O2 -o "$work/steady-opens" "$(dirname "$0")/steady-opens.c"
+# PREBUILT: a directory holding steady-opens built elsewhere (no gcc there).
+if [[ -n "${PREBUILT:-}" ]]; then cp "$PREBUILT/steady-opens" "$work/"; else gcc -O2 -o "$work/steady-opens" "$(dirname "$0")/steady-opens.c"; fi
 mkdir -p "$work/fs" "$work/plain" "$work/state" "$work/profiles" "$work/cache"
 mount -t tmpfs aa-steady "$work/fs"
 mount -t tmpfs aa-steady-plain "$work/plain"
@@ -66,6 +68,9 @@ for run in $(seq "$RUNS"); do
   for how in none selinux apparmor-rw apparmor-rw-no-sandbox apparmor-r; do
     dir="$work/fs/$how.$run"
     mkdir "$dir" "$work/plain/$how.$run"
+    # The previous client's profile leaves the daemon's scope only when
+    # the housekeeper prunes its cgroup: until then it limits the marks.
+    sleep "${SETTLE:-2}"
     out=$("$how" "$dir")
     echo "run $run, $how: $out ns/open"
   done
