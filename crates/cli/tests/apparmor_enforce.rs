@@ -445,7 +445,6 @@ sed "s/^/failed: /" "$S/failed.err" >&2
     );
 }
 
-
 /// Issue 11, item 3 and the steady-state target: ignore marks under a
 /// profile. A mark lets later opens and reads of a file pass unasked; it
 /// is placed because every profile in scope allows the file by its one
