@@ -38,7 +38,7 @@
 //!   profile behaves as in complain mode (`apparmor="ALLOWED"`).
 
 use std::fs::Metadata;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -50,7 +50,7 @@ use rampart_apparmor::{domain, LiveProfiles, Mode, Profile, Subject};
 use rustc_hash::FxHashSet;
 
 use crate::apparmor_log::AppArmorLog;
-use crate::marks::NameRequest;
+use crate::marks::NameGrant;
 
 /// Everything an open may ask of AppArmor.
 const WIDEST_OPEN: u32 = MAY_READ | MAY_WRITE | MAY_APPEND | AA_MAY_CREATE;
@@ -184,36 +184,33 @@ impl AppArmor {
         *self.mounted_once.write().unwrap_or_else(PoisonError::into_inner) = devices;
     }
 
-    /// Whether every profile of `profiles` allows `request` of the file
-    /// `fd` silently (nothing to audit), whoever asks it (owner or not),
-    /// under every name the file has: an ignore mark may then let it
-    /// pass unasked (crate::marks, "Names"). Only a regular file with one
-    /// link, a name, on a filesystem mounted once qualifies (its one name
-    /// is the one its descriptor shows); a rename, link or mount
+    /// What every profile of `profiles` allows of the file `fd` (any
+    /// open, a read) silently (nothing to audit), whoever asks it (owner
+    /// or not), under every name the file has: an ignore mark may then
+    /// let it pass unasked (crate::marks, "Names"). Only a regular file
+    /// with one link, a name, on a filesystem mounted once qualifies (its
+    /// one name is the one its descriptor shows); a rename, link or mount
     /// afterwards flushes the marks (crate::name_changes).
-    pub fn all_allow(&self, profiles: &[Arc<str>], fd: BorrowedFd<'_>, request: NameRequest) -> bool {
-        let Ok(md) = std::fs::File::from(match fd.try_clone_to_owned() {
-            Ok(owned) => owned,
-            Err(_) => return false,
-        })
-        .metadata() else {
-            return false;
+    pub fn all_allow(&self, profiles: &[Arc<str>], fd: BorrowedFd<'_>) -> NameGrant {
+        let Ok(md) = fd.try_clone_to_owned().and_then(|owned| std::fs::File::from(owned).metadata()) else {
+            return NameGrant::NONE;
         };
         let once = self.mounted_once.read().unwrap_or_else(PoisonError::into_inner).contains(&md.dev());
         if !md.is_file() || md.nlink() != 1 || !once {
-            return false;
+            return NameGrant::NONE;
         }
-        let Ok(name) = name_of(fd, &md) else { return false };
-        let request = match request {
-            NameRequest::AnyOpen => WIDEST_OPEN,
-            NameRequest::Read => MAY_READ,
-        };
+        let Ok(name) = name_of(fd, &md) else { return NameGrant::NONE };
         let set = self.profiles.current();
-        profiles.iter().all(|name_of_profile| {
-            set.policy.profile(name_of_profile).is_some_and(|p| {
-                [false, true].iter().all(|&owner| silent(&path_perm(Subject::Profile(p), &name, request, owner)))
-            })
-        })
+        let mut grant = NameGrant::ALL;
+        for profile in profiles {
+            let Some(p) = set.policy.profile(profile) else { return NameGrant::NONE };
+            for owner in [false, true] {
+                let allows = |request| silent(&path_perm(Subject::Profile(p), &name, request, owner));
+                grant.any_open &= allows(WIDEST_OPEN);
+                grant.read &= grant.any_open || allows(MAY_READ);
+            }
+        }
+        grant
     }
 
     /// An open by a process under `profile`; `flags` reads the open's
@@ -403,21 +400,10 @@ impl AppArmor {
         let set = self.profiles.current();
         // A profile a reload removed denies everything anyway.
         let Some(p) = self.profile(&set.policy, profile) else { return Vec::new() };
-        let Ok(pidfd) = crate::pidfd::pidfd_open(tgid) else { return Vec::new() };
-        let Ok(entries) = std::fs::read_dir(format!("/proc/{tgid}/fd")) else { return Vec::new() };
         let fsuid = fsuid(tid);
         let mut unusable = Vec::new();
-        for n in entries.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
-            let Ok(file) = crate::pidfd::take_descriptor(pidfd.as_fd(), n) else { continue };
-            let file = std::fs::File::from(file);
-            let Ok(md) = file.metadata() else { continue };
-            if !(md.is_file() || md.is_dir()) || !mediated(md.dev()) {
-                continue;
-            }
-            // SAFETY: F_GETFL reads the open file's status flags.
-            let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
-            // O_PATH: no access through it to check.
-            if flags < 0 || flags & libc::O_PATH != 0 {
+        for crate::pidfd::HeldFile { n, file, md, flags } in crate::pidfd::held_files(tgid) {
+            if !mediated(md.dev()) {
                 continue;
             }
             // The open's O_CREAT and O_TRUNC are gone from its flags, as

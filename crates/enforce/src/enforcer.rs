@@ -669,7 +669,6 @@ impl Enforcer {
     }
 }
 
-/// `d` restricted to the permissions `requested`.
 /// The exec being decided, as crate::entry reads it.
 fn exec_of<'a>(
     tid: u32,
@@ -681,6 +680,7 @@ fn exec_of<'a>(
     crate::entry::Exec { tid, tgid, file, md, launched: subject.launched }
 }
 
+/// `d` restricted to the permissions `requested`.
 fn masked(d: Decision, requested: Perms) -> Decision {
     Decision {
         allowed: d.allowed & requested,

@@ -62,7 +62,7 @@ pub struct Exec<'a> {
 /// Why `exec` into domain `new` must be refused, or `None` when it keeps
 /// the invariant (module docs).
 pub fn refusal(e: &Checks<'_>, exec: &Exec<'_>, new: Sid) -> Option<String> {
-    let Exec { tid, tgid, file, md, launched } = *exec;
+    let Exec { tgid, launched, .. } = *exec;
     let name = |sid: Sid| e.avc.context(sid).unwrap_or("?").to_owned();
     if !launched {
         if new == e.default_sid {
@@ -73,22 +73,26 @@ pub fn refusal(e: &Checks<'_>, exec: &Exec<'_>, new: Sid) -> Option<String> {
             name(new)
         ));
     }
-    let held = match capabilities_after_exec(tid, file, md) {
+    held_beyond(exec, &name(new), capabilities_of(e, new), || unauthorized_descriptors(e, tgid, new))
+}
+
+/// Why a process entering `whom` (with the capabilities `allowed`) cannot
+/// keep what it holds: the capabilities it would have after the exec
+/// beyond `allowed`, or the descriptors `unusable` finds (computed only
+/// if the capabilities pass).
+fn held_beyond(exec: &Exec<'_>, whom: &str, allowed: u64, unusable: impl FnOnce() -> Vec<i32>) -> Option<String> {
+    let held = match capabilities_after_exec(exec.tid, exec.file, exec.md) {
         Ok(caps) => caps,
         Err(err) => return Some(format!("cannot read its capabilities: {err}")),
     };
-    let extra = held & !capabilities_of(e, new);
+    let extra = held & !allowed;
     if extra != 0 {
-        return Some(format!(
-            "it would hold capabilities {} does not have: {}",
-            name(new),
-            capability_names(extra).join(" ")
-        ));
+        return Some(format!("it would hold capabilities {whom} does not have: {}", capability_names(extra).join(" ")));
     }
-    let unusable = unauthorized_descriptors(e, tgid, new);
+    let unusable = unusable();
     if !unusable.is_empty() {
         let list: Vec<String> = unusable.iter().map(i32::to_string).collect();
-        return Some(format!("it holds descriptors {} may not use: {}", name(new), list.join(" ")));
+        return Some(format!("it holds descriptors {whom} may not use: {}", list.join(" ")));
     }
     None
 }
@@ -106,23 +110,7 @@ pub fn apparmor_refusal(
     unusable: impl FnOnce() -> Vec<i32>,
 ) -> Option<String> {
     let profile = profile?;
-    let held = match capabilities_after_exec(exec.tid, exec.file, exec.md) {
-        Ok(caps) => caps,
-        Err(err) => return Some(format!("cannot read its capabilities: {err}")),
-    };
-    let extra = held & !profile_caps;
-    if extra != 0 {
-        return Some(format!(
-            "it would hold capabilities the AppArmor profile {profile} does not have: {}",
-            capability_names(extra).join(" ")
-        ));
-    }
-    let unusable = unusable();
-    if !unusable.is_empty() {
-        let list: Vec<String> = unusable.iter().map(i32::to_string).collect();
-        return Some(format!("it holds descriptors the AppArmor profile {profile} may not use: {}", list.join(" ")));
-    }
-    None
+    held_beyond(exec, &format!("the AppArmor profile {profile}"), profile_caps, unusable)
 }
 
 /// The capabilities domain `sid` may use (bit `i`: capability `i`):
@@ -195,23 +183,9 @@ fn has_file_capabilities(file: &File) -> bool {
 /// takes a copy of each (`pidfd_getfd`) to look at it. Pipes, sockets
 /// and devices are not checked (docs/security.md).
 pub fn unauthorized_descriptors(e: &Checks<'_>, pid: u32, sid: Sid) -> Vec<i32> {
-    let Ok(pidfd) = pidfd::pidfd_open(pid) else { return Vec::new() };
-    let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return Vec::new() };
     let mut revoke = Vec::new();
-    for n in entries.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
-        let Ok(file) = pidfd::take_descriptor(pidfd.as_fd(), n) else { continue };
-        let file = File::from(file);
-        let Ok(md) = file.metadata() else { continue };
-        if !(md.is_file() || md.is_dir()) {
-            continue;
-        }
+    for pidfd::HeldFile { n, file, md, flags } in pidfd::held_files(pid) {
         let Some(cp) = e.classes.of_mode(md.mode()) else { continue };
-        // SAFETY: F_GETFL reads the open file's status flags.
-        let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
-        // O_PATH: no access through it to check.
-        if flags < 0 || flags & libc::O_PATH != 0 {
-            continue;
-        }
         let perms = cp.for_flags(flags as u64) & !cp.open;
         let tsid = e.objects.sid_of(e.avc, file.as_fd(), &md);
         let decision = e.avc.has_perm_noaudit(sid, tsid, cp.class, perms);

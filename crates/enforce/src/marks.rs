@@ -104,22 +104,29 @@ pub trait Judge {
     /// `subject` is allowed `perms` on `target`, in `epoch`.
     fn may(&self, subject: Sid, target: &EventObject, perms: Perms, epoch: u64) -> bool;
 
-    /// Every profile in `profiles` allows `request` of the file `fd`
-    /// under every name it has, silently (AppArmor: see "Names"). Asked
-    /// only while names matter; without an answer, no.
-    fn names_allow(&self, profiles: &[Arc<str>], fd: BorrowedFd<'_>, request: NameRequest) -> bool {
-        let _ = (profiles, fd, request);
-        false
+    /// What every profile in `profiles` allows of the file `fd` under
+    /// every name it has, silently (AppArmor: see "Names"). Asked only
+    /// while names matter, at most once per event; without an answer,
+    /// nothing.
+    fn names_allow(&self, profiles: &[Arc<str>], fd: BorrowedFd<'_>) -> NameGrant {
+        let _ = (profiles, fd);
+        NameGrant::NONE
     }
 }
 
-/// What a mark lets pass unasked, as a profile would be asked it.
+/// What the profiles in scope let a mark pass unasked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NameRequest {
+pub struct NameGrant {
     /// Any open (an open mark).
-    AnyOpen,
+    pub any_open: bool,
     /// A read (an access mark).
-    Read,
+    pub read: bool,
+}
+
+impl NameGrant {
+    pub const NONE: NameGrant = NameGrant { any_open: false, read: false };
+    /// No profile in scope: names do not limit marks.
+    pub const ALL: NameGrant = NameGrant { any_open: true, read: true };
 }
 
 /// The object an event was about.
@@ -270,7 +277,7 @@ impl<T: MarkTarget> Marks<T> {
 
     /// Name changes are watched from now on: marks may rest on names.
     pub fn names_watched(&self) {
-        // SeqCst, with the load in `names_ok`: only turns marks on.
+        // SeqCst, with the load in `names_grant`: only turns marks on.
         self.names_watched.store(true, Ordering::SeqCst);
     }
 
@@ -302,18 +309,14 @@ impl<T: MarkTarget> Marks<T> {
         Some(self.profiles.read().unwrap_or_else(PoisonError::into_inner).clone())
     }
 
-    /// Whether the profiles in scope (if any) let `request` of `fd` pass
-    /// unasked.
-    fn names_ok(
-        &self,
-        judge: &dyn Judge,
-        names: &Option<Vec<Arc<str>>>,
-        fd: BorrowedFd<'_>,
-        request: NameRequest,
-    ) -> bool {
-        let Some(profiles) = names else { return true };
+    /// What the profiles in scope (if any) let pass unasked of `fd`.
+    fn names_grant(&self, judge: &dyn Judge, fd: BorrowedFd<'_>) -> NameGrant {
+        let Some(profiles) = self.names_scope() else { return NameGrant::ALL };
         // SeqCst: see `names_unwatched`.
-        self.names_watched.load(Ordering::SeqCst) && judge.names_allow(profiles, fd, request)
+        if !self.names_watched.load(Ordering::SeqCst) {
+            return NameGrant::NONE;
+        }
+        judge.names_allow(&profiles, fd)
     }
 
     pub fn target(&self) -> &T {
@@ -423,9 +426,10 @@ impl<T: MarkTarget> Marks<T> {
             return;
         }
         let epoch = ticket.epoch();
-        let names = self.names_scope();
-        let open_mark =
-            self.open_ignorable(judge, target, epoch) && self.names_ok(judge, &names, fd, NameRequest::AnyOpen);
+        // Asked once, and only if SELinux's conditions leave it to decide.
+        let mut names = None;
+        let mut grant = || *names.get_or_insert_with(|| self.names_grant(judge, fd));
+        let open_mark = self.open_ignorable(judge, target, epoch) && grant().any_open;
         // With an open mark, opens will pass unseen: the inode is made
         // incomplete before the mark exists.
         let readers = self.note_reader(target.inode, reader, FirstSeen::Open, open_mark);
@@ -435,7 +439,7 @@ impl<T: MarkTarget> Marks<T> {
         // not recorded.
         if (open_mark || !self.access_armed(target.inode, epoch))
             && self.access_ignorable(judge, target, &readers, epoch)
-            && self.names_ok(judge, &names, fd, NameRequest::Read)
+            && grant().read
         {
             if !open_mark {
                 self.note_access_armed(target.inode, epoch);
@@ -477,9 +481,7 @@ impl<T: MarkTarget> Marks<T> {
         // The kernel asked, so no access mark covers the inode, whatever
         // `access_armed` remembers: do not consult it.
         let epoch = ticket.epoch();
-        let names = self.names_scope();
-        let ignorable = self.access_ignorable(judge, target, &readers, epoch)
-            && self.names_ok(judge, &names, fd, NameRequest::Read);
+        let ignorable = self.access_ignorable(judge, target, &readers, epoch) && self.names_grant(judge, fd).read;
         if ignorable {
             self.note_access_armed(target.inode, epoch);
         }

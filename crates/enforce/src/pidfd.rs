@@ -183,6 +183,43 @@ pub fn take_descriptor(pidfd: BorrowedFd<'_>, n: i32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
+/// A regular file or directory process `pid` holds open for access (not
+/// `O_PATH`), as a copy taken with [`take_descriptor`].
+pub struct HeldFile {
+    /// Its number in the process.
+    pub n: i32,
+    pub file: fs::File,
+    pub md: fs::Metadata,
+    /// Its open file status flags (`F_GETFL`).
+    pub flags: i32,
+}
+
+/// The regular files and directories process `pid` holds open, what an
+/// exec transition revalidates (crate::entry, crate::apparmor). Pipes,
+/// sockets and devices are left out; a process that cannot be read
+/// (gone) holds nothing.
+pub fn held_files(pid: u32) -> Vec<HeldFile> {
+    let Ok(pidfd) = pidfd_open(pid) else { return Vec::new() };
+    let Ok(entries) = fs::read_dir(format!("/proc/{pid}/fd")) else { return Vec::new() };
+    let mut held = Vec::new();
+    for n in entries.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()) {
+        let Ok(file) = take_descriptor(pidfd.as_fd(), n) else { continue };
+        let file = fs::File::from(file);
+        let Ok(md) = file.metadata() else { continue };
+        if !(md.is_file() || md.is_dir()) {
+            continue;
+        }
+        // SAFETY: F_GETFL reads the open file's status flags.
+        let flags = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETFL) };
+        // O_PATH: no access through it to check.
+        if flags < 0 || flags & libc::O_PATH != 0 {
+            continue;
+        }
+        held.push(HeldFile { n, file, md, flags });
+    }
+    held
+}
+
 /// `pidfd_open(tid, PIDFD_THREAD)`: a handle to the thread `tid`.
 pub fn thread_pidfd(tid: u32) -> io::Result<OwnedFd> {
     open_pidfd(tid, PIDFD_THREAD)

@@ -86,13 +86,15 @@ pub fn daemon_args(stage: &Stage) -> [OsString; 4] {
 /// The scenes: `cat` under lighttpd's profile and `httpd_t` (`--force`:
 /// root in the default domain may start any domain, like runcon).
 pub fn scenes(stage: &Stage, exe: &Path, socket: &Path, www: &Path, shadow: &Path) {
-    let cat = |file: &Path| -> Vec<OsString> {
+    // `rampart run` of `program` under the profile and httpd_t.
+    let launch = |program: &[OsString]| -> Vec<OsString> {
         let mut args: Vec<OsString> = ["run", "--socket"].map(OsString::from).into();
         args.push(socket.into());
-        args.extend(["--force", "--context", HTTPD, "--apparmor", PROFILE, "--", "/bin/cat"].map(OsString::from));
-        args.push(file.into());
+        args.extend(["--force", "--context", HTTPD, "--apparmor", PROFILE, "--"].map(OsString::from));
+        args.extend_from_slice(program);
         args
     };
+    let cat = |file: &Path| launch(&["/bin/cat".into(), file.into()]);
     let htdocs = |name: &str| stage.htdocs.join(name);
     let scenes: [(&str, PathBuf); 4] = [
         ("under lighttpd's shipped AppArmor profile and httpd_t, cat reads /srv/www/htdocs/index.html: both allow (abstractions/web-data: /srv/www/htdocs/** r)", htdocs("index.html")),
@@ -105,9 +107,7 @@ pub fn scenes(stage: &Stage, exe: &Path, socket: &Path, www: &Path, shadow: &Pat
         step(title, exe, &args.iter().map(OsString::as_os_str).collect::<Vec<_>>());
     }
     // A process that stays under the profile while aa-status looks.
-    let mut sleeper = cat(Path::new("/dev/null"));
-    sleeper.truncate(sleeper.len() - 2);
-    sleeper.extend(["/bin/sleep".into(), "30".into()]);
+    let sleeper = launch(&["/bin/sleep".into(), "30".into()]);
     let sleeping = Command::new(exe).args(&sleeper).stdout(Stdio::null()).stderr(Stdio::null()).spawn();
     if let Ok(child) = &sleeping {
         wait_for_exe(child.id(), Path::new("/usr/bin/sleep"));
