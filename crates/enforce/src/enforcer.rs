@@ -315,7 +315,7 @@ impl Enforcer {
             // audit (crate::path_labels).
             self.answer(group, file.as_fd(), true);
             bump(&self.counters.without_path);
-            self.marks.after_open(&self.grants(), file.as_fd(), target, subject, !cp.read.is_empty(), ticket);
+            self.marks.after_open(&self.grants(), file.as_fd(), target, ticket);
             return;
         };
         let any = cp.any_open();
@@ -331,8 +331,7 @@ impl Enforcer {
         self.answer(group, file.as_fd(), decision.passes() && apparmor);
         self.audit(tid, tgid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
         if decision.denied.is_empty() && apparmor {
-            let read = decision.allowed.contains(cp.read) && !cp.read.is_empty();
-            self.marks.after_open(&self.grants(), file.as_fd(), target, subject, read, ticket);
+            self.marks.after_open(&self.grants(), file.as_fd(), target, ticket);
         }
     }
 
@@ -362,7 +361,9 @@ impl Enforcer {
                 apparmor
             }
         };
-        self.marks.after_access(&self.grants(), file.as_fd(), target, subject, allowed, ticket);
+        if allowed {
+            self.marks.after_read(&self.grants(), file.as_fd(), target, ticket);
+        }
     }
 
     /// An exec: the file's `execute`, then the domain transition (or

@@ -103,9 +103,7 @@ pub mod testing {
     pub use crate::apparmor::{AppArmor, ExecOutcome, FileEvent};
     pub use crate::apparmor_log::AppArmorLog;
     pub use crate::fanotify::{ACCESS_PERM, OPEN_PERM};
-    pub use crate::marks::{
-        EventObject, InodeKey, Judge, MarkTarget, Marks, NameGrant, MAX_READERS, MAX_TRACKED_INODES,
-    };
+    pub use crate::marks::{EventObject, InodeKey, Judge, MarkTarget, Marks, NameGrant};
     pub use crate::object_label::ObjectLabel;
     pub use crate::path_labels::{Grants, PathLabels};
 

@@ -5,38 +5,22 @@
 //! * **open** (`FAN_OPEN_PERM` ignored): placed when every domain in
 //!   scope may open the object for anything (`open read write append`).
 //!   The answer is then subject-independent, so no open needs asking.
-//! * **access** (`FAN_ACCESS_PERM` ignored): placed when every domain
-//!   that may hold a descriptor open for reading on the object may still
-//!   read it. Reads are then decided at open, like SELinux's
-//!   `file_permission` revalidation that does nothing while the policy
-//!   is unchanged (seed 002): in steady state reads cause no events.
+//! * **access** (`FAN_ACCESS_PERM` ignored): placed when every domain in
+//!   scope may read the object. Reads are then decided at open, like
+//!   SELinux's `file_permission` revalidation that does nothing while the
+//!   policy is unchanged (seed 002): in steady state reads cause no
+//!   events.
 //!
-//! Who may hold a reading descriptor: for an inode whose every open was
-//! an event (*complete*), its *readers* (the domains whose reading opens
-//! were allowed, and those denied a read since: they still hold their
-//! descriptor) plus the default domain (processes that opened it before
-//! the daemon started). Otherwise, every domain in scope as well: an
-//! inode is *incomplete* once an open mark lets opens through unseen
-//! while a domain besides the default one is in scope, once more than
-//! [`MAX_READERS`] domains read it, when its first event is a read
-//! (opened before its mount was marked or the daemon started), always
-//! beyond [`MAX_TRACKED_INODES`] inodes, and every inode when the daemon
-//! started with confined processes already running (their domains kept
-//! in cgroups by an earlier daemon: they may hold anything open). Slower for those inodes
-//! (a domain in scope that may not read keeps their reads events), never
-//! wrong.
-//!
-//! Most inodes need no entry: one only ever opened by the default domain
-//! (also unseen, under an open mark placed while the default domain was
-//! alone in scope: a new domain enters scope, flushing the marks, before
-//! it runs) is complete with no reader but the default domain, which is
-//! what a missing entry means. So entries are made only when they say
-//! more: a reader of another domain, unseen opens while others are in
-//! scope, a first event that is a read. A busy filesystem's stream of
-//! new files, opened by unconfined processes, then costs no table
-//! entries (measured: inserting them into a large table was about an
-//! eighth of the daemon's time per first open). Once a shard refuses an
-//! entry at its bound, a missing entry there means "unknown" instead.
+//! Why every domain in scope, and not only those seen opening the inode:
+//! a descriptor travels unseen. It is inherited across fork and exec,
+//! received over `SCM_RIGHTS`, taken with `pidfd_getfd`; SELinux checks
+//! the receiver (`fd { use }` and the file's permissions at receipt, then
+//! `file_permission` per read), the daemon sees only the reads. A reader
+//! list kept from open events (an earlier design) let a confined domain
+//! read through a descriptor an unconfined process opened and passed to
+//! it. So an inode that some domain in scope may not read keeps its
+//! reads as events, each decided for the reading domain; an inode every
+//! domain in scope may read needs none.
 //!
 //! What the policy grants is asked through a [`Judge`]: for an object
 //! whose label was left unresolved ([`crate::path_labels`]) a permission
@@ -49,8 +33,7 @@
 //! epoch and flushes every inode mark. After a flush the next read of
 //! each open file is an event again: that read is re-decided for the
 //! reading domain (revocation), and the access mark is re-armed only if
-//! all who may hold it open still may read it. Readers and completeness
-//! outlive flushes: descriptors do.
+//! every domain in scope still may read it.
 //!
 //! **Names** (AppArmor, crate::apparmor): a profile decides by the
 //! path an open used, and an inode may have several names (hard links)
@@ -69,8 +52,7 @@
 //! Races: placing and flushing follow the protocol of [`crate::epoch`]
 //! (an event takes a ticket before it reads any state; its marks are
 //! placed only if no flush happened since, and a flush waits for
-//! placements in progress), model-checked with loom. An inode is made
-//! incomplete before its open mark is placed.
+//! placements in progress), model-checked with loom.
 
 use std::io;
 use std::os::fd::BorrowedFd;
@@ -85,8 +67,6 @@ use rustc_hash::FxHashMap;
 use crate::fanotify;
 use crate::object_label::ObjectLabel;
 
-pub const MAX_TRACKED_INODES: usize = 1 << 20;
-pub const MAX_READERS: usize = 16;
 const SHARDS: usize = 32;
 
 /// An inode: `(dev, ino)`.
@@ -140,31 +120,6 @@ pub struct EventObject {
     pub read: Perms,
 }
 
-/// Who may hold an inode open for reading (see the module docs).
-#[derive(Clone, Debug, Default)]
-struct Readers {
-    domains: Vec<Sid>,
-    /// Every open of the inode was an event and every reader is in
-    /// `domains`.
-    complete: bool,
-}
-
-impl Readers {
-    /// An inode beyond [`MAX_TRACKED_INODES`].
-    fn untracked() -> Readers {
-        Readers { domains: Vec::new(), complete: false }
-    }
-}
-
-/// How an inode came to be known.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum FirstSeen {
-    /// By an open event: it may be complete.
-    Open,
-    /// By a read event: it was opened unseen.
-    Read,
-}
-
 /// Per (object label, class): an answer about every domain in scope, and
 /// the epoch it was computed in (never used in a later one).
 #[derive(Default)]
@@ -191,10 +146,6 @@ impl ScopeAnswers {
 
 #[derive(Default)]
 struct Shard {
-    readers: FxHashMap<InodeKey, Readers>,
-    /// An entry was refused at the bound: an inode without one may have
-    /// readers of any domain in scope.
-    overflowed: bool,
     /// Inodes given an access mark, and in which epoch (a mark of an
     /// older epoch was flushed).
     access_armed: FxHashMap<InodeKey, u64>,
@@ -207,8 +158,7 @@ pub struct Marks<T: MarkTarget> {
     /// Bumped before every flush; see "Races".
     epoch: Epoch,
     /// Processes not started under Rampart, also those that were running
-    /// before the daemon: always in scope, and a possible reader of
-    /// every inode.
+    /// before the daemon: always in scope.
     default: Sid,
     scope: RwLock<Vec<Sid>>,
     /// Every domain in scope may open the object for anything.
@@ -216,10 +166,6 @@ pub struct Marks<T: MarkTarget> {
     /// Every domain in scope may read the object.
     read_ok: ScopeAnswers,
     shards: Vec<Mutex<Shard>>,
-    /// Domains besides the default one ran before this daemon
-    /// ([`Marks::start_with`]): their processes may hold any inode open
-    /// unseen, so no inode is complete.
-    inherited: bool,
     placed: AtomicU64,
     flushes: AtomicU64,
     /// Decisions depend on names (see "Names"): `profiles` is not empty.
@@ -244,7 +190,6 @@ impl<T: MarkTarget> Marks<T> {
             open_ok: ScopeAnswers::default(),
             read_ok: ScopeAnswers::default(),
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
-            inherited: false,
             placed: AtomicU64::new(0),
             flushes: AtomicU64::new(0),
             names_matter: AtomicBool::new(false),
@@ -344,8 +289,7 @@ impl<T: MarkTarget> Marks<T> {
 
     /// Something that may turn an allow into a deny happened: remove
     /// every mark. `scope`, if given, replaces the domains in scope (the
-    /// default domain is always kept). Readers are kept: they still hold
-    /// their descriptors.
+    /// default domain is always kept).
     pub fn flush(&self, scope: Option<Vec<Sid>>) -> io::Result<()> {
         // The caller published its change (AVC snapshot, labels) already
         // (crate::epoch); placers read the scope only while holding off
@@ -377,10 +321,7 @@ impl<T: MarkTarget> Marks<T> {
     }
 
     /// Before any mark is placed: `domains` are in scope from the start
-    /// (processes an earlier daemon confined, `cgroups.rs`). Their
-    /// processes may hold files open from before, unseen: if there are
-    /// any besides the default domain, no inode is ever complete (its
-    /// readers may be any domain in scope).
+    /// (processes an earlier daemon confined, `cgroups.rs`).
     pub fn start_with(&mut self, domains: &[Sid]) {
         let scope = self.scope.get_mut().unwrap_or_else(PoisonError::into_inner);
         for d in domains {
@@ -388,7 +329,6 @@ impl<T: MarkTarget> Marks<T> {
                 scope.push(*d);
             }
         }
-        self.inherited = scope.len() > 1;
     }
 
     /// `sid` is about to run (an exec transition): if it is new to the
@@ -402,43 +342,27 @@ impl<T: MarkTarget> Marks<T> {
         self.flush(Some(scope))
     }
 
-    /// After an allowed open of `target` by `subject` (answered already),
-    /// in an event begun with `ticket`: record the reader and place what
-    /// marks are justified.
-    pub fn after_open(
-        &self,
-        judge: &dyn Judge,
-        fd: BorrowedFd<'_>,
-        target: &EventObject,
-        subject: Sid,
-        granted_read: bool,
-        ticket: Ticket,
-    ) {
+    /// After an allowed open (answered already), in an event begun with
+    /// `ticket`: place what marks are justified.
+    pub fn after_open(&self, judge: &dyn Judge, fd: BorrowedFd<'_>, target: &EventObject, ticket: Ticket) {
         if !self.enabled {
             return;
         }
-        let reader = granted_read.then_some(subject);
-        let placing = self.epoch.hold(ticket);
-        if placing.is_none() {
-            // Something changed since the event began: no marks, but the
-            // reader holds its descriptor all the same.
-            self.note_reader(target.inode, reader, FirstSeen::Open, false);
+        let Some(placing) = self.epoch.hold(ticket) else {
+            // Something changed since the event began.
             return;
-        }
+        };
         let epoch = ticket.epoch();
         // Asked once, and only if SELinux's conditions leave it to decide.
         let mut names = None;
         let mut grant = || *names.get_or_insert_with(|| self.names_grant(judge, fd));
         let open_mark = self.open_ignorable(judge, target, epoch) && grant().any_open;
-        // With an open mark, opens will pass unseen: the inode is made
-        // incomplete before the mark exists.
-        let readers = self.note_reader(target.inode, reader, FirstSeen::Open, open_mark);
         let mut mask = if open_mark { fanotify::OPEN_PERM } else { 0 };
         // With an open mark no open of this inode is asked again in this
         // epoch, so whether its access mark is armed is never consulted:
         // not recorded.
         if (open_mark || !self.access_armed(target.inode, epoch))
-            && self.access_ignorable(judge, target, &readers, epoch)
+            && self.read_ignorable(judge, target, epoch)
             && grant().read
         {
             if !open_mark {
@@ -454,25 +378,11 @@ impl<T: MarkTarget> Marks<T> {
         }
     }
 
-    /// After a read event (a read since the last flush, or of a file no
-    /// access mark covers), in an event begun with `ticket`: record the
-    /// reader (a denied one too: it still holds its descriptor), and
-    /// re-arm the access mark if all who may hold the inode open may
-    /// read it.
-    pub fn after_access(
-        &self,
-        judge: &dyn Judge,
-        fd: BorrowedFd<'_>,
-        target: &EventObject,
-        subject: Sid,
-        allowed: bool,
-        ticket: Ticket,
-    ) {
+    /// After an allowed read event (a read since the last flush, or of a
+    /// file no access mark covers), in an event begun with `ticket`:
+    /// re-arm the access mark if every domain in scope may read the file.
+    pub fn after_read(&self, judge: &dyn Judge, fd: BorrowedFd<'_>, target: &EventObject, ticket: Ticket) {
         if !self.enabled {
-            return;
-        }
-        let readers = self.note_reader(target.inode, Some(subject), FirstSeen::Read, false);
-        if !allowed {
             return;
         }
         let Some(placing) = self.epoch.hold(ticket) else {
@@ -481,7 +391,7 @@ impl<T: MarkTarget> Marks<T> {
         // The kernel asked, so no access mark covers the inode, whatever
         // `access_armed` remembers: do not consult it.
         let epoch = ticket.epoch();
-        let ignorable = self.access_ignorable(judge, target, &readers, epoch) && self.names_grant(judge, fd).read;
+        let ignorable = self.read_ignorable(judge, target, epoch) && self.names_grant(judge, fd).read;
         if ignorable {
             self.note_access_armed(target.inode, epoch);
         }
@@ -507,69 +417,6 @@ impl<T: MarkTarget> Marks<T> {
         }
     }
 
-    /// Records `reader` (if any) of `inode`, and that its opens will pass
-    /// unseen (`opens_unseen`); returns who is known to read it.
-    /// With `opens_unseen`, the caller holds off flushes (the scope is
-    /// read).
-    fn note_reader(&self, inode: InodeKey, reader: Option<Sid>, first_seen: FirstSeen, opens_unseen: bool) -> Readers {
-        let mut shard = self.shard(inode);
-        let tracked = shard.readers.len();
-        let untracked = |reader: Option<Sid>| {
-            let mut r = Readers::untracked();
-            r.domains.extend(reader);
-            r
-        };
-        let entry = match shard.readers.get_mut(&inode) {
-            Some(r) => r,
-            None if !self.says_more(reader, first_seen, opens_unseen) => {
-                // Only the default domain holds it open for reading
-                // (module docs).
-                return if shard.overflowed || self.inherited {
-                    untracked(reader)
-                } else {
-                    Readers { domains: Vec::new(), complete: true }
-                };
-            }
-            None if tracked * SHARDS >= MAX_TRACKED_INODES => {
-                shard.overflowed = true;
-                return untracked(reader);
-            }
-            None => shard
-                .readers
-                .entry(inode)
-                .or_insert(Readers { domains: Vec::new(), complete: first_seen == FirstSeen::Open && !self.inherited }),
-        };
-        if opens_unseen {
-            entry.complete = false;
-        }
-        if let Some(reader) = reader {
-            if !entry.domains.contains(&reader) {
-                if entry.domains.len() < MAX_READERS {
-                    entry.domains.push(reader);
-                } else {
-                    entry.complete = false;
-                }
-            }
-        }
-        let mut out = entry.clone();
-        // A reader beyond the bound is still checked this time.
-        if let Some(reader) = reader {
-            if !out.domains.contains(&reader) {
-                out.domains.push(reader);
-            }
-        }
-        out
-    }
-
-    /// An inode without an entry would need one to record this event: a
-    /// reader of another domain than the default, opens passing unseen
-    /// while others are in scope, or a first event that is a read.
-    fn says_more(&self, reader: Option<Sid>, first_seen: FirstSeen, opens_unseen: bool) -> bool {
-        first_seen == FirstSeen::Read
-            || reader.is_some_and(|r| r != self.default)
-            || (opens_unseen && self.scope.read().unwrap_or_else(PoisonError::into_inner).len() > 1)
-    }
-
     /// An access mark was placed on the inode in `epoch` already.
     fn access_armed(&self, inode: InodeKey, epoch: u64) -> bool {
         self.shard(inode).access_armed.get(&inode) == Some(&epoch)
@@ -579,15 +426,11 @@ impl<T: MarkTarget> Marks<T> {
         self.shard(inode).access_armed.insert(inode, epoch);
     }
 
-    /// All who may hold the inode open for reading may read it.
-    fn access_ignorable(&self, judge: &dyn Judge, target: &EventObject, readers: &Readers, epoch: u64) -> bool {
-        let may_read = |s: Sid| judge.may(s, target, target.read, epoch);
-        readers.domains.iter().all(|&r| may_read(r))
-            && if readers.complete {
-                may_read(self.default)
-            } else {
-                self.read_ok.get_or((target.label, target.class), epoch, || self.scope().into_iter().all(may_read))
-            }
+    /// Every domain in scope may read the object.
+    fn read_ignorable(&self, judge: &dyn Judge, target: &EventObject, epoch: u64) -> bool {
+        self.read_ok.get_or((target.label, target.class), epoch, || {
+            self.scope().iter().all(|&s| judge.may(s, target, target.read, epoch))
+        })
     }
 
     /// Every domain in scope may open the object for anything.

@@ -7,7 +7,7 @@
 //!   without asking the daemon, a read of one with `ACCESS_PERM` too;
 //!   every other open or read is an event, which the test decides as
 //!   `enforcer.rs` does (the AVC, then `Marks::after_open` or
-//!   `Marks::after_access`). The model can also run out of marks
+//!   `Marks::after_read`). The model can also run out of marks
 //!   (`ENOSPC`), like a fanotify group at its mark limit.
 //! * Changes are made as the daemon makes them: `Avc::set_booleans` then
 //!   `Marks::flush(None)`; a relabel (the inode gets another SID) then
@@ -30,7 +30,9 @@
 //!   - an inode whose mask has `ACCESS_PERM`: every domain holding a
 //!     descriptor open for reading on it is allowed `read`. The test
 //!     tracks the holders itself, independently of `Marks`, including
-//!     the opens the kernel let through unasked under an open mark.
+//!     the opens the kernel let through unasked under an open mark and
+//!     descriptors passed to another domain (`SCM_RIGHTS`, which the
+//!     daemon never sees).
 //!
 //!   Every event's AVC decision is also compared with libsepol's.
 //! * Even inodes have no xattr: their label comes from their path, and
@@ -70,7 +72,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rampart_avc::{Avc, AvcConfig, Decision, NullSink, Perms, Sid};
 use rampart_enforce::testing::{
     mapping, ClassPerms, Classes, EventObject, Grants, InodeKey, MarkTarget, Marks, ObjectLabel, PathLabels,
-    ACCESS_PERM, MAX_READERS, MAX_TRACKED_INODES, OPEN_PERM,
+    ACCESS_PERM, OPEN_PERM,
 };
 use rampart_label::FileType;
 use rampart_oracle::{Answer, Oracle};
@@ -360,10 +362,9 @@ enum Fault {
     SkipEnterScope,
     /// The kernel's flush removes nothing.
     KernelFlushIsNoop,
-    /// A restarted daemon puts the running domains in scope one by one
-    /// (`enter_scope`), not as inherited (`start_with`): it trusts
-    /// reader lists that miss what was opened before it started.
-    RestartForgetsInheritedReaders,
+    /// A restarted daemon starts with the default domain alone in scope,
+    /// forgetting the domains whose processes still run.
+    RestartForgetsRunningDomains,
 }
 
 impl Fault {
@@ -379,7 +380,7 @@ impl Fault {
             }
             // It acts at the restart, but breaks the invariant at a later
             // open: every step after a restart counts.
-            Fault::RestartForgetsInheritedReaders => kind != StepKind::Restart,
+            Fault::RestartForgetsRunningDomains => kind != StepKind::Restart,
         }
     }
 }
@@ -394,6 +395,7 @@ enum StepKind {
     Exit,
     Create,
     Restart,
+    Pass,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -478,6 +480,8 @@ struct Stats {
     exits: u64,
     restarts: u64,
     creates: u64,
+    /// Descriptors passed to another domain (`SCM_RIGHTS`).
+    passes: u64,
     /// Events decided without the label (inodes without an xattr).
     unresolved_opens: u64,
     unresolved_reads: u64,
@@ -505,6 +509,7 @@ impl Stats {
         self.exits += o.exits;
         self.restarts += o.restarts;
         self.creates += o.creates;
+        self.passes += o.passes;
         self.unresolved_opens += o.unresolved_opens;
         self.unresolved_reads += o.unresolved_reads;
     }
@@ -727,14 +732,7 @@ impl<'r> World<'r> {
                 }
             };
             let requested = cp.for_flags(flags.libc());
-            let (allowed, granted_read) = if first.denied.is_empty() {
-                (true, !cp.read.is_empty())
-            } else {
-                (
-                    (first.denied & requested).is_empty(),
-                    (first.allowed & requested).contains(cp.read) && !cp.read.is_empty(),
-                )
-            };
+            let allowed = (first.denied & requested).is_empty();
             let any_bits = self.labels[label].any_open_bits;
             let req_bits = self.r.bits(self.labels[label].cid, flags.perms());
             let (ref_any, ref_req) = (self.reference_allows(d, i, any_bits), self.reference_allows(d, i, req_bits));
@@ -747,7 +745,7 @@ impl<'r> World<'r> {
                 flags
             );
             if allowed {
-                self.marks.after_open(&self.grants(), self.fd.as_fd(), &target, sid, granted_read, ticket);
+                self.marks.after_open(&self.grants(), self.fd.as_fd(), &target, ticket);
             } else {
                 self.stats.opens_denied += 1;
             }
@@ -789,8 +787,9 @@ impl<'r> World<'r> {
             self.domains[d].context,
             self.describe_inode(i)
         );
-        self.marks.after_access(&self.grants(), self.fd.as_fd(), &target, sid, allowed, ticket);
-        if !allowed {
+        if allowed {
+            self.marks.after_read(&self.grants(), self.fd.as_fd(), &target, ticket);
+        } else {
             self.stats.reads_denied += 1;
         }
         (allowed, true)
@@ -855,6 +854,14 @@ impl<'r> World<'r> {
         self.stats.creates += 1;
     }
 
+    /// A process of domain `to` receives a descriptor of inode `i` open
+    /// for reading (`SCM_RIGHTS`): nothing asks the daemon.
+    fn pass(&mut self, i: usize, to: usize) {
+        assert!(self.running[to], "only a running process receives a descriptor");
+        self.holders.insert((i, to));
+        self.stats.passes += 1;
+    }
+
     /// Every process but those of the default domain exited (their
     /// descriptors closed); the daemon recomputes its scope.
     fn exit_all(&mut self) {
@@ -875,11 +882,7 @@ impl<'r> World<'r> {
         let mut marks = Marks::new(model, self.domains[0].sid, true);
         let running: Vec<Sid> =
             (0..self.domains.len()).filter(|&d| self.running[d]).map(|d| self.domains[d].sid).collect();
-        if self.fault == Fault::RestartForgetsInheritedReaders {
-            for &sid in &running {
-                marks.enter_scope(sid).expect("enter scope");
-            }
-        } else {
+        if self.fault != Fault::RestartForgetsRunningDomains {
             marks.start_with(&running);
         }
         self.marks = marks;
@@ -1027,6 +1030,25 @@ impl<'r> World<'r> {
         if roll < 15 && rng.below(2) == 0 {
             self.restart();
             return (StepKind::Restart, None, "the daemon restarts; processes keep their domains".into());
+        }
+        if roll < 17 && !self.holders.is_empty() {
+            let n = rng.below(self.holders.len());
+            let &(i, d) = self.holders.iter().nth(n).expect("holder");
+            let running: Vec<usize> = (0..self.domains.len()).filter(|&e| self.running[e] && e != d).collect();
+            if !running.is_empty() {
+                let to = running[rng.below(running.len())];
+                self.pass(i, to);
+                return (
+                    StepKind::Pass,
+                    Some(i),
+                    format!(
+                        "{} passes its descriptor of {} to {}",
+                        Self::type_of(&self.domains[d].context),
+                        self.describe_inode(i),
+                        Self::type_of(&self.domains[to].context)
+                    ),
+                );
+            }
         }
         if roll < 55 && !self.holders.is_empty() {
             let n = rng.below(self.holders.len());
@@ -1202,7 +1224,7 @@ fn an_ignore_mark_never_lets_through_what_the_policy_denies() {
     );
     println!(
         "  marks placed: OPEN {}, ACCESS {}; ENOSPC {}; flushes {}; boolean flips {} ({} needed their flush), relabels {} ({} needed), \
-         scope entries {} ({} needed), exits {}, restarts {}; libsepol queries {}",
+         scope entries {} ({} needed), exits {}, restarts {}, descriptors passed {}; libsepol queries {}",
         t.open_marks_placed,
         t.access_marks_placed,
         t.enospc,
@@ -1215,6 +1237,7 @@ fn an_ignore_mark_never_lets_through_what_the_policy_denies() {
         t.entries_needed,
         t.exits,
         t.restarts,
+        t.passes,
         r.queries
     );
     println!(
@@ -1233,6 +1256,7 @@ fn an_ignore_mark_never_lets_through_what_the_policy_denies() {
     assert!(t.entries_needed >= 10, "too few scope entries revoked a standing mark");
     assert!(t.enospc > 0, "the mark limit was never reached");
     assert!(t.restarts >= 100, "too few restarts");
+    assert!(t.passes >= 1000, "too few descriptors passed");
     assert!(t.unresolved_opens >= 100 && t.unresolved_reads >= 10, "too few events decided without the label");
 }
 
@@ -1248,7 +1272,7 @@ fn the_checker_catches_a_forgotten_flush() {
         Fault::SkipFlushOnRelabel,
         Fault::SkipEnterScope,
         Fault::KernelFlushIsNoop,
-        Fault::RestartForgetsInheritedReaders,
+        Fault::RestartForgetsRunningDomains,
     ] {
         let caught = (100..110).find_map(|seed| run(&mut r, &policy, seed, 2000, fault).err());
         match caught {
@@ -1298,6 +1322,35 @@ fn after_an_unseen_reader_loses_read(next: impl FnOnce(&mut World<'_>)) {
     next(&mut w);
 }
 
+/// A descriptor received over `SCM_RIGHTS` is never seen by the daemon:
+/// with httpd_t in scope, unconfined_t opens a user_home_t file (an event;
+/// may an ACCESS mark follow?), then passes its descriptor to httpd_t,
+/// which may not read user_home_t.
+#[test]
+#[ignore = "needs the system policy: checked against libsepol"]
+fn a_descriptor_passed_to_another_domain_is_still_decided() {
+    let (path, policy) = policy();
+    let mut r = Reference::new(&path, &BOOLEANS);
+    let domains = vec![DOMAINS[0].to_owned(), "system_u:system_r:httpd_t:s0".to_owned()];
+    let labels = vec![("file", "system_u:object_r:user_home_t:s0".to_owned())];
+    let mut w = world_for(&mut r, &policy, &domains, &labels, 1);
+    w.set_boolean(bool_index("httpd_read_user_content"), false);
+    w.set_boolean(bool_index("httpd_enable_homedirs"), false);
+    w.enter(1);
+    assert_eq!(w.open(0, 0, Flags::Read), (true, true), "unconfined_t opens user_home_t (an event)");
+    w.pass(0, 1);
+    let read_bits = w.labels[0].read_bits;
+    assert!(!w.reference_allows(1, 0, read_bits), "precondition: httpd_t may not read user_home_t");
+    let v = w.violations();
+    assert!(
+        v.is_empty(),
+        "minimal sequence: httpd_t enters scope; unconfined_t opens a user_home_t file O_RDONLY (event); it passes \
+         the descriptor to httpd_t:\n{}\n(httpd_t's read is {})",
+        w.explain(&v),
+        if w.read(1, 0).1 { "asked" } else { "let through unasked" }
+    );
+}
+
 /// A domain that opens a file for reading under an OPEN mark is never
 /// asked about, so `Marks` does not know it as a reader. After a boolean
 /// change denies it `read`, a read by another (known) reader re-arms the
@@ -1339,98 +1392,4 @@ fn an_open_mark_placed_while_others_are_in_scope_is_remembered() {
             w.explain(&v)
         );
     });
-}
-
-/// A reader beyond `MAX_READERS` is not recorded; a read by a recorded
-/// reader after a relabel re-arms the ACCESS mark without asking about
-/// it.
-#[test]
-#[ignore = "needs the system policy: checked against libsepol"]
-fn a_reader_beyond_max_readers_is_still_revoked() {
-    let (path, policy) = policy();
-    let mut r = Reference::new(&path, &BOOLEANS);
-    // MAX_READERS distinct unconfined SIDs (category ranges), then httpd_t.
-    let mut domains = vec![DOMAINS[0].to_owned()];
-    domains.extend((0..MAX_READERS - 1).map(|k| format!("unconfined_u:unconfined_r:unconfined_t:s0-s0:c{k}")));
-    domains.push("system_u:system_r:httpd_t:s0".to_owned());
-    let httpd = domains.len() - 1;
-    let labels = vec![
-        ("file", "system_u:object_r:public_content_t:s0".to_owned()),
-        ("file", "system_u:object_r:user_home_t:s0".to_owned()),
-    ];
-    let mut w = world_for(&mut r, &policy, &domains, &labels, 1);
-    for d in 1..domains.len() {
-        w.enter(d);
-    }
-    for (d, context) in domains.iter().enumerate() {
-        assert_eq!(w.open(d, 0, Flags::Read), (true, true), "{context} opens public_content_t (an event)");
-    }
-    w.relabel(0, 1);
-    let read_bits = w.labels[1].read_bits;
-    assert!(!w.reference_allows(httpd, 0, read_bits), "precondition: httpd_t may not read user_home_t");
-    assert_eq!(w.read(0, 0), (true, true), "the first reader's read after the flush is an event");
-    let v = w.violations();
-    assert!(
-        v.is_empty(),
-        "minimal sequence: {} unconfined_t SIDs and httpd_t (all in scope) open a public_content_t file O_RDONLY \
-         (httpd_t is reader {}, beyond MAX_READERS, not recorded); relabel to user_home_t (flush); the first \
-         reader reads (event, ACCESS mark re-armed):\n{}",
-        MAX_READERS,
-        MAX_READERS + 1,
-        w.explain(&v)
-    );
-}
-
-/// Readers are tracked for at most `MAX_TRACKED_INODES` inodes (per
-/// shard: this assumes `marks.rs`'s 32 shards, and checks that the limit
-/// was reached). A reader of an inode beyond the limit is not recorded;
-/// after a relabel, an open that asks no `read` (so adds no reader) finds
-/// an empty reader list and places an ACCESS mark.
-#[test]
-#[ignore = "needs the system policy: checked against libsepol"]
-fn a_reader_of_an_untracked_inode_is_still_revoked() {
-    let (path, policy) = policy();
-    let mut r = Reference::new(&path, &BOOLEANS);
-    let domains = vec![
-        DOMAINS[0].to_owned(),
-        "system_u:system_r:httpd_t:s0".to_owned(),
-        "system_u:system_r:chronyd_t:s0".to_owned(),
-    ];
-    let labels = vec![
-        ("file", "system_u:object_r:public_content_t:s0".to_owned()),
-        ("file", "system_u:object_r:chronyd_var_log_t:s0".to_owned()),
-    ];
-    // One shard's worth of inodes, all in the same shard (inode numbers
-    // equal modulo any power-of-two shard count up to 1024), then X.
-    let fill = MAX_TRACKED_INODES / 32;
-    let mut w = world_for(&mut r, &policy, &domains, &labels, fill + 1);
-    for (k, ino) in w.inos.iter_mut().enumerate() {
-        *ino = 1024 * (k as u64 + 1);
-    }
-    let x = fill;
-    w.enter(1);
-    w.enter(2);
-    // Read by httpd_t: entries (the default domain's alone would need none).
-    for i in 0..fill {
-        w.open(1, i, Flags::Read);
-    }
-    assert_eq!(w.open(1, x, Flags::Read), (true, true), "httpd_t opens a public_content_t file (an event)");
-    assert_eq!(
-        w.model().mask(w.key(x)) & ACCESS_PERM,
-        0,
-        "precondition: httpd_t was not recorded as a reader (else its open would place an ACCESS mark): the tracking limit was reached"
-    );
-    w.relabel(x, 1);
-    let read_bits = w.labels[1].read_bits;
-    assert!(!w.reference_allows(1, x, read_bits), "precondition: httpd_t may not read chronyd_var_log_t");
-    assert_eq!(w.open(2, x, Flags::Append), (true, true), "chronyd_t opens its log O_APPEND (an event, no read)");
-    let v = w.violations();
-    assert!(
-        v.is_empty(),
-        "minimal sequence: httpd_t and chronyd_t in scope; {fill} inodes of one shard get httpd_t as reader; httpd_t opens a \
-         public_content_t file X of that shard O_RDONLY (not recorded: MAX_TRACKED_INODES); relabel X to \
-         chronyd_var_log_t (flush); chronyd_t opens X O_WRONLY|O_APPEND (event; no read, so no reader added; the \
-         empty reader list re-arms the ACCESS mark):\n{}",
-        w.explain(&v)
-    );
 }
