@@ -26,9 +26,36 @@ use rampart_avc::{ClassIdx, Mapping, Perms};
 pub const FILE_CLASSES: [&str; 7] = ["file", "dir", "lnk_file", "chr_file", "blk_file", "sock_file", "fifo_file"];
 // In the policy's own order (common permissions, then the class's), so
 // audit lines list permissions as the kernel's do: `{ read open }`.
-const FILE_PERMS: &[&str] = &["read", "write", "append", "execute", "execute_no_trans", "entrypoint", "open"];
-const OPEN_PERMS: &[&str] = &["read", "write", "append", "open"];
-const DIR_PERMS: &[&str] = &["read", "open"];
+// `setattr`, `unlink`, `link`, `rename` and the directory permissions:
+// the supervised calls (crate::supervisor).
+const FILE_PERMS: &[&str] = &[
+    "read",
+    "write",
+    "setattr",
+    "append",
+    "unlink",
+    "link",
+    "rename",
+    "execute",
+    "execute_no_trans",
+    "entrypoint",
+    "open",
+];
+const OPEN_PERMS: &[&str] = &["read", "write", "setattr", "append", "unlink", "link", "rename", "open"];
+const DIR_PERMS: &[&str] = &[
+    "read",
+    "write",
+    "setattr",
+    "unlink",
+    "link",
+    "rename",
+    "open",
+    "add_name",
+    "remove_name",
+    "reparent",
+    "search",
+    "rmdir",
+];
 const PROCESS_PERMS: &[&str] = &["transition", "setexec"];
 /// The capabilities, in the kernel's numbering: `capability` holds 0 to
 /// 31, `capability2` 32 and up (what `rampart run` keeps: crate::sandbox).
@@ -107,6 +134,21 @@ pub struct ClassPerms {
     pub execute: Perms,
     pub execute_no_trans: Perms,
     pub entrypoint: Perms,
+    pub setattr: Perms,
+    pub unlink: Perms,
+    pub link: Perms,
+    pub rename: Perms,
+}
+
+/// The `dir` permissions the supervised calls check (crate::supervisor).
+#[derive(Clone, Copy, Debug)]
+pub struct DirOps {
+    pub search: Perms,
+    pub write: Perms,
+    pub add_name: Perms,
+    pub remove_name: Perms,
+    pub reparent: Perms,
+    pub rmdir: Perms,
 }
 
 impl ClassPerms {
@@ -143,6 +185,7 @@ pub struct Classes {
     pub load_policy: Perms,
     pub capability: ClassIdx,
     pub capability2: ClassIdx,
+    pub(crate) dir_ops: DirOps,
 }
 
 fn resolve(m: &Mapping, name: &str) -> Option<ClassPerms> {
@@ -152,11 +195,17 @@ fn resolve(m: &Mapping, name: &str) -> Option<ClassPerms> {
         class,
         open: p("open"),
         read: p("read"),
-        write: p("write"),
+        // A directory is never opened for writing; its `write` is the
+        // supervised calls' (DirOps).
+        write: if name == "dir" { Perms::NONE } else { p("write") },
         append: p("append"),
         execute: p("execute"),
         execute_no_trans: p("execute_no_trans"),
         entrypoint: p("entrypoint"),
+        setattr: p("setattr"),
+        unlink: p("unlink"),
+        link: p("link"),
+        rename: p("rename"),
     })
 }
 
@@ -168,6 +217,16 @@ impl Classes {
         }
         let process = m.class("process")?;
         let security = m.class("security")?;
+        let dir = m.class("dir")?;
+        let d = |n: &str| m.perms(dir, &[n]).unwrap_or(Perms::NONE);
+        let dir_ops = DirOps {
+            search: d("search"),
+            write: d("write"),
+            add_name: d("add_name"),
+            remove_name: d("remove_name"),
+            reparent: d("reparent"),
+            rmdir: d("rmdir"),
+        };
         Some(Classes {
             by_kind,
             process,
@@ -179,6 +238,7 @@ impl Classes {
             load_policy: m.perms(security, &["load_policy"])?,
             capability: m.class("capability")?,
             capability2: m.class("capability2")?,
+            dir_ops,
         })
     }
 

@@ -56,6 +56,7 @@ use crate::own_threads;
 use crate::procs::ExecRequest;
 use crate::responder::{self, Role};
 use crate::sandbox::Forbidden;
+use crate::supervisor::{self, Supervisor};
 
 const HOUSEKEEPING: Duration = Duration::from_millis(500);
 /// While an exec transition is in flight: its new image waits, frozen,
@@ -88,6 +89,9 @@ pub struct Daemon {
     /// (time, events) at the last rate sample, and the rate.
     rate: Mutex<(Instant, u64, f64)>,
     seqno: AtomicU64,
+    /// Serves the supervised calls of launched processes; started with
+    /// the first listener (crate::supervisor).
+    supervisor: Mutex<Option<Arc<Supervisor>>>,
 }
 
 /// Loads the AppArmor profiles; files that fail to compile are reported
@@ -226,6 +230,7 @@ impl Daemon {
             started: Instant::now(),
             rate: Mutex::new((Instant::now(), 0, 0.0)),
             seqno: AtomicU64::new(1),
+            supervisor: Mutex::new(None),
         })
     }
 
@@ -605,6 +610,33 @@ impl ControlHandler for Daemon {
     fn labels_changed(&self) -> Result<(), String> {
         self.enforcer.objects.clear();
         self.flush_marks()
+    }
+
+    fn supervise(&self, pid: u32, fd: i32) -> Result<(), String> {
+        let pidfd = crate::pidfd::pidfd_open(pid).map_err(|e| format!("supervise: the caller: {e}"))?;
+        let listener = crate::pidfd::take_descriptor(std::os::fd::AsFd::as_fd(&pidfd), fd)
+            .map_err(|e| format!("supervise: descriptor {fd} of the caller: {e}"))?;
+        let what = rampart_label::fd_link(std::os::fd::AsFd::as_fd(&listener));
+        if what.as_deref() != Some(Path::new("anon_inode:seccomp notify")) {
+            return Err(format!("supervise: descriptor {fd} of the caller is not a seccomp listener"));
+        }
+        let mut running = self.supervisor.lock().unwrap_or_else(PoisonError::into_inner);
+        if running.is_none() {
+            let context = supervisor::Context {
+                enforcer: Arc::clone(&self.enforcer),
+                marked_devs: self
+                    .config
+                    .marks
+                    .iter()
+                    .filter_map(|m| std::fs::metadata(m).ok())
+                    .map(|md| md.dev())
+                    .collect(),
+                marked: self.status().marked_devices,
+                protected: self.protected_dirs(),
+            };
+            *running = Some(Supervisor::start(context).map_err(|e| format!("supervise: {e}"))?);
+        }
+        running.as_ref().map_or(Ok(()), |s| s.add(listener)).map_err(|e| format!("supervise: {e}"))
     }
 }
 

@@ -64,11 +64,11 @@ fn bump(c: &AtomicU64) {
 }
 
 /// One check of an event, kept for the audit after the answer.
-struct Checked {
-    ssid: Sid,
-    tsid: Sid,
-    class: ClassIdx,
-    decision: Decision,
+pub(crate) struct Checked {
+    pub ssid: Sid,
+    pub tsid: Sid,
+    pub class: ClassIdx,
+    pub decision: Decision,
 }
 
 /// Who an event is about.
@@ -329,7 +329,7 @@ impl Enforcer {
         // Stacked: both modules decide, each audits its own denial.
         let apparmor = self.apparmor_allows(file, &opener, aa, AaAsk::Open(&mut flags));
         self.answer(group, file.as_fd(), decision.passes() && apparmor);
-        self.audit(tid, tgid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
+        self.audit_checks(tid, tgid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
         if decision.denied.is_empty() && apparmor {
             self.marks.after_open(&self.grants(), file.as_fd(), target, ticket);
         }
@@ -352,7 +352,12 @@ impl Enforcer {
             ObjectLabel::Sid(tsid) => {
                 let decision = self.avc.has_perm_noaudit(subject, tsid, cp.class, cp.read);
                 self.answer(group, file.as_fd(), decision.passes() && apparmor);
-                self.audit(tid, tgid, file.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
+                self.audit_checks(
+                    tid,
+                    tgid,
+                    file.as_fd(),
+                    &[Checked { ssid: subject, tsid, class: cp.class, decision }],
+                );
                 decision.denied.is_empty() && apparmor
             }
             ObjectLabel::Unresolved(_) => {
@@ -399,7 +404,7 @@ impl Enforcer {
                     ExecOutcome::Allowed | ExecOutcome::Transition { .. }
                 );
             self.answer(group, file.as_fd(), allow);
-            self.audit(tid, Some(tgid), file.as_fd(), &checks);
+            self.audit_checks(tid, Some(tgid), file.as_fd(), &checks);
             return;
         }
         let (request, held) = self.requests.take(tgid, pidfd::process_id(tgid).ok());
@@ -491,7 +496,7 @@ impl Enforcer {
             }
         }
         self.answer(group, file.as_fd(), allow);
-        self.audit(tid, Some(tgid), file.as_fd(), &checks);
+        self.audit_checks(tid, Some(tgid), file.as_fd(), &checks);
     }
 
     /// Whether an exec may move its process to the AppArmor profile `to`
@@ -599,7 +604,7 @@ impl Enforcer {
         let cp = self.classes.file().filter(|_| md.is_file()).ok_or("not a regular file")?;
         let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
         let (checks, entered) = self.exec_checks(subject, tsid, cp, Some(request));
-        self.audit(pid, Some(pid), file.as_fd(), &checks);
+        self.audit_checks(pid, Some(pid), file.as_fd(), &checks);
         match entered {
             Some(_) => Ok(()),
             None => {
@@ -648,7 +653,9 @@ impl Enforcer {
     /// Audits what the kernel would (after the answer): `pid=` is the
     /// process (looked up now if the event did not need it), `comm=` the
     /// thread's name, as in the kernel's AVC records.
-    fn audit(&self, tid: u32, tgid: Option<u32>, fd: BorrowedFd<'_>, checks: &[Checked]) {
+    /// Audits `checks` of thread `tid` on the object open as `fd` (also a
+    /// supervised call's: crate::supervisor).
+    pub(crate) fn audit_checks(&self, tid: u32, tgid: Option<u32>, fd: BorrowedFd<'_>, checks: &[Checked]) {
         let mut info = None;
         for c in checks {
             if c.decision.audited().is_empty() {

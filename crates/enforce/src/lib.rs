@@ -76,7 +76,10 @@ mod procs;
 mod responder;
 mod sandbox;
 mod subject_label;
+mod supervised;
+mod supervisor;
 mod sync;
+mod thread_creds;
 
 // Running the daemon.
 pub use config::{DaemonConfig, FileConfig};
@@ -91,6 +94,7 @@ pub use control::{Caller, ControlHandler, ControlServer, Reply, Request, ServerC
 
 // The launcher's sandbox.
 pub use sandbox::{bound_capabilities, refuse_system_calls, restrict_filesystem, revoke_descriptors, Forbidden};
+pub use supervised::install_filter as supervise_system_calls;
 
 /// Internals exposed for this crate's integration tests
 /// (`tests/marks_property.rs`, `tests/control.rs`), its loom model

@@ -66,12 +66,15 @@
 //! the marked filesystems, as `REFER`. Where it may `setattr` nothing, the
 //! seccomp filter refuses chmod and chown. These are exact (SELinux would
 //! refuse each on every file); where the policy grants the permission on
-//! some type, nothing is refused (the daemon cannot tell which file a
-//! call names without a race: docs/security.md). One exception, coarser
-//! than SELinux: where the domain may not write every type, the filter
-//! refuses `truncate(2)` by name on every file ([`Forbidden::TruncateByName`]);
-//! a truncate through a descriptor needs an open for writing, which the
-//! daemon decides.
+//! some type, the call goes to rampartd, which decides it exactly
+//! (crate::supervised, crate::supervisor). Without that (a launcher that
+//! could not hand its listener over), where the domain may not write
+//! every type the filter refuses `truncate(2)` by name on every file
+//! ([`Forbidden::TruncateByName`], coarser than SELinux); a truncate
+//! through a descriptor needs an open for writing, which the daemon
+//! decides. The filter also refuses a listener of the process's own
+//! (`seccomp` with `SECCOMP_FILTER_FLAG_NEW_LISTENER`): it would take the
+//! supervised calls away from rampartd.
 //!
 //! **Descriptors across the transition.** The descriptors the daemon says
 //! the new domain may not use are replaced by `/dev/null`
@@ -333,6 +336,7 @@ const BPF_RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
 const DATA_NR: u32 = 0;
 const DATA_ARCH: u32 = 4;
 const DATA_ARG0_LOW: u32 = 16;
+const DATA_ARG1_LOW: u32 = 24;
 const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
 const AUDIT_ARCH_I386: u32 = 0x4000_0003;
 const CLONE_NEW_ANY: u32 = 0x0002_0000 // CLONE_NEWNS
@@ -360,6 +364,10 @@ struct Refused {
     truncate_by_name: &'static [u32],
     /// `link` and `rename` calls ([`Forbidden::LinkRename`]).
     link_rename: &'static [u32],
+    /// `seccomp`: refused with `SECCOMP_FILTER_FLAG_NEW_LISTENER` (a
+    /// filter of the process's own installed later would take the
+    /// supervised calls away from rampartd: crate::supervised).
+    seccomp: u32,
 }
 
 /// x86-64 (and, for `int 0x80`, i386) numbers; the calls numbered from
@@ -380,6 +388,7 @@ const X86_64: Refused = Refused {
     truncate_by_name: &[76],
     // link linkat rename renameat renameat2
     link_rename: &[86, 265, 82, 264, 316],
+    seccomp: 317,
 };
 const I386: Refused = Refused {
     arch: AUDIT_ARCH_I386,
@@ -396,6 +405,7 @@ const I386: Refused = Refused {
     truncate_by_name: &[92, 193],
     // link linkat rename renameat renameat2
     link_rename: &[9, 303, 38, 302, 353],
+    seccomp: 354,
 };
 
 /// The filter for `abis`: every other ABI (x32 included) is left alone
@@ -405,6 +415,18 @@ fn filter_program(abis: &[Refused], forbid: &[Forbidden]) -> Vec<libc::sock_filt
     let eperm = bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32, 0, 0);
     let enosys = bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32, 0, 0);
     let mut prog = Vec::new();
+    for abi in abis {
+        // seccomp(SECCOMP_SET_MODE_FILTER, NEW_LISTENER, ...): refused.
+        prog.extend([
+            bpf(BPF_LD_W_ABS, DATA_ARCH, 0, 0),
+            bpf(BPF_JEQ_K, abi.arch, 0, 5),
+            bpf(BPF_LD_W_ABS, DATA_NR, 0, 0),
+            bpf(BPF_JEQ_K, abi.seccomp, 0, 3),
+            bpf(BPF_LD_W_ABS, DATA_ARG1_LOW, 0, 0),
+            bpf(BPF_JSET_K, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as u32, 0, 1),
+            eperm,
+        ]);
+    }
     for abi in abis {
         // One block per ABI: [arch check] [nr loads and tests] [returns].
         let mut block = vec![bpf(BPF_LD_W_ABS, DATA_NR, 0, 0)];
@@ -535,8 +557,9 @@ pub fn bound_capabilities(allowed: u64) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    /// Runs the filter on one `seccomp_data` (nr, arch, arg0), as the
-    /// kernel's classic BPF interpreter would.
+    /// Runs the filter on one `seccomp_data` (nr, arch, and `arg0` as the
+    /// low half of every argument), as the kernel's classic BPF
+    /// interpreter would.
     fn run(prog: &[libc::sock_filter], nr: u32, arch: u32, arg0: u32) -> u32 {
         let (mut a, mut pc) = (0u32, 0usize);
         loop {
@@ -546,7 +569,7 @@ mod tests {
                     a = match i.k {
                         DATA_NR => nr,
                         DATA_ARCH => arch,
-                        DATA_ARG0_LOW => arg0,
+                        DATA_ARG0_LOW | DATA_ARG1_LOW => arg0,
                         other => panic!("load of offset {other}"),
                     }
                 }
@@ -575,6 +598,10 @@ mod tests {
             for &nr in abi.unsupported {
                 assert_eq!(run(&prog, nr, abi.arch, 0), enosys);
             }
+            // seccomp: a filter of its own, yes; a listener of its own, no.
+            assert_eq!(run(&prog, abi.seccomp, abi.arch, 0), libc::SECCOMP_RET_ALLOW);
+            assert_eq!(run(&prog, abi.seccomp, abi.arch, 1), libc::SECCOMP_RET_ALLOW, "TSYNC");
+            assert_eq!(run(&prog, abi.seccomp, abi.arch, 8), eperm, "NEW_LISTENER");
             for &nr in abi.with_new_namespace {
                 assert_eq!(run(&prog, nr, abi.arch, 0x0001_0000 | 0x11), libc::SECCOMP_RET_ALLOW, "plain clone");
                 assert_eq!(run(&prog, nr, abi.arch, 0x1000_0000), eperm, "CLONE_NEWUSER");

@@ -77,15 +77,28 @@ pub fn get_label(path: &Path) -> io::Result<Option<String>> {
     })
 }
 
-/// The `security.selinux` label of an open file.
+/// The `security.selinux` label of an open file (also of an `O_PATH`
+/// descriptor, which `fgetxattr` refuses: read through
+/// `/proc/self/fd`).
 pub fn fget_label(fd: BorrowedFd<'_>) -> io::Result<Option<String>> {
     let raw = fd.as_raw_fd();
-    read_with(|buf, len| {
+    let direct = read_with(|buf, len| {
         // SAFETY: `raw` is a valid open descriptor for the duration of
         // the call (borrowed from `fd`); the name is NUL-terminated;
         // `buf`/`len` as in `get_label`.
         unsafe { libc::fgetxattr(raw, XATTR_NAME_C.as_ptr(), buf, len) }
-    })
+    });
+    match direct {
+        Err(e) if e.raw_os_error() == Some(libc::EBADF) => {
+            let c = c_path(Path::new(&format!("/proc/self/fd/{raw}")))?;
+            read_with(|buf, len| {
+                // SAFETY: as in `get_label`; the magic link leads to the
+                // descriptor's own file (`raw` is open across the call).
+                unsafe { libc::getxattr(c.as_ptr(), XATTR_NAME_C.as_ptr(), buf, len) }
+            })
+        }
+        other => other,
+    }
 }
 
 /// Sets the `security.selinux` label of `path` itself (a symlink is not

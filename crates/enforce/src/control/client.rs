@@ -175,23 +175,27 @@ impl Client {
         force: bool,
         path: Option<&str>,
     ) -> Result<Option<ExecGrant>, ControlError> {
-        self.set_exec_labels(Some(context), None, force, path)
+        self.set_exec_labels(Some(context), None, force, path, None)
     }
 
     /// [`Client::set_exec_context`] with an AppArmor profile to enter
     /// (`"apparmor":P`); without `context` the SELinux domain is kept.
+    /// `supervise`: the number of this process's seccomp listener, for
+    /// the daemon to serve (crate::supervised).
     pub fn set_exec_labels(
         &mut self,
         context: Option<&str>,
         apparmor: Option<&str>,
         force: bool,
         path: Option<&str>,
+        supervise: Option<i32>,
     ) -> Result<Option<ExecGrant>, ControlError> {
         let request = Request::ExecContext {
             context: context.map(str::to_owned),
             force,
             path: path.map(str::to_owned),
             apparmor: apparmor.map(str::to_owned),
+            supervise,
         };
         match self.request(&request)? {
             Reply::ExecGranted(grant) => Ok(Some(grant)),

@@ -56,6 +56,12 @@ pub trait ControlHandler: Send + Sync {
             _ => Err("this daemon does not run AppArmor profiles".into()),
         }
     }
+    /// Serves the supervised calls (crate::supervised) of the processes
+    /// under the seccomp listener that process `pid` holds as descriptor
+    /// `fd`. By default: not supported.
+    fn supervise(&self, _pid: u32, _fd: i32) -> Result<(), String> {
+        Err("this daemon does not serve supervised calls".into())
+    }
     /// Files were relabeled: drop cached labels and kernel-side grants.
     fn labels_changed(&self) -> Result<(), String>;
 }

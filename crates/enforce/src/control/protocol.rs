@@ -95,7 +95,10 @@ pub enum Request {
     /// even when the file is on a mount it does not watch. `apparmor`,
     /// optional, names the AppArmor profile the exec enters (`aa-exec
     /// -p`); with it `context` may be left out: the caller's SELinux
-    /// domain is kept.
+    /// domain is kept. `supervise`, optional, is the number of a seccomp
+    /// listener descriptor the caller holds (crate::supervised): the
+    /// daemon takes a copy (`pidfd_getfd`) and serves the supervised
+    /// calls of every process under it.
     #[serde(rename = "exec-context")]
     ExecContext {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -106,6 +109,8 @@ pub enum Request {
         path: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         apparmor: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        supervise: Option<i32>,
     },
     /// `{"op":"labels-changed"}`: files were relabeled; answered with
     /// [`Reply::Done`].
@@ -133,6 +138,7 @@ struct WireRequest {
     force: Option<bool>,
     path: Option<String>,
     apparmor: Option<String>,
+    supervise: Option<i32>,
 }
 
 /// The `op` of a request, as on the wire.
@@ -163,7 +169,7 @@ impl TryFrom<WireRequest> for Request {
     type Error = String;
 
     fn try_from(wire: WireRequest) -> Result<Request, String> {
-        let WireRequest { op, enforcing, name, value, context, force, path, apparmor } = wire;
+        let WireRequest { op, enforcing, name, value, context, force, path, apparmor, supervise } = wire;
         let given = [
             ("enforcing", enforcing.is_some()),
             ("name", name.is_some()),
@@ -172,6 +178,7 @@ impl TryFrom<WireRequest> for Request {
             ("force", force.is_some()),
             ("path", path.is_some()),
             ("apparmor", apparmor.is_some()),
+            ("supervise", supervise.is_some()),
         ];
         let request = match op {
             Op::Status => Request::Status,
@@ -189,6 +196,7 @@ impl TryFrom<WireRequest> for Request {
                 force: force.unwrap_or(false),
                 path,
                 apparmor,
+                supervise,
             },
             Op::LabelsChanged => Request::LabelsChanged,
         };
@@ -217,7 +225,7 @@ impl Request {
             Request::Status | Request::Reload | Request::LabelsChanged => &[],
             Request::SetEnforce { .. } => &["enforcing"],
             Request::SetBool { .. } => &["name", "value"],
-            Request::ExecContext { .. } => &["context", "force", "path", "apparmor"],
+            Request::ExecContext { .. } => &["context", "force", "path", "apparmor", "supervise"],
         }
     }
 
@@ -591,12 +599,14 @@ mod tests {
                 force: true,
                 path: None,
                 apparmor: None,
+                supervise: None,
             },
             Request::ExecContext {
                 context: None,
                 force: false,
                 path: Some("/bin/x".into()),
                 apparmor: Some("p/q".into()),
+                supervise: Some(7),
             },
             Request::LabelsChanged,
         ];
@@ -621,7 +631,13 @@ mod tests {
         );
         assert_eq!(
             parse_request(br#"{"op":"exec-context","context":"u:r:t:s0"}"#).unwrap(),
-            Request::ExecContext { context: Some("u:r:t:s0".into()), force: false, path: None, apparmor: None }
+            Request::ExecContext {
+                context: Some("u:r:t:s0".into()),
+                force: false,
+                path: None,
+                apparmor: None,
+                supervise: None
+            }
         );
         assert_eq!(
             parse_request(br#"{"op":"exec-context","context":"u:r:t:s0","path":"/bin/x"}"#).unwrap(),
@@ -629,7 +645,8 @@ mod tests {
                 context: Some("u:r:t:s0".into()),
                 force: false,
                 path: Some("/bin/x".into()),
-                apparmor: None
+                apparmor: None,
+                supervise: None
             }
         );
         assert_eq!(
@@ -638,7 +655,8 @@ mod tests {
                 context: None,
                 force: false,
                 path: Some("/bin/x".into()),
-                apparmor: Some("/usr/bin/x".into())
+                apparmor: Some("/usr/bin/x".into()),
+                supervise: None
             }
         );
         assert!(err(br#"{"op":"exec-context","path":"/bin/x"}"#).contains("missing field `context`"));
@@ -694,7 +712,13 @@ mod tests {
     fn client_refuses_requests_the_server_would() {
         let long = Request::SetBool { name: "x".repeat(MAX_LINE), value: true };
         assert_eq!(long.to_line().unwrap_err(), ProtocolError::TooLong { limit: MAX_LINE });
-        let nul = Request::ExecContext { context: Some("a\0b".into()), force: false, path: None, apparmor: None };
+        let nul = Request::ExecContext {
+            context: Some("a\0b".into()),
+            force: false,
+            path: None,
+            apparmor: None,
+            supervise: None,
+        };
         assert!(nul.to_line().unwrap_err().to_string().contains("NUL"));
     }
 

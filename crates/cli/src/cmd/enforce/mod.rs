@@ -87,18 +87,43 @@ pub fn run_in_context(args: RunArgs) -> u8 {
         Ok(s) => (s.marked_devices, s.protected_dirs),
         Err(e) => return fail(control(e).to_string(), 125),
     };
-    let grant =
-        match client.set_exec_labels(context.as_deref(), apparmor.as_deref(), force, Some(&path.to_string_lossy())) {
-            Ok(grant) => grant,
-            Err(e) => {
-                // A denial by the policy is the exec failing, as with runcon.
-                let code = if e.to_string().contains("Permission denied") { 126 } else { 125 };
-                return fail(e.to_string(), code);
-            }
-        };
+    // The calls fanotify never sees go to the daemon from here on
+    // (rampart_enforce's supervised calls): the filter first, its
+    // listener handed over with the request. Already under a launcher's
+    // filter (a `rampart run` inside a confined domain), a second
+    // listener is refused: that filter's listener serves this process.
+    let listener = if no_sandbox {
+        None
+    } else {
+        match rampart_enforce::supervise_system_calls() {
+            Ok(l) => Some(l),
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => None,
+            Err(e) => return fail(format!("cannot install the supervising filter: {e}"), 125),
+        }
+    };
+    let supervise = listener.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
+    let grant = match client.set_exec_labels(
+        context.as_deref(),
+        apparmor.as_deref(),
+        force,
+        Some(&path.to_string_lossy()),
+        supervise,
+    ) {
+        Ok(grant) => grant,
+        Err(e) => {
+            // A denial by the policy is the exec failing, as with runcon.
+            let code = if e.to_string().contains("Permission denied") { 126 } else { 125 };
+            return fail(e.to_string(), code);
+        }
+    };
     drop(client);
+    drop(listener);
     // From an older daemon: the sandbox without what it did not say.
-    let grant = grant.unwrap_or(ExecGrant { capabilities: u64::MAX, ..Default::default() });
+    let mut grant = grant.unwrap_or(ExecGrant { capabilities: u64::MAX, ..Default::default() });
+    if supervise.is_some() {
+        // The daemon decides each truncate by name exactly.
+        grant.forbid.retain(|f| *f != rampart_enforce::Forbidden::TruncateByName);
+    }
     if !no_sandbox {
         if let Err(code) = confine_self(&marked, &protected, &grant) {
             return code;

@@ -1,0 +1,271 @@
+//! The file operations fanotify never sees (chmod, chown, truncate by
+//! name, unlink, rmdir, rename, link), which rampartd decides exactly
+//! for every process `rampart run` started: the launcher installs a
+//! seccomp filter that hands these calls to the daemon (user
+//! notification, [`install_filter`]), and the daemon decides and makes
+//! them (crate::supervisor). This module is what both sides agree on:
+//! which calls, and how their arguments read ([`decode`]).
+//!
+//! Only the x86-64 numbers are handed over; the same calls made through
+//! the 32-bit entry (`int 0x80`) are refused (`EPERM`): coarser, never
+//! laxer.
+
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
+
+/// An operand naming a file: a path (in the caller's memory) relative to
+/// a directory descriptor, or a descriptor itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileArg {
+    /// `path` (an address in the caller) relative to `dirfd`
+    /// (`AT_FDCWD`: the caller's working directory). `follow`: a final
+    /// symbolic link is followed. `empty_ok`: an empty path means
+    /// `dirfd` itself (`AT_EMPTY_PATH`).
+    Path { dirfd: i32, path: u64, follow: bool, empty_ok: bool },
+    /// The caller's descriptor `fd` (fchmod, fchown).
+    Fd(i32),
+}
+
+/// An attribute change: what SELinux checks as `setattr`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attr {
+    Mode(u32),
+    Owner { uid: u32, gid: u32 },
+}
+
+/// One supervised call, its operands read from the registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// chmod, fchmod, fchmodat, fchmodat2, chown, fchown, lchown,
+    /// fchownat.
+    Setattr { target: FileArg, attr: Attr },
+    /// `truncate(2)` (by name; always follows).
+    Truncate { target: FileArg, length: i64 },
+    /// unlink, unlinkat (`dir`: `AT_REMOVEDIR`), rmdir.
+    Remove { name: FileArg, dir: bool },
+    /// rename, renameat, renameat2.
+    Rename { from: FileArg, to: FileArg, flags: u32 },
+    /// link, linkat (`from` follows a final link only with
+    /// `AT_SYMLINK_FOLLOW`).
+    Link { from: FileArg, to: FileArg },
+}
+
+/// x86-64 numbers of the supervised calls.
+pub mod nr {
+    pub const CHMOD: u32 = 90;
+    pub const FCHMOD: u32 = 91;
+    pub const CHOWN: u32 = 92;
+    pub const FCHOWN: u32 = 93;
+    pub const LCHOWN: u32 = 94;
+    pub const TRUNCATE: u32 = 76;
+    pub const RENAME: u32 = 82;
+    pub const RMDIR: u32 = 84;
+    pub const LINK: u32 = 86;
+    pub const UNLINK: u32 = 87;
+    pub const FCHOWNAT: u32 = 260;
+    pub const UNLINKAT: u32 = 263;
+    pub const RENAMEAT: u32 = 264;
+    pub const LINKAT: u32 = 265;
+    pub const FCHMODAT: u32 = 268;
+    pub const RENAMEAT2: u32 = 316;
+    pub const FCHMODAT2: u32 = 452;
+    pub const ALL: [u32; 17] = [
+        CHMOD, FCHMOD, CHOWN, FCHOWN, LCHOWN, TRUNCATE, RENAME, RMDIR, LINK, UNLINK, FCHOWNAT, UNLINKAT, RENAMEAT,
+        LINKAT, FCHMODAT, RENAMEAT2, FCHMODAT2,
+    ];
+    /// The same calls' i386 numbers (chmod lchown fchmod fchown chown
+    /// lchown32 fchown32 chown32 fchownat fchmodat fchmodat2 truncate
+    /// truncate64 unlink unlinkat rmdir rename renameat renameat2 link
+    /// linkat): refused.
+    pub const I386: [u32; 21] =
+        [15, 16, 94, 95, 182, 198, 207, 212, 298, 306, 452, 92, 193, 10, 301, 40, 38, 302, 353, 9, 303];
+}
+
+const AT_FDCWD: i32 = libc::AT_FDCWD;
+const AT_SYMLINK_NOFOLLOW: u64 = libc::AT_SYMLINK_NOFOLLOW as u64;
+const AT_SYMLINK_FOLLOW: u64 = libc::AT_SYMLINK_FOLLOW as u64;
+const AT_EMPTY_PATH: u64 = libc::AT_EMPTY_PATH as u64;
+const AT_REMOVEDIR: u64 = libc::AT_REMOVEDIR as u64;
+
+/// The operation x86-64 call `nr` makes with arguments `args` (`None`:
+/// not a supervised call). Descriptor and id arguments are 32-bit in the
+/// kernel: their upper halves are ignored, as the kernel ignores them.
+pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
+    let int = |i: usize| args[i] as u32 as i32;
+    let path =
+        |dirfd: i32, i: usize, follow: bool, empty_ok: bool| FileArg::Path { dirfd, path: args[i], follow, empty_ok };
+    let owner = |i: usize| Attr::Owner { uid: args[i] as u32, gid: args[i + 1] as u32 };
+    let mode = |i: usize| Attr::Mode(args[i] as u32 & 0o7777);
+    Some(match nr {
+        nr::CHMOD => Op::Setattr { target: path(AT_FDCWD, 0, true, false), attr: mode(1) },
+        nr::FCHMOD => Op::Setattr { target: FileArg::Fd(int(0)), attr: mode(1) },
+        nr::FCHMODAT => Op::Setattr { target: path(int(0), 1, true, false), attr: mode(2) },
+        nr::FCHMODAT2 => Op::Setattr {
+            target: path(int(0), 1, args[3] & AT_SYMLINK_NOFOLLOW == 0, args[3] & AT_EMPTY_PATH != 0),
+            attr: mode(2),
+        },
+        nr::CHOWN => Op::Setattr { target: path(AT_FDCWD, 0, true, false), attr: owner(1) },
+        nr::LCHOWN => Op::Setattr { target: path(AT_FDCWD, 0, false, false), attr: owner(1) },
+        nr::FCHOWN => Op::Setattr { target: FileArg::Fd(int(0)), attr: owner(1) },
+        nr::FCHOWNAT => Op::Setattr {
+            target: path(int(0), 1, args[4] & AT_SYMLINK_NOFOLLOW == 0, args[4] & AT_EMPTY_PATH != 0),
+            attr: owner(2),
+        },
+        nr::TRUNCATE => Op::Truncate { target: path(AT_FDCWD, 0, true, false), length: args[1] as i64 },
+        nr::UNLINK => Op::Remove { name: path(AT_FDCWD, 0, false, false), dir: false },
+        nr::RMDIR => Op::Remove { name: path(AT_FDCWD, 0, false, false), dir: true },
+        nr::UNLINKAT => Op::Remove { name: path(int(0), 1, false, false), dir: args[2] & AT_REMOVEDIR != 0 },
+        nr::RENAME => {
+            Op::Rename { from: path(AT_FDCWD, 0, false, false), to: path(AT_FDCWD, 1, false, false), flags: 0 }
+        }
+        nr::RENAMEAT => Op::Rename { from: path(int(0), 1, false, false), to: path(int(2), 3, false, false), flags: 0 },
+        nr::RENAMEAT2 => {
+            Op::Rename { from: path(int(0), 1, false, false), to: path(int(2), 3, false, false), flags: args[4] as u32 }
+        }
+        nr::LINK => Op::Link { from: path(AT_FDCWD, 0, false, false), to: path(AT_FDCWD, 1, false, false) },
+        nr::LINKAT => Op::Link {
+            from: path(int(0), 1, args[4] & AT_SYMLINK_FOLLOW != 0, args[4] & AT_EMPTY_PATH != 0),
+            to: path(int(2), 3, false, false),
+        },
+        _ => return None,
+    })
+}
+
+/// One classic BPF instruction (`struct sock_filter`).
+const fn bpf(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
+}
+
+const BPF_LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+const BPF_JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+const BPF_RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+
+/// The filter: on x86-64 the supervised calls go to the listener, on
+/// i386 they are refused, everything else is allowed.
+fn program() -> Vec<libc::sock_filter> {
+    let allow = bpf(BPF_RET_K, libc::SECCOMP_RET_ALLOW, 0, 0);
+    let mut prog = Vec::new();
+    for (arch, nrs, action) in [
+        (AUDIT_ARCH_X86_64, &nr::ALL[..], libc::SECCOMP_RET_USER_NOTIF),
+        (AUDIT_ARCH_I386, &nr::I386[..], libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+    ] {
+        // [ld nr] [jeq nr_i -> action]... [allow] [action]
+        let mut block = vec![bpf(BPF_LD_W_ABS, 0, 0, 0)];
+        for (i, &n) in nrs.iter().enumerate() {
+            block.push(bpf(BPF_JEQ_K, n, (nrs.len() - i) as u8, 0));
+        }
+        block.push(allow);
+        block.push(bpf(BPF_RET_K, action, 0, 0));
+        prog.push(bpf(BPF_LD_W_ABS, 4, 0, 0));
+        prog.push(bpf(BPF_JEQ_K, arch, 0, block.len() as u8));
+        prog.extend(block);
+    }
+    prog.push(allow);
+    prog
+}
+
+/// Installs the filter on this process (inherited by everything it
+/// starts) and returns its listener, for rampartd. Once the listener is
+/// closed by everyone, the supervised calls fail with `ENOSYS`: without
+/// the daemon nothing is let through. The wait for an answer is killable
+/// only once the daemon has received the call
+/// (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`), so a signal cannot make
+/// the call restart after the daemon made it. Needs `no_new_privs` or
+/// CAP_SYS_ADMIN.
+pub fn install_filter() -> io::Result<OwnedFd> {
+    if !cfg!(target_arch = "x86_64") {
+        return Err(io::Error::new(io::ErrorKind::Unsupported, "the supervised calls are known on x86-64 only"));
+    }
+    let prog = program();
+    let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_ptr() as *mut libc::sock_filter };
+    let flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+    // SAFETY: `fprog` points at `prog`, alive across the call; the kernel
+    // copies the program.
+    let rc = unsafe {
+        libc::syscall(libc::SYS_seccomp, libc::SECCOMP_SET_MODE_FILTER, flags, &fprog as *const libc::sock_fprog)
+    };
+    if rc < 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("seccomp (user notification): {e}")));
+    }
+    let raw = i32::try_from(rc).map_err(|_| io::Error::other(format!("seccomp returned {rc}")))?;
+    // SAFETY: the kernel just installed `raw` as the listener, ours alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    /// Runs the filter on one call, as the kernel would.
+    fn run(prog: &[libc::sock_filter], nr: u32, arch: u32) -> u32 {
+        let data = [nr, arch];
+        let mut pc = 0;
+        let mut acc = 0;
+        loop {
+            let i = prog[pc];
+            match i.code {
+                BPF_LD_W_ABS => acc = data[i.k as usize / 4],
+                BPF_JEQ_K => {
+                    pc += usize::from(if acc == i.k { i.jt } else { i.jf });
+                }
+                BPF_RET_K => return i.k,
+                other => panic!("unexpected instruction {other:#x}"),
+            }
+            pc += 1;
+        }
+    }
+
+    #[test]
+    fn the_filter_hands_over_exactly_its_calls() {
+        let prog = program();
+        for n in nr::ALL {
+            assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64), libc::SECCOMP_RET_USER_NOTIF, "{n}");
+            assert!(decode(n, [0; 6]).is_some(), "{n} decodes");
+        }
+        let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+        for n in nr::I386 {
+            assert_eq!(run(&prog, n, AUDIT_ARCH_I386), eperm, "i386 {n}");
+        }
+        // open, read, openat, ftruncate pass; another arch passes.
+        for n in [2, 0, 257, 77] {
+            assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64), libc::SECCOMP_RET_ALLOW, "{n}");
+            assert_eq!(decode(n, [0; 6]), None);
+        }
+        assert_eq!(run(&prog, 3, AUDIT_ARCH_I386), libc::SECCOMP_RET_ALLOW, "i386 read");
+        assert_eq!(run(&prog, 90, 0xC000_00B7), libc::SECCOMP_RET_ALLOW, "aarch64");
+    }
+
+    #[test]
+    fn arguments_read_as_the_kernel_reads_them() {
+        let fd = |x: i32| x as u32 as u64 | 0xdead_0000_0000_0000;
+        assert_eq!(
+            decode(nr::FCHMODAT2, [fd(5), 0x1000, 0o104755, AT_SYMLINK_NOFOLLOW, 0, 0]),
+            Some(Op::Setattr {
+                target: FileArg::Path { dirfd: 5, path: 0x1000, follow: false, empty_ok: false },
+                attr: Attr::Mode(0o4755)
+            })
+        );
+        assert_eq!(
+            decode(nr::UNLINKAT, [fd(AT_FDCWD), 0x2000, AT_REMOVEDIR, 0, 0, 0]),
+            Some(Op::Remove {
+                name: FileArg::Path { dirfd: AT_FDCWD, path: 0x2000, follow: false, empty_ok: false },
+                dir: true
+            })
+        );
+        assert_eq!(
+            decode(nr::LINKAT, [fd(3), 0x1, fd(4), 0x2, AT_SYMLINK_FOLLOW | AT_EMPTY_PATH, 0]),
+            Some(Op::Link {
+                from: FileArg::Path { dirfd: 3, path: 0x1, follow: true, empty_ok: true },
+                to: FileArg::Path { dirfd: 4, path: 0x2, follow: false, empty_ok: false }
+            })
+        );
+        assert_eq!(
+            decode(nr::FCHOWN, [fd(7), u64::MAX, 0, 0, 0, 0]),
+            Some(Op::Setattr { target: FileArg::Fd(7), attr: Attr::Owner { uid: u32::MAX, gid: 0 } })
+        );
+    }
+}

@@ -1,0 +1,549 @@
+//! The daemon's side of the supervised calls (crate::supervised): chmod,
+//! chown, truncate by name, unlink, rmdir, rename and link by processes
+//! `rampart run` started come here (seccomp user notification), are
+//! checked against the policy as SELinux's hooks check them, and are
+//! made by the daemon, or refused with `EACCES` and an AVC line.
+//!
+//! Why the daemon makes the call itself: answering "continue" would let
+//! the kernel read the caller's path again, which another thread of the
+//! caller may have changed since the daemon read it (the classic race of
+//! user notification). So the daemon reads each path once, resolves it
+//! to descriptors of its own, checks the labels of what they name, and
+//! acts on those descriptors, never on the caller's memory again.
+//!
+//! How one call is served, in a thread of its own (its credentials,
+//! root directory and Landlock domain die with it):
+//! 1. As root: the caller's root, working directory or directory
+//!    descriptors (`/proc/TID/...`, opened `O_PATH`), its path strings
+//!    (`/proc/TID/mem`, once), its file credentials; then the
+//!    notification is checked still valid (the thread number was not
+//!    reused meanwhile).
+//! 2. The launcher's Landlock ruleset on this thread (the caller carries
+//!    it: the call must not escape it by being made here).
+//! 3. In the caller's root (`chroot` in a private `fs_struct`) and with
+//!    its file credentials ([`crate::thread_creds`]), each path is
+//!    resolved to `O_PATH` descriptors: the object, or the parent
+//!    directory and the last name (and the object that name holds).
+//! 4. Back to the daemon's root and credentials: labels and checks, for
+//!    objects on the marked filesystems (elsewhere, as for opens,
+//!    nothing is mediated).
+//! 5. With the caller's credentials again, the call, made on the
+//!    descriptors (`fchmodat2`/`fchownat` with `AT_EMPTY_PATH`,
+//!    `truncate` and `linkat` through `/proc/self/fd`, `unlinkat` and
+//!    `renameat2` on the parent directories and last names). Its result
+//!    is the caller's.
+//!
+//! What SELinux checks, here as in its hooks (`selinux_inode_setattr`,
+//! `may_link`, `may_rename`, and `selinux_inode_permission` on the
+//! directories the call writes): chmod and chown `setattr` on the
+//! object; truncate `write` and `open` (`open_perms`); unlink `search
+//! write remove_name` on the directory and `unlink` on the file (rmdir:
+//! `rmdir` on the directory); link `search write add_name` and `link`;
+//! rename `search write remove_name` on the old directory, `rename` on
+//! the object (`reparent` for a directory moved between directories),
+//! `search write add_name` on the new one and, if the new name is taken,
+//! `remove_name` there and `unlink`/`rmdir` on what it holds
+//! (`RENAME_EXCHANGE`: both ways). Not checked: `search` on the
+//! directories a path walks through (fanotify's opens do not check it
+//! either).
+//!
+//! What is left: between step 3 and step 5 another process may replace
+//! the object a last name holds (a rename over it): unlink, rename and
+//! link then act on the new object, which was not checked. chmod, chown,
+//! truncate and the link source act on the checked inode itself.
+
+use std::collections::HashMap;
+use std::ffi::{CString, OsStr};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+
+use rampart_avc::{Perms, Sid};
+
+use crate::access::ClassPerms;
+use crate::enforcer::{Checked, Enforcer};
+use crate::pidfd::RecentThreads;
+use crate::supervised::{self, Attr, FileArg, Op};
+use crate::thread_creds::Creds;
+
+/// Calls served at once; more wait (their callers stay blocked).
+const MAX_IN_FLIGHT: usize = 32;
+const PATH_MAX: usize = 4096;
+
+/// What every call needs of the daemon.
+pub struct Context {
+    pub enforcer: Arc<Enforcer>,
+    /// The marked filesystems: devices (`st_dev`) and their `major:minor`.
+    pub marked_devs: Vec<u64>,
+    pub marked: Vec<String>,
+    /// The daemon's protected directories (crate::sandbox).
+    pub protected: Vec<PathBuf>,
+}
+
+/// The listeners of every launched process tree, and the thread that
+/// serves them.
+pub struct Supervisor {
+    epoll: OwnedFd,
+    listeners: Mutex<HashMap<RawFd, Arc<OwnedFd>>>,
+    context: Context,
+    in_flight: (Mutex<usize>, Condvar),
+}
+
+fn last_error(what: &str) -> io::Error {
+    let e = io::Error::last_os_error();
+    io::Error::new(e.kind(), format!("{what}: {e}"))
+}
+
+impl Supervisor {
+    /// Starts the serving thread.
+    pub fn start(context: Context) -> io::Result<Arc<Supervisor>> {
+        // SAFETY: no pointers.
+        let raw = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if raw < 0 {
+            return Err(last_error("epoll_create1"));
+        }
+        // SAFETY: just created, ours alone.
+        let epoll = unsafe { OwnedFd::from_raw_fd(raw) };
+        let s = Arc::new(Supervisor {
+            epoll,
+            listeners: Mutex::new(HashMap::new()),
+            context,
+            in_flight: (Mutex::new(0), Condvar::new()),
+        });
+        let serving = Arc::clone(&s);
+        std::thread::Builder::new().name("supervisor".into()).spawn(move || serving.serve())?;
+        Ok(s)
+    }
+
+    /// Serves the calls of the processes under `listener` from now on.
+    pub fn add(&self, listener: OwnedFd) -> io::Result<()> {
+        let fd = listener.as_raw_fd();
+        let mut listeners = self.listeners.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut ev = libc::epoll_event { events: (libc::EPOLLIN | libc::EPOLLHUP) as u32, u64: fd as u64 };
+        // SAFETY: `ev` is valid for the call; both descriptors are open.
+        if unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
+            return Err(last_error("epoll_ctl"));
+        }
+        listeners.insert(fd, Arc::new(listener));
+        Ok(())
+    }
+
+    fn serve(self: Arc<Self>) {
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 16];
+        loop {
+            // SAFETY: `events` has room for 16 entries.
+            let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), 16, -1) };
+            if n < 0 {
+                if io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                eprintln!("rampartd: supervisor: {}", last_error("epoll_wait"));
+                return;
+            }
+            for ev in &events[..n as usize] {
+                let fd = ev.u64 as RawFd;
+                let listener = self.listeners.lock().unwrap_or_else(PoisonError::into_inner).get(&fd).cloned();
+                let Some(listener) = listener else { continue };
+                if ev.events & libc::EPOLLIN as u32 != 0 {
+                    if let Some(notif) = receive(listener.as_fd()) {
+                        self.dispatch(listener, notif);
+                    }
+                } else if ev.events & libc::EPOLLHUP as u32 != 0 {
+                    // Every process of that tree exited.
+                    self.remove(fd);
+                }
+            }
+        }
+    }
+
+    fn remove(&self, fd: RawFd) {
+        let mut listeners = self.listeners.lock().unwrap_or_else(PoisonError::into_inner);
+        // SAFETY: removing a registered descriptor; no event is read.
+        unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut()) };
+        listeners.remove(&fd);
+    }
+
+    /// Serves `notif` in a thread of its own, once fewer than
+    /// [`MAX_IN_FLIGHT`] are.
+    fn dispatch(self: &Arc<Self>, listener: Arc<OwnedFd>, notif: libc::seccomp_notif) {
+        let (count, freed) = &self.in_flight;
+        let mut n = count.lock().unwrap_or_else(PoisonError::into_inner);
+        while *n >= MAX_IN_FLIGHT {
+            n = freed.wait(n).unwrap_or_else(PoisonError::into_inner);
+        }
+        *n += 1;
+        drop(n);
+        let me = Arc::clone(self);
+        let spawned = std::thread::Builder::new().name("supervised call".into()).spawn(move || {
+            let result = serve_call(&me.context, listener.as_fd(), &notif);
+            respond(listener.as_fd(), notif.id, result);
+            let (count, freed) = &me.in_flight;
+            *count.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+            freed.notify_one();
+        });
+        if let Err(e) = spawned {
+            eprintln!("rampartd: supervisor: cannot start a thread for a call: {e}");
+            *count.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+        }
+    }
+}
+
+/// The next notification, if the calling task is still there.
+fn receive(listener: BorrowedFd<'_>) -> Option<libc::seccomp_notif> {
+    // SAFETY: seccomp_notif is plain data; the kernel wants it zeroed.
+    let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+    // SAFETY: NOTIF_RECV writes one seccomp_notif into `notif`.
+    let rc = unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) };
+    (rc == 0).then_some(notif)
+}
+
+/// Answers call `id`: `Ok(v)` its return value, `Err(errno)` its error.
+fn respond(listener: BorrowedFd<'_>, id: u64, result: Result<i64, i32>) {
+    let (val, error) = match result {
+        Ok(v) => (v, 0),
+        Err(errno) => (0, -errno),
+    };
+    let mut resp = libc::seccomp_notif_resp { id, val, error, flags: 0 };
+    // SAFETY: NOTIF_SEND reads one seccomp_notif_resp. A caller that was
+    // killed meanwhile makes it fail with ENOENT: nothing to do.
+    unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };
+}
+
+fn errno_of(e: &io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(libc::EPERM)
+}
+
+/// `O_PATH` open of `path` relative to `dir`.
+fn open_path(dir: RawFd, path: &OsStr, flags: i32) -> Result<OwnedFd, i32> {
+    let c = CString::new(path.as_bytes()).map_err(|_| libc::EINVAL)?;
+    // SAFETY: `c` is NUL-terminated and outlives the call.
+    let fd = unsafe { libc::openat(dir, c.as_ptr(), flags | libc::O_PATH | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+    }
+    // SAFETY: just opened, ours alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn rc(r: libc::c_long) -> Result<i64, i32> {
+    if r < 0 {
+        Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO))
+    } else {
+        Ok(r)
+    }
+}
+
+/// A path operand as read from the caller: its directory (an `O_PATH`
+/// handle in the caller's view) and the string.
+struct PathArg {
+    dir: OwnedFd,
+    path: Vec<u8>,
+    follow: bool,
+    empty_ok: bool,
+}
+
+/// What step 1 gathers (see the module docs).
+struct Gathered {
+    root: OwnedFd,
+    args: Vec<PathArg>,
+    creds: Creds,
+}
+
+/// Reads the NUL-terminated string at `addr` in the caller's memory.
+fn read_string(mem: &File, addr: u64) -> Result<Vec<u8>, i32> {
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 256];
+    while out.len() < PATH_MAX {
+        let n = mem.read_at(&mut chunk, addr + out.len() as u64).map_err(|_| libc::EFAULT)?;
+        if n == 0 {
+            return Err(libc::EFAULT);
+        }
+        if let Some(end) = chunk[..n].iter().position(|&b| b == 0) {
+            out.extend_from_slice(&chunk[..end]);
+            return Ok(out);
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+    Err(libc::ENAMETOOLONG)
+}
+
+/// Step 1 for `args` of thread `tid`.
+fn gather(tid: u32, args: &[FileArg]) -> Result<Gathered, i32> {
+    let proc = |rest: &str| open_path(libc::AT_FDCWD, OsStr::new(&format!("/proc/{tid}/{rest}")), 0);
+    let root = proc("root").map_err(|_| libc::ESRCH)?;
+    let mem = File::open(format!("/proc/{tid}/mem")).map_err(|_| libc::ESRCH)?;
+    let mut out = Vec::new();
+    for a in args {
+        out.push(match *a {
+            FileArg::Path { dirfd, path, follow, empty_ok } => {
+                let dir = if dirfd == libc::AT_FDCWD { proc("cwd") } else { proc(&format!("fd/{dirfd}")) }
+                    .map_err(|e| if e == libc::ENOENT { libc::EBADF } else { e })?;
+                PathArg { dir, path: read_string(&mem, path)?, follow, empty_ok }
+            }
+            FileArg::Fd(fd) => PathArg {
+                dir: proc(&format!("fd/{fd}")).map_err(|_| libc::EBADF)?,
+                path: Vec::new(),
+                follow: true,
+                empty_ok: true,
+            },
+        });
+    }
+    let creds = Creds::of_task(tid).map_err(|_| libc::ESRCH)?;
+    Ok(Gathered { root, args: out, creds })
+}
+
+/// An object a call names, resolved (step 3).
+struct Object {
+    fd: OwnedFd,
+    md: std::fs::Metadata,
+}
+
+impl Object {
+    fn of(fd: OwnedFd) -> Result<Object, i32> {
+        let md = File::from(fd.try_clone().map_err(|e| errno_of(&e))?).metadata().map_err(|e| errno_of(&e))?;
+        Ok(Object { fd, md })
+    }
+}
+
+/// A last name in a directory, and the object it holds (if any).
+struct Name {
+    parent: Object,
+    last: CString,
+    holds: Option<Object>,
+}
+
+/// Resolves `a` to the object it names.
+fn resolve_object(a: &PathArg) -> Result<Object, i32> {
+    if a.path.is_empty() {
+        if !a.empty_ok {
+            return Err(libc::ENOENT);
+        }
+        return Object::of(a.dir.try_clone().map_err(|e| errno_of(&e))?);
+    }
+    let flags = if a.follow { 0 } else { libc::O_NOFOLLOW };
+    Object::of(open_path(a.dir.as_raw_fd(), OsStr::from_bytes(&a.path), flags)?)
+}
+
+/// Resolves `a` to a directory and a last name in it.
+fn resolve_name(a: &PathArg) -> Result<Name, i32> {
+    let trimmed = {
+        let mut p = a.path.as_slice();
+        while p.len() > 1 && p.ends_with(b"/") {
+            p = &p[..p.len() - 1];
+        }
+        p
+    };
+    if trimmed.is_empty() {
+        return Err(libc::ENOENT);
+    }
+    let (dir, last) = match trimmed.iter().rposition(|&b| b == b'/') {
+        Some(0) => (&b"/"[..], &trimmed[1..]),
+        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+        None => (&b"."[..], trimmed),
+    };
+    if last.is_empty() || last == b"." || last == b".." {
+        return Err(if last == b".." { libc::ENOTEMPTY } else { libc::EINVAL });
+    }
+    let parent = Object::of(open_path(a.dir.as_raw_fd(), OsStr::from_bytes(dir), libc::O_DIRECTORY)?)?;
+    let holds = match open_path(parent.fd.as_raw_fd(), OsStr::from_bytes(last), libc::O_NOFOLLOW) {
+        Ok(fd) => Some(Object::of(fd)?),
+        Err(libc::ENOENT) => None,
+        Err(e) => return Err(e),
+    };
+    Ok(Name { parent, last: CString::new(last).map_err(|_| libc::EINVAL)?, holds })
+}
+
+/// The operands of a call, resolved.
+enum Resolved {
+    Setattr(Object, Attr),
+    Truncate(Object, i64),
+    Remove(Name, bool),
+    Rename(Box<Name>, Box<Name>, u32),
+    Link(Object, Name),
+}
+
+fn resolve(op: &Op, args: &[PathArg]) -> Result<Resolved, i32> {
+    Ok(match *op {
+        Op::Setattr { attr, .. } => Resolved::Setattr(resolve_object(&args[0])?, attr),
+        Op::Truncate { length, .. } => Resolved::Truncate(resolve_object(&args[0])?, length),
+        Op::Remove { dir, .. } => Resolved::Remove(resolve_name(&args[0])?, dir),
+        Op::Rename { flags, .. } => {
+            Resolved::Rename(Box::new(resolve_name(&args[0])?), Box::new(resolve_name(&args[1])?), flags)
+        }
+        Op::Link { .. } => Resolved::Link(resolve_object(&args[0])?, resolve_name(&args[1])?),
+    })
+}
+
+fn operands(op: &Op) -> Vec<FileArg> {
+    match *op {
+        Op::Setattr { target, .. } | Op::Truncate { target, .. } => vec![target],
+        Op::Remove { name, .. } => vec![name],
+        Op::Rename { from, to, .. } | Op::Link { from, to } => vec![from, to],
+    }
+}
+
+/// Enters the directory `root` as this thread's root (its `fs_struct`
+/// is private: `unshare(CLONE_FS)` first).
+fn enter_root(root: BorrowedFd<'_>) -> Result<(), i32> {
+    // SAFETY: integer and NUL-terminated string arguments.
+    unsafe {
+        if libc::fchdir(root.as_raw_fd()) < 0 || libc::chroot(c".".as_ptr()) < 0 {
+            return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EPERM));
+        }
+    }
+    Ok(())
+}
+
+/// One call (see the module docs): `Ok(return value)` or `Err(errno)`.
+fn serve_call(cx: &Context, listener: BorrowedFd<'_>, notif: &libc::seccomp_notif) -> Result<i64, i32> {
+    let Some(op) = supervised::decode(notif.data.nr as u32, notif.data.args) else { return Err(libc::ENOSYS) };
+    let tid = notif.pid;
+    let gathered = gather(tid, &operands(&op))?;
+    let e = &cx.enforcer;
+    let subject = match e.subject(tid, &mut RecentThreads::default(), true) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Err(libc::EPERM),
+        Err(err) => {
+            eprintln!("rampartd: supervisor: refused a call of thread {tid}: its cgroup is unknown ({err})");
+            return Err(libc::EPERM);
+        }
+    };
+    let mut id = notif.id;
+    // SAFETY: ID_VALID reads one u64. Still valid: `tid` is the caller,
+    // blocked in the call, so what was read under /proc/TID is its.
+    if unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) } < 0 {
+        return Err(libc::ESRCH);
+    }
+    // SAFETY: unshare with a flag only: this thread's fs_struct becomes
+    // its own, so chroot and chdir below touch no other thread.
+    if unsafe { libc::unshare(libc::CLONE_FS) } < 0 {
+        return Err(libc::EPERM);
+    }
+    let daemon_root = open_path(libc::AT_FDCWD, OsStr::new("/"), libc::O_DIRECTORY)?;
+    let daemon_creds = Creds::current().map_err(|e| errno_of(&e))?;
+    crate::sandbox::restrict_filesystem(&cx.marked, &cx.protected, &[]).map_err(|err| {
+        eprintln!("rampartd: supervisor: cannot take the launcher's ruleset: {err}");
+        libc::EPERM
+    })?;
+    // Step 3, in the caller's root and with its credentials.
+    enter_root(gathered.root.as_fd())?;
+    gathered.creds.assume().map_err(|e| errno_of(&e))?;
+    let resolved = resolve(&op, &gathered.args);
+    daemon_creds.assume().map_err(|e| errno_of(&e))?;
+    enter_root(daemon_root.as_fd())?;
+    let resolved = resolved?;
+    // Step 4.
+    if !allowed(cx, tid, subject.tgid, subject.sid, &resolved) {
+        return Err(libc::EACCES);
+    }
+    // Step 5.
+    gathered.creds.assume().map_err(|e| errno_of(&e))?;
+    perform(&resolved)
+}
+
+/// Makes the call on the resolved descriptors.
+fn perform(r: &Resolved) -> Result<i64, i32> {
+    let self_fd = |o: &Object| CString::new(format!("/proc/self/fd/{}", o.fd.as_raw_fd())).map_err(|_| libc::EINVAL);
+    // SAFETY (every call below): descriptors are open for the call,
+    // strings NUL-terminated and alive across it.
+    unsafe {
+        match r {
+            Resolved::Setattr(o, Attr::Mode(mode)) => {
+                rc(libc::syscall(libc::SYS_fchmodat2, o.fd.as_raw_fd(), c"".as_ptr(), *mode, libc::AT_EMPTY_PATH))
+            }
+            Resolved::Setattr(o, Attr::Owner { uid, gid }) => {
+                rc(libc::syscall(libc::SYS_fchownat, o.fd.as_raw_fd(), c"".as_ptr(), *uid, *gid, libc::AT_EMPTY_PATH))
+            }
+            Resolved::Truncate(o, length) => rc(libc::truncate(self_fd(o)?.as_ptr(), *length) as libc::c_long),
+            Resolved::Remove(n, dir) => {
+                rc(libc::unlinkat(n.parent.fd.as_raw_fd(), n.last.as_ptr(), if *dir { libc::AT_REMOVEDIR } else { 0 })
+                    as libc::c_long)
+            }
+            Resolved::Rename(from, to, flags) => rc(libc::syscall(
+                libc::SYS_renameat2,
+                from.parent.fd.as_raw_fd(),
+                from.last.as_ptr(),
+                to.parent.fd.as_raw_fd(),
+                to.last.as_ptr(),
+                *flags,
+            )),
+            Resolved::Link(o, to) => rc(libc::linkat(
+                libc::AT_FDCWD,
+                self_fd(o)?.as_ptr(),
+                to.parent.fd.as_raw_fd(),
+                to.last.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            ) as libc::c_long),
+        }
+    }
+}
+
+/// What SELinux checks for `r` (see the module docs): each object with
+/// the permissions asked of it.
+fn checks_of<'a>(e: &Enforcer, r: &'a Resolved) -> Vec<(&'a Object, Perms)> {
+    let d = &e.classes.dir_ops;
+    let perm =
+        |o: &Object, pick: fn(&ClassPerms) -> Perms| e.classes.of_mode(o.md.mode()).map_or(Perms::NONE, |cp| pick(&cp));
+    let removed = |o: &Object| if o.md.is_dir() { d.rmdir } else { perm(o, |cp| cp.unlink) };
+    let mut v = Vec::new();
+    match r {
+        Resolved::Setattr(o, _) => v.push((o, perm(o, |cp| cp.setattr))),
+        Resolved::Truncate(o, _) => v.push((o, perm(o, |cp| cp.write | cp.open))),
+        Resolved::Remove(n, _) => {
+            v.push((&n.parent, d.search | d.write | d.remove_name));
+            if let Some(h) = &n.holds {
+                v.push((h, removed(h)));
+            }
+        }
+        Resolved::Link(o, to) => {
+            v.push((&to.parent, d.search | d.write | d.add_name));
+            v.push((o, perm(o, |cp| cp.link)));
+        }
+        Resolved::Rename(from, to, flags) => {
+            let between = (from.parent.md.dev(), from.parent.md.ino()) != (to.parent.md.dev(), to.parent.md.ino());
+            let exchange = flags & libc::RENAME_EXCHANGE != 0;
+            let (from, to): (&Name, &Name) = (from, to);
+            let sides: &[(&Name, &Name)] = if exchange { &[(from, to), (to, from)] } else { &[(from, to)] };
+            for &(src, dst) in sides {
+                v.push((&src.parent, d.search | d.write | d.remove_name));
+                if let Some(h) = &src.holds {
+                    let reparent = if between && h.md.is_dir() { d.reparent } else { Perms::NONE };
+                    v.push((h, perm(h, |cp| cp.rename) | reparent));
+                }
+                v.push((&dst.parent, d.search | d.write | d.add_name));
+            }
+            if let (false, Some(h)) = (exchange, &to.holds) {
+                v.push((&to.parent, d.remove_name));
+                v.push((h, removed(h)));
+            }
+        }
+    }
+    v
+}
+
+/// The checks of the module docs, audited; true if every one passes
+/// (permissive included). A call that touches no marked filesystem is
+/// not checked.
+fn allowed(cx: &Context, tid: u32, tgid: Option<u32>, subject: Sid, r: &Resolved) -> bool {
+    let e = &cx.enforcer;
+    let checks = checks_of(e, r);
+    if !checks.iter().any(|(o, _)| cx.marked_devs.contains(&o.md.dev())) {
+        return true;
+    }
+    let mut all = true;
+    for (o, perms) in checks {
+        let Some(cp) = e.classes.of_mode(o.md.mode()) else { continue };
+        if perms.is_empty() {
+            continue;
+        }
+        let tsid = e.objects.sid_of(&e.avc, o.fd.as_fd(), &o.md);
+        let decision = e.avc.has_perm_noaudit(subject, tsid, cp.class, perms);
+        all &= decision.passes();
+        e.audit_checks(tid, tgid, o.fd.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
+    }
+    all
+}

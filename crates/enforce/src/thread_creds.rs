@@ -1,0 +1,159 @@
+//! Taking on another task's file credentials in one thread of the
+//! daemon (crate::supervisor): the daemon makes a supervised call on the
+//! caller's behalf, so the kernel's own permission checks (owner, mode
+//! bits, sticky directories, capabilities) must see the caller, not
+//! root.
+//!
+//! Linux keeps credentials per thread; the C library's `setgroups` and
+//! `setfsuid` wrappers may broadcast to every thread, so the raw system
+//! calls are used. Only the file system ids, the supplementary groups and
+//! the effective capabilities change: the thread keeps root's permitted
+//! set, so [`Creds::assume`] of the daemon's own credentials restores it.
+
+use std::fs;
+use std::io;
+
+/// What the kernel's file permission checks read of a task.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Creds {
+    pub fsuid: u32,
+    pub fsgid: u32,
+    pub groups: Vec<u32>,
+    /// Effective capabilities, bit `i`: capability `i`.
+    pub effective: u64,
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+fn io_check(rc: libc::c_long, what: &str) -> io::Result<()> {
+    if rc < 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("{what}: {e}")));
+    }
+    Ok(())
+}
+
+/// The calling thread's capability sets.
+fn capget() -> io::Result<[CapData; 2]> {
+    let mut header = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: version 3 reads two `CapData` into `data`, valid and
+    // writable for the call.
+    io_check(unsafe { libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) }, "capget")?;
+    Ok(data)
+}
+
+fn capset(data: &[CapData; 2]) -> io::Result<()> {
+    let mut header = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
+    // SAFETY: version 3 reads two `CapData` from `data`; pid 0 is the
+    // calling thread.
+    io_check(unsafe { libc::syscall(libc::SYS_capset, &mut header, data.as_ptr()) }, "capset")
+}
+
+impl Creds {
+    /// Task `tid`'s credentials, from `/proc/TID/status`.
+    pub fn of_task(tid: u32) -> io::Result<Creds> {
+        parse_status(&fs::read_to_string(format!("/proc/{tid}/status"))?)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("/proc/{tid}/status: unreadable ids")))
+    }
+
+    /// The calling thread's credentials.
+    pub fn current() -> io::Result<Creds> {
+        // SAFETY: no memory is touched by these calls with these
+        // arguments (-1 reads the fs id without changing it).
+        let (fsuid, fsgid) =
+            unsafe { (libc::syscall(libc::SYS_setfsuid, -1) as u32, libc::syscall(libc::SYS_setfsgid, -1) as u32) };
+        // SAFETY: size 0 only counts the groups.
+        let n = unsafe { libc::syscall(libc::SYS_getgroups, 0, std::ptr::null_mut::<libc::gid_t>()) };
+        io_check(n, "getgroups")?;
+        let mut groups = vec![0u32; n as usize];
+        // SAFETY: `groups` has room for `n` ids.
+        let got = unsafe { libc::syscall(libc::SYS_getgroups, n, groups.as_mut_ptr()) };
+        io_check(got, "getgroups")?;
+        groups.truncate(got as usize);
+        let caps = capget()?;
+        let effective = u64::from(caps[0].effective) | u64::from(caps[1].effective) << 32;
+        Ok(Creds { fsuid, fsgid, groups, effective })
+    }
+
+    /// Makes the calling thread act with these credentials in file
+    /// operations. Needs CAP_SETUID, CAP_SETGID (restored first from the
+    /// permitted set) and a permitted set holding `effective`.
+    pub fn assume(&self) -> io::Result<()> {
+        let mut caps = capget()?;
+        // Everything permitted first: changing groups and ids needs it.
+        for d in &mut caps {
+            d.effective = d.permitted;
+        }
+        capset(&caps)?;
+        let n = self.groups.len();
+        // SAFETY: `groups` holds `n` ids, read by the kernel.
+        io_check(unsafe { libc::syscall(libc::SYS_setgroups, n, self.groups.as_ptr()) }, "setgroups")?;
+        // SAFETY: integer arguments only. setfsuid/setfsgid return the old
+        // id and report no error: checked below.
+        unsafe {
+            libc::syscall(libc::SYS_setfsgid, self.fsgid);
+            libc::syscall(libc::SYS_setfsuid, self.fsuid);
+        }
+        // SAFETY: as above; -1 only reads.
+        let (u, g) =
+            unsafe { (libc::syscall(libc::SYS_setfsuid, -1) as u32, libc::syscall(libc::SYS_setfsgid, -1) as u32) };
+        if (u, g) != (self.fsuid, self.fsgid) {
+            return Err(io::Error::other(format!("cannot take fsuid {} fsgid {}", self.fsuid, self.fsgid)));
+        }
+        // The fs id change may have dropped file capabilities from the
+        // effective set; now exactly the caller's (within ours).
+        let mut caps = capget()?;
+        caps[0].effective = self.effective as u32 & caps[0].permitted;
+        caps[1].effective = (self.effective >> 32) as u32 & caps[1].permitted;
+        capset(&caps)
+    }
+}
+
+/// The ids in a `/proc/PID/status` text.
+fn parse_status(status: &str) -> Option<Creds> {
+    let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
+    // Uid: real effective saved fs
+    let fs_id = |name: &str| field(name)?.split_ascii_whitespace().nth(3)?.parse().ok();
+    let groups = field("Groups:")?.split_ascii_whitespace().map(str::parse).collect::<Result<Vec<u32>, _>>().ok()?;
+    let effective = u64::from_str_radix(field("CapEff:")?, 16).ok()?;
+    Some(Creds { fsuid: fs_id("Uid:")?, fsgid: fs_id("Gid:")?, groups, effective })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_ids_are_the_fs_ones() {
+        let status = "Name:\tcat\nUid:\t1000\t1001\t1002\t1003\nGid:\t20\t21\t22\t23\nGroups:\t4 24 27 \nCapEff:\t0000000000000401\n";
+        assert_eq!(
+            parse_status(status),
+            Some(Creds { fsuid: 1003, fsgid: 23, groups: vec![4, 24, 27], effective: 0x401 })
+        );
+        let none = "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t\nCapEff:\t000001ffffffffff\n";
+        assert_eq!(parse_status(none).map(|c| c.groups), Some(vec![]));
+        assert_eq!(parse_status("Uid:\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\nCapEff:\t0\n"), None, "no fs uid");
+    }
+
+    #[test]
+    fn this_thread_reads_its_own_credentials() {
+        let mine = Creds::of_task(std::process::id()).unwrap();
+        assert_eq!(Creds::current().unwrap(), mine);
+    }
+}
