@@ -1311,6 +1311,50 @@ stop_daemon
     }
 }
 
+/// The supervised calls cannot be taken away from rampartd: with two
+/// seccomp filters that return user notification, the kernel notifies the
+/// newest filter's listener, so a confined process that installed a
+/// filter with a listener of its own could answer its own chmod of the
+/// secret with "continue". The launcher's filter refuses `seccomp` with
+/// `SECCOMP_FILTER_FLAG_NEW_LISTENER` (a filter without a listener is
+/// still allowed: programs sandbox themselves). Root in app_t without the
+/// launcher's sandbox installs one: the check can fail.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_confined_process_cannot_take_the_supervised_calls() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+listener() { attempt "$1" $2 /usr/bin/python3 -c '
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+code = struct.pack("HBBI", 0x06, 0, 0, 0x7FFF0000)  # return ALLOW
+buf = ctypes.create_string_buffer(code, len(code))
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+prog = Prog(1, ctypes.addressof(buf))
+flags = int(sys.argv[1])
+fd = libc.syscall(317, 1, flags, ctypes.byref(prog))  # seccomp(SET_MODE_FILTER)
+if fd < 0:
+    print("seccomp:", os.strerror(ctypes.get_errno())); sys.exit(1)
+print("installed, flags", flags)
+' "$3"; }
+start_daemon
+listener LAUNCHED_OWN_FILTER as_confined_root 0
+listener LAUNCHED_OWN_LISTENER as_confined_root 8
+listener UNSANDBOXED_OWN_LISTENER as_unsandboxed_root 8
+stop_daemon
+"#,
+    );
+    r.report("own listener");
+    r.assert_allowed("LAUNCHED_OWN_FILTER", "a filter of its own, without a listener");
+    r.assert_blocked("LAUNCHED_OWN_LISTENER", "the launcher's filter refuses NEW_LISTENER");
+    assert_eq!(r.get("LAUNCHED_OWN_LISTENER_WHY"), "seccomp: Operation not permitted", "{}", r.stderr);
+    r.assert_succeeded("UNSANDBOXED_OWN_LISTENER");
+}
+
 /// Truncate by name is decided exactly (the daemon makes the call:
 /// crates/enforce/src/supervisor.rs): root in writer_t (which may write
 /// data_t files only) truncates the data_t file by name, and not the
