@@ -21,7 +21,7 @@
 //! read-batch = 4                      # events one read takes at most
 //! apparmor = "/etc/apparmor.d"        # AppArmor profiles, beside SELinux
 //! apparmor-cache = "/var/cache/rampart/apparmor"
-//! selinux = true                      # false (--no-selinux) is refused for now
+//! selinux = true                      # false (--no-selinux): AppArmor alone
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -136,8 +136,8 @@ pub struct FileConfig {
     /// /var/cache/rampart/apparmor)
     #[arg(long, value_name = "DIR")]
     pub apparmor_cache: Option<PathBuf>,
-    /// Run AppArmor alone, without SELinux (`selinux = false`; refused
-    /// for now: see docs/security.md)
+    /// Run AppArmor alone, without SELinux (`selinux = false`; needs
+    /// --apparmor; no policy, file_contexts or SELinux contexts)
     #[arg(long = "no-selinux", num_args = 0, default_missing_value = "false")]
     pub selinux: Option<bool>,
 }
@@ -177,13 +177,13 @@ pub struct DaemonConfig {
     pub read_batch: usize,
     /// The AppArmor profiles to load, if any.
     pub apparmor: Option<rampart_apparmor::Source>,
+    /// SELinux decides (false: AppArmor alone, `--no-selinux`).
+    pub selinux: bool,
 }
 
-/// Why `--no-selinux` is refused (a usage error: exit status 2).
-pub const NO_SELINUX_REFUSED: &str = "--no-selinux (selinux = false): rampartd cannot run AppArmor alone yet: \
-     its enforcer decides every event with the SELinux policy, and AppArmor profiles apply only to \
-     processes started with rampart run --apparmor (docs/security.md); run with both modules (--apparmor \
-     loads the profiles beside SELinux)";
+/// `--no-selinux` without profiles to enforce.
+pub const NO_SELINUX_NEEDS_APPARMOR: &str = "--no-selinux (selinux = false) runs AppArmor alone: give the \
+     profiles with --apparmor [DIR] (apparmor = \"/etc/apparmor.d\")";
 
 impl DaemonConfig {
     /// `file` under `flags` (flags win; `--mark` adds to the file's).
@@ -218,9 +218,7 @@ impl DaemonConfig {
         if !(1..=MAX_READ_BATCH).contains(&read_batch) {
             return Err(format!("read-batch = {read_batch}: give 1 to {MAX_READ_BATCH} events"));
         }
-        if !flags.selinux.or(file.selinux).unwrap_or(true) {
-            return Err(NO_SELINUX_REFUSED.into());
-        }
+        let selinux = flags.selinux.or(file.selinux).unwrap_or(true);
         let apparmor = flags.apparmor.or(file.apparmor).map(|dir| {
             let mut source = rampart_apparmor::Source::new(dir);
             if let Some(cache) = flags.apparmor_cache.or(file.apparmor_cache) {
@@ -230,11 +228,33 @@ impl DaemonConfig {
         });
         let mut permissive_domains = file.permissive_domains.unwrap_or_default();
         permissive_domains.extend(flags.permissive_domains.unwrap_or_default());
+        let policy = flags.policy.or(file.policy);
+        let file_contexts = flags.file_contexts.or(file.file_contexts);
+        let default_context = flags.default_context.or(file.default_context);
+        if !selinux {
+            if apparmor.is_none() {
+                return Err(NO_SELINUX_NEEDS_APPARMOR.into());
+            }
+            let selinux_only = [
+                ("policy (--policy)", policy.is_some()),
+                ("file-contexts", file_contexts.is_some()),
+                ("default-context", default_context.is_some()),
+                ("permissive-domains", !permissive_domains.is_empty()),
+            ];
+            if let Some((what, _)) = selinux_only.iter().find(|(_, given)| *given) {
+                return Err(format!(
+                    "{what} is an SELinux setting, and --no-selinux (selinux = false) runs AppArmor alone: \
+                     drop one of them"
+                ));
+            }
+        }
         Ok(DaemonConfig {
             marks,
-            policy: flags.policy.or(file.policy),
-            file_contexts: flags.file_contexts.or(file.file_contexts),
-            default_context: flags.default_context.or(file.default_context).unwrap_or_else(|| DEFAULT_CONTEXT.into()),
+            policy,
+            file_contexts,
+            default_context: default_context.unwrap_or_else(|| {
+                if selinux { DEFAULT_CONTEXT } else { crate::daemon::APPARMOR_ALONE_CONTEXT }.into()
+            }),
             permissive: flags.permissive.or(file.permissive).unwrap_or(false),
             permissive_domains,
             audit_log: flags.audit_log.or(file.audit_log),
@@ -248,6 +268,7 @@ impl DaemonConfig {
             pollers,
             read_batch,
             apparmor,
+            selinux,
         })
     }
 }
@@ -292,14 +313,24 @@ mod tests {
     }
 
     #[test]
-    fn apparmor_beside_selinux_and_not_alone() {
+    fn apparmor_beside_selinux_or_alone() {
         let file: FileConfig =
             toml::from_str("mark = [\"/a\"]\napparmor = \"/etc/apparmor.d\"\napparmor-cache = \"/c\"").unwrap();
         let c = DaemonConfig::resolve(file.clone(), FileConfig::default()).unwrap();
+        assert!(c.selinux);
         let source = c.apparmor.unwrap();
         assert_eq!((source.dir, source.cache), (PathBuf::from("/etc/apparmor.d"), PathBuf::from("/c")));
-        let flags = FileConfig { selinux: Some(false), ..FileConfig::default() };
-        assert_eq!(DaemonConfig::resolve(file, flags).unwrap_err(), NO_SELINUX_REFUSED);
+        let alone = FileConfig { selinux: Some(false), ..FileConfig::default() };
+        let c = DaemonConfig::resolve(file.clone(), alone.clone()).unwrap();
+        assert!(!c.selinux);
+        assert_eq!(c.default_context, crate::daemon::APPARMOR_ALONE_CONTEXT);
+        // Without profiles there is nothing to enforce.
+        let bare = FileConfig { mark: Some(vec!["/a".into()]), ..FileConfig::default() };
+        assert_eq!(DaemonConfig::resolve(bare, alone.clone()).unwrap_err(), NO_SELINUX_NEEDS_APPARMOR);
+        // SELinux settings beside --no-selinux say which to drop.
+        let with_policy = FileConfig { policy: Some("/p".into()), ..alone };
+        let e = DaemonConfig::resolve(file, with_policy).unwrap_err();
+        assert!(e.contains("policy (--policy) is an SELinux setting"), "{e}");
     }
 
     #[test]

@@ -84,7 +84,9 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> DaemonError {
 pub struct Daemon {
     pub enforcer: Arc<Enforcer>,
     config: DaemonConfig,
-    policy_path: PathBuf,
+    /// `None`: AppArmor alone (`--no-selinux`), under the built-in
+    /// allow-all policy ([`APPARMOR_ALONE_POLICY`]).
+    policy_path: Option<PathBuf>,
     started: Instant,
     /// (time, events) at the last rate sample, and the rate.
     rate: Mutex<(Instant, u64, f64)>,
@@ -137,16 +139,37 @@ fn apparmor_status(live: &LiveProfiles, confined: Vec<(u32, String)>) -> AppArmo
     }
 }
 
-fn load_policy(path: &Path) -> Result<Policy, String> {
-    Policy::from_file(path).map_err(|e| format!("{}: {e}", path.display()))
+/// The SELinux policy of a daemon that runs AppArmor alone
+/// (`--no-selinux`): one domain allowed everything, so every SELinux
+/// check passes and writes nothing (data/apparmor-alone.conf, compiled
+/// with checkpolicy).
+pub const APPARMOR_ALONE_POLICY: &[u8] = include_bytes!("../data/apparmor-alone.33");
+/// Its only context, every process's and every file's.
+pub const APPARMOR_ALONE_CONTEXT: &str = "system_u:system_r:unconfined_t";
+
+/// The policy at `path`, or the built-in one (AppArmor alone).
+fn load_policy(path: Option<&Path>) -> Result<Policy, String> {
+    match path {
+        Some(path) => Policy::from_file(path).map_err(|e| format!("{}: {e}", path.display())),
+        None => Policy::from_bytes(APPARMOR_ALONE_POLICY).map_err(|e| format!("the built-in policy: {e}")),
+    }
 }
 
+/// The file_contexts (none when AppArmor runs alone: every file gets the
+/// policy's one context).
 fn load_contexts(config: &DaemonConfig, policy: &Policy) -> Result<FileContexts, String> {
     let files = match &config.file_contexts {
+        _ if !config.selinux => SpecFiles { files: Vec::new(), subs_dist: None, subs: None },
         Some(p) => SpecFiles::from_base(p),
         None => SpecFiles::system(),
     };
     FileContexts::load(&files, policy).map_err(|e| format!("file_contexts: {e}"))
+}
+
+/// What the daemon says it loaded: the policy file, or that there is
+/// none.
+fn policy_name(path: Option<&Path>) -> String {
+    path.map_or_else(|| "none (AppArmor alone: --no-selinux)".into(), |p| p.display().to_string())
 }
 
 /// `path` must be a mount point: the daemon marks the whole filesystem
@@ -171,10 +194,11 @@ impl Daemon {
     /// Loads everything and builds the enforcer; marks nothing yet.
     pub fn new(config: DaemonConfig, groups: Groups) -> Result<Daemon, DaemonError> {
         let policy_path = match &config.policy {
-            Some(p) => p.clone(),
-            None => rampart_policy::default_policy_path().map_err(|e| DaemonError::Setup(e.to_string()))?,
+            _ if !config.selinux => None,
+            Some(p) => Some(p.clone()),
+            None => Some(rampart_policy::default_policy_path().map_err(|e| DaemonError::Setup(e.to_string()))?),
         };
-        let policy = Arc::new(load_policy(&policy_path).map_err(DaemonError::Setup)?);
+        let policy = Arc::new(load_policy(policy_path.as_deref()).map_err(DaemonError::Setup)?);
         let parsed = policy
             .parse_context(&config.default_context)
             .map_err(|e| DaemonError::Setup(format!("--default-context {}: {e}", config.default_context)))?;
@@ -182,7 +206,7 @@ impl Daemon {
             return Err(DaemonError::Setup(format!(
                 "--default-context {}: not a valid context in {}",
                 config.default_context,
-                policy_path.display()
+                policy_name(policy_path.as_deref())
             )));
         }
         let contexts = load_contexts(&config, &policy).map_err(DaemonError::Setup)?;
@@ -201,8 +225,10 @@ impl Daemon {
         let classes = Classes::new(&map).ok_or_else(|| DaemonError::Setup("file classes missing".into()))?;
         let mut avc_config = AvcConfig::new(Arc::clone(&policy), map, sink);
         avc_config.enforcing = !config.permissive;
-        let avc =
-            Arc::new(Avc::new(avc_config).map_err(|e| DaemonError::Setup(format!("{}: {e}", policy_path.display())))?);
+        let avc = Arc::new(
+            Avc::new(avc_config)
+                .map_err(|e| DaemonError::Setup(format!("{}: {e}", policy_name(policy_path.as_deref()))))?,
+        );
         for domain in &config.permissive_domains {
             avc.set_permissive_domain(domain, true)
                 .map_err(|e| DaemonError::Setup(format!("permissive domain {domain}: {e}")))?;
@@ -307,17 +333,19 @@ impl Daemon {
     /// AppArmor profile directory and cache. Canonical, none beneath
     /// another.
     fn protected_dirs(&self) -> Vec<PathBuf> {
-        let mut files = vec![self.policy_path.clone()];
-        let specs = match &self.config.file_contexts {
-            Some(p) => SpecFiles::from_base(p),
-            None => SpecFiles::system(),
-        };
-        files.extend(specs.files.iter().map(|(p, _)| p.clone()));
-        files.extend(specs.subs_dist.iter().chain(&specs.subs).cloned());
-        let mut dirs: Vec<PathBuf> =
-            files.iter().filter_map(|f| f.parent()).filter_map(|d| d.canonicalize().ok()).collect();
-        if self.config.policy.is_none() || self.config.file_contexts.is_none() {
-            dirs.push(PathBuf::from("/etc/selinux"));
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        if let Some(policy) = &self.policy_path {
+            let mut files = vec![policy.clone()];
+            let specs = match &self.config.file_contexts {
+                Some(p) => SpecFiles::from_base(p),
+                None => SpecFiles::system(),
+            };
+            files.extend(specs.files.iter().map(|(p, _)| p.clone()));
+            files.extend(specs.subs_dist.iter().chain(&specs.subs).cloned());
+            dirs.extend(files.iter().filter_map(|f| f.parent()).filter_map(|d| d.canonicalize().ok()));
+            if self.config.policy.is_none() || self.config.file_contexts.is_none() {
+                dirs.push(PathBuf::from("/etc/selinux"));
+            }
         }
         // the AppArmor profiles and their compiled cache (trusted on load)
         if let Some(live) = self.apparmor() {
@@ -461,7 +489,7 @@ impl ControlHandler for Daemon {
         let (_, _, enforcing) = self.enforcer.avc.policy_state();
         Status {
             mode: if enforcing { "enforcing" } else { "permissive" }.into(),
-            policy: self.policy_path.display().to_string(),
+            policy: policy_name(self.policy_path.as_deref()),
             policy_seqno: self.enforcer.avc.seqno(),
             events_per_second: self.rate.lock().unwrap_or_else(PoisonError::into_inner).2,
             queue_depth: load(&c.in_flight),
@@ -500,7 +528,12 @@ impl ControlHandler for Daemon {
             let set = live.reload().map_err(|e| format!("AppArmor profiles: {e}"))?;
             report_apparmor(&set);
         }
-        let policy = Arc::new(load_policy(&self.policy_path)?);
+        let Some(path) = &self.policy_path else {
+            // AppArmor alone: the profiles were all there was to reload.
+            self.flush_marks()?;
+            return Ok(self.enforcer.avc.seqno());
+        };
+        let policy = Arc::new(load_policy(Some(path))?);
         let contexts = load_contexts(&self.config, &policy)?;
         let seqno = self.enforcer.avc.load_policy(Arc::clone(&policy)).map_err(|e| e.to_string())?;
         let unlabeled = self.enforcer.avc.intern(&unlabeled_context(&policy)).map_err(|e| e.to_string())?;
@@ -529,6 +562,11 @@ impl ControlHandler for Daemon {
         path: Option<&str>,
     ) -> Result<ExecGrant, String> {
         let e = &self.enforcer;
+        if context.is_some() && self.policy_path.is_none() {
+            return Err("rampartd runs AppArmor alone (--no-selinux): there is no SELinux context to enter; \
+                        start the program under a profile with rampart run --apparmor PROFILE"
+                .into());
+        }
         if let Some(context) = context {
             let (policy, _, _) = e.avc.policy_state();
             let parsed = policy.parse_context(context).map_err(|err| format!("invalid context {context}: {err}"))?;
@@ -797,7 +835,7 @@ pub fn run_daemon(config: DaemonConfig) -> Result<(), DaemonError> {
                 if config.permissive { "permissive" } else { "enforcing" },
                 config.marks.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", "),
                 std::process::id(),
-                daemon.policy_path.display(),
+                policy_name(daemon.policy_path.as_deref()),
                 config.socket.display()
             );
             if let Some(a) = daemon.apparmor().map(|a| apparmor_status(a, Vec::new())) {
@@ -868,7 +906,9 @@ fn wait_for_stop(daemon: &Daemon, signals: &libc::sigset_t, notice: &mut Overloa
                 continue;
             }
             match daemon.reload() {
-                Ok(seqno) => eprintln!("rampartd: reloaded {} (seqno {seqno})", daemon.policy_path.display()),
+                Ok(seqno) => {
+                    eprintln!("rampartd: reloaded {} (seqno {seqno})", policy_name(daemon.policy_path.as_deref()))
+                }
                 Err(e) => eprintln!("rampartd: reload failed, keeping the old policy: {e}"),
             }
             continue;
