@@ -755,9 +755,9 @@ echo "IGNORE_MARKS=$(status_field ignore_marks)"
 /// `--apparmor DIR` (issue 11, item 1): the daemon loads the profiles
 /// (a file that does not compile is reported and skipped), `rampart
 /// status` counts them, and `rampart apparmor complain` edits a file and
-/// has the daemon reload it. `--no-selinux` is refused with status 2
-/// until the enforcer can run without SELinux. Modes are the profiles'
-/// flags as written below.
+/// has the daemon reload it. `--no-selinux` without profiles is a usage
+/// error (status 2: AppArmor alone needs them; apparmor_enforce.rs runs
+/// it with them). Modes are the profiles' flags as written below.
 #[test]
 #[ignore = "needs root, checkpolicy and apparmor_parser: a live daemon in a private mount namespace"]
 fn apparmor_profiles_load_and_reload_with_the_daemon() {
@@ -771,7 +771,7 @@ printf 'profile two flags=(complain) {\n}\n' > "$AA/two"
 printf 'profile broken {\n  /x rw\n}\n' > "$AA/broken"
 aa() { "$RAMPART" status --socket "$SOCK" --json | python3 -c 'import json,sys; a=json.load(sys.stdin)["apparmor"]; print(a["profiles"], a["enforce"], a["complain"], a["failed_files"])'; }
 set +e; "$RAMPART" daemon --mark "$T" --no-selinux 2>"$S/nosel.err"; echo "NOSELINUX=$?"; set -e
-grep -q 'cannot run AppArmor alone yet' "$S/nosel.err" && echo NOSELINUX_SAYS=ok
+grep -q 'runs AppArmor alone: give the profiles with --apparmor' "$S/nosel.err" && echo NOSELINUX_SAYS=ok
 start_daemon --apparmor "$AA" --apparmor-cache "$S/cache"
 echo "LOADED=$(aa)"
 grep -q "$AA/broken: .*syntax error" "$S/daemon.err" && echo REPORTED=ok
