@@ -50,7 +50,8 @@ fn setup() -> &'static PathBuf {
 
 /// The profiles, in `$AA/profiles` (on /, never marked), written by the
 /// scenario (they name the tmpfs, `$T`):
-/// * `confined` reads allowed.txt and link.txt, writes out.txt, runs
+/// * `confined` reads allowed.txt and link.txt, writes out.txt, reads,
+///   writes and links the scratch files, runs
 ///   sh2 in its own profile (`ix`), px and e2big under `other` (`px`,
 ///   which reads other.txt), cx under its child profile (`cx`, which
 ///   reads the secret), ux unconfined, and stack under a stack of itself
@@ -65,6 +66,7 @@ profile confined {
   $T/data/allowed.txt r,
   $T/data/link.txt r,
   $T/data/out.txt w,
+  $T/data/scratch* rwl,
   $T/bin/sh2 ix,
   $T/bin/px px -> other,
   $T/bin/e2big px -> other,
@@ -144,11 +146,15 @@ fn records(r: &Run, t: &str) -> Vec<String> {
 /// gives the secret a name its profile allows (`link.txt r`) would read it:
 /// a hard link made by the process, or a rename onto that name. The
 /// kernel's AppArmor checks `l` (and the link pair) and the rename's
-/// source (`w`, `d`), which `confined` lacks; the daemon never sees a link
-/// or a rename, so the launcher refuses both to processes under an
-/// enforced profile (seccomp, coarser than AppArmor). Started with
-/// `--no-sandbox` (the daemon alone), the same process links, renames and
-/// reads the secret: the test can fail.
+/// source (`r`, `w`, delete) and destination (`w`, create), which
+/// `confined` lacks; fanotify sees neither call, so the launcher hands
+/// them to the daemon (seccomp user notification), which asks the profile
+/// as the kernel's hooks do (crates/enforce/src/supervisor.rs): both are
+/// refused, while the scratch files (`rwl`) are linked, renamed and
+/// chmodded, and chmod and unlink of allowed.txt (`r` only) are refused.
+/// Started with `--no-sandbox` (the daemon alone), the same process
+/// links, renames and reads the secret, and chmods allowed.txt: the test
+/// can fail.
 #[test]
 #[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
 fn a_confined_process_cannot_give_a_denied_file_an_allowed_name() {
@@ -165,6 +171,13 @@ for how in aa aa_unsandboxed; do
     rm -f "$T/data/link.txt"
     echo "$how.RENAME=$($how confined "mv '$T/data/secret2.txt' '$T/data/link.txt' 2>/dev/null && $READ_LINK || echo refused")"
     rm -f "$T/data/link.txt" "$T/data/secret2.txt"
+    echo scratch > "$T/data/scratch1"
+    echo "$how.SCRATCH=$($how confined "ln '$T/data/scratch1' '$T/data/scratch2' && mv '$T/data/scratch2' '$T/data/scratch3' && chmod 600 '$T/data/scratch3' && rm '$T/data/scratch1' && echo ok || echo refused" 2>/dev/null)"
+    rm -f "$T/data/scratch"*
+    echo "$how.CHMOD=$($how confined "chmod 600 '$T/data/allowed.txt' 2>/dev/null && echo ok || echo refused")"
+    echo "$how.UNLINK=$($how confined "rm '$T/data/allowed.txt' 2>/dev/null && echo ok || echo refused")"
+    [ -e "$T/data/allowed.txt" ] || echo allowed > "$T/data/allowed.txt"
+    chmod 644 "$T/data/allowed.txt"
 done
 # aa-status's process part: a process under `confined`, one under
 # `learner` (complain mode), launched together with the same program
@@ -197,6 +210,11 @@ stop_daemon
     );
     assert_eq!(r.get("aa.LINK"), "refused", "{}", r.stderr);
     assert_eq!(r.get("aa.RENAME"), "refused", "{}", r.stderr);
+    assert_eq!(r.get("aa.SCRATCH"), "ok", "link, rename, chmod, unlink under rwl: {}", r.stderr);
+    assert_eq!(r.get("aa.CHMOD"), "refused", "{}", r.stderr);
+    assert_eq!(r.get("aa.UNLINK"), "refused", "{}", r.stderr);
+    assert_eq!(r.get("aa_unsandboxed.CHMOD"), "ok", "{}", r.stderr);
+    assert_eq!(r.get("aa_unsandboxed.UNLINK"), "ok", "{}", r.stderr);
     // The daemon alone: the new name is read.
     assert_eq!(r.get("aa_unsandboxed.LINK"), "ok:secret", "{}", r.stderr);
     assert_eq!(r.get("aa_unsandboxed.RENAME"), "ok:secret", "{}", r.stderr);

@@ -36,6 +36,12 @@
 //!   anything, so nothing is allowed): reported once per name.
 //! * **Permissive daemon** (`--permissive`, `setenforce 0`): every
 //!   profile behaves as in complain mode (`apparmor="ALLOWED"`).
+//! * **Supervised calls** (chmod, chown, truncate, unlink, rmdir, rename,
+//!   link: crate::supervisor) are asked as the kernel's path hooks ask
+//!   them ([`AppArmor::path_call`], [`AppArmor::link_call`]): `chmod`,
+//!   `chown`, `truncate` (`w` and setattr), `unlink`/`rmdir` (delete),
+//!   `rename_src` (`r`, `w`, delete, getattr, setattr) and `rename_dest`
+//!   (`w`, create, setattr) on the new name, `link` with its pair rule.
 
 use std::fs::Metadata;
 use std::os::fd::{AsFd, BorrowedFd};
@@ -44,7 +50,7 @@ use std::os::unix::fs::MetadataExt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use rampart_apparmor::audit::{file_message, FileAudit};
-use rampart_apparmor::file::{path_perm, FileDecision, Record, RecordKind};
+use rampart_apparmor::file::{link_perm, path_perm, FileDecision, Record, RecordKind};
 use rampart_apparmor::perms::*;
 use rampart_apparmor::{domain, LiveProfiles, Mode, Profile, Subject};
 use rustc_hash::FxHashSet;
@@ -436,6 +442,53 @@ impl AppArmor {
         let name = name_of(fd, md).ok()?;
         let attach = domain::find_attach(ns.profiles.iter().filter(|p| p.parent().is_none()), &name);
         attach.profile.filter(|p| matches!(p.mode, Mode::Enforce | Mode::Kill | Mode::User)).map(|p| p.name.clone())
+    }
+
+    /// A supervised call's check of `name` (the object of `ev`, or a name
+    /// it is to get) for `request`, by a process under `profile`;
+    /// `operation` as the kernel's records name it.
+    pub fn path_call(
+        &self,
+        profile: &str,
+        ev: &FileEvent<'_>,
+        name: &[u8],
+        request: u32,
+        operation: &str,
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        let set = self.profiles.current();
+        let Some(p) = self.profile(&set.policy, profile) else { return false };
+        let fsuid = fsuid(ev.tid);
+        let d = path_perm(Subject::Profile(p), name, request, fsuid == Some(ev.md.uid()));
+        self.permissive_unless(d.allowed, d.record, enforcing, |r| {
+            self.log(p, ev, operation, name, fsuid.unwrap_or(u32::MAX), r)
+        })
+    }
+
+    /// A supervised `link` of the file of `ev` (named `target`) as `link`,
+    /// by a process under `profile`: `l` and the pair rule.
+    pub fn link_call(
+        &self,
+        profile: &str,
+        ev: &FileEvent<'_>,
+        link: &[u8],
+        target: &[u8],
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        let set = self.profiles.current();
+        let Some(p) = self.profile(&set.policy, profile) else { return false };
+        let fsuid = fsuid(ev.tid);
+        let d = link_perm(Subject::Profile(p), link, target, fsuid == Some(ev.md.uid()));
+        self.permissive_unless(d.allowed, d.record, enforcing, |r| {
+            self.log(p, ev, "link", link, fsuid.unwrap_or(u32::MAX), r)
+        })
+    }
+
+    /// The name AppArmor mediates for the file open as `fd` (`None`: it
+    /// has none the kernel could build; a supervised call on it is
+    /// refused).
+    pub fn name_of(fd: BorrowedFd<'_>, md: &Metadata) -> Option<Vec<u8>> {
+        name_of(fd, md).ok()
     }
 
     /// The loaded profile `name`, or `None` (reported once per name).

@@ -633,7 +633,9 @@ impl ControlHandler for Daemon {
         // every process under a profile, complain mode and a permissive
         // daemon included: a reload can enforce the profile, and an exec
         // can move the process into an enforced one, while the sandbox
-        // cannot be tightened after the launch.
+        // cannot be tightened after the launch. A launcher that hands
+        // its listener over drops it: the daemon then decides each link
+        // and rename (crate::supervisor).
         let mut forbid = self.forbidden_everywhere(sid);
         if apparmor.is_some() {
             forbid.push(Forbidden::LinkRename);

@@ -442,7 +442,7 @@ impl Enforcer {
         // An unconfined process's exec of a program an enforce-mode
         // profile attaches to: AppArmor would put it under that profile,
         // but only the launcher can give a process the sandbox a profile
-        // needs (crate::entry; its links and renames refused), so the
+        // needs (crate::entry; its links and renames decided), so the
         // exec is refused, as an exec transition into a confined domain
         // is, and `rampart run --apparmor` is the way in.
         if allow && !launcher && subject.apparmor.is_none() {

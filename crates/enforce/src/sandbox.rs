@@ -140,8 +140,9 @@ pub enum Forbidden {
     /// (seccomp, everywhere). AppArmor decides by name, and a new name
     /// for a file (a hard link, a rename onto a name the profile allows)
     /// would change its answer; the kernel's AppArmor checks `l` and the
-    /// rename's source and target, which the daemon never sees. Coarser
-    /// than AppArmor, never laxer.
+    /// rename's source and target, which fanotify never sees. Coarser
+    /// than AppArmor, never laxer; dropped by a launcher whose calls the
+    /// daemon supervises (crate::supervisor asks the profile exactly).
     #[serde(rename = "link_rename")]
     LinkRename,
 }

@@ -62,9 +62,13 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
+use rampart_apparmor::perms::{
+    AA_MAY_CHMOD, AA_MAY_CHOWN, AA_MAY_CREATE, AA_MAY_DELETE, AA_MAY_GETATTR, AA_MAY_SETATTR, MAY_READ, MAY_WRITE,
+};
 use rampart_avc::{Perms, Sid};
 
 use crate::access::ClassPerms;
+use crate::apparmor::{AppArmor, FileEvent};
 use crate::enforcer::{Checked, Enforcer};
 use crate::pidfd::RecentThreads;
 use crate::supervised::{self, Attr, FileArg, Op};
@@ -436,8 +440,13 @@ fn serve_call(cx: &Context, listener: BorrowedFd<'_>, notif: &libc::seccomp_noti
     daemon_creds.assume().map_err(|e| errno_of(&e))?;
     enter_root(daemon_root.as_fd())?;
     let resolved = resolved?;
-    // Step 4.
-    if !allowed(cx, tid, subject.tgid, subject.sid, &resolved) {
+    // Step 4: both modules (stacked: each checks, each audits).
+    let selinux = allowed(cx, tid, subject.tgid, subject.sid, &resolved);
+    let apparmor = match &subject.apparmor {
+        Some(profile) => apparmor_allows(cx, tid, subject.tgid.unwrap_or(tid), profile, &resolved),
+        None => true,
+    };
+    if !(selinux && apparmor) {
         return Err(libc::EACCES);
     }
     // Step 5.
@@ -546,4 +555,64 @@ fn allowed(cx: &Context, tid: u32, tgid: Option<u32>, subject: Sid, r: &Resolved
         e.audit_checks(tid, tgid, o.fd.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
     }
     all
+}
+
+/// `o` as crate::apparmor's records describe it, acted on by thread
+/// `tid` of `tgid`.
+fn event(tid: u32, tgid: u32, o: &Object) -> FileEvent<'_> {
+    FileEvent { tid, tgid, fd: o.fd.as_fd(), md: &o.md }
+}
+
+/// The name `n` is to give (its directory's name and the last name).
+fn new_name(n: &Name) -> Option<Vec<u8>> {
+    let mut name = AppArmor::name_of(n.parent.fd.as_fd(), &n.parent.md)?;
+    name.extend_from_slice(n.last.as_bytes());
+    Some(name)
+}
+
+/// What the kernel's AppArmor path hooks ask of `r`, for a process under
+/// `profile` (crate::apparmor's "Supervised calls"); true if every check
+/// passes. Calls off the marked filesystems are not checked (as opens).
+fn apparmor_allows(cx: &Context, tid: u32, tgid: u32, profile: &str, r: &Resolved) -> bool {
+    let e = &cx.enforcer;
+    let Some(aa) = &e.apparmor else { return false };
+    let enforcing = || e.avc.policy_state().2;
+    let marked = |o: &Object| cx.marked_devs.contains(&o.md.dev());
+    let path = |o: &Object, name: Option<Vec<u8>>, request: u32, op: &str| match name {
+        Some(name) => aa.path_call(profile, &event(tid, tgid, o), &name, request, op, &enforcing),
+        None => false,
+    };
+    let own = |o: &Object| AppArmor::name_of(o.fd.as_fd(), &o.md);
+    match r {
+        Resolved::Setattr(o, attr) if marked(o) => {
+            let (request, op) = match attr {
+                Attr::Mode(_) => (AA_MAY_CHMOD, "chmod"),
+                Attr::Owner { .. } => (AA_MAY_CHOWN, "chown"),
+            };
+            path(o, own(o), request, op)
+        }
+        Resolved::Truncate(o, _) if marked(o) => path(o, own(o), MAY_WRITE | AA_MAY_SETATTR, "truncate"),
+        Resolved::Remove(n, dir) if marked(&n.parent) => match &n.holds {
+            Some(h) => path(h, own(h), AA_MAY_DELETE, if *dir { "rmdir" } else { "unlink" }),
+            None => true,
+        },
+        Resolved::Rename(from, to, flags) if marked(&from.parent) || marked(&to.parent) => {
+            let exchange = flags & libc::RENAME_EXCHANGE != 0;
+            let (from, to): (&Name, &Name) = (from, to);
+            let sides: &[(&Name, &Name)] = if exchange { &[(from, to), (to, from)] } else { &[(from, to)] };
+            sides.iter().all(|&(src, dst)| match &src.holds {
+                Some(h) => {
+                    let src_req = MAY_READ | AA_MAY_GETATTR | AA_MAY_SETATTR | AA_MAY_DELETE | MAY_WRITE;
+                    path(h, own(h), src_req, "rename_src")
+                        && path(h, new_name(dst), MAY_WRITE | AA_MAY_SETATTR | AA_MAY_CREATE, "rename_dest")
+                }
+                None => true,
+            })
+        }
+        Resolved::Link(o, to) if marked(o) => match (new_name(to), own(o)) {
+            (Some(link), Some(target)) => aa.link_call(profile, &event(tid, tgid, o), &link, &target, &enforcing),
+            _ => false,
+        },
+        _ => true,
+    }
 }

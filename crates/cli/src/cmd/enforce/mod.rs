@@ -121,8 +121,10 @@ pub fn run_in_context(args: RunArgs) -> u8 {
     // From an older daemon: the sandbox without what it did not say.
     let mut grant = grant.unwrap_or(ExecGrant { capabilities: u64::MAX, ..Default::default() });
     if supervise.is_some() {
-        // The daemon decides each truncate by name exactly.
-        grant.forbid.retain(|f| *f != rampart_enforce::Forbidden::TruncateByName);
+        // The daemon decides each truncate by name, link and rename
+        // exactly, for SELinux and the profile alike.
+        use rampart_enforce::Forbidden::{LinkRename, TruncateByName};
+        grant.forbid.retain(|f| !matches!(f, TruncateByName | LinkRename));
     }
     if !no_sandbox {
         if let Err(code) = confine_self(&marked, &protected, &grant) {
