@@ -1179,36 +1179,73 @@ stop_daemon
     r.assert_succeeded("PERMISSIVE_SECRET");
 }
 
-/// Issue 7, attack 4: root in app_t relabels the secret by writing its
-/// `security.selinux` xattr (to a type app_t may read), or removes the
-/// xattr (falling back to the path label). SELinux would check
-/// `relabelfrom`/`relabelto`; here the kernel's capability module asks
-/// CAP_SYS_ADMIN for any `security.*` xattr, which `rampart run` drops
-/// unless the policy grants the domain `capability { sys_admin }` (app_t
-/// has no such rule). Root in app_t without the sandbox keeps its
-/// capabilities, and succeeds: the check can fail.
+/// Issue 7, attack 4: relabels through the `security.selinux` xattr are
+/// decided as SELinux decides them (crates/enforce/src/supervisor.rs:
+/// the owner or CAP_FOWNER, a valid context, `relabelfrom` on the old
+/// label and `relabelto` on the new one; the daemon writes the label).
+/// Root in app_t (no relabel rule) cannot relabel the secret to a type it
+/// may read, nor remove the label (refused to everyone, as SELinux does);
+/// root in modifier_t relabels data_t to public_t and not the secret, nor
+/// data_t to secret_t; other attributes (`user.*`) need `setattr`. Root
+/// in app_t without the sandbox relabels the secret: the check can fail.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
-fn confined_root_cannot_relabel_through_xattrs() {
+fn a_relabel_is_decided_as_selinux_decides_it() {
     let s = setup();
     let r = scenario(
         s,
         r#"
-setx() { python3 -c 'import os,sys; os.setxattr(sys.argv[1], "security.selinux", b"system_u:object_r:file_t:s0\0")' "$1"; }
-rmx() { python3 -c 'import os,sys; os.removexattr(sys.argv[1], "security.selinux")' "$1"; }
-cp "$T/data/secret.txt" "$T/data/secret2.txt"; label system_u:object_r:secret_t:s0 "$T/data/secret2.txt"
+MOD=system_u:system_r:modifier_t:s0
+as_modifier() { "$RAMPART" run --socket "$SOCK" --force --context "$MOD" -- "$@"; }
+setx() { local key=$1 run=$2 file=$3 name=$4 value=$5; attempt "$key" $run /usr/bin/python3 -c 'import os,sys
+try:
+    os.setxattr(sys.argv[1], sys.argv[2], sys.argv[3].encode() + b"\0")
+except OSError as e:
+    print(e.strerror); sys.exit(1)' "$file" "$name" "$value"; }
+for f in secret2 secret3; do cp "$T/data/secret.txt" "$T/data/$f.txt"; label system_u:object_r:secret_t:s0 "$T/data/$f.txt"; done
+for f in d1 d2 d3; do cp "$T/data/data.txt" "$T/data/$f.txt"; label system_u:object_r:data_t:s0 "$T/data/$f.txt"; done
 start_daemon
-attempt LAUNCHED_SETXATTR as_confined_root python3 -c 'import os,sys; os.setxattr(sys.argv[1], "security.selinux", b"system_u:object_r:file_t:s0\0")' "$T/data/secret.txt"
-attempt LAUNCHED_REMOVEXATTR as_confined_root python3 -c 'import os,sys; os.removexattr(sys.argv[1], "security.selinux")' "$T/data/secret.txt"
-attempt UNSANDBOXED_SETXATTR as_unsandboxed_root python3 -c 'import os,sys; os.setxattr(sys.argv[1], "security.selinux", b"system_u:object_r:file_t:s0\0")' "$T/data/secret2.txt"
+setx LAUNCHED_SETXATTR as_confined_root "$T/data/secret.txt" security.selinux system_u:object_r:file_t:s0
+attempt LAUNCHED_REMOVEXATTR as_confined_root /usr/bin/python3 -c 'import os,sys; os.removexattr(sys.argv[1], "security.selinux")' "$T/data/secret.txt"
+setx MOD_DATA as_modifier "$T/data/d1.txt" security.selinux system_u:object_r:public_t:s0
+setx MOD_SECRET as_modifier "$T/data/secret2.txt" security.selinux system_u:object_r:public_t:s0
+setx MOD_TO_SECRET as_modifier "$T/data/d2.txt" security.selinux system_u:object_r:secret_t:s0
+setx MOD_INVALID as_modifier "$T/data/d2.txt" security.selinux system_u:object_r:no_such_t:s0
+setx MOD_USER_DATA as_modifier "$T/data/d3.txt" user.note hello
+setx MOD_USER_SECRET as_modifier "$T/data/secret3.txt" user.note hello
+attempt READ_RELABELED as_attacker "$ADV/read_secret" "$T/data/d1.txt"
 stop_daemon
+start_daemon
+setx UNSANDBOXED_SETXATTR as_unsandboxed_root "$T/data/secret2.txt" security.selinux system_u:object_r:file_t:s0
+stop_daemon
+getl() { /usr/bin/python3 -c 'import os,sys; print(os.getxattr(sys.argv[1], "security.selinux").rstrip(b"\0").decode())' "$1"; }
+echo "SECRET_LABEL=$(getl "$T/data/secret.txt")"
+echo "D1_LABEL=$(getl "$T/data/d1.txt")"
+echo "D2_LABEL=$(getl "$T/data/d2.txt")"
+for p in relabelfrom relabelto; do
+    echo "AVC_$p=$(grep -c "denied  { $p } for .*tclass=file" "$LOG")"
+done
 "#,
     );
     r.report("xattr");
-    // No capability { sys_admin } for app_t.
-    r.assert_blocked("LAUNCHED_SETXATTR", "app_t has no capability { sys_admin }");
-    r.assert_blocked("LAUNCHED_REMOVEXATTR", "app_t has no capability { sys_admin }");
+    r.assert_blocked("LAUNCHED_SETXATTR", "app_t may not relabelfrom secret_t");
+    r.assert_blocked("LAUNCHED_REMOVEXATTR", "no one removes a label");
+    r.assert_allowed("MOD_DATA", "modifier_t relabels data_t to public_t");
+    r.assert_blocked("MOD_SECRET", "modifier_t may not relabelfrom secret_t");
+    r.assert_blocked("MOD_TO_SECRET", "modifier_t may not relabelto secret_t");
+    assert_eq!(r.get("MOD_INVALID_WHY"), "Invalid argument", "an invalid context: {}", r.stderr);
+    r.assert_allowed("MOD_USER_DATA", "modifier_t may setattr data_t");
+    r.assert_blocked("MOD_USER_SECRET", "modifier_t may not setattr secret_t");
+    // app_t reads public_t files: the new label holds.
+    r.assert_allowed("READ_RELABELED", "the relabeled file is public_t");
     r.assert_succeeded("UNSANDBOXED_SETXATTR");
+    assert_eq!(r.get("SECRET_LABEL"), "system_u:object_r:secret_t:s0");
+    assert_eq!(r.get("D1_LABEL"), "system_u:object_r:public_t:s0");
+    assert_eq!(r.get("D2_LABEL"), "system_u:object_r:data_t:s0");
+    // app_t: both refused; modifier_t: relabelfrom secret_t, relabelto
+    // secret_t (one each).
+    assert_eq!(r.num("AVC_relabelfrom"), 2, "{}", r.stderr);
+    assert_eq!(r.num("AVC_relabelto"), 2, "{}", r.stderr);
 }
 
 /// Issue 7, attack 6: root in app_t truncates, chmods, unlinks and

@@ -32,6 +32,8 @@ const FILE_PERMS: &[&str] = &[
     "read",
     "write",
     "setattr",
+    "relabelfrom",
+    "relabelto",
     "append",
     "unlink",
     "link",
@@ -41,11 +43,14 @@ const FILE_PERMS: &[&str] = &[
     "entrypoint",
     "open",
 ];
-const OPEN_PERMS: &[&str] = &["read", "write", "setattr", "append", "unlink", "link", "rename", "open"];
+const OPEN_PERMS: &[&str] =
+    &["read", "write", "setattr", "relabelfrom", "relabelto", "append", "unlink", "link", "rename", "open"];
 const DIR_PERMS: &[&str] = &[
     "read",
     "write",
     "setattr",
+    "relabelfrom",
+    "relabelto",
     "unlink",
     "link",
     "rename",
@@ -135,6 +140,8 @@ pub struct ClassPerms {
     pub execute_no_trans: Perms,
     pub entrypoint: Perms,
     pub setattr: Perms,
+    pub relabelfrom: Perms,
+    pub relabelto: Perms,
     pub unlink: Perms,
     pub link: Perms,
     pub rename: Perms,
@@ -203,6 +210,8 @@ fn resolve(m: &Mapping, name: &str) -> Option<ClassPerms> {
         execute_no_trans: p("execute_no_trans"),
         entrypoint: p("entrypoint"),
         setattr: p("setattr"),
+        relabelfrom: p("relabelfrom"),
+        relabelto: p("relabelto"),
         unlink: p("unlink"),
         link: p("link"),
         rename: p("rename"),

@@ -48,10 +48,10 @@
 //! AVC line (it never asks the daemon).
 //!
 //! **What a confined process may not call** ([`refuse_system_calls`], a
-//! seccomp filter): extended attribute writes (`setxattr`,
-//! `removexattr` and their variants, so no relabel through
-//! `security.selinux`: SELinux would check `relabelfrom`/`relabelto`, which
-//! the daemon cannot see), the mount family (`mount`, `umount2`,
+//! seccomp filter): extended attribute writes unless the daemon
+//! supervises them (crate::supervised: it then checks a relabel's
+//! `relabelfrom`/`relabelto`; the `*xattrat` calls and the 32-bit
+//! numbers stay refused), the mount family (`mount`, `umount2`,
 //! `pivot_root`, the new mount API) and namespace creation (`unshare` and
 //! `clone` with a `CLONE_NEW*` flag, `setns`, `clone3`, whose flags a
 //! filter cannot read: `ENOSYS`, and C libraries fall back to `clone`).
@@ -365,6 +365,9 @@ struct Refused {
     truncate_by_name: &'static [u32],
     /// `link` and `rename` calls ([`Forbidden::LinkRename`]).
     link_rename: &'static [u32],
+    /// Extended attribute writes the daemon decides when it supervises
+    /// the process (crate::supervised); refused otherwise.
+    xattr_writes: &'static [u32],
     /// `seccomp`: refused with `SECCOMP_FILTER_FLAG_NEW_LISTENER` (a
     /// filter of the process's own installed later would take the
     /// supervised calls away from rampartd: crate::supervised).
@@ -378,7 +381,7 @@ const X86_64: Refused = Refused {
     // setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
     // mount umount2 pivot_root setns open_tree move_mount fsopen fsconfig
     // fsmount fspick mount_setattr setxattrat removexattrat
-    always: &[188, 189, 190, 197, 198, 199, 165, 166, 155, 308, 428, 429, 430, 431, 432, 433, 442, 463, 466],
+    always: &[165, 166, 155, 308, 428, 429, 430, 431, 432, 433, 442, 463, 466],
     // unshare clone
     with_new_namespace: &[272, 56],
     // clone3
@@ -389,6 +392,8 @@ const X86_64: Refused = Refused {
     truncate_by_name: &[76],
     // link linkat rename renameat renameat2
     link_rename: &[86, 265, 82, 264, 316],
+    // setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
+    xattr_writes: &[188, 189, 190, 197, 198, 199],
     seccomp: 317,
 };
 const I386: Refused = Refused {
@@ -406,12 +411,14 @@ const I386: Refused = Refused {
     truncate_by_name: &[92, 193],
     // link linkat rename renameat renameat2
     link_rename: &[9, 303, 38, 302, 353],
+    // refused always (in `always`): only x86-64 calls are supervised
+    xattr_writes: &[],
     seccomp: 354,
 };
 
 /// The filter for `abis`: every other ABI (x32 included) is left alone
 /// only where it is not x86 at all; see the module docs.
-fn filter_program(abis: &[Refused], forbid: &[Forbidden]) -> Vec<libc::sock_filter> {
+fn filter_program(abis: &[Refused], forbid: &[Forbidden], supervised: bool) -> Vec<libc::sock_filter> {
     let allow = bpf(BPF_RET_K, libc::SECCOMP_RET_ALLOW, 0, 0);
     let eperm = bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32, 0, 0);
     let enosys = bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32, 0, 0);
@@ -440,6 +447,9 @@ fn filter_program(abis: &[Refused], forbid: &[Forbidden]) -> Vec<libc::sock_filt
         }
         if forbid.contains(&Forbidden::LinkRename) {
             always.extend_from_slice(abi.link_rename);
+        }
+        if !supervised {
+            always.extend_from_slice(abi.xattr_writes);
         }
         let tests = always.len() + abi.with_new_namespace.len() + abi.unsupported.len();
         // Instructions after each test, to the shared returns:
@@ -475,13 +485,15 @@ fn filter_program(abis: &[Refused], forbid: &[Forbidden]) -> Vec<libc::sock_filt
 /// Installs the seccomp filter of the module docs on this process (and
 /// everything it starts); with `forbid`'s `setattr`, chmod and chown too,
 /// with its `truncate_by_name`, `truncate(2)`, and with its
-/// `link_rename`, links and renames.
+/// `link_rename`, links and renames. Extended attribute writes are
+/// refused unless `supervised` (the daemon decides them:
+/// crate::supervised).
 /// Needs `no_new_privs` (set with the Landlock ruleset) or CAP_SYS_ADMIN.
-pub fn refuse_system_calls(forbid: &[Forbidden]) -> io::Result<()> {
+pub fn refuse_system_calls(forbid: &[Forbidden], supervised: bool) -> io::Result<()> {
     if !cfg!(target_arch = "x86_64") {
         return Err(io::Error::new(io::ErrorKind::Unsupported, "the system call filter knows x86-64 only"));
     }
-    let prog = filter_program(&[X86_64, I386], forbid);
+    let prog = filter_program(&[X86_64, I386], forbid, supervised);
     let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_ptr() as *mut libc::sock_filter };
     // SAFETY: `fprog` points at `prog`, alive across the call; the kernel
     // copies the program.
@@ -589,12 +601,17 @@ mod tests {
 
     #[test]
     fn the_filter_refuses_exactly_its_calls() {
-        let prog = filter_program(&[X86_64, I386], &[]);
+        let prog = filter_program(&[X86_64, I386], &[], false);
         let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
         let enosys = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
         for abi in [X86_64, I386] {
-            for &nr in abi.always {
+            for &nr in abi.always.iter().chain(abi.xattr_writes) {
                 assert_eq!(run(&prog, nr, abi.arch, 0), eperm, "{nr} on {:#x}", abi.arch);
+            }
+            // Supervised: the x86-64 xattr writes go to the daemon.
+            let supervised = filter_program(&[X86_64, I386], &[], true);
+            for &nr in abi.xattr_writes {
+                assert_eq!(run(&supervised, nr, abi.arch, 0), libc::SECCOMP_RET_ALLOW, "{nr}");
             }
             for &nr in abi.unsupported {
                 assert_eq!(run(&prog, nr, abi.arch, 0), enosys);
@@ -623,8 +640,11 @@ mod tests {
         assert_eq!(run(&prog, 90, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
         assert_eq!(run(&prog, 76, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
         assert_eq!(run(&prog, 82, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW, "rename");
-        let strict =
-            filter_program(&[X86_64, I386], &[Forbidden::Setattr, Forbidden::TruncateByName, Forbidden::LinkRename]);
+        let strict = filter_program(
+            &[X86_64, I386],
+            &[Forbidden::Setattr, Forbidden::TruncateByName, Forbidden::LinkRename],
+            false,
+        );
         for abi in [X86_64, I386] {
             for &nr in abi.attributes.iter().chain(abi.truncate_by_name).chain(abi.link_rename) {
                 assert_eq!(run(&strict, nr, abi.arch, 0), eperm, "{nr} on {:#x}", abi.arch);

@@ -1,5 +1,6 @@
 //! The file operations fanotify never sees (chmod, chown, truncate by
-//! name, unlink, rmdir, rename, link), which rampartd decides exactly
+//! name, unlink, rmdir, rename, link, extended attribute writes), which
+//! rampartd decides exactly
 //! for every process `rampart run` started: the launcher installs a
 //! seccomp filter that hands these calls to the daemon (user
 //! notification, [`install_filter`]), and the daemon decides and makes
@@ -48,6 +49,11 @@ pub enum Op {
     /// link, linkat (`from` follows a final link only with
     /// `AT_SYMLINK_FOLLOW`).
     Link { from: FileArg, to: FileArg },
+    /// setxattr, lsetxattr, fsetxattr: `name` and `value` (`size` bytes)
+    /// are addresses in the caller.
+    SetXattr { target: FileArg, name: u64, value: u64, size: u64, flags: i32 },
+    /// removexattr, lremovexattr, fremovexattr.
+    RemoveXattr { target: FileArg, name: u64 },
 }
 
 /// x86-64 numbers of the supervised calls.
@@ -69,9 +75,36 @@ pub mod nr {
     pub const FCHMODAT: u32 = 268;
     pub const RENAMEAT2: u32 = 316;
     pub const FCHMODAT2: u32 = 452;
-    pub const ALL: [u32; 17] = [
-        CHMOD, FCHMOD, CHOWN, FCHOWN, LCHOWN, TRUNCATE, RENAME, RMDIR, LINK, UNLINK, FCHOWNAT, UNLINKAT, RENAMEAT,
-        LINKAT, FCHMODAT, RENAMEAT2, FCHMODAT2,
+    pub const SETXATTR: u32 = 188;
+    pub const LSETXATTR: u32 = 189;
+    pub const FSETXATTR: u32 = 190;
+    pub const REMOVEXATTR: u32 = 197;
+    pub const LREMOVEXATTR: u32 = 198;
+    pub const FREMOVEXATTR: u32 = 199;
+    pub const ALL: [u32; 23] = [
+        CHMOD,
+        FCHMOD,
+        CHOWN,
+        FCHOWN,
+        LCHOWN,
+        TRUNCATE,
+        RENAME,
+        RMDIR,
+        LINK,
+        UNLINK,
+        FCHOWNAT,
+        UNLINKAT,
+        RENAMEAT,
+        LINKAT,
+        FCHMODAT,
+        RENAMEAT2,
+        FCHMODAT2,
+        SETXATTR,
+        LSETXATTR,
+        FSETXATTR,
+        REMOVEXATTR,
+        LREMOVEXATTR,
+        FREMOVEXATTR,
     ];
     /// The same calls' i386 numbers (chmod lchown fchmod fchown chown
     /// lchown32 fchown32 chown32 fchownat fchmodat fchmodat2 truncate
@@ -126,6 +159,23 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         nr::LINKAT => Op::Link {
             from: path(int(0), 1, args[4] & AT_SYMLINK_FOLLOW != 0, args[4] & AT_EMPTY_PATH != 0),
             to: path(int(2), 3, false, false),
+        },
+        nr::SETXATTR | nr::LSETXATTR | nr::FSETXATTR => Op::SetXattr {
+            target: match nr {
+                nr::FSETXATTR => FileArg::Fd(int(0)),
+                _ => path(AT_FDCWD, 0, nr == nr::SETXATTR, false),
+            },
+            name: args[1],
+            value: args[2],
+            size: args[3],
+            flags: int(4),
+        },
+        nr::REMOVEXATTR | nr::LREMOVEXATTR | nr::FREMOVEXATTR => Op::RemoveXattr {
+            target: match nr {
+                nr::FREMOVEXATTR => FileArg::Fd(int(0)),
+                _ => path(AT_FDCWD, 0, nr == nr::REMOVEXATTR, false),
+            },
+            name: args[1],
         },
         _ => return None,
     })

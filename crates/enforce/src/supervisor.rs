@@ -254,7 +254,38 @@ struct PathArg {
 struct Gathered {
     root: OwnedFd,
     args: Vec<PathArg>,
+    /// An extended attribute's name and value (`setxattr`), or name.
+    xattr: Option<(CString, Vec<u8>)>,
     creds: Creds,
+}
+
+/// `XATTR_NAME_MAX` and `XATTR_SIZE_MAX`.
+const XATTR_NAME_MAX: usize = 255;
+const XATTR_SIZE_MAX: u64 = 65536;
+
+/// The name and value a `setxattr` or `removexattr` names, read once.
+fn read_xattr(mem: &File, op: &Op) -> Result<Option<(CString, Vec<u8>)>, i32> {
+    let (name, value) = match *op {
+        Op::SetXattr { name, value, size, .. } => (name, Some((value, size))),
+        Op::RemoveXattr { name, .. } => (name, None),
+        _ => return Ok(None),
+    };
+    let name = read_string(mem, name)?;
+    if name.is_empty() || name.len() > XATTR_NAME_MAX {
+        return Err(libc::ERANGE);
+    }
+    let value = match value {
+        Some((_, size)) if size > XATTR_SIZE_MAX => return Err(libc::E2BIG),
+        Some((addr, size)) => {
+            let mut v = vec![0u8; size as usize];
+            if size > 0 {
+                mem.read_exact_at(&mut v, addr).map_err(|_| libc::EFAULT)?;
+            }
+            v
+        }
+        None => Vec::new(),
+    };
+    Ok(Some((CString::new(name).map_err(|_| libc::EINVAL)?, value)))
 }
 
 /// Reads the NUL-terminated string at `addr` in the caller's memory.
@@ -275,13 +306,14 @@ fn read_string(mem: &File, addr: u64) -> Result<Vec<u8>, i32> {
     Err(libc::ENAMETOOLONG)
 }
 
-/// Step 1 for `args` of thread `tid`.
-fn gather(tid: u32, args: &[FileArg]) -> Result<Gathered, i32> {
+/// Step 1 for `op` of thread `tid`.
+fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
+    let args = operands(op);
     let proc = |rest: &str| open_path(libc::AT_FDCWD, OsStr::new(&format!("/proc/{tid}/{rest}")), 0);
     let root = proc("root").map_err(|_| libc::ESRCH)?;
     let mem = File::open(format!("/proc/{tid}/mem")).map_err(|_| libc::ESRCH)?;
     let mut out = Vec::new();
-    for a in args {
+    for a in &args {
         out.push(match *a {
             FileArg::Path { dirfd, path, follow, empty_ok } => {
                 let dir = if dirfd == libc::AT_FDCWD { proc("cwd") } else { proc(&format!("fd/{dirfd}")) }
@@ -296,8 +328,9 @@ fn gather(tid: u32, args: &[FileArg]) -> Result<Gathered, i32> {
             },
         });
     }
+    let xattr = read_xattr(&mem, op)?;
     let creds = Creds::of_task(tid).map_err(|_| libc::ESRCH)?;
-    Ok(Gathered { root, args: out, creds })
+    Ok(Gathered { root, args: out, xattr, creds })
 }
 
 /// An object a call names, resolved (step 3).
@@ -368,9 +401,24 @@ enum Resolved {
     Remove(Name, bool),
     Rename(Box<Name>, Box<Name>, u32),
     Link(Object, Name),
+    /// An extended attribute set (`Some(value, flags)`) or removed.
+    Xattr(Object, CString, Option<(Vec<u8>, i32)>),
 }
 
-fn resolve(op: &Op, args: &[PathArg]) -> Result<Resolved, i32> {
+/// The SELinux label's attribute: a relabel.
+const XATTR_SELINUX: &[u8] = b"security.selinux";
+
+impl Resolved {
+    /// A write of `security.selinux`: the new label, if this is one.
+    fn relabel(&self) -> Option<(&Object, &[u8])> {
+        match self {
+            Resolved::Xattr(o, name, Some((value, _))) if name.as_bytes() == XATTR_SELINUX => Some((o, value)),
+            _ => None,
+        }
+    }
+}
+
+fn resolve(op: &Op, args: &[PathArg], xattr: Option<&(CString, Vec<u8>)>) -> Result<Resolved, i32> {
     Ok(match *op {
         Op::Setattr { attr, .. } => Resolved::Setattr(resolve_object(&args[0])?, attr),
         Op::Truncate { length, .. } => Resolved::Truncate(resolve_object(&args[0])?, length),
@@ -379,6 +427,14 @@ fn resolve(op: &Op, args: &[PathArg]) -> Result<Resolved, i32> {
             Resolved::Rename(Box::new(resolve_name(&args[0])?), Box::new(resolve_name(&args[1])?), flags)
         }
         Op::Link { .. } => Resolved::Link(resolve_object(&args[0])?, resolve_name(&args[1])?),
+        Op::SetXattr { flags, .. } => {
+            let (name, value) = xattr.cloned().ok_or(libc::EFAULT)?;
+            Resolved::Xattr(resolve_object(&args[0])?, name, Some((value, flags)))
+        }
+        Op::RemoveXattr { .. } => {
+            let (name, _) = xattr.cloned().ok_or(libc::EFAULT)?;
+            Resolved::Xattr(resolve_object(&args[0])?, name, None)
+        }
     })
 }
 
@@ -387,6 +443,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         Op::Setattr { target, .. } | Op::Truncate { target, .. } => vec![target],
         Op::Remove { name, .. } => vec![name],
         Op::Rename { from, to, .. } | Op::Link { from, to } => vec![from, to],
+        Op::SetXattr { target, .. } | Op::RemoveXattr { target, .. } => vec![target],
     }
 }
 
@@ -406,7 +463,7 @@ fn enter_root(root: BorrowedFd<'_>) -> Result<(), i32> {
 fn serve_call(cx: &Context, listener: BorrowedFd<'_>, notif: &libc::seccomp_notif) -> Result<i64, i32> {
     let Some(op) = supervised::decode(notif.data.nr as u32, notif.data.args) else { return Err(libc::ENOSYS) };
     let tid = notif.pid;
-    let gathered = gather(tid, &operands(&op))?;
+    let gathered = gather(tid, &op)?;
     let e = &cx.enforcer;
     let subject = match e.subject(tid, &mut RecentThreads::default(), true) {
         Ok(Some(s)) => s,
@@ -436,11 +493,30 @@ fn serve_call(cx: &Context, listener: BorrowedFd<'_>, notif: &libc::seccomp_noti
     // Step 3, in the caller's root and with its credentials.
     enter_root(gathered.root.as_fd())?;
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
-    let resolved = resolve(&op, &gathered.args);
+    let resolved = resolve(&op, &gathered.args, gathered.xattr.as_ref());
     daemon_creds.assume().map_err(|e| errno_of(&e))?;
     enter_root(daemon_root.as_fd())?;
     let resolved = resolved?;
     // Step 4: both modules (stacked: each checks, each audits).
+    if let Some((o, value)) = resolved.relabel().filter(|(o, _)| cx.marked_devs.contains(&o.md.dev())) {
+        // Made with the daemon's credentials (without SELinux in the
+        // kernel, `security.*` needs CAP_SYS_ADMIN; SELinux asks the
+        // owner or CAP_FOWNER instead, and relabelfrom/relabelto).
+        relabel_allowed(cx, tid, subject.tgid, subject.sid, o, value, &gathered.creds)?;
+        let done = perform(&resolved);
+        if done.is_ok() {
+            // The file's label changed: marks justified by the old one go.
+            let _ = e.marks.flush(None);
+        }
+        return done;
+    }
+    if let Resolved::Xattr(o, name, None) = &resolved {
+        if name.as_bytes() == XATTR_SELINUX && cx.marked_devs.contains(&o.md.dev()) {
+            // SELinux: "no one is allowed to remove a SELinux security
+            // label" (selinux_inode_removexattr), without an AVC line.
+            return Err(libc::EACCES);
+        }
+    }
     let selinux = allowed(cx, tid, subject.tgid, subject.sid, &resolved);
     let apparmor = match &subject.apparmor {
         Some(profile) => apparmor_allows(cx, tid, subject.tgid.unwrap_or(tid), profile, &resolved),
@@ -487,6 +563,13 @@ fn perform(r: &Resolved) -> Result<i64, i32> {
                 to.last.as_ptr(),
                 libc::AT_SYMLINK_FOLLOW,
             ) as libc::c_long),
+            Resolved::Xattr(o, name, Some((value, flags))) => {
+                rc(libc::setxattr(self_fd(o)?.as_ptr(), name.as_ptr(), value.as_ptr().cast(), value.len(), *flags)
+                    as libc::c_long)
+            }
+            Resolved::Xattr(o, name, None) => {
+                rc(libc::removexattr(self_fd(o)?.as_ptr(), name.as_ptr()) as libc::c_long)
+            }
         }
     }
 }
@@ -501,6 +584,10 @@ fn checks_of<'a>(e: &Enforcer, r: &'a Resolved) -> Vec<(&'a Object, Perms)> {
     let mut v = Vec::new();
     match r {
         Resolved::Setattr(o, _) => v.push((o, perm(o, |cp| cp.setattr))),
+        // Another attribute than the label: `setattr` (a relabel is
+        // checked by `relabel_allowed`).
+        Resolved::Xattr(o, _, _) if r.relabel().is_none() => v.push((o, perm(o, |cp| cp.setattr))),
+        Resolved::Xattr(..) => {}
         Resolved::Truncate(o, _) => v.push((o, perm(o, |cp| cp.write | cp.open))),
         Resolved::Remove(n, _) => {
             v.push((&n.parent, d.search | d.write | d.remove_name));
@@ -532,6 +619,47 @@ fn checks_of<'a>(e: &Enforcer, r: &'a Resolved) -> Vec<(&'a Object, Perms)> {
         }
     }
     v
+}
+
+/// A relabel of `o` to `value` (the context, NUL-terminated or not) by a
+/// caller with `creds`, as `selinux_inode_setxattr` decides it: the
+/// owner or CAP_FOWNER (`EPERM`), a context valid in the policy
+/// (`EINVAL`), then `relabelfrom` on the old label and `relabelto` on the
+/// new one (`EACCES`), audited.
+fn relabel_allowed(
+    cx: &Context,
+    tid: u32,
+    tgid: Option<u32>,
+    subject: Sid,
+    o: &Object,
+    value: &[u8],
+    creds: &Creds,
+) -> Result<(), i32> {
+    const CAP_FOWNER: u64 = 1 << 3;
+    if creds.fsuid != o.md.uid() && creds.effective & CAP_FOWNER == 0 {
+        return Err(libc::EPERM);
+    }
+    let e = &cx.enforcer;
+    let Some(cp) = e.classes.of_mode(o.md.mode()) else { return Err(libc::EACCES) };
+    let context = value.strip_suffix(b"\0").unwrap_or(value);
+    let context = std::str::from_utf8(context).map_err(|_| libc::EINVAL)?;
+    let (policy, _, _) = e.avc.policy_state();
+    if !policy.parse_context(context).is_ok_and(|c| policy.context_is_valid(&c)) {
+        return Err(libc::EINVAL);
+    }
+    let new = e.avc.intern(context).map_err(|_| libc::EINVAL)?;
+    let old = e.objects.sid_of(&e.avc, o.fd.as_fd(), &o.md);
+    let mut all = true;
+    for (tsid, perms) in [(old, cp.relabelfrom), (new, cp.relabelto)] {
+        let decision = e.avc.has_perm_noaudit(subject, tsid, cp.class, perms);
+        all &= decision.passes();
+        e.audit_checks(tid, tgid, o.fd.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);
+    }
+    if all {
+        Ok(())
+    } else {
+        Err(libc::EACCES)
+    }
 }
 
 /// The checks of the module docs, audited; true if every one passes

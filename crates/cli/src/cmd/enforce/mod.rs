@@ -127,7 +127,7 @@ pub fn run_in_context(args: RunArgs) -> u8 {
         grant.forbid.retain(|f| !matches!(f, TruncateByName | LinkRename));
     }
     if !no_sandbox {
-        if let Err(code) = confine_self(&marked, &protected, &grant) {
+        if let Err(code) = confine_self(&marked, &protected, &grant, supervise.is_some()) {
             return code;
         }
     }
@@ -138,14 +138,19 @@ pub fn run_in_context(args: RunArgs) -> u8 {
 
 /// The launcher's sandbox (rampart_enforce's sandbox functions), set on itself
 /// before its exec; `Err`: the exit status, after saying why.
-fn confine_self(marked: &[String], protected: &[std::path::PathBuf], grant: &ExecGrant) -> Result<(), u8> {
+fn confine_self(
+    marked: &[String],
+    protected: &[std::path::PathBuf],
+    grant: &ExecGrant,
+    supervised: bool,
+) -> Result<(), u8> {
     let fail = |msg: String| {
         eprintln!("rampart: run: {msg}");
         125
     };
     rampart_enforce::restrict_filesystem(marked, protected, &grant.forbid)
         .map_err(|e| fail(format!("cannot set the Landlock ruleset: {e}")))?;
-    rampart_enforce::refuse_system_calls(&grant.forbid)
+    rampart_enforce::refuse_system_calls(&grant.forbid, supervised)
         .map_err(|e| fail(format!("cannot install the system call filter: {e}")))?;
     rampart_enforce::revoke_descriptors(&grant.revoke)
         .map_err(|e| fail(format!("cannot revoke the descriptors the new domain may not use: {e}")))?;
