@@ -662,6 +662,8 @@ impl ControlHandler for Daemon {
         }
         let mut running = self.supervisor.lock().unwrap_or_else(PoisonError::into_inner);
         if running.is_none() {
+            let ruleset = crate::sandbox::build_ruleset(&self.status().marked_devices, &self.protected_dirs(), &[])
+                .map_err(|e| format!("supervise: the launcher's Landlock ruleset: {e}"))?;
             let context = supervisor::Context {
                 enforcer: Arc::clone(&self.enforcer),
                 marked_devs: self
@@ -671,8 +673,7 @@ impl ControlHandler for Daemon {
                     .filter_map(|m| std::fs::metadata(m).ok())
                     .map(|md| md.dev())
                     .collect(),
-                marked: self.status().marked_devices,
-                protected: self.protected_dirs(),
+                ruleset,
             };
             *running = Some(Supervisor::start(context).map_err(|e| format!("supervise: {e}"))?);
         }

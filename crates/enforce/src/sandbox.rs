@@ -230,6 +230,14 @@ fn open_path(dir: &Path) -> io::Result<OwnedFd> {
 /// and file_contexts); what `forbid` says; signals scoped to the sandbox.
 /// Sets `no_new_privs`, which Landlock requires of an unprivileged caller.
 pub fn restrict_filesystem(marked: &[String], protected: &[PathBuf], forbid: &[Forbidden]) -> io::Result<()> {
+    enforce_ruleset(&build_ruleset(marked, protected, forbid)?)
+}
+
+/// The ruleset [`restrict_filesystem`] enforces, built (from this
+/// process's mount table) and not yet enforced: the daemon builds it once
+/// and enforces it on each thread that makes a supervised call
+/// (crate::supervisor).
+pub fn build_ruleset(marked: &[String], protected: &[PathBuf], forbid: &[Forbidden]) -> io::Result<OwnedFd> {
     if landlock_abi() < 2 {
         return Err(io::Error::new(
             io::ErrorKind::Unsupported,
@@ -295,6 +303,12 @@ pub fn restrict_filesystem(marked: &[String], protected: &[PathBuf], forbid: &[F
             check(rc, &format!("landlock_add_rule {}", dir.display()))?;
         }
     }
+    Ok(ruleset)
+}
+
+/// Enforces `ruleset` on the calling thread (and what it starts from
+/// now on), with `no_new_privs`.
+pub fn enforce_ruleset(ruleset: &OwnedFd) -> io::Result<()> {
     // SAFETY: prctl with integer arguments only.
     check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } as libc::c_long, "PR_SET_NO_NEW_PRIVS")?;
     // SAFETY: restricts the calling thread with an open ruleset; no memory.

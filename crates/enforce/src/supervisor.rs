@@ -11,23 +11,26 @@
 //! to descriptors of its own, checks the labels of what they name, and
 //! acts on those descriptors, never on the caller's memory again.
 //!
-//! How one call is served, in a thread of its own (its credentials,
-//! root directory and Landlock domain die with it):
+//! How one call is served, by one of [`WORKERS`] threads, each with a
+//! private `fs_struct` (`unshare(CLONE_FS)`: its root directory is its
+//! own) and the launcher's Landlock ruleset enforced on it once (the
+//! caller carries that ruleset: a call must not escape it by being made
+//! here; built when the first listener came, from the daemon's mount
+//! table then). A worker that cannot return to the daemon's root and
+//! credentials after a call ends, and another takes its place.
 //! 1. As root: the caller's root, working directory or directory
 //!    descriptors (`/proc/TID/...`, opened `O_PATH`), its path strings
 //!    (`/proc/TID/mem`, once), its file credentials; then the
 //!    notification is checked still valid (the thread number was not
 //!    reused meanwhile).
-//! 2. The launcher's Landlock ruleset on this thread (the caller carries
-//!    it: the call must not escape it by being made here).
-//! 3. In the caller's root (`chroot` in a private `fs_struct`) and with
+//! 2. In the caller's root (`chroot` in a private `fs_struct`) and with
 //!    its file credentials ([`crate::thread_creds`]), each path is
 //!    resolved to `O_PATH` descriptors: the object, or the parent
 //!    directory and the last name (and the object that name holds).
-//! 4. Back to the daemon's root and credentials: labels and checks, for
+//! 3. Back to the daemon's root and credentials: labels and checks, for
 //!    objects on the marked filesystems (elsewhere, as for opens,
 //!    nothing is mediated).
-//! 5. With the caller's credentials again, the call, made on the
+//! 4. With the caller's credentials again, the call, made on the
 //!    descriptors (`fchmodat2`/`fchownat` with `AT_EMPTY_PATH`,
 //!    `truncate` and `linkat` through `/proc/self/fd`, `unlinkat` and
 //!    `renameat2` on the parent directories and last names). Its result
@@ -47,7 +50,7 @@
 //! directories a path walks through (fanotify's opens do not check it
 //! either).
 //!
-//! What is left: between step 3 and step 5 another process may replace
+//! What is left: between step 2 and step 4 another process may replace
 //! the object a last name holds (a rename over it): unlink, rename and
 //! link then act on the new object, which was not checked. chmod, chown,
 //! truncate and the link source act on the checked inode itself.
@@ -59,8 +62,8 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt};
-use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rampart_apparmor::perms::{
     AA_MAY_CHMOD, AA_MAY_CHOWN, AA_MAY_CREATE, AA_MAY_DELETE, AA_MAY_GETATTR, AA_MAY_SETATTR, MAY_READ, MAY_WRITE,
@@ -74,8 +77,11 @@ use crate::pidfd::RecentThreads;
 use crate::supervised::{self, Attr, FileArg, Op};
 use crate::thread_creds::Creds;
 
-/// Calls served at once; more wait (their callers stay blocked).
-const MAX_IN_FLIGHT: usize = 32;
+/// Threads serving calls.
+const WORKERS: usize = 4;
+/// Calls received and waiting for a worker; more stay in the kernel
+/// (their callers blocked) until one is free.
+const QUEUED: usize = 64;
 const PATH_MAX: usize = 4096;
 
 /// What every call needs of the daemon.
@@ -83,18 +89,27 @@ pub struct Context {
     pub enforcer: Arc<Enforcer>,
     /// The marked filesystems: devices (`st_dev`) and their `major:minor`.
     pub marked_devs: Vec<u64>,
-    pub marked: Vec<String>,
-    /// The daemon's protected directories (crate::sandbox).
-    pub protected: Vec<PathBuf>,
+    /// The launcher's Landlock ruleset (crate::sandbox), built once from
+    /// the marked filesystems and the daemon's protected directories.
+    pub ruleset: OwnedFd,
 }
 
-/// The listeners of every launched process tree, and the thread that
-/// serves them.
+/// One received call, for a worker.
+struct Job {
+    listener: Arc<OwnedFd>,
+    id: u64,
+    call: Call,
+}
+
+/// The listeners of every launched process tree, the thread that waits
+/// on them, and the workers that serve their calls.
 pub struct Supervisor {
     epoll: OwnedFd,
     listeners: Mutex<HashMap<RawFd, Arc<OwnedFd>>>,
-    context: Context,
-    in_flight: (Mutex<usize>, Condvar),
+    context: Arc<Context>,
+    jobs: SyncSender<Job>,
+    /// Shared by the workers: each takes the next job.
+    queue: Arc<Mutex<Receiver<Job>>>,
 }
 
 fn last_error(what: &str) -> io::Error {
@@ -112,12 +127,17 @@ impl Supervisor {
         }
         // SAFETY: just created, ours alone.
         let epoll = unsafe { OwnedFd::from_raw_fd(raw) };
+        let (jobs, queue) = sync_channel(QUEUED);
         let s = Arc::new(Supervisor {
             epoll,
             listeners: Mutex::new(HashMap::new()),
-            context,
-            in_flight: (Mutex::new(0), Condvar::new()),
+            context: Arc::new(context),
+            jobs,
+            queue: Arc::new(Mutex::new(queue)),
         });
+        for _ in 0..WORKERS {
+            spawn_worker(Arc::clone(&s.context), Arc::clone(&s.queue))?;
+        }
         let serving = Arc::clone(&s);
         std::thread::Builder::new().name("supervisor".into()).spawn(move || serving.serve())?;
         Ok(s)
@@ -154,7 +174,17 @@ impl Supervisor {
                 let Some(listener) = listener else { continue };
                 if ev.events & libc::EPOLLIN as u32 != 0 {
                     if let Some(notif) = receive(listener.as_fd()) {
-                        self.dispatch(listener, notif);
+                        match prepare(&self.context, listener.as_fd(), &notif) {
+                            // Blocks while every worker is busy and the
+                            // queue is full: backpressure, the callers wait.
+                            Ok(call) => {
+                                if let Err(e) = self.jobs.send(Job { listener, id: notif.id, call }) {
+                                    eprintln!("rampartd: supervisor: no worker left; a supervised call fails");
+                                    respond(e.0.listener.as_fd(), e.0.id, Err(libc::ENOSYS));
+                                }
+                            }
+                            Err(errno) => respond(listener.as_fd(), notif.id, Err(errno)),
+                        }
                     }
                 } else if ev.events & libc::EPOLLHUP as u32 != 0 {
                     // Every process of that tree exited.
@@ -170,29 +200,62 @@ impl Supervisor {
         unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut()) };
         listeners.remove(&fd);
     }
+}
 
-    /// Serves `notif` in a thread of its own, once fewer than
-    /// [`MAX_IN_FLIGHT`] are.
-    fn dispatch(self: &Arc<Self>, listener: Arc<OwnedFd>, notif: libc::seccomp_notif) {
-        let (count, freed) = &self.in_flight;
-        let mut n = count.lock().unwrap_or_else(PoisonError::into_inner);
-        while *n >= MAX_IN_FLIGHT {
-            n = freed.wait(n).unwrap_or_else(PoisonError::into_inner);
+/// Starts a worker: a private `fs_struct`, the ruleset enforced, then
+/// jobs until the queue closes, or until it cannot return to the daemon's
+/// root and credentials after a call (then a new worker replaces it).
+fn spawn_worker(cx: Arc<Context>, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<()> {
+    std::thread::Builder::new().name("supervised calls".into()).spawn(move || {
+        let home = match Home::enter(&cx) {
+            Ok(home) => home,
+            Err(e) => {
+                eprintln!("rampartd: supervisor: a worker cannot start: {e}");
+                return;
+            }
+        };
+        loop {
+            let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+            let Ok(Job { listener, id, call }) = job else { return };
+            let result = serve_call(&cx, &home, call);
+            respond(listener.as_fd(), id, result);
+            if let Err(e) = home.back() {
+                eprintln!("rampartd: supervisor: a worker cannot return to the daemon's state ({e}); replacing it");
+                if let Err(e) = spawn_worker(Arc::clone(&cx), Arc::clone(&queue)) {
+                    eprintln!("rampartd: supervisor: cannot replace it: {e}");
+                }
+                return;
+            }
         }
-        *n += 1;
-        drop(n);
-        let me = Arc::clone(self);
-        let spawned = std::thread::Builder::new().name("supervised call".into()).spawn(move || {
-            let result = serve_call(&me.context, listener.as_fd(), &notif);
-            respond(listener.as_fd(), notif.id, result);
-            let (count, freed) = &me.in_flight;
-            *count.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
-            freed.notify_one();
-        });
-        if let Err(e) = spawned {
-            eprintln!("rampartd: supervisor: cannot start a thread for a call: {e}");
-            *count.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+    })?;
+    Ok(())
+}
+
+/// A worker's own state, which it returns to after every call.
+struct Home {
+    root: OwnedFd,
+    creds: Creds,
+}
+
+impl Home {
+    /// Makes the calling thread a worker (see the module docs).
+    fn enter(cx: &Context) -> io::Result<Home> {
+        // SAFETY: unshare with a flag only: this thread's fs_struct
+        // becomes its own, so its chroot and chdir touch no other thread.
+        if unsafe { libc::unshare(libc::CLONE_FS) } < 0 {
+            return Err(last_error("unshare(CLONE_FS)"));
         }
+        let root =
+            open_path(libc::AT_FDCWD, OsStr::new("/"), libc::O_DIRECTORY).map_err(io::Error::from_raw_os_error)?;
+        let creds = Creds::current()?;
+        crate::sandbox::enforce_ruleset(&cx.ruleset)?;
+        Ok(Home { root, creds })
+    }
+
+    /// Back to the daemon's credentials and root directory.
+    fn back(&self) -> io::Result<()> {
+        self.creds.assume()?;
+        enter_root(self.root.as_fd()).map_err(io::Error::from_raw_os_error)
     }
 }
 
@@ -304,6 +367,38 @@ fn read_string(mem: &File, addr: u64) -> Result<Vec<u8>, i32> {
         out.extend_from_slice(&chunk[..n]);
     }
     Err(libc::ENAMETOOLONG)
+}
+
+/// A call after step 1, for a worker.
+struct Call {
+    op: Op,
+    tid: u32,
+    gathered: Gathered,
+    subject: crate::enforcer::Subject,
+}
+
+/// Step 1 of the call `notif` (in the thread that received it: workers
+/// are Landlock-restricted, and Landlock refuses them ptrace access, so
+/// `/proc/TID/mem` and `/proc/TID/root`, to the caller).
+fn prepare(cx: &Context, listener: BorrowedFd<'_>, notif: &libc::seccomp_notif) -> Result<Call, i32> {
+    let Some(op) = supervised::decode(notif.data.nr as u32, notif.data.args) else { return Err(libc::ENOSYS) };
+    let tid = notif.pid;
+    let gathered = gather(tid, &op)?;
+    let subject = match cx.enforcer.subject(tid, &mut RecentThreads::default(), true) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Err(libc::EPERM),
+        Err(err) => {
+            eprintln!("rampartd: supervisor: refused a call of thread {tid}: its cgroup is unknown ({err})");
+            return Err(libc::EPERM);
+        }
+    };
+    let mut id = notif.id;
+    // SAFETY: ID_VALID reads one u64. Still valid: `tid` is the caller,
+    // blocked in the call, so what was read under /proc/TID is its.
+    if unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) } < 0 {
+        return Err(libc::ESRCH);
+    }
+    Ok(Call { op, tid, gathered, subject })
 }
 
 /// Step 1 for `op` of thread `tid`.
@@ -460,44 +555,17 @@ fn enter_root(root: BorrowedFd<'_>) -> Result<(), i32> {
 }
 
 /// One call (see the module docs): `Ok(return value)` or `Err(errno)`.
-fn serve_call(cx: &Context, listener: BorrowedFd<'_>, notif: &libc::seccomp_notif) -> Result<i64, i32> {
-    let Some(op) = supervised::decode(notif.data.nr as u32, notif.data.args) else { return Err(libc::ENOSYS) };
-    let tid = notif.pid;
-    let gathered = gather(tid, &op)?;
+/// Leaves the thread in any state: the worker goes [`Home::back`].
+fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<i64, i32> {
+    let Call { op, tid, gathered, subject } = call;
     let e = &cx.enforcer;
-    let subject = match e.subject(tid, &mut RecentThreads::default(), true) {
-        Ok(Some(s)) => s,
-        Ok(None) => return Err(libc::EPERM),
-        Err(err) => {
-            eprintln!("rampartd: supervisor: refused a call of thread {tid}: its cgroup is unknown ({err})");
-            return Err(libc::EPERM);
-        }
-    };
-    let mut id = notif.id;
-    // SAFETY: ID_VALID reads one u64. Still valid: `tid` is the caller,
-    // blocked in the call, so what was read under /proc/TID is its.
-    if unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) } < 0 {
-        return Err(libc::ESRCH);
-    }
-    // SAFETY: unshare with a flag only: this thread's fs_struct becomes
-    // its own, so chroot and chdir below touch no other thread.
-    if unsafe { libc::unshare(libc::CLONE_FS) } < 0 {
-        return Err(libc::EPERM);
-    }
-    let daemon_root = open_path(libc::AT_FDCWD, OsStr::new("/"), libc::O_DIRECTORY)?;
-    let daemon_creds = Creds::current().map_err(|e| errno_of(&e))?;
-    crate::sandbox::restrict_filesystem(&cx.marked, &cx.protected, &[]).map_err(|err| {
-        eprintln!("rampartd: supervisor: cannot take the launcher's ruleset: {err}");
-        libc::EPERM
-    })?;
-    // Step 3, in the caller's root and with its credentials.
+    // Step 2, in the caller's root and with its credentials.
     enter_root(gathered.root.as_fd())?;
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
     let resolved = resolve(&op, &gathered.args, gathered.xattr.as_ref());
-    daemon_creds.assume().map_err(|e| errno_of(&e))?;
-    enter_root(daemon_root.as_fd())?;
+    home.back().map_err(|e| errno_of(&e))?;
     let resolved = resolved?;
-    // Step 4: both modules (stacked: each checks, each audits).
+    // Step 3: both modules (stacked: each checks, each audits).
     if let Some((o, value)) = resolved.relabel().filter(|(o, _)| cx.marked_devs.contains(&o.md.dev())) {
         // Made with the daemon's credentials (without SELinux in the
         // kernel, `security.*` needs CAP_SYS_ADMIN; SELinux asks the
@@ -525,7 +593,7 @@ fn serve_call(cx: &Context, listener: BorrowedFd<'_>, notif: &libc::seccomp_noti
     if !(selinux && apparmor) {
         return Err(libc::EACCES);
     }
-    // Step 5.
+    // Step 4.
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
     perform(&resolved)
 }

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# What a supervised call costs (crates/enforce/src/supervisor.rs): N
+# chmods and N rename pairs of a data_t file on a marked tmpfs, by root
+# in the default domain (not supervised), root in modifier_t (each call
+# decided and made by rampartd) and root in modifier_t with
+# --no-sandbox (the daemon alone: not supervised). Policy: the
+# adversarial tests' (crates/cli/tests/data/adversarial.conf).
+# Needs root, checkpolicy, python3. Run from the repository root after
+# `cargo build --release`:
+#   bash contrib/repro/supervised-calls.sh [N]
+set -euo pipefail
+N=${1:-2000}
+RAMPART=${RAMPART:-$PWD/target/release/rampart}
+W=$(mktemp -d /tmp/rampart-supervised.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+# The policy beside, not above, the tmpfs: the daemon's protected
+# directories refuse every change beneath them.
+mkdir "$W/run"
+checkpolicy -M -c 33 -o "$W/run/policy.33" crates/cli/tests/data/adversarial.conf >/dev/null
+printf '/.*\tsystem_u:object_r:file_t:s0\n' > "$W/run/file_contexts"
+unshare -m --propagation private bash -euc '
+W=$1; N=$2; RAMPART=$3
+mkdir "$W/t"; mount -t tmpfs none "$W/t"
+f="$W/t/data"; echo x > "$f"
+python3 -c "import os,sys; os.setxattr(sys.argv[1], \"security.selinux\", b\"system_u:object_r:data_t:s0\0\")" "$f"
+CG="rampart-supervised.$$"
+"$RAMPART" daemon --mark "$W/t" --policy "$W/run/policy.33" --file-contexts "$W/run/file_contexts" \
+    --default-context system_u:system_r:unconfined_t:s0 --socket "$W/sock" --cgroup "$CG" 2>"$W/daemon.err" &
+D=$!
+for _ in $(seq 200); do "$RAMPART" status --socket "$W/sock" >/dev/null 2>&1 && break; sleep 0.05; done
+LOOP="import os, sys, time
+f, n = sys.argv[1], int(sys.argv[2])
+t = time.perf_counter()
+for i in range(n):
+    os.chmod(f, 0o600 if i % 2 else 0o644)
+c = time.perf_counter()
+for i in range(n):
+    os.rename(f, f + \".r\"); os.rename(f + \".r\", f)
+r = time.perf_counter()
+print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us\")"
+MOD=system_u:system_r:modifier_t:s0
+for round in 1 2 3; do
+    /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, default domain"
+    "$RAMPART" run --socket "$W/sock" --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t supervised" || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
+    "$RAMPART" run --socket "$W/sock" --no-sandbox --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t --no-sandbox"
+done
+kill -TERM $D; wait $D || true
+umount "$W/t"
+' _ "$W" "$N" "$RAMPART"
