@@ -1411,6 +1411,67 @@ stop_daemon
     r.assert_succeeded("UNSANDBOXED_OWN_LISTENER");
 }
 
+/// The supervised calls under load (crates/enforce/src/supervisor.rs:
+/// one receiving thread, a pool of workers): four processes in
+/// modifier_t at once, each making 300 chmods and 150 rename pairs of
+/// its own data_t file and 100 chmods of its own secret, in its own
+/// directory. Every call is answered, and each as the policy says: all
+/// data_t calls succeed, every secret chmod is refused, the secrets keep
+/// their mode. Bounded by the scenario's timeout.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn supervised_calls_under_load_are_each_decided() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+MOD=system_u:system_r:modifier_t:s0
+as_modifier() { "$RAMPART" run --socket "$SOCK" --force --context "$MOD" -- "$@"; }
+LOAD='import os, sys
+d = sys.argv[1]
+data, secret = d + "/data", d + "/secret"
+ok = denied = wrong = 0
+for i in range(300):
+    try:
+        os.chmod(data, 0o600 if i % 2 else 0o644); ok += 1
+    except OSError:
+        wrong += 1
+for i in range(150):
+    try:
+        os.rename(data, data + ".r"); os.rename(data + ".r", data); ok += 2
+    except OSError:
+        wrong += 1
+for i in range(100):
+    try:
+        os.chmod(secret, 0o600); wrong += 1
+    except PermissionError:
+        denied += 1
+print(f"ok={ok} denied={denied} wrong={wrong}")'
+start_daemon
+for k in 1 2 3 4; do
+    mkdir "$T/data/load$k"
+    cp "$T/data/data.txt" "$T/data/load$k/data"; label system_u:object_r:data_t:s0 "$T/data/load$k/data"
+    cp "$T/data/secret.txt" "$T/data/load$k/secret"; label system_u:object_r:secret_t:s0 "$T/data/load$k/secret"
+    # Output through a pipe (the launcher would replace a descriptor of a
+    # file_t file by /dev/null).
+    as_modifier /usr/bin/python3 -c "$LOAD" "$T/data/load$k" 2>&1 | cat > "$S/load$k.out" &
+    PIDS="${PIDS:-} $!"
+done
+# (Not a bare `wait`: the daemon is a child of this shell too.)
+wait $PIDS
+stop_daemon
+for k in 1 2 3 4; do
+    echo "LOAD$k=$(tail -n 1 "$S/load$k.out")"
+    echo "MODE$k=$(stat -c %a "$T/data/load$k/secret")"
+done
+"#,
+    );
+    for k in 1..=4 {
+        assert_eq!(r.get(&format!("LOAD{k}")), "ok=600 denied=100 wrong=0", "process {k}: {}", r.stderr);
+        assert_eq!(r.get(&format!("MODE{k}")), "644", "process {k}'s secret keeps its mode");
+    }
+}
+
 /// Truncate by name is decided exactly (the daemon makes the call:
 /// crates/enforce/src/supervisor.rs): root in writer_t (which may write
 /// data_t files only) truncates the data_t file by name, and not the
