@@ -1472,6 +1472,105 @@ done
     }
 }
 
+/// A daemon restart keeps the supervised calls served when a service
+/// manager keeps the listeners (crates/enforce/src/fd_store.rs: systemd's
+/// `FDSTORE=1`, given back through `LISTEN_FDS`). A small stand-in for
+/// systemd takes what the daemon stores on `NOTIFY_SOCKET`; after a
+/// `kill -9`, the new daemon gets the listeners back (KEPT: root in
+/// modifier_t launched before the restart chmods a data_t file, and is
+/// refused the secret) or does not (LOST: the same calls fail with
+/// ENOSYS, what happens without a store: the test can fail).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn supervised_calls_survive_a_restart_through_the_service_managers_store() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+MOD=system_u:system_r:modifier_t:s0
+# The stand-in: receives FDSTORE=1 messages (and their descriptors) on
+# $S/notify until $S/restart exists, then starts the next daemon with the
+# descriptors at 3.. and LISTEN_* set (or, with `lose`, without them).
+cat > "$S/manager.py" <<'PY'
+import array, os, socket, subprocess, sys, time
+mode, sync, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+sock.bind(sync + "/notify"); sock.setblocking(False)
+open(sync + "/manager.ready", "w").close()
+fds, names = [], []
+while not os.path.exists(sync + "/restart"):
+    try:
+        msg, anc, _, _ = sock.recvmsg(4096, socket.CMSG_SPACE(16 * 4))
+    except BlockingIOError:
+        time.sleep(0.01); continue
+    got = array.array("i")
+    for level, kind, data in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            got.frombytes(data[: len(data) - len(data) % got.itemsize])
+    fields = dict(l.split("=", 1) for l in msg.decode().splitlines() if "=" in l)
+    if fields.get("FDSTORE") == "1":
+        fds.extend(got); names.extend([fields.get("FDNAME", "stored")] * len(got))
+        open(sync + "/stored", "w").write(str(len(fds)))
+if mode == "lose":
+    for fd in fds:
+        os.close(fd)
+    fds, names = [], []
+def place():
+    for i, fd in enumerate(fds):
+        os.dup2(fd, 3 + i, inheritable=True)
+env = dict(os.environ, LISTEN_FDS=str(len(fds)), LISTEN_FDNAMES=":".join(names))
+env.pop("NOTIFY_SOCKET", None)
+child = subprocess.Popen(["/bin/sh", "-c", 'LISTEN_PID=$$; export LISTEN_PID; exec "$@"', "sh"] + argv,
+                         env=env, preexec_fn=place, close_fds=False)
+open(sync + "/daemon2.pid", "w").write(str(child.pid))
+child.wait()
+PY
+phase() {
+    local key=$1 mode=$2
+    rm -f "$S/notify" "$S/restart" "$S/stored" "$S/manager.ready" "$S/daemon2.pid" "$S/go"
+    ARGS=(daemon --mark "$T" --policy "$T/run/policy.33" --file-contexts "$T/run/file_contexts"
+          --default-context system_u:system_r:unconfined_t:s0 --socket "$SOCK" --audit-log "$LOG" --cgroup "$CG")
+    /usr/bin/python3 "$S/manager.py" "$mode" "$S" "$RAMPART" "${ARGS[@]}" 2>"$S/daemon2.err" &
+    local manager=$!
+    for _ in $(seq 200); do [ -e "$S/manager.ready" ] && break; sleep 0.02; done
+    NOTIFY_SOCKET="$S/notify" start_daemon
+    cp "$T/data/data.txt" "$T/data/$key-data"; label system_u:object_r:data_t:s0 "$T/data/$key-data"
+    cp "$T/data/secret.txt" "$T/data/$key-secret"; label system_u:object_r:secret_t:s0 "$T/data/$key-secret"
+    # Launched before the restart; its calls come after.
+    { "$RAMPART" run --socket "$SOCK" --force --context "$MOD" -- /usr/bin/python3 -c 'import os, sys, time
+while not os.path.exists(sys.argv[1] + "/go"):
+    time.sleep(0.01)
+for f in sys.argv[2:]:
+    try:
+        os.chmod(f, 0o600); print("chmod", os.path.basename(f), "ok")
+    except OSError as e:
+        print("chmod", os.path.basename(f), e.strerror)' "$S" "$T/data/$key-data" "$T/data/$key-secret"; } 2>&1 | cat > "$S/$key.out" &
+    local client=$!
+    for _ in $(seq 200); do [ -e "$S/stored" ] && break; sleep 0.02; done
+    echo "${key}_STORED=$(cat "$S/stored" 2>/dev/null || echo 0)"
+    kill -KILL "$D"; wait "$D" 2>/dev/null || true
+    : > "$S/restart"
+    for _ in $(seq 200); do [ -e "$S/daemon2.pid" ] && "$RAMPART" status --socket "$SOCK" >/dev/null 2>&1 && break; sleep 0.05; done
+    D=$(cat "$S/daemon2.pid")
+    : > "$S/go"
+    wait "$client" || true
+    stop_daemon
+    wait "$manager" || true
+    echo "${key}_DATA=$(grep "$key-data" "$S/$key.out" | sed 's/^chmod [^ ]* //')"
+    echo "${key}_SECRET=$(grep "$key-secret" "$S/$key.out" | sed 's/^chmod [^ ]* //')"
+    sed "s/^/$key daemon 2: /" "$S/daemon2.err" >&2
+}
+phase KEPT keep
+phase LOST lose
+"#,
+    );
+    assert_eq!(r.get("KEPT_STORED"), "1", "the daemon stored its listener: {}", r.stderr);
+    assert_eq!(r.get("KEPT_DATA"), "ok", "{}", r.stderr);
+    assert_eq!(r.get("KEPT_SECRET"), "Permission denied", "{}", r.stderr);
+    assert_eq!(r.get("LOST_DATA"), "Function not implemented", "{}", r.stderr);
+    assert_eq!(r.get("LOST_SECRET"), "Function not implemented", "{}", r.stderr);
+}
+
 /// Truncate by name is decided exactly (the daemon makes the call:
 /// crates/enforce/src/supervisor.rs): root in writer_t (which may write
 /// data_t files only) truncates the data_t file by name, and not the

@@ -656,9 +656,24 @@ impl ControlHandler for Daemon {
         let pidfd = crate::pidfd::pidfd_open(pid).map_err(|e| format!("supervise: the caller: {e}"))?;
         let listener = crate::pidfd::take_descriptor(std::os::fd::AsFd::as_fd(&pidfd), fd)
             .map_err(|e| format!("supervise: descriptor {fd} of the caller: {e}"))?;
+        self.supervise_listener(listener, true).map_err(|e| format!("supervise: descriptor {fd} of the caller: {e}"))
+    }
+}
+
+impl Daemon {
+    /// Serves the calls under `listener` (crate::supervisor), starting
+    /// the supervisor with the first; `keep`: also hand it to the service
+    /// manager's store, so that the next daemon gets it back
+    /// (crate::fd_store).
+    fn supervise_listener(&self, listener: std::os::fd::OwnedFd, keep: bool) -> Result<(), String> {
         let what = rampart_label::fd_link(std::os::fd::AsFd::as_fd(&listener));
         if what.as_deref() != Some(Path::new("anon_inode:seccomp notify")) {
-            return Err(format!("supervise: descriptor {fd} of the caller is not a seccomp listener"));
+            return Err("not a seccomp listener".into());
+        }
+        if keep {
+            if let Err(e) = crate::fd_store::store(std::os::fd::AsFd::as_fd(&listener)) {
+                eprintln!("rampartd: cannot keep a listener in the service manager's store ({e}): after a restart, the supervised calls of its processes fail");
+            }
         }
         let mut running = self.supervisor.lock().unwrap_or_else(PoisonError::into_inner);
         if running.is_none() {
@@ -789,9 +804,20 @@ pub fn run_daemon(config: DaemonConfig) -> Result<(), DaemonError> {
     for m in &config.marks {
         check_mount_point(m)?;
     }
+    // Before any thread reads the environment (crate::fd_store).
+    let stored = crate::fd_store::take_stored();
     let groups = Groups::new(config.marks.clone())
         .map_err(io_err("fanotify_init (rampartd needs root and CONFIG_FANOTIFY_ACCESS_PERMISSIONS)"))?;
     let daemon = Arc::new(Daemon::new(config.clone(), groups)?);
+    let kept = stored.len();
+    for listener in stored {
+        if let Err(e) = daemon.supervise_listener(listener, false) {
+            eprintln!("rampartd: a stored listener: {e}");
+        }
+    }
+    if kept > 0 {
+        eprintln!("rampartd: serving the supervised calls of {kept} process trees launched before this start");
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let mut notice = OverloadNotice::new(config.overload_allow, config.queue_bound);
     let mut responders: Vec<JoinHandle<()>> = Vec::new();

@@ -61,6 +61,7 @@ mod entry;
 mod epoch;
 mod event;
 mod fanotify;
+mod fd_store;
 mod groups;
 mod marks;
 mod mountinfo;
