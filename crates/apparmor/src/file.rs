@@ -125,6 +125,52 @@ pub fn path_perm(subject: Subject<'_>, name: &[u8], request: u32, owner: bool) -
     FileDecision { allowed, perms, record }
 }
 
+/// What `perms` (looked up without the name: [`uniform_below`]) decide
+/// of `request`, as [`path_perm`] would with the name.
+pub fn perms_decision(p: &Profile, perms: Perms, request: u32) -> FileDecision {
+    if p.mode == Mode::Unconfined {
+        return unconfined();
+    }
+    let error = request & !perms.allow != 0;
+    let (allowed, record) = audit_file(p, &perms, request, error, None);
+    FileDecision { allowed, perms, record }
+}
+
+/// The permissions (other, owner) `p` gives every name that extends
+/// `prefix` by at least one byte, when they are the same for all of them:
+/// every state of the file DFA that such a name can end in carries the
+/// same permissions (`prefix` itself is not covered: `/srv/**` does not
+/// match `/srv/`). Names are as the kernel builds them: no NUL, no two
+/// slashes in a row (`/srv/**` does not match `/srv//x` either). `None`
+/// when they differ, or when more than `limit` states would have to be
+/// visited. Then a file known to lie strictly below `prefix` is decided
+/// without its name (the daemon's first-touch path).
+pub fn uniform_below(p: &Profile, prefix: &[u8], limit: usize) -> Option<(Perms, Perms)> {
+    let Some(f) = &p.file else { return Some((Perms::default(), Perms::default())) };
+    let start = f.dfa.match_str(f.start[CLASS_FILE], prefix);
+    let mut want = None;
+    // (state, the last byte was a slash)
+    let mut seen = std::collections::HashSet::new();
+    let mut queue = vec![(start, prefix.last() == Some(&b'/'))];
+    while let Some((state, after_slash)) = queue.pop() {
+        for byte in 1..=u8::MAX {
+            if after_slash && byte == b'/' {
+                continue;
+            }
+            let next = (f.dfa.next(state, byte), byte == b'/');
+            if !seen.insert(next) {
+                continue;
+            }
+            let perms = (f.lookup(next.0, false), f.lookup(next.0, true));
+            if seen.len() > limit || *want.get_or_insert(perms) != perms {
+                return None;
+            }
+            queue.push(next);
+        }
+    }
+    want
+}
+
 /// `xindex_is_subset`.
 fn xindex_is_subset(link: u32, target: u32) -> bool {
     !((link & !AA_X_UNSAFE) != (target & !AA_X_UNSAFE) || (link & AA_X_UNSAFE != 0 && target & AA_X_UNSAFE == 0))

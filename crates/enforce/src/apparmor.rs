@@ -50,7 +50,7 @@ use std::os::unix::fs::MetadataExt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use rampart_apparmor::audit::{file_message, FileAudit};
-use rampart_apparmor::file::{link_perm, path_perm, FileDecision, Record, RecordKind};
+use rampart_apparmor::file::{link_perm, path_perm, perms_decision, FileDecision, Record, RecordKind};
 use rampart_apparmor::perms::*;
 use rampart_apparmor::{domain, LiveProfiles, Mode, Profile, Subject};
 use rustc_hash::FxHashSet;
@@ -119,6 +119,8 @@ pub struct AppArmor {
     /// The marked filesystems mounted once in the daemon's namespace
     /// (crate::name_changes keeps it): only their files' names are known.
     mounted_once: RwLock<Vec<u64>>,
+    /// Answers that need no name (crate::mount_prefix).
+    prefixes: crate::mount_prefix::MountPrefixes,
 }
 
 /// The name the kernel mediates, or the record's info for a name that
@@ -157,7 +159,13 @@ fn silent(d: &FileDecision) -> bool {
 
 impl AppArmor {
     pub fn new(profiles: LiveProfiles, log: AppArmorLog) -> AppArmor {
-        AppArmor { profiles, log, gone: Mutex::new(FxHashSet::default()), mounted_once: RwLock::new(Vec::new()) }
+        AppArmor {
+            profiles,
+            log,
+            gone: Mutex::new(FxHashSet::default()),
+            mounted_once: RwLock::new(Vec::new()),
+            prefixes: Default::default(),
+        }
     }
 
     /// Whether `name` is a loaded profile now.
@@ -188,6 +196,7 @@ impl AppArmor {
     /// The marked filesystems now mounted once (`dev`s).
     pub fn set_mounted_once(&self, devices: Vec<u64>) {
         *self.mounted_once.write().unwrap_or_else(PoisonError::into_inner) = devices;
+        self.prefixes.mounts_changed();
     }
 
     /// What every profile of `profiles` allows of the file `fd` (any
@@ -257,6 +266,15 @@ impl AppArmor {
     ) -> bool {
         let set = self.profiles.current();
         let Some(p) = self.profile(&set.policy, profile) else { return false };
+        // Without the name, when no name below the file's mount changes
+        // the answer and it asks nothing more (crate::mount_prefix).
+        if ev.md.is_file() && p.mode != Mode::Unconfined {
+            if let Some((other, owned)) = self.prefixes.perms(&set, p, ev.fd) {
+                if silent(&perms_decision(p, other, widest)) && silent(&perms_decision(p, owned, widest)) {
+                    return true;
+                }
+            }
+        }
         let name = match name_of(ev.fd, ev.md) {
             Ok(name) => name,
             Err((info, shown)) => return self.unnamed(p, ev, operation, widest, info, &shown, enforcing),

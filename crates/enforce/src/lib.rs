@@ -64,6 +64,7 @@ mod fanotify;
 mod fd_store;
 mod groups;
 mod marks;
+mod mount_prefix;
 mod mountinfo;
 mod name_changes;
 mod object_label;

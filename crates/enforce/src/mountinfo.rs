@@ -42,7 +42,7 @@ pub fn cgroup2_mounts(mountinfo: &str) -> Vec<PathBuf> {
 }
 
 /// mountinfo escapes space, tab, newline and backslash as `\ooo`.
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
