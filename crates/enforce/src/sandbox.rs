@@ -520,24 +520,6 @@ pub fn refuse_system_calls(forbid: &[Forbidden], supervised: bool) -> io::Result
     Ok(())
 }
 
-/// `struct __user_cap_header_struct` and `__user_cap_data_struct`
-/// (`linux/capability.h`, version 3: two 32-bit words per set).
-#[repr(C)]
-struct CapHeader {
-    version: u32,
-    pid: libc::c_int,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct CapData {
-    effective: u32,
-    permitted: u32,
-    inheritable: u32,
-}
-
-const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
-
 /// The highest capability number this kernel knows.
 fn last_capability() -> u32 {
     fs::read_to_string("/proc/sys/kernel/cap_last_cap").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(40)
@@ -564,20 +546,14 @@ pub fn bound_capabilities(allowed: u64) -> io::Result<()> {
     }
     // SAFETY: prctl with integer arguments only.
     unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong, 0, 0, 0) };
-    let mut header = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
-    let mut data = [CapData::default(); 2];
-    // SAFETY: capget writes two CapData (version 3) for this process;
-    // both pointers are valid for the call.
-    check(unsafe { libc::syscall(libc::SYS_capget, &mut header as *mut CapHeader, data.as_mut_ptr()) }, "capget")?;
+    let mut data = crate::thread_creds::capget()?;
     for (i, d) in data.iter_mut().enumerate() {
         let keep = (allowed >> (32 * i)) as u32;
         d.effective &= keep;
         d.permitted &= keep;
         d.inheritable &= keep;
     }
-    // SAFETY: capset reads the header and two CapData; all valid.
-    check(unsafe { libc::syscall(libc::SYS_capset, &mut header as *mut CapHeader, data.as_ptr()) }, "capset")?;
-    Ok(())
+    crate::thread_creds::capset(&data)
 }
 
 #[cfg(test)]

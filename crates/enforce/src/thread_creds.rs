@@ -23,6 +23,8 @@ pub struct Creds {
     pub effective: u64,
 }
 
+/// `struct __user_cap_header_struct` and `__user_cap_data_struct`
+/// (`linux/capability.h`, version 3: two 32-bit words per set).
 #[repr(C)]
 struct CapHeader {
     version: u32,
@@ -31,10 +33,10 @@ struct CapHeader {
 
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
-struct CapData {
-    effective: u32,
-    permitted: u32,
-    inheritable: u32,
+pub(crate) struct CapData {
+    pub effective: u32,
+    pub permitted: u32,
+    pub inheritable: u32,
 }
 
 const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
@@ -47,8 +49,9 @@ fn io_check(rc: libc::c_long, what: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// The calling thread's capability sets.
-fn capget() -> io::Result<[CapData; 2]> {
+/// The calling thread's capability sets (also the launcher's:
+/// crate::sandbox).
+pub(crate) fn capget() -> io::Result<[CapData; 2]> {
     let mut header = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
     let mut data = [CapData::default(); 2];
     // SAFETY: version 3 reads two `CapData` into `data`, valid and
@@ -57,7 +60,8 @@ fn capget() -> io::Result<[CapData; 2]> {
     Ok(data)
 }
 
-fn capset(data: &[CapData; 2]) -> io::Result<()> {
+/// Sets the calling thread's capability sets.
+pub(crate) fn capset(data: &[CapData; 2]) -> io::Result<()> {
     let mut header = CapHeader { version: LINUX_CAPABILITY_VERSION_3, pid: 0 };
     // SAFETY: version 3 reads two `CapData` from `data`; pid 0 is the
     // calling thread.
