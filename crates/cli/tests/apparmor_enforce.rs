@@ -549,12 +549,7 @@ alone() {
     "$RAMPART" daemon --mark "$T" --no-selinux --apparmor "$AA/profiles" --apparmor-cache "$AA/cache" \
         --socket "$SOCK" --audit-log "$LOG" --cgroup "$CG" "$@" 2>"$S/daemon.err" &
     D=$!
-    for _ in $(seq 200); do
-        if "$RAMPART" status --socket "$SOCK" >/dev/null 2>&1; then return 0; fi
-        if ! kill -0 "$D" 2>/dev/null; then cat "$S/daemon.err" >&2; D=""; return 1; fi
-        sleep 0.05
-    done
-    return 1
+    wait_for_daemon
 }
 echo "T=$T"
 set +e

@@ -500,13 +500,7 @@ impl ControlHandler for Daemon {
             tracked_processes: self.enforcer.cgroups.process_count() as u64,
             ignore_marks: self.enforcer.marks.placed(),
             decided_without_path: load(&c.without_path),
-            marked_devices: self
-                .config
-                .marks
-                .iter()
-                .filter_map(|m| std::fs::metadata(m).ok())
-                .map(|md| format!("{}:{}", libc::major(md.dev()), libc::minor(md.dev())))
-                .collect(),
+            marked_devices: self.marked_devices().into_iter().map(device_name).collect(),
             protected_dirs: self.protected_dirs(),
             avc_lookups: stats.lookups,
             avc_hits: stats.hits,
@@ -661,6 +655,11 @@ impl ControlHandler for Daemon {
 }
 
 impl Daemon {
+    /// The devices (`st_dev`) of the marked filesystems.
+    fn marked_devices(&self) -> Vec<u64> {
+        self.config.marks.iter().filter_map(|m| std::fs::metadata(m).ok()).map(|md| md.dev()).collect()
+    }
+
     /// Serves the calls under `listener` (crate::supervisor), starting
     /// the supervisor with the first; `keep`: also hand it to the service
     /// manager's store, so that the next daemon gets it back
@@ -677,23 +676,20 @@ impl Daemon {
         }
         let mut running = self.supervisor.lock().unwrap_or_else(PoisonError::into_inner);
         if running.is_none() {
-            let ruleset = crate::sandbox::build_ruleset(&self.status().marked_devices, &self.protected_dirs(), &[])
-                .map_err(|e| format!("supervise: the launcher's Landlock ruleset: {e}"))?;
-            let context = supervisor::Context {
-                enforcer: Arc::clone(&self.enforcer),
-                marked_devs: self
-                    .config
-                    .marks
-                    .iter()
-                    .filter_map(|m| std::fs::metadata(m).ok())
-                    .map(|md| md.dev())
-                    .collect(),
-                ruleset,
-            };
-            *running = Some(Supervisor::start(context).map_err(|e| format!("supervise: {e}"))?);
+            let devices = self.marked_devices();
+            let names: Vec<String> = devices.iter().copied().map(device_name).collect();
+            let ruleset = crate::sandbox::build_ruleset(&names, &self.protected_dirs(), &[])
+                .map_err(|e| format!("the launcher's Landlock ruleset: {e}"))?;
+            let context = supervisor::Context { enforcer: Arc::clone(&self.enforcer), marked_devs: devices, ruleset };
+            *running = Some(Supervisor::start(context).map_err(|e| e.to_string())?);
         }
-        running.as_ref().map_or(Ok(()), |s| s.add(listener)).map_err(|e| format!("supervise: {e}"))
+        running.as_ref().map_or(Ok(()), |s| s.add(listener)).map_err(|e| e.to_string())
     }
+}
+
+/// A device as mountinfo and the status reply write it (`major:minor`).
+fn device_name(dev: u64) -> String {
+    format!("{}:{}", libc::major(dev), libc::minor(dev))
 }
 
 /// Signals the calling thread waits for; blocked in every thread.

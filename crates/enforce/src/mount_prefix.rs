@@ -26,9 +26,8 @@
 
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, BorrowedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use rampart_apparmor::file::uniform_below;
 use rampart_apparmor::perms::Perms;
@@ -38,6 +37,9 @@ use rampart_apparmor::{Profile, ProfileSet};
 const CLOSURE_LIMIT: usize = 20_000;
 /// Most cached answers; beyond, the cache starts over.
 const MAX_CACHED: usize = 4096;
+
+/// A profile's name, a mount id and that mount's path and a slash.
+type AnswerKey = (String, u64, Vec<u8>);
 
 /// A profile's answer below one mount, for one profile set.
 struct Uniform {
@@ -51,15 +53,21 @@ pub struct MountPrefixes {
     /// The watcher keeps `mounts` current.
     watched: AtomicBool,
     /// Mount id -> its path and a slash (`None`: not decidable so).
-    mounts: Mutex<Option<HashMap<u64, Option<Vec<u8>>>>>,
-    answers: Mutex<HashMap<(String, u64), Uniform>>,
+    /// Read by every event under a profile, written on a miss or a
+    /// change: read-write locks, so that responders do not queue on each
+    /// other (seed 004).
+    mounts: RwLock<Option<HashMap<u64, Option<Vec<u8>>>>>,
+    /// By profile and mount, and the mount's path then: an answer
+    /// computed from a table a change has since replaced is not used for
+    /// the mount's new path.
+    answers: RwLock<HashMap<AnswerKey, Uniform>>,
 }
 
 impl MountPrefixes {
     /// The mount table changed (or the watcher started): read it again.
     pub fn mounts_changed(&self) {
-        *self.mounts.lock().unwrap_or_else(PoisonError::into_inner) = None;
-        self.answers.lock().unwrap_or_else(PoisonError::into_inner).clear();
+        *self.mounts.write().unwrap_or_else(PoisonError::into_inner) = None;
+        self.answers.write().unwrap_or_else(PoisonError::into_inner).clear();
         // SeqCst: after the clear above, so that no answer computed
         // before the watcher ran is kept.
         self.watched.store(true, Ordering::SeqCst);
@@ -74,12 +82,14 @@ impl MountPrefixes {
         }
         let id = mount_id(fd)?;
         let prefix = self.prefix(id)?;
-        let key = (p.name.clone(), id);
-        let mut answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(u) = answers.get(&key).filter(|u| Arc::ptr_eq(&u.set, set)) {
+        let key = (p.name.clone(), id, prefix);
+        if let Some(u) =
+            self.answers.read().unwrap_or_else(PoisonError::into_inner).get(&key).filter(|u| Arc::ptr_eq(&u.set, set))
+        {
             return u.perms;
         }
-        let perms = uniform_below(p, &prefix, CLOSURE_LIMIT);
+        let perms = uniform_below(p, &key.2, CLOSURE_LIMIT);
+        let mut answers = self.answers.write().unwrap_or_else(PoisonError::into_inner);
         if answers.len() >= MAX_CACHED {
             answers.clear();
         }
@@ -89,31 +99,17 @@ impl MountPrefixes {
 
     /// Mount `id`'s path and a slash, if its root is its filesystem's.
     fn prefix(&self, id: u64) -> Option<Vec<u8>> {
-        let mut mounts = self.mounts.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(table) = self.mounts.read().unwrap_or_else(PoisonError::into_inner).as_ref() {
+            return table.get(&id).cloned().flatten();
+        }
+        let mut mounts = self.mounts.write().unwrap_or_else(PoisonError::into_inner);
         let table = mounts.get_or_insert_with(|| {
-            std::fs::read_to_string("/proc/self/mountinfo").map(|t| prefixes(&t)).unwrap_or_default()
+            std::fs::read_to_string("/proc/self/mountinfo")
+                .map(|t| crate::mountinfo::whole_mount_prefixes(&t))
+                .unwrap_or_default()
         });
         table.get(&id).cloned().flatten()
     }
-}
-
-/// Mount id -> `Some(path + "/")` for a mount of its filesystem's root,
-/// `None` for a mount of a subdirectory.
-fn prefixes(mountinfo: &str) -> HashMap<u64, Option<Vec<u8>>> {
-    mountinfo
-        .lines()
-        .filter_map(|line| {
-            let mut f = line.split(' ');
-            let id = f.next()?.parse().ok()?;
-            let root = f.nth(2)?;
-            let point = crate::mountinfo::unescape(f.next()?);
-            let mut prefix = std::path::Path::new(&point).as_os_str().as_bytes().to_vec();
-            if !prefix.ends_with(b"/") {
-                prefix.push(b'/');
-            }
-            Some((id, (root == "/").then_some(prefix)))
-        })
-        .collect()
 }
 
 /// `statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID)`.
@@ -124,22 +120,4 @@ fn mount_id(fd: BorrowedFd<'_>) -> Option<u64> {
     // NUL-terminated string with AT_EMPTY_PATH.
     let rc = unsafe { libc::statx(fd.as_raw_fd(), c"".as_ptr(), libc::AT_EMPTY_PATH, libc::STATX_MNT_ID, &mut stx) };
     (rc == 0 && stx.stx_mask & libc::STATX_MNT_ID != 0).then_some(stx.stx_mnt_id)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefixes_of_whole_mounts_only() {
-        let info = "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n\
-                    90 22 0:45 / /tmp/t rw - tmpfs tmpfs rw\n\
-                    91 22 0:45 /data /srv/with\\040space rw - tmpfs tmpfs rw\n\
-                    garbage\n";
-        let p = prefixes(info);
-        assert_eq!(p.get(&22), Some(&Some(b"/".to_vec())));
-        assert_eq!(p.get(&90), Some(&Some(b"/tmp/t/".to_vec())));
-        assert_eq!(p.get(&91), Some(&None), "a mount of a subdirectory");
-        assert_eq!(p.len(), 3);
-    }
 }

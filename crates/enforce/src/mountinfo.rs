@@ -3,6 +3,7 @@
 //! finds the mounts of the marked filesystems and of the cgroup hierarchy
 //! in its own mount namespace ([`crate::sandbox`]).
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// The fields of one mountinfo line the callers need: the device
@@ -34,6 +35,24 @@ pub fn mounted_once(mountinfo: &str, devices: &[u64]) -> Vec<u64> {
         mountinfo.lines().filter_map(fields).filter(|(d, _, _)| *d == name).count()
     };
     devices.iter().copied().filter(|&d| count(d) == 1).collect()
+}
+
+/// Mount id -> `Some(mount point + "/")` for a mount of its filesystem's
+/// root, `None` for a mount of a subdirectory (crate::mount_prefix).
+pub fn whole_mount_prefixes(mountinfo: &str) -> HashMap<u64, Option<Vec<u8>>> {
+    mountinfo
+        .lines()
+        .filter_map(|line| {
+            let mut f = line.split(' ');
+            let id = f.next()?.parse().ok()?;
+            let root = f.nth(2)?;
+            let mut prefix = unescape(f.next()?).into_bytes();
+            if !prefix.ends_with(b"/") {
+                prefix.push(b'/');
+            }
+            Some((id, (root == "/").then_some(prefix)))
+        })
+        .collect()
 }
 
 /// The mount points of cgroup v2 hierarchies, in mountinfo order.
@@ -77,6 +96,19 @@ mod tests {
             vec![PathBuf::from("/tmp/t"), PathBuf::from("/srv/with space")]
         );
         assert!(mounts_of_devices(info, &[]).is_empty());
+    }
+
+    #[test]
+    fn prefixes_of_whole_mounts_only() {
+        let info = "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n\
+                    90 22 0:45 / /tmp/t rw - tmpfs tmpfs rw\n\
+                    91 22 0:45 /data /srv/with\\040space rw - tmpfs tmpfs rw\n\
+                    garbage\n";
+        let p = whole_mount_prefixes(info);
+        assert_eq!(p.get(&22), Some(&Some(b"/".to_vec())));
+        assert_eq!(p.get(&90), Some(&Some(b"/tmp/t/".to_vec())));
+        assert_eq!(p.get(&91), Some(&None), "a mount of a subdirectory");
+        assert_eq!(p.len(), 3);
     }
 
     #[test]

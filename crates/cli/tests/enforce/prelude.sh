@@ -60,6 +60,10 @@ start_daemon() {
         --default-context system_u:system_r:unconfined_t:s0 --socket "$SOCK" --audit-log "$LOG" --cgroup "$CG" "$@" \
         2>"$S/daemon.err" &
     D=$!
+    wait_for_daemon
+}
+# Waits until daemon $D answers on $SOCK (its stderr in $S/daemon.err).
+wait_for_daemon() {
     for _ in $(seq 200); do
         if "$RAMPART" status --socket "$SOCK" >/dev/null 2>&1; then return 0; fi
         if ! kill -0 "$D" 2>/dev/null; then cat "$S/daemon.err" >&2; D=""; return 1; fi
