@@ -65,6 +65,7 @@ use arc_swap::ArcSwap;
 use rampart_avc::{Avc, Sid};
 use rustc_hash::FxHashMap;
 
+use crate::marks::InScope;
 use crate::subject_label::{self, Label, EXEC_PREFIX};
 
 /// The xattr holding an exec in flight's parameters.
@@ -182,7 +183,7 @@ fn get_xattr(dir: &Path, name: &str) -> io::Result<Vec<u8>> {
 fn label_dir_name(avc: &Avc, label: &Label) -> io::Result<String> {
     let context =
         avc.context(label.sid).ok_or_else(|| io::Error::other(format!("no context for SID {:?}", label.sid)))?;
-    subject_label::dir_name(context, label.apparmor.as_deref()).map_err(io::Error::other)
+    subject_label::dir_name(context, label.apparmor.as_deref(), label.opens_supervised).map_err(io::Error::other)
 }
 
 impl Cgroups {
@@ -283,9 +284,11 @@ impl Cgroups {
                         dir.display()
                     ),
                 }
-            } else if let Some((context, profile)) = subject_label::parse_dir_name(&name) {
-                let sid = avc.intern(context).unwrap_or(fallback);
-                nodes.insert(md.ino(), Node::Domain(Label { sid, apparmor: profile.map(Arc::from) }));
+            } else if let Some(parsed) = subject_label::parse_dir_name(&name) {
+                let sid = avc.intern(parsed.context).unwrap_or(fallback);
+                let apparmor = parsed.profile.map(Arc::from);
+                nodes
+                    .insert(md.ino(), Node::Domain(Label { sid, apparmor, opens_supervised: parsed.opens_supervised }));
             }
         }
         if !nodes.is_empty() {
@@ -310,18 +313,17 @@ impl Cgroups {
         self.nodes.load().get(&id).cloned()
     }
 
-    /// Every domain a process of the tree runs in or is about to enter.
-    pub fn domains(&self) -> Vec<Sid> {
+    /// Every domain a process of the tree runs in or is about to enter
+    /// (crate::marks, "Scope").
+    pub fn domains(&self) -> Vec<InScope> {
         let mut out = Vec::new();
         for node in self.nodes.load().values() {
-            let sids = match node {
-                Node::Domain(l) => [Some(l.sid), None],
-                Node::Exec(e) => [Some(e.plan.from.sid), Some(e.plan.to.sid)],
+            let labels = match node {
+                Node::Domain(l) => [Some(l), None],
+                Node::Exec(e) => [Some(&e.plan.from), Some(&e.plan.to)],
             };
-            for s in sids.into_iter().flatten() {
-                if !out.contains(&s) {
-                    out.push(s);
-                }
+            for l in labels.into_iter().flatten() {
+                InScope::merge_into(&mut out, InScope { sid: l.sid, direct_writes: !l.opens_supervised });
             }
         }
         out
@@ -359,7 +361,7 @@ impl Cgroups {
             .flatten()
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
-                let profile = subject_label::parse_dir_name(&name)?.1?;
+                let profile = subject_label::parse_dir_name(&name)?.profile?;
                 Some(members(&e.path()).into_iter().map(move |pid| (pid, profile.clone())))
             })
             .flatten()
@@ -605,8 +607,13 @@ fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
     // The profiles as directory names carry them: hex, so any name fits
     // on one line.
     for (key, label) in [("from_aa", &p.from), ("to_aa", &p.to)] {
-        if let Some(name) = label.apparmor.as_deref().and_then(|a| subject_label::dir_name("x", Some(a)).ok()) {
+        if let Some(name) = label.apparmor.as_deref().and_then(|a| subject_label::dir_name("x", Some(a), false).ok()) {
             out.push_str(&format!("{key} {name}\n"));
+        }
+    }
+    for (key, label) in [("from_so", &p.from), ("to_so", &p.to)] {
+        if label.opens_supervised {
+            out.push_str(&format!("{key} 1\n"));
         }
     }
     for (dev, ino) in &p.images {
@@ -625,7 +632,8 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     let text = std::str::from_utf8(bytes).ok()?;
     let (mut from, mut to, mut tgid, mut tid) = (None, None, None, None);
     let (mut from_aa, mut to_aa) = (None, None);
-    let profile = |rest: &str| subject_label::parse_dir_name(rest).and_then(|(_, p)| p).map(Arc::<str>::from);
+    let (mut from_so, mut to_so) = (false, false);
+    let profile = |rest: &str| subject_label::parse_dir_name(rest).and_then(|n| n.profile).map(Arc::<str>::from);
     let (mut images, mut old_image, mut origin) = (Vec::new(), None, None);
     let id = |rest: &str| -> Option<FileId> {
         let (d, i) = rest.split_once(' ')?;
@@ -637,6 +645,8 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
             "from" => from = avc.intern(rest).ok(),
             "from_aa" => from_aa = Some(profile(rest)?),
             "to_aa" => to_aa = Some(profile(rest)?),
+            "from_so" => from_so = true,
+            "to_so" => to_so = true,
             "to" => to = avc.intern(rest).ok(),
             "tgid" => tgid = rest.parse().ok(),
             "tid" => tid = rest.parse().ok(),
@@ -646,7 +656,8 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
             _ => {}
         }
     }
-    let (from, to) = (Label { sid: from?, apparmor: from_aa }, Label { sid: to?, apparmor: to_aa });
+    let from = Label { sid: from?, apparmor: from_aa, opens_supervised: from_so };
+    let to = Label { sid: to?, apparmor: to_aa, opens_supervised: to_so };
     let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image };
     Some(ExecInFlight { dir: dir.to_path_buf(), plan, origin })
 }

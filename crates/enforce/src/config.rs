@@ -22,6 +22,7 @@
 //! apparmor = "/etc/apparmor.d"        # AppArmor profiles, beside SELinux
 //! apparmor-cache = "/var/cache/rampart/apparmor"
 //! selinux = true                      # false (--no-selinux): AppArmor alone
+//! supervised-opens = true             # launched processes open for writing through rampartd
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -140,6 +141,12 @@ pub struct FileConfig {
     /// --apparmor; no policy, file_contexts or SELinux contexts)
     #[arg(long = "no-selinux", num_args = 0, default_missing_value = "false")]
     pub selinux: Option<bool>,
+    /// Let processes `rampart run` starts open files for writing without
+    /// rampartd making the open (`supervised-opens = false`): their write
+    /// opens are cheaper, and a domain that may only read a file then
+    /// keeps every open of it an event (docs/security.md)
+    #[arg(long = "no-supervised-opens", num_args = 0, default_missing_value = "false")]
+    pub supervised_opens: Option<bool>,
 }
 
 impl FileConfig {
@@ -179,6 +186,9 @@ pub struct DaemonConfig {
     pub apparmor: Option<rampart_apparmor::Source>,
     /// SELinux decides (false: AppArmor alone, `--no-selinux`).
     pub selinux: bool,
+    /// Launched processes open files for writing through the daemon
+    /// (crate::supervised, "Opens").
+    pub supervised_opens: bool,
 }
 
 /// `--no-selinux` without profiles to enforce.
@@ -269,6 +279,7 @@ impl DaemonConfig {
             read_batch,
             apparmor,
             selinux,
+            supervised_opens: flags.supervised_opens.or(file.supervised_opens).unwrap_or(true),
         })
     }
 }

@@ -50,6 +50,7 @@ use crate::control::{
 };
 use crate::enforcer::Enforcer;
 use crate::groups::Groups;
+use crate::marks::InScope;
 use crate::objects::{security_context, unlabeled_context, ObjectSids};
 use crate::overload_notice::OverloadNotice;
 use crate::own_threads;
@@ -307,11 +308,9 @@ impl Daemon {
             }
         }
         e.marks.set_profiles(profiles);
-        let mut scope = vec![self.enforcer.default_sid];
+        let mut scope = Vec::new();
         for d in self.enforcer.cgroups.domains().into_iter().chain(self.enforcer.requests.domains()) {
-            if !scope.contains(&d) {
-                scope.push(d);
-            }
+            InScope::merge_into(&mut scope, d);
         }
         self.enforcer.marks.flush(Some(scope)).map_err(|e| format!("flushing ignore marks: {e}"))
     }
@@ -502,6 +501,7 @@ impl ControlHandler for Daemon {
             decided_without_path: load(&c.without_path),
             marked_devices: self.marked_devices().into_iter().map(device_name).collect(),
             protected_dirs: self.protected_dirs(),
+            supervised_opens: self.config.supervised_opens,
             avc_lookups: stats.lookups,
             avc_hits: stats.hits,
             avc_misses: stats.misses,
@@ -544,7 +544,7 @@ impl ControlHandler for Daemon {
     }
 
     fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<ExecGrant, String> {
-        self.set_exec_labels(pid, Some(context), None, force, path)
+        self.set_exec_labels(pid, Some(context), None, force, path, false)
     }
 
     fn set_exec_labels(
@@ -554,6 +554,7 @@ impl ControlHandler for Daemon {
         apparmor: Option<&str>,
         force: bool,
         path: Option<&str>,
+        opens_supervised: bool,
     ) -> Result<ExecGrant, String> {
         let e = &self.enforcer;
         if context.is_some() && self.policy_path.is_none() {
@@ -590,7 +591,13 @@ impl ControlHandler for Daemon {
                 ));
             }
         }
-        let request = ExecRequest { sid, force, apparmor: apparmor.map(Arc::from) };
+        // Opens are supervised if the launcher says its filter hands them
+        // over and it runs in the default domain (a launcher inside a
+        // domain runs under its domain's filters, whose listener serves
+        // what it starts too: then as its domain).
+        let opens_supervised =
+            if caller.launched { caller.opens_supervised } else { opens_supervised && self.config.supervised_opens };
+        let request = ExecRequest { sid, force, apparmor: apparmor.map(Arc::from), opens_supervised };
         let mut watched = None;
         if let Some(path) = path {
             let file = std::fs::OpenOptions::new()
@@ -609,7 +616,9 @@ impl ControlHandler for Daemon {
         let id = crate::pidfd::process_id(pid).ok();
         {
             let _scope = e.scope_changes.lock().unwrap_or_else(PoisonError::into_inner);
-            e.marks.enter_scope(sid).map_err(|err| format!("flushing ignore marks: {err}"))?;
+            e.marks
+                .enter_scope(InScope { sid, direct_writes: !opens_supervised })
+                .map_err(|err| format!("flushing ignore marks: {err}"))?;
             if let Some(profile) = &request.apparmor {
                 e.marks.profile_enters(profile).map_err(|err| format!("flushing ignore marks: {err}"))?;
             }

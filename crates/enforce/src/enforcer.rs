@@ -34,7 +34,7 @@ use crate::epoch::Ticket;
 use crate::event::PermEvent;
 use crate::fanotify::{self, Group};
 use crate::groups::Groups;
-use crate::marks::{EventObject, Marks};
+use crate::marks::{EventObject, InScope, Marks};
 use crate::object_label::ObjectLabel;
 use crate::objects::{EventAccess, ObjectSids};
 use crate::own_threads;
@@ -86,6 +86,9 @@ pub struct Subject {
     /// descendant of such a process, so it carries the launcher's sandbox
     /// (crate::entry).
     pub launched: bool,
+    /// Its opens for writing go through the daemon (crate::marks,
+    /// "Scope").
+    pub opens_supervised: bool,
 }
 
 /// The decision side of the daemon, shared by its responder threads.
@@ -199,8 +202,14 @@ impl Enforcer {
         };
         let query = EventAccess { subject: subject.sid, class: cp.class, perms: asked, epoch: ticket.epoch() };
         let label = self.objects.label_of(&self.avc, file.as_fd(), &md, Some(query));
-        let target =
-            EventObject { inode: (md.dev(), md.ino()), label, class: cp.class, any_open: cp.any_open(), read: cp.read };
+        let target = EventObject {
+            inode: (md.dev(), md.ino()),
+            label,
+            class: cp.class,
+            any_open: cp.any_open(),
+            read_open: cp.open | cp.read,
+            read: cp.read,
+        };
         let opener = Opener { tid, tgid: subject.tgid, subject: subject.sid, ticket };
         let aa = subject.apparmor.as_deref().map(|profile| (profile, &md));
         if event.mask & fanotify::OPEN_PERM != 0 {
@@ -231,7 +240,7 @@ impl Enforcer {
     }
 
     fn default_subject(&self, tgid: Option<u32>) -> Subject {
-        Subject { sid: self.default_sid, apparmor: None, tgid, exec: None, launched: false }
+        Subject { sid: self.default_sid, apparmor: None, tgid, exec: None, launched: false, opens_supervised: false }
     }
 
     /// The subject of process `tgid` in cgroup `cgroup_id`.
@@ -243,7 +252,14 @@ impl Enforcer {
             // housekeeper has seen it, the old label (crate::cgroups).
             Some(Node::Exec(x)) => (x.plan.from.clone(), Some(x)),
         };
-        Subject { sid: label.sid, apparmor: label.apparmor, tgid: Some(tgid), exec, launched: true }
+        Subject {
+            sid: label.sid,
+            apparmor: label.apparmor,
+            tgid: Some(tgid),
+            exec,
+            launched: true,
+            opens_supervised: label.opens_supervised,
+        }
     }
 
     /// The subject of process `pid` (a control request's peer).
@@ -458,8 +474,12 @@ impl Enforcer {
                 );
             }
         }
-        let from = Label { sid: subject.sid, apparmor: subject.apparmor.clone() };
-        let new_label = new_domain.map(|sid| Label { sid, apparmor });
+        let from =
+            Label { sid: subject.sid, apparmor: subject.apparmor.clone(), opens_supervised: subject.opens_supervised };
+        // The launcher says whether its filter supervises opens; an exec
+        // keeps the filters it runs under.
+        let opens_supervised = request.as_ref().map_or(subject.opens_supervised, |r| r.opens_supervised);
+        let new_label = new_domain.map(|sid| Label { sid, apparmor, opens_supervised });
         if let Some(new) = new_domain.filter(|&new| allow && !launcher && new != subject.sid) {
             if let Some(why) = crate::entry::refusal(&self.entry_checks(), &exec_of(tid, tgid, file, md, subject), new)
             {
@@ -478,7 +498,7 @@ impl Enforcer {
             // opens must not meet marks placed without it in scope, nor,
             // under a profile, marks at all (crate::marks).
             let _scope = self.scope_changes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let _ = self.marks.enter_scope(new.sid);
+            let _ = self.marks.enter_scope(InScope { sid: new.sid, direct_writes: !new.opens_supervised });
             if let Some(profile) = &new.apparmor {
                 let _ = self.marks.profile_enters(profile);
             }

@@ -79,6 +79,7 @@ mod responder;
 mod sandbox;
 mod subject_label;
 mod supervised;
+mod supervised_open;
 mod supervisor;
 mod sync;
 mod thread_creds;
@@ -109,7 +110,7 @@ pub mod testing {
     pub use crate::apparmor::{AppArmor, ExecOutcome, FileEvent};
     pub use crate::apparmor_log::AppArmorLog;
     pub use crate::fanotify::{ACCESS_PERM, OPEN_PERM};
-    pub use crate::marks::{EventObject, InodeKey, Judge, MarkTarget, Marks, NameGrant};
+    pub use crate::marks::{EventObject, InScope, InodeKey, Judge, MarkTarget, Marks, NameGrant};
     pub use crate::object_label::ObjectLabel;
     pub use crate::path_labels::{Grants, PathLabels};
 

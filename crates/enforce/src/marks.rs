@@ -11,6 +11,16 @@
 //!   policy is unchanged (seed 002): in steady state reads cause no
 //!   events.
 //!
+//! **Scope.** The domains in scope are the default domain and every domain
+//! a process of the cgroup tree runs in or is about to enter. A domain
+//! whose every process carries the launcher's supervised-opens filter
+//! (crate::supervised, "Opens": an open asking to write or truncate goes
+//! to the daemon, which decides it and makes it) never opens for writing
+//! through the kernel's path, so for it an open mark needs only `open
+//! read` ([`InScope::direct_writes`] false). So a confined web server that
+//! may only read its content leaves the content's open marks in place,
+//! for itself and for everyone else (issue 8).
+//!
 //! Why every domain in scope, and not only those seen opening the inode:
 //! a descriptor travels unseen. It is inherited across fork and exec,
 //! received over `SCM_RIGHTS`, taken with `pidfd_getfd`; SELinux checks
@@ -109,6 +119,27 @@ impl NameGrant {
     pub const ALL: NameGrant = NameGrant { any_open: true, read: true };
 }
 
+/// A domain in scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InScope {
+    pub sid: Sid,
+    /// Some process of the domain may open files for writing without
+    /// the daemon deciding that open itself (no supervised-opens filter):
+    /// an open mark must then be justified for every kind of open.
+    pub direct_writes: bool,
+}
+
+impl InScope {
+    /// Adds `entry` to `scope`: a domain already there keeps direct
+    /// writes if either had them.
+    pub fn merge_into(scope: &mut Vec<InScope>, entry: InScope) {
+        match scope.iter_mut().find(|s| s.sid == entry.sid) {
+            Some(s) => s.direct_writes |= entry.direct_writes,
+            None => scope.push(entry),
+        }
+    }
+}
+
 /// The object an event was about.
 #[derive(Clone, Copy, Debug)]
 pub struct EventObject {
@@ -117,6 +148,8 @@ pub struct EventObject {
     pub class: ClassIdx,
     /// Everything an open of this class can ask for.
     pub any_open: Perms,
+    /// What an open for reading asks (`open read`).
+    pub read_open: Perms,
     pub read: Perms,
 }
 
@@ -160,7 +193,7 @@ pub struct Marks<T: MarkTarget> {
     /// Processes not started under Rampart, also those that were running
     /// before the daemon: always in scope.
     default: Sid,
-    scope: RwLock<Vec<Sid>>,
+    scope: RwLock<Vec<InScope>>,
     /// Every domain in scope may open the object for anything.
     open_ok: ScopeAnswers,
     /// Every domain in scope may read the object.
@@ -186,7 +219,7 @@ impl<T: MarkTarget> Marks<T> {
             enabled,
             epoch: Epoch::new(),
             default,
-            scope: RwLock::new(vec![default]),
+            scope: RwLock::new(vec![InScope { sid: default, direct_writes: true }]),
             open_ok: ScopeAnswers::default(),
             read_ok: ScopeAnswers::default(),
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
@@ -274,7 +307,7 @@ impl<T: MarkTarget> Marks<T> {
     }
 
     /// Domains in scope now.
-    pub fn scope(&self) -> Vec<Sid> {
+    pub fn scope(&self) -> Vec<InScope> {
         self.scope.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
@@ -290,15 +323,13 @@ impl<T: MarkTarget> Marks<T> {
     /// Something that may turn an allow into a deny happened: remove
     /// every mark. `scope`, if given, replaces the domains in scope (the
     /// default domain is always kept).
-    pub fn flush(&self, scope: Option<Vec<Sid>>) -> io::Result<()> {
+    pub fn flush(&self, scope: Option<Vec<InScope>>) -> io::Result<()> {
         // The caller published its change (AVC snapshot, labels) already
         // (crate::epoch); placers read the scope only while holding off
         // this flush.
         let _flushing = self.epoch.advance();
         if let Some(mut scope) = scope {
-            if !scope.contains(&self.default) {
-                scope.insert(0, self.default);
-            }
+            InScope::merge_into(&mut scope, InScope { sid: self.default, direct_writes: true });
             *self.scope.write().unwrap_or_else(PoisonError::into_inner) = scope;
         }
         // Cached answers carry their epoch and are never used after the
@@ -322,23 +353,23 @@ impl<T: MarkTarget> Marks<T> {
 
     /// Before any mark is placed: `domains` are in scope from the start
     /// (processes an earlier daemon confined, `cgroups.rs`).
-    pub fn start_with(&mut self, domains: &[Sid]) {
+    pub fn start_with(&mut self, domains: &[InScope]) {
         let scope = self.scope.get_mut().unwrap_or_else(PoisonError::into_inner);
         for d in domains {
-            if !scope.contains(d) {
-                scope.push(*d);
-            }
+            InScope::merge_into(scope, *d);
         }
     }
 
-    /// `sid` is about to run (an exec transition): if it is new to the
-    /// scope, the open marks placed without it are no longer justified.
-    pub fn enter_scope(&self, sid: Sid) -> io::Result<()> {
-        if self.scope.read().unwrap_or_else(PoisonError::into_inner).contains(&sid) {
+    /// `domain` is about to run (an exec transition): if it is new to the
+    /// scope, or now has direct writes, the open marks placed without it
+    /// are no longer justified.
+    pub fn enter_scope(&self, domain: InScope) -> io::Result<()> {
+        let mut scope = self.scope();
+        let before = scope.clone();
+        InScope::merge_into(&mut scope, domain);
+        if scope == before {
             return Ok(());
         }
-        let mut scope = self.scope();
-        scope.push(sid);
         self.flush(Some(scope))
     }
 
@@ -429,14 +460,19 @@ impl<T: MarkTarget> Marks<T> {
     /// Every domain in scope may read the object.
     fn read_ignorable(&self, judge: &dyn Judge, target: &EventObject, epoch: u64) -> bool {
         self.read_ok.get_or((target.label, target.class), epoch, || {
-            self.scope().iter().all(|&s| judge.may(s, target, target.read, epoch))
+            self.scope().iter().all(|s| judge.may(s.sid, target, target.read, epoch))
         })
     }
 
-    /// Every domain in scope may open the object for anything.
+    /// Every domain in scope may open the object for anything it can
+    /// open it for unasked: any open, or a read for a domain whose opens
+    /// for writing are supervised (see "Scope").
     fn open_ignorable(&self, judge: &dyn Judge, target: &EventObject, epoch: u64) -> bool {
         self.open_ok.get_or((target.label, target.class), epoch, || {
-            self.scope().iter().all(|&s| judge.may(s, target, target.any_open, epoch))
+            self.scope().iter().all(|s| {
+                let perms = if s.direct_writes { target.any_open } else { target.read_open };
+                judge.may(s.sid, target, perms, epoch)
+            })
         })
     }
 }

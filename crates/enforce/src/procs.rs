@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rampart_avc::Sid;
 use rustc_hash::FxHashMap;
 
+use crate::marks::InScope;
+
 /// An exec context asked for with `rampart run`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExecRequest {
@@ -20,6 +22,9 @@ pub struct ExecRequest {
     pub force: bool,
     /// The AppArmor profile to enter (`rampart run --apparmor`).
     pub apparmor: Option<Arc<str>>,
+    /// The process carries the supervised-opens filter (crate::marks,
+    /// "Scope"), and so will everything it starts.
+    pub opens_supervised: bool,
 }
 
 /// A recorded request, with the file it named when that file is on a
@@ -79,12 +84,11 @@ impl ExecRequests {
     }
 
     /// The domains requested (in scope before their exec).
-    pub fn domains(&self) -> Vec<Sid> {
-        let mut out: Vec<Sid> = Vec::new();
+    pub fn domains(&self) -> Vec<InScope> {
+        let mut out = Vec::new();
         for h in self.lock().values() {
-            if !out.contains(&h.request.sid) {
-                out.push(h.request.sid);
-            }
+            let r = &h.request;
+            InScope::merge_into(&mut out, InScope { sid: r.sid, direct_writes: !r.opens_supervised });
         }
         out
     }
@@ -102,9 +106,9 @@ mod tests {
     fn a_request_is_taken_once_and_only_by_its_process() {
         let r = ExecRequests::default();
         let sid = rampart_avc::SidTable::new().intern("u:r:t:s0").unwrap();
-        let req = ExecRequest { sid, force: false, apparmor: None };
+        let req = ExecRequest { sid, force: false, apparmor: None, opens_supervised: false };
         assert!(r.insert(10, Some(7), req.clone(), None).is_none());
-        assert_eq!(r.domains(), vec![req.sid]);
+        assert_eq!(r.domains(), vec![InScope { sid: req.sid, direct_writes: true }]);
         // Another process with the same pid: dropped, not applied.
         let (applied, held) = r.take(10, Some(8));
         assert_eq!(applied, None);
@@ -114,10 +118,18 @@ mod tests {
         assert_eq!(r.take(10, Some(7)).0, Some(req.clone()));
         assert_eq!(r.take(10, Some(7)).0, None, "consumed");
         r.insert(11, Some(1), req.clone(), None);
-        r.insert(12, Some(2), ExecRequest { apparmor: Some("p".into()), ..req }, None);
+        r.insert(12, Some(2), ExecRequest { apparmor: Some("p".into()), ..req.clone() }, None);
         assert_eq!(r.profiles(), vec![Arc::<str>::from("p")]);
         let gone = r.prune(|pid, _| pid == 12);
         assert_eq!(gone.len(), 1);
         assert!(r.take(12, Some(2)).0.is_some());
+        // A domain asked with supervised opens and without: one of its
+        // processes opens for writing directly.
+        r.insert(13, Some(3), ExecRequest { opens_supervised: true, ..req.clone() }, None);
+        assert_eq!(r.domains(), vec![InScope { sid: req.sid, direct_writes: false }]);
+        r.insert(14, Some(4), req.clone(), None);
+        assert_eq!(r.domains(), vec![InScope { sid: req.sid, direct_writes: true }]);
+        r.take(14, Some(4));
+        assert_eq!(r.domains(), vec![InScope { sid: req.sid, direct_writes: false }]);
     }
 }

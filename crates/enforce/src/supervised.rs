@@ -10,6 +10,22 @@
 //! Only the x86-64 numbers are handed over; the same calls made through
 //! the 32-bit entry (`int 0x80`) are refused (`EPERM`): coarser, never
 //! laxer.
+//!
+//! # Opens
+//!
+//! With `opens` ([`install_filter`]), the filter also hands over every
+//! `open`, `openat` and `creat` that asks to write or truncate (flags
+//! with `O_WRONLY`, `O_RDWR` or `O_TRUNC`: a register, read by the filter
+//! itself, so no other thread can change it after the check). The daemon
+//! decides the open, makes it with the caller's credentials and installs
+//! the descriptor in the caller (crate::supervisor). The kernel then sees
+//! the process open files for reading only, which lets an ignore mark
+//! rest on reads alone for its domain (crate::marks, "Scope"). That
+//! holds only if no other way to open for writing is left, so the filter
+//! also refuses: `openat2` (`ENOSYS`: its flags are in memory; callers
+//! fall back to `openat`), `open_by_handle_at` and io_uring (`EPERM`),
+//! the x32 numbers (`ENOSYS`), and the i386 opens asking to write
+//! (`EPERM`).
 
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -54,6 +70,9 @@ pub enum Op {
     SetXattr { target: FileArg, name: u64, value: u64, size: u64, flags: i32 },
     /// removexattr, lremovexattr, fremovexattr.
     RemoveXattr { target: FileArg, name: u64 },
+    /// open, openat, creat asking to write or truncate (see "Opens"):
+    /// `flags` and `mode` as the call gave them.
+    Open { target: FileArg, flags: i32, mode: u32 },
 }
 
 /// x86-64 numbers of the supervised calls.
@@ -81,6 +100,19 @@ pub mod nr {
     pub const REMOVEXATTR: u32 = 197;
     pub const LREMOVEXATTR: u32 = 198;
     pub const FREMOVEXATTR: u32 = 199;
+    pub const OPEN: u32 = 2;
+    pub const CREAT: u32 = 85;
+    pub const OPENAT: u32 = 257;
+    pub const OPEN_BY_HANDLE_AT: u32 = 304;
+    pub const IO_URING: [u32; 3] = [425, 426, 427];
+    pub const OPENAT2: u32 = 437;
+    /// i386: open, creat, openat, open_by_handle_at.
+    pub const I386_OPEN: u32 = 5;
+    pub const I386_CREAT: u32 = 8;
+    pub const I386_OPENAT: u32 = 295;
+    pub const I386_OPEN_BY_HANDLE_AT: u32 = 342;
+    /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`).
+    pub const X32_BIT: u32 = 0x4000_0000;
     pub const ALL: [u32; 23] = [
         CHMOD,
         FCHMOD,
@@ -170,6 +202,13 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
             size: args[3],
             flags: int(4),
         },
+        nr::OPEN => Op::Open { target: path(AT_FDCWD, 0, true, false), flags: int(1), mode: args[2] as u32 },
+        nr::OPENAT => Op::Open { target: path(int(0), 1, true, false), flags: int(2), mode: args[3] as u32 },
+        nr::CREAT => Op::Open {
+            target: path(AT_FDCWD, 0, true, false),
+            flags: libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+            mode: args[1] as u32,
+        },
         nr::REMOVEXATTR | nr::LREMOVEXATTR | nr::FREMOVEXATTR => Op::RemoveXattr {
             target: match nr {
                 nr::FREMOVEXATTR => FileArg::Fd(int(0)),
@@ -188,47 +227,168 @@ const fn bpf(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 
 const BPF_LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
 const BPF_JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+const BPF_JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
+const BPF_JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
 const BPF_RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
 const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
 const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+/// Offsets in `struct seccomp_data`: the number, the arch, and the low
+/// word of argument `i` (little-endian).
+const DATA_NR: u32 = 0;
+const DATA_ARCH: u32 = 4;
+const fn data_arg(i: u32) -> u32 {
+    16 + 8 * i
+}
+/// Open flags that ask to write or truncate.
+pub const WRITE_FLAGS: u32 = (libc::O_WRONLY | libc::O_RDWR | libc::O_TRUNC) as u32;
+
+/// Where a filter instruction jumps: a return, or the check of an open's
+/// flags (argument `i`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Target {
+    Allow,
+    Action,
+    Enosys,
+    Eperm,
+    Flags(u32),
+}
+
+/// A filter under construction: instructions whose jumps name targets,
+/// placed (forward only, as classic BPF jumps) by [`Asm::finish`].
+#[derive(Default)]
+struct Asm {
+    code: Vec<(libc::sock_filter, Option<Target>, Option<Target>)>,
+}
+
+impl Asm {
+    fn op(&mut self, code: u16, k: u32) {
+        self.code.push((bpf(code, k, 0, 0), None, None));
+    }
+    fn jump(&mut self, code: u16, k: u32, yes: Target) {
+        self.code.push((bpf(code, k, 0, 0), Some(yes), None));
+    }
+    /// Appends the targets after the tests and resolves every jump:
+    /// `action` for [`Target::Action`].
+    fn finish(mut self, action: u32, flag_args: &[u32]) -> Vec<libc::sock_filter> {
+        let mut at = Vec::new();
+        self.op(BPF_RET_K, libc::SECCOMP_RET_ALLOW);
+        for &i in flag_args {
+            at.push((Target::Flags(i), self.code.len()));
+            self.op(BPF_LD_W_ABS, data_arg(i));
+            self.code.push((bpf(BPF_JSET_K, WRITE_FLAGS, 0, 0), Some(Target::Action), Some(Target::Allow)));
+        }
+        for (t, k) in [
+            (Target::Allow, libc::SECCOMP_RET_ALLOW),
+            (Target::Action, action),
+            (Target::Enosys, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32),
+            (Target::Eperm, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
+        ] {
+            at.push((t, self.code.len()));
+            self.op(BPF_RET_K, k);
+        }
+        let place = |from: usize, t: Option<Target>| -> u8 {
+            let Some(t) = t else { return 0 };
+            let to = at.iter().find(|(x, _)| *x == t).map_or(from + 1, |&(_, pos)| pos);
+            // Every block is far shorter than 256 instructions.
+            u8::try_from(to - from - 1).unwrap_or(u8::MAX)
+        };
+        self.code
+            .iter()
+            .enumerate()
+            .map(|(i, &(mut ins, yes, no))| {
+                ins.jt = place(i, yes);
+                ins.jf = place(i, no);
+                ins
+            })
+            .collect()
+    }
+}
+
+/// The block of one arch: calls in `to_action` get `action`, `open_flags`
+/// (number, flags argument) get it when their flags ask to write,
+/// `enosys` and `eperm` are refused.
+fn block(
+    action: u32,
+    to_action: &[u32],
+    open_flags: &[(u32, u32)],
+    enosys: &[u32],
+    eperm: &[u32],
+    x32: bool,
+) -> Vec<libc::sock_filter> {
+    let mut asm = Asm::default();
+    asm.op(BPF_LD_W_ABS, DATA_NR);
+    if x32 {
+        asm.jump(BPF_JGE_K, nr::X32_BIT, Target::Enosys);
+    }
+    for &n in to_action {
+        asm.jump(BPF_JEQ_K, n, Target::Action);
+    }
+    for &n in enosys {
+        asm.jump(BPF_JEQ_K, n, Target::Enosys);
+    }
+    for &n in eperm {
+        asm.jump(BPF_JEQ_K, n, Target::Eperm);
+    }
+    let mut flag_args = Vec::new();
+    for &(n, arg) in open_flags {
+        asm.jump(BPF_JEQ_K, n, Target::Flags(arg));
+        if !flag_args.contains(&arg) {
+            flag_args.push(arg);
+        }
+    }
+    asm.finish(action, &flag_args)
+}
 
 /// The filter: on x86-64 the supervised calls go to the listener, on
-/// i386 they are refused, everything else is allowed.
-fn program() -> Vec<libc::sock_filter> {
-    let allow = bpf(BPF_RET_K, libc::SECCOMP_RET_ALLOW, 0, 0);
+/// i386 they are refused, everything else is allowed; with `opens`, also
+/// the opens of "Opens".
+fn program(opens: bool) -> Vec<libc::sock_filter> {
+    let notify = libc::SECCOMP_RET_USER_NOTIF;
+    let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+    let x86_64 = if opens {
+        let mut to_action = nr::ALL.to_vec();
+        to_action.push(nr::CREAT);
+        let mut refused = nr::IO_URING.to_vec();
+        refused.push(nr::OPEN_BY_HANDLE_AT);
+        block(notify, &to_action, &[(nr::OPEN, 1), (nr::OPENAT, 2)], &[nr::OPENAT2], &refused, true)
+    } else {
+        block(notify, &nr::ALL, &[], &[], &[], false)
+    };
+    let i386 = if opens {
+        let mut refused = nr::I386.to_vec();
+        refused.extend([nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2]);
+        refused.extend(nr::IO_URING);
+        block(eperm, &refused, &[(nr::I386_OPEN, 1), (nr::I386_OPENAT, 2)], &[], &[], false)
+    } else {
+        block(eperm, &nr::I386, &[], &[], &[], false)
+    };
     let mut prog = Vec::new();
-    for (arch, nrs, action) in [
-        (AUDIT_ARCH_X86_64, &nr::ALL[..], libc::SECCOMP_RET_USER_NOTIF),
-        (AUDIT_ARCH_I386, &nr::I386[..], libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
-    ] {
-        // [ld nr] [jeq nr_i -> action]... [allow] [action]
-        let mut block = vec![bpf(BPF_LD_W_ABS, 0, 0, 0)];
-        for (i, &n) in nrs.iter().enumerate() {
-            block.push(bpf(BPF_JEQ_K, n, (nrs.len() - i) as u8, 0));
-        }
-        block.push(allow);
-        block.push(bpf(BPF_RET_K, action, 0, 0));
-        prog.push(bpf(BPF_LD_W_ABS, 4, 0, 0));
-        prog.push(bpf(BPF_JEQ_K, arch, 0, block.len() as u8));
+    for (arch, block) in [(AUDIT_ARCH_X86_64, x86_64), (AUDIT_ARCH_I386, i386)] {
+        prog.push(bpf(BPF_LD_W_ABS, DATA_ARCH, 0, 0));
+        prog.push(bpf(BPF_JEQ_K, arch, 0, u8::try_from(block.len()).unwrap_or(u8::MAX)));
         prog.extend(block);
     }
-    prog.push(allow);
+    prog.push(bpf(BPF_RET_K, libc::SECCOMP_RET_ALLOW, 0, 0));
     prog
 }
 
 /// Installs the filter on this process (inherited by everything it
-/// starts) and returns its listener, for rampartd. Once the listener is
+/// starts), with the opens of "Opens" if `opens`, and returns its
+/// listener, for rampartd. Once the listener is
 /// closed by everyone, the supervised calls fail with `ENOSYS`: without
 /// the daemon nothing is let through. The wait for an answer is killable
 /// only once the daemon has received the call
 /// (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`), so a signal cannot make
 /// the call restart after the daemon made it. Needs `no_new_privs` or
 /// CAP_SYS_ADMIN.
-pub fn install_filter() -> io::Result<OwnedFd> {
+pub fn install_filter(opens: bool) -> io::Result<OwnedFd> {
     if !cfg!(target_arch = "x86_64") {
         return Err(io::Error::new(io::ErrorKind::Unsupported, "the supervised calls are known on x86-64 only"));
     }
-    let prog = program();
+    let prog = program(opens);
+    if prog.len() > usize::from(u16::MAX) {
+        return Err(io::Error::other("the supervising filter is too long"));
+    }
     let fprog = libc::sock_fprog { len: prog.len() as u16, filter: prog.as_ptr() as *mut libc::sock_filter };
     let flags = libc::SECCOMP_FILTER_FLAG_NEW_LISTENER | libc::SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
     // SAFETY: `fprog` points at `prog`, alive across the call; the kernel
@@ -250,18 +410,24 @@ pub fn install_filter() -> io::Result<OwnedFd> {
 mod tests {
     use super::*;
 
-    /// Runs the filter on one call, as the kernel would.
-    fn run(prog: &[libc::sock_filter], nr: u32, arch: u32) -> u32 {
-        let data = [nr, arch];
+    /// Runs the filter on one call (`args`: the arguments' low words), as
+    /// the kernel would.
+    fn run(prog: &[libc::sock_filter], nr: u32, arch: u32, args: [u32; 6]) -> u32 {
+        let load = |k: u32| match k {
+            DATA_NR => nr,
+            DATA_ARCH => arch,
+            k => args[((k - 16) / 8) as usize],
+        };
         let mut pc = 0;
         let mut acc = 0;
         loop {
             let i = prog[pc];
+            let jump = |yes: bool| usize::from(if yes { i.jt } else { i.jf });
             match i.code {
-                BPF_LD_W_ABS => acc = data[i.k as usize / 4],
-                BPF_JEQ_K => {
-                    pc += usize::from(if acc == i.k { i.jt } else { i.jf });
-                }
+                BPF_LD_W_ABS => acc = load(i.k),
+                BPF_JEQ_K => pc += jump(acc == i.k),
+                BPF_JGE_K => pc += jump(acc >= i.k),
+                BPF_JSET_K => pc += jump(acc & i.k != 0),
                 BPF_RET_K => return i.k,
                 other => panic!("unexpected instruction {other:#x}"),
             }
@@ -269,24 +435,60 @@ mod tests {
         }
     }
 
+    const EPERM: u32 = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+    const ENOSYS: u32 = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
+    const NOTIFY: u32 = libc::SECCOMP_RET_USER_NOTIF;
+    const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+
     #[test]
     fn the_filter_hands_over_exactly_its_calls() {
-        let prog = program();
-        for n in nr::ALL {
-            assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64), libc::SECCOMP_RET_USER_NOTIF, "{n}");
-            assert!(decode(n, [0; 6]).is_some(), "{n} decodes");
+        for opens in [false, true] {
+            let prog = program(opens);
+            for n in nr::ALL {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0; 6]), NOTIFY, "{n}");
+                assert!(decode(n, [0; 6]).is_some(), "{n} decodes");
+            }
+            for n in nr::I386 {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 {n}");
+            }
+            // read, ftruncate pass; reading opens pass; another arch passes.
+            for n in [0, 77] {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0; 6]), ALLOW, "{n}");
+                assert_eq!(decode(n, [0; 6]), None);
+            }
+            let rdonly = [0, libc::O_RDONLY as u32 | libc::O_CREAT as u32 | libc::O_APPEND as u32, 0, 0, 0, 0];
+            assert_eq!(run(&prog, nr::OPEN, AUDIT_ARCH_X86_64, rdonly), ALLOW);
+            assert_eq!(run(&prog, nr::OPENAT, AUDIT_ARCH_X86_64, [0, 0, rdonly[1], 0, 0, 0]), ALLOW);
+            assert_eq!(run(&prog, 3, AUDIT_ARCH_I386, [0; 6]), ALLOW, "i386 read");
+            assert_eq!(run(&prog, 90, 0xC000_00B7, [0; 6]), ALLOW, "aarch64");
         }
-        let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
-        for n in nr::I386 {
-            assert_eq!(run(&prog, n, AUDIT_ARCH_I386), eperm, "i386 {n}");
+        let (without, with) = (program(false), program(true));
+        // Opens asking to write or truncate: handed over with `opens`,
+        // through the flags argument only (the path's is ignored).
+        for flags in [libc::O_WRONLY, libc::O_RDWR, libc::O_TRUNC, libc::O_WRONLY | libc::O_CREAT, 3] {
+            let f = flags as u32;
+            for (n, args) in [(nr::OPEN, [!WRITE_FLAGS, f, 0, 0, 0, 0]), (nr::OPENAT, [0, 0, f, 0, 0, 0])] {
+                assert_eq!(run(&with, n, AUDIT_ARCH_X86_64, args), NOTIFY, "{n} {flags:#o}");
+                assert_eq!(run(&without, n, AUDIT_ARCH_X86_64, args), ALLOW, "{n} {flags:#o}");
+                assert!(matches!(decode(n, args.map(u64::from)), Some(Op::Open { .. })));
+            }
+            for (n, args) in [(nr::I386_OPEN, [0, f, 0, 0, 0, 0]), (nr::I386_OPENAT, [0, 0, f, 0, 0, 0])] {
+                assert_eq!(run(&with, n, AUDIT_ARCH_I386, args), EPERM, "i386 {n} {flags:#o}");
+            }
         }
-        // open, read, openat, ftruncate pass; another arch passes.
-        for n in [2, 0, 257, 77] {
-            assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64), libc::SECCOMP_RET_ALLOW, "{n}");
-            assert_eq!(decode(n, [0; 6]), None);
+        assert_eq!(run(&with, nr::CREAT, AUDIT_ARCH_X86_64, [0; 6]), NOTIFY);
+        assert_eq!(run(&without, nr::CREAT, AUDIT_ARCH_X86_64, [0; 6]), ALLOW);
+        // The other ways to open for writing are closed with `opens`.
+        assert_eq!(run(&with, nr::OPENAT2, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS);
+        assert_eq!(run(&with, nr::OPEN_BY_HANDLE_AT, AUDIT_ARCH_X86_64, [0; 6]), EPERM);
+        assert_eq!(run(&with, nr::X32_BIT | nr::OPEN, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS, "x32");
+        for n in nr::IO_URING {
+            assert_eq!(run(&with, n, AUDIT_ARCH_X86_64, [0; 6]), EPERM, "io_uring {n}");
+            assert_eq!(run(&with, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 io_uring {n}");
         }
-        assert_eq!(run(&prog, 3, AUDIT_ARCH_I386), libc::SECCOMP_RET_ALLOW, "i386 read");
-        assert_eq!(run(&prog, 90, 0xC000_00B7), libc::SECCOMP_RET_ALLOW, "aarch64");
+        for n in [nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2] {
+            assert_eq!(run(&with, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 {n}");
+        }
     }
 
     #[test]
@@ -311,6 +513,22 @@ mod tests {
             Some(Op::Link {
                 from: FileArg::Path { dirfd: 3, path: 0x1, follow: true, empty_ok: true },
                 to: FileArg::Path { dirfd: 4, path: 0x2, follow: false, empty_ok: false }
+            })
+        );
+        assert_eq!(
+            decode(nr::OPENAT, [fd(9), 0x3000, 0o1101, 0o100644, 0, 0]),
+            Some(Op::Open {
+                target: FileArg::Path { dirfd: 9, path: 0x3000, follow: true, empty_ok: false },
+                flags: 0o1101,
+                mode: 0o100644
+            })
+        );
+        assert_eq!(
+            decode(nr::CREAT, [0x4000, 0o600, 0, 0, 0, 0]),
+            Some(Op::Open {
+                target: FileArg::Path { dirfd: AT_FDCWD, path: 0x4000, follow: true, empty_ok: false },
+                flags: libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
+                mode: 0o600
             })
         );
         assert_eq!(

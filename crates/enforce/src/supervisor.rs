@@ -75,6 +75,7 @@ use crate::apparmor::{AppArmor, FileEvent};
 use crate::enforcer::{Checked, Enforcer};
 use crate::pidfd::RecentThreads;
 use crate::supervised::{self, Attr, FileArg, Op};
+use crate::supervised_open;
 use crate::thread_creds::Creds;
 
 /// Threads serving calls.
@@ -207,6 +208,8 @@ impl Supervisor {
 /// root and credentials after a call (then a new worker replaces it).
 fn spawn_worker(cx: Arc<Context>, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<()> {
     std::thread::Builder::new().name("supervised calls".into()).spawn(move || {
+        // Its opens (crate::supervised_open) are answered at once.
+        crate::own_threads::register_current();
         let home = match Home::enter(&cx) {
             Ok(home) => home,
             Err(e) => {
@@ -217,8 +220,16 @@ fn spawn_worker(cx: Arc<Context>, queue: Arc<Mutex<Receiver<Job>>>) -> io::Resul
         loop {
             let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
             let Ok(Job { listener, id, call }) = job else { return };
-            let result = serve_call(&cx, &home, call);
-            respond(listener.as_fd(), id, result);
+            match serve_call(&cx, &home, call) {
+                Ok(Answer::Install { fd, cloexec }) => {
+                    if let Err(errno) = supervised_open::install(listener.as_fd(), id, fd.as_fd(), cloexec) {
+                        // The caller went, or has no descriptor left.
+                        respond(listener.as_fd(), id, Err(errno));
+                    }
+                }
+                Ok(Answer::Value(v)) => respond(listener.as_fd(), id, Ok(v)),
+                Err(errno) => respond(listener.as_fd(), id, Err(errno)),
+            }
             if let Err(e) = home.back() {
                 eprintln!("rampartd: supervisor: a worker cannot return to the daemon's state ({e}); replacing it");
                 if let Err(e) = spawn_worker(Arc::clone(&cx), Arc::clone(&queue)) {
@@ -235,6 +246,7 @@ fn spawn_worker(cx: Arc<Context>, queue: Arc<Mutex<Receiver<Job>>>) -> io::Resul
 struct Home {
     root: OwnedFd,
     creds: Creds,
+    umask: libc::mode_t,
 }
 
 impl Home {
@@ -249,12 +261,18 @@ impl Home {
             open_path(libc::AT_FDCWD, OsStr::new("/"), libc::O_DIRECTORY).map_err(io::Error::from_raw_os_error)?;
         let creds = Creds::current()?;
         crate::sandbox::enforce_ruleset(&cx.ruleset)?;
-        Ok(Home { root, creds })
+        // SAFETY: umask cannot fail; this thread's fs_struct is its own.
+        let umask = unsafe { libc::umask(0o022) };
+        // SAFETY: as above.
+        unsafe { libc::umask(umask) };
+        Ok(Home { root, creds, umask })
     }
 
-    /// Back to the daemon's credentials and root directory.
+    /// Back to the daemon's credentials, root directory and umask.
     fn back(&self) -> io::Result<()> {
         self.creds.assume()?;
+        // SAFETY: umask cannot fail; this thread's fs_struct is its own.
+        unsafe { libc::umask(self.umask) };
         enter_root(self.root.as_fd()).map_err(io::Error::from_raw_os_error)
     }
 }
@@ -320,6 +338,8 @@ struct Gathered {
     /// An extended attribute's name and value (`setxattr`), or name.
     xattr: Option<(CString, Vec<u8>)>,
     creds: Creds,
+    /// The caller's umask (an open, which may create).
+    umask: u32,
 }
 
 /// `XATTR_NAME_MAX` and `XATTR_SIZE_MAX`.
@@ -425,7 +445,11 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
     }
     let xattr = read_xattr(&mem, op)?;
     let creds = Creds::of_task(tid).map_err(|_| libc::ESRCH)?;
-    Ok(Gathered { root, args: out, xattr, creds })
+    let umask = match op {
+        Op::Open { .. } => supervised_open::umask_of(tid)?,
+        _ => 0,
+    };
+    Ok(Gathered { root, args: out, xattr, creds, umask })
 }
 
 /// An object a call names, resolved (step 3).
@@ -530,6 +554,8 @@ fn resolve(op: &Op, args: &[PathArg], xattr: Option<&(CString, Vec<u8>)>) -> Res
             let (name, _) = xattr.cloned().ok_or(libc::EFAULT)?;
             Resolved::Xattr(resolve_object(&args[0])?, name, None)
         }
+        // Served by `serve_open`.
+        Op::Open { .. } => return Err(libc::ENOSYS),
     })
 }
 
@@ -538,7 +564,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         Op::Setattr { target, .. } | Op::Truncate { target, .. } => vec![target],
         Op::Remove { name, .. } => vec![name],
         Op::Rename { from, to, .. } | Op::Link { from, to } => vec![from, to],
-        Op::SetXattr { target, .. } | Op::RemoveXattr { target, .. } => vec![target],
+        Op::SetXattr { target, .. } | Op::RemoveXattr { target, .. } | Op::Open { target, .. } => vec![target],
     }
 }
 
@@ -554,9 +580,20 @@ fn enter_root(root: BorrowedFd<'_>) -> Result<(), i32> {
     Ok(())
 }
 
-/// One call (see the module docs): `Ok(return value)` or `Err(errno)`.
-/// Leaves the thread in any state: the worker goes [`Home::back`].
-fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<i64, i32> {
+/// What a served call answers.
+enum Answer {
+    /// The call's return value.
+    Value(i64),
+    /// A descriptor to install in the caller, as the return value.
+    Install { fd: OwnedFd, cloexec: bool },
+}
+
+/// One call (see the module docs), or `Err(errno)`. Leaves the thread
+/// in any state: the worker goes [`Home::back`].
+fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
+    if let Op::Open { flags, mode, .. } = call.op {
+        return serve_open(cx, home, call, flags, mode);
+    }
     let Call { op, tid, gathered, subject } = call;
     let e = &cx.enforcer;
     // Step 2, in the caller's root and with its credentials.
@@ -576,7 +613,7 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<i64, i32> {
             // The file's label changed: marks justified by the old one go.
             let _ = e.marks.flush(None);
         }
-        return done;
+        return done.map(Answer::Value);
     }
     if let Resolved::Xattr(o, name, None) = &resolved {
         if name.as_bytes() == XATTR_SELINUX && cx.marked_devs.contains(&o.md.dev()) {
@@ -595,7 +632,59 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<i64, i32> {
     }
     // Step 4.
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
-    perform(&resolved)
+    perform(&resolved).map(Answer::Value)
+}
+
+/// An open for writing (crate::supervised_open).
+fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> Result<Answer, i32> {
+    let Call { tid, gathered, subject, .. } = call;
+    let arg = gathered.args.first().ok_or(libc::EINVAL)?;
+    let cloexec = flags & libc::O_CLOEXEC != 0;
+    // Step 1, in the caller's root, with its credentials and umask.
+    enter_root(gathered.root.as_fd())?;
+    gathered.creds.assume().map_err(|e| errno_of(&e))?;
+    // SAFETY: umask cannot fail; this thread's fs_struct is its own.
+    unsafe { libc::umask(gathered.umask & 0o777) };
+    let target = supervised_open::resolve(arg.dir.as_fd(), &arg.path, flags, mode);
+    home.back().map_err(|e| errno_of(&e))?;
+    let (object, created) = match target? {
+        supervised_open::Target::Path(fd) => return Ok(Answer::Install { fd, cloexec }),
+        supervised_open::Target::Existing(fd, md) => (Object { fd, md }, false),
+        supervised_open::Target::Created(fd, md) => (Object { fd, md }, true),
+    };
+    // Step 2: the checks of an open event.
+    if supervised_open::on_procfs(object.fd.as_fd()) {
+        return Err(libc::EACCES);
+    }
+    if cx.marked_devs.contains(&object.md.dev()) && !open_allowed(cx, tid, &subject, &object, flags) {
+        return Err(libc::EACCES);
+    }
+    // Step 3, with the caller's credentials (the daemon's root).
+    gathered.creds.assume().map_err(|e| errno_of(&e))?;
+    let fd = if created {
+        supervised_open::finish(object.fd.as_fd(), flags)?;
+        object.fd
+    } else {
+        supervised_open::reopen(object.fd.as_fd(), flags)?
+    };
+    Ok(Answer::Install { fd, cloexec })
+}
+
+/// Both modules' open checks of `o` for `flags`, audited (as
+/// crate::enforcer decides an open event).
+fn open_allowed(cx: &Context, tid: u32, subject: &crate::enforcer::Subject, o: &Object, flags: i32) -> bool {
+    let e = &cx.enforcer;
+    let Some(cp) = e.classes.of_mode(o.md.mode()) else { return true };
+    let tsid = e.objects.sid_of(&e.avc, o.fd.as_fd(), &o.md);
+    let decision = e.avc.has_perm_noaudit(subject.sid, tsid, cp.class, cp.for_flags(flags as u32 as u64));
+    let mut allowed = decision.passes();
+    e.audit_checks(tid, subject.tgid, o.fd.as_fd(), &[Checked { ssid: subject.sid, tsid, class: cp.class, decision }]);
+    if let (Some(profile), Some(aa)) = (&subject.apparmor, &e.apparmor) {
+        let enforcing = || e.avc.policy_state().2;
+        let ev = event(tid, subject.tgid.unwrap_or(tid), o);
+        allowed &= aa.open(profile, &ev, &mut || Some(flags as u32 as u64), &enforcing);
+    }
+    allowed
 }
 
 /// Makes the call on the resolved descriptors.

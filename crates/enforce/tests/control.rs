@@ -106,6 +106,7 @@ impl ControlHandler for Fake {
             decided_without_path: 800,
             marked_devices: vec!["0:45".into()],
             protected_dirs: vec!["/etc/selinux".into()],
+            supervised_opens: false,
             avc_lookups: 5000,
             avc_hits: 4990,
             avc_misses: 10,

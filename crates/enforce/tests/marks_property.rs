@@ -26,7 +26,11 @@
 //!   - an inode whose mask has `OPEN_PERM`: every domain that may run (in
 //!     `Marks::scope()`, and every domain the test runs) is allowed
 //!     `open read write append` on the inode's current label in its
-//!     class (`open read` for a directory);
+//!     class (`open read` for a directory), or `open read` if the domain's
+//!     opens for writing are supervised (crate::supervised, "Opens": each
+//!     seed draws which domains run under that filter; their opens asking
+//!     to write never meet a mark, they are decided by the daemon, here
+//!     compared with libsepol);
 //!   - an inode whose mask has `ACCESS_PERM`: every domain holding a
 //!     descriptor open for reading on it is allowed `read`. The test
 //!     tracks the holders itself, independently of `Marks`, including
@@ -71,7 +75,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rampart_avc::{Avc, AvcConfig, Decision, NullSink, Perms, Sid};
 use rampart_enforce::testing::{
-    mapping, ClassPerms, Classes, EventObject, Grants, InodeKey, MarkTarget, Marks, ObjectLabel, PathLabels,
+    mapping, ClassPerms, Classes, EventObject, Grants, InScope, InodeKey, MarkTarget, Marks, ObjectLabel, PathLabels,
     ACCESS_PERM, OPEN_PERM,
 };
 use rampart_label::FileType;
@@ -365,6 +369,9 @@ enum Fault {
     /// A restarted daemon starts with the default domain alone in scope,
     /// forgetting the domains whose processes still run.
     RestartForgetsRunningDomains,
+    /// The daemon counts every domain's opens for writing as supervised,
+    /// while none is.
+    TrustsUnsupervisedWrites,
 }
 
 impl Fault {
@@ -381,6 +388,8 @@ impl Fault {
             // It acts at the restart, but breaks the invariant at a later
             // open: every step after a restart counts.
             Fault::RestartForgetsRunningDomains => kind != StepKind::Restart,
+            // Acts wherever a mark is placed or a domain enters.
+            Fault::TrustsUnsupervisedWrites => true,
         }
     }
 }
@@ -441,8 +450,10 @@ struct Label {
     rid: u32,
     cid: u32,
     cp: ClassPerms,
-    /// libsepol's bits: everything an open can ask, and `read`.
+    /// libsepol's bits: everything an open can ask, an open for reading,
+    /// and `read`.
     any_open_bits: u32,
+    read_open_bits: u32,
     read_bits: u32,
 }
 
@@ -485,6 +496,11 @@ struct Stats {
     /// Events decided without the label (inodes without an xattr).
     unresolved_opens: u64,
     unresolved_reads: u64,
+    /// Opens for writing by a supervised domain (decided by the daemon).
+    supervised_opens: u64,
+    /// Per step, the open marks standing that only supervision justifies
+    /// (a supervised domain in scope may not open the inode for writing).
+    relaxed_marks: u64,
 }
 
 impl Stats {
@@ -512,6 +528,8 @@ impl Stats {
         self.passes += o.passes;
         self.unresolved_opens += o.unresolved_opens;
         self.unresolved_reads += o.unresolved_reads;
+        self.supervised_opens += o.supervised_opens;
+        self.relaxed_marks += o.relaxed_marks;
     }
 }
 
@@ -532,6 +550,9 @@ struct World<'r> {
     freed: Vec<u64>,
     next_ino: u64,
     running: Vec<bool>,
+    /// Per domain: its processes run under the supervised-opens filter
+    /// (never the default domain's).
+    supervised: Vec<bool>,
     /// The booleans this world flips (indices into the reference's).
     flippable: Vec<usize>,
     /// `(inode, domain)`: the domain holds a descriptor open for reading.
@@ -589,6 +610,7 @@ impl<'r> World<'r> {
                     cid,
                     cp,
                     any_open_bits: r.bits(cid, any),
+                    read_open_bits: r.bits(cid, &["open", "read"]),
                     read_bits: r.bits(cid, &["read"]),
                 }
             })
@@ -610,6 +632,7 @@ impl<'r> World<'r> {
             domains,
             labels,
             inodes,
+            supervised: vec![false; running.len()],
             running,
             flippable,
             holders: BTreeSet::new(),
@@ -649,7 +672,14 @@ impl<'r> World<'r> {
         } else {
             ObjectLabel::Sid(l.sid)
         };
-        EventObject { inode: self.key(i), label, class: l.cp.class, any_open: l.cp.any_open(), read: l.cp.read }
+        EventObject {
+            inode: self.key(i),
+            label,
+            class: l.cp.class,
+            any_open: l.cp.any_open(),
+            read_open: l.cp.open | l.cp.read,
+            read: l.cp.read,
+        }
     }
 
     /// Even inodes have no xattr (a replacing file keeps its slot's kind).
@@ -700,6 +730,9 @@ impl<'r> World<'r> {
     /// succeeded and whether the daemon was asked.
     fn open(&mut self, d: usize, i: usize, flags: Flags) -> (bool, bool) {
         assert!(self.running[d], "only running domains open files");
+        if self.supervised[d] && flags != Flags::Read {
+            return (self.supervised_open(d, i, flags), true);
+        }
         // As Enforcer::handle: the ticket before the label is looked up.
         let ticket = self.marks.ticket();
         let key = self.key(i);
@@ -755,6 +788,30 @@ impl<'r> World<'r> {
             self.holders.insert((i, d));
         }
         (opened, asked)
+    }
+
+    /// Domain `d`, under the supervised-opens filter, opens inode `i` for
+    /// writing: the daemon decides it (the AVC for what the flags ask,
+    /// crate::supervisor) and places no mark.
+    fn supervised_open(&mut self, d: usize, i: usize, flags: Flags) -> bool {
+        let l = &self.labels[self.inodes[i]];
+        let (cp, lsid, cid) = (l.cp, l.sid, l.cid);
+        let allowed =
+            self.avc.has_perm_noaudit(self.domains[d].sid, lsid, cp.class, cp.for_flags(flags.libc())).passes();
+        let bits = self.r.bits(cid, flags.perms());
+        let reference = self.reference_allows(d, i, bits);
+        assert_eq!(allowed, reference, "the AVC and libsepol disagree on a supervised open {flags:?}");
+        self.stats.supervised_opens += 1;
+        if allowed && flags.reads() {
+            self.holders.insert((i, d));
+        }
+        allowed
+    }
+
+    /// What the daemon is told of domain `d`'s opens.
+    fn in_scope(&self, d: usize) -> InScope {
+        let trusted = self.fault == Fault::TrustsUnsupervisedWrites && d != 0;
+        InScope { sid: self.domains[d].sid, direct_writes: !self.supervised[d] && !trusted }
     }
 
     /// Domain `d` reads inode `i` through a descriptor it holds. Returns
@@ -830,7 +887,7 @@ impl<'r> World<'r> {
         let needed = !self.violations().is_empty();
         self.stats.entries_needed += u64::from(needed);
         if self.fault != Fault::SkipEnterScope {
-            self.marks.enter_scope(self.domains[d].sid).expect("enter scope");
+            self.marks.enter_scope(self.in_scope(d)).expect("enter scope");
         }
         needed
     }
@@ -870,7 +927,7 @@ impl<'r> World<'r> {
         }
         self.holders.retain(|&(_, d)| d == 0);
         self.stats.exits += 1;
-        self.marks.flush(Some(vec![self.domains[0].sid])).expect("flush");
+        self.marks.flush(Some(vec![self.in_scope(0)])).expect("flush");
     }
 
     /// The daemon restarts: its group is closed (every mark gone) and a
@@ -880,8 +937,8 @@ impl<'r> World<'r> {
         self.carry_model_stats();
         let model = Model::new(self.limit, self.fault == Fault::KernelFlushIsNoop);
         let mut marks = Marks::new(model, self.domains[0].sid, true);
-        let running: Vec<Sid> =
-            (0..self.domains.len()).filter(|&d| self.running[d]).map(|d| self.domains[d].sid).collect();
+        let running: Vec<InScope> =
+            (0..self.domains.len()).filter(|&d| self.running[d]).map(|d| self.in_scope(d)).collect();
         if self.fault != Fault::RestartForgetsRunningDomains {
             marks.start_with(&running);
         }
@@ -900,6 +957,22 @@ impl<'r> World<'r> {
         self.stats.flushes += self.marks.flushes();
     }
 
+    /// The open marks standing that some domain in scope could not have
+    /// were its opens for writing not supervised.
+    fn relaxed_marks(&mut self) -> u64 {
+        let scope: Vec<usize> = self.marks.scope().iter().filter_map(|s| self.by_sid.get(&s.sid).copied()).collect();
+        let slots: HashMap<InodeKey, usize> = (0..self.inos.len()).map(|i| (self.key(i), i)).collect();
+        let mut n = 0;
+        for (key, mask) in self.model().snapshot() {
+            let Some(&i) = slots.get(&key) else { continue };
+            let any = self.labels[self.inodes[i]].any_open_bits;
+            if mask & OPEN_PERM != 0 && scope.iter().any(|&d| self.supervised[d] && !self.reference_allows(d, i, any)) {
+                n += 1;
+            }
+        }
+        n
+    }
+
     /// Every ignore mark standing now that lets through what libsepol
     /// denies.
     fn violations(&mut self) -> Vec<Violation> {
@@ -907,7 +980,9 @@ impl<'r> World<'r> {
             .marks
             .scope()
             .iter()
-            .map(|s| *self.by_sid.get(s).unwrap_or_else(|| panic!("a SID in scope that no domain has: {s:?}")))
+            .map(|s| {
+                *self.by_sid.get(&s.sid).unwrap_or_else(|| panic!("a SID in scope that no domain has: {:?}", s.sid))
+            })
             .collect();
         may_run.extend((0..self.domains.len()).filter(|&d| self.running[d]));
         may_run.sort_unstable();
@@ -919,7 +994,11 @@ impl<'r> World<'r> {
             let l = self.inodes[i];
             if mask & OPEN_PERM != 0 {
                 for &d in &may_run {
-                    if !self.reference_allows(d, i, self.labels[l].any_open_bits) {
+                    // The test's own account of who is supervised, not
+                    // what the daemon was told.
+                    let bits =
+                        if self.supervised[d] { self.labels[l].read_open_bits } else { self.labels[l].any_open_bits };
+                    if !self.reference_allows(d, i, bits) {
                         out.push((i, d, "open"));
                     }
                 }
@@ -1158,6 +1237,11 @@ fn run(r: &mut Reference, policy: &Arc<Policy>, seed: u64, steps: usize, fault: 
         inodes.len()
     );
     let mut w = World::new(r, policy, &domains, &labels, flippable.clone(), inodes, fault, limit);
+    // Which confined domains run under the supervised-opens filter (none
+    // when the daemon is to be caught trusting an unsupervised one).
+    for d in 1..w.supervised.len() {
+        w.supervised[d] = fault != Fault::TrustsUnsupervisedWrites && rng.below(2) == 0;
+    }
     // The world's booleans start at random values.
     for &b in &flippable {
         if rng.below(2) == 0 {
@@ -1184,6 +1268,7 @@ fn run(r: &mut Reference, policy: &Arc<Policy>, seed: u64, steps: usize, fault: 
             return Err(Failure { seed, step, kind, what, violations, setup, trace: w.history(shown) });
         }
         before = now.into_iter().collect();
+        w.stats.relaxed_marks += w.relaxed_marks();
     }
     Ok(w.collect_stats())
 }
@@ -1244,6 +1329,10 @@ fn an_ignore_mark_never_lets_through_what_the_policy_denies() {
         "  decided without the label (no xattr, every path label grants it): opens {}, reads {}",
         t.unresolved_opens, t.unresolved_reads
     );
+    println!(
+        "  supervised opens for writing {}; open marks only supervision justifies, summed over steps {}",
+        t.supervised_opens, t.relaxed_marks
+    );
     if seeds.len() < SEEDS as usize || steps < STEPS {
         return;
     }
@@ -1258,6 +1347,8 @@ fn an_ignore_mark_never_lets_through_what_the_policy_denies() {
     assert!(t.restarts >= 100, "too few restarts");
     assert!(t.passes >= 1000, "too few descriptors passed");
     assert!(t.unresolved_opens >= 100 && t.unresolved_reads >= 10, "too few events decided without the label");
+    assert!(t.supervised_opens >= 100, "too few supervised opens");
+    assert!(t.relaxed_marks >= 100, "supervision hardly ever justified a mark the scope would refuse otherwise");
 }
 
 /// The checker itself: a daemon that forgets one flush, or a kernel
@@ -1273,6 +1364,7 @@ fn the_checker_catches_a_forgotten_flush() {
         Fault::SkipEnterScope,
         Fault::KernelFlushIsNoop,
         Fault::RestartForgetsRunningDomains,
+        Fault::TrustsUnsupervisedWrites,
     ] {
         let caught = (100..110).find_map(|seed| run(&mut r, &policy, seed, 2000, fault).err());
         match caught {

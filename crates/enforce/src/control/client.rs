@@ -175,13 +175,14 @@ impl Client {
         force: bool,
         path: Option<&str>,
     ) -> Result<Option<ExecGrant>, ControlError> {
-        self.set_exec_labels(Some(context), None, force, path, None)
+        self.set_exec_labels(Some(context), None, force, path, None, false)
     }
 
     /// [`Client::set_exec_context`] with an AppArmor profile to enter
     /// (`"apparmor":P`); without `context` the SELinux domain is kept.
     /// `supervise`: the number of this process's seccomp listener, for
-    /// the daemon to serve (crate::supervised).
+    /// the daemon to serve (crate::supervised); `supervise_opens`: its
+    /// filter also hands over opens for writing.
     pub fn set_exec_labels(
         &mut self,
         context: Option<&str>,
@@ -189,6 +190,7 @@ impl Client {
         force: bool,
         path: Option<&str>,
         supervise: Option<i32>,
+        supervise_opens: bool,
     ) -> Result<Option<ExecGrant>, ControlError> {
         let request = Request::ExecContext {
             context: context.map(str::to_owned),
@@ -196,6 +198,7 @@ impl Client {
             path: path.map(str::to_owned),
             apparmor: apparmor.map(str::to_owned),
             supervise,
+            supervise_opens,
         };
         match self.request(&request)? {
             Reply::ExecGranted(grant) => Ok(Some(grant)),

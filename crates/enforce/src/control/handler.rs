@@ -42,7 +42,10 @@ pub trait ControlHandler: Send + Sync {
     fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<ExecGrant, String>;
     /// [`ControlHandler::set_exec_context`] with an AppArmor profile to
     /// enter (`rampart run --apparmor`); without `context`, the caller's
-    /// SELinux domain is kept. By default: no AppArmor.
+    /// SELinux domain is kept. `opens_supervised`: the caller handed over
+    /// (already, through [`ControlHandler::supervise`]) a listener whose
+    /// filter also hands over its opens for writing. By default: no
+    /// AppArmor.
     fn set_exec_labels(
         &self,
         pid: u32,
@@ -50,7 +53,9 @@ pub trait ControlHandler: Send + Sync {
         apparmor: Option<&str>,
         force: bool,
         path: Option<&str>,
+        opens_supervised: bool,
     ) -> Result<ExecGrant, String> {
+        let _ = opens_supervised;
         match (context, apparmor) {
             (Some(context), None) => self.set_exec_context(pid, context, force, path),
             _ => Err("this daemon does not run AppArmor profiles".into()),

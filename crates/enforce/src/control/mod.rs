@@ -67,6 +67,11 @@ pub struct Status {
     /// beneath (crate::sandbox). Absent from older daemons' replies.
     #[serde(default)]
     pub protected_dirs: Vec<std::path::PathBuf>,
+    /// `rampart run` hands its opens for writing to the daemon
+    /// (crate::supervised, "Opens"). Absent from older daemons' replies
+    /// (false).
+    #[serde(default)]
+    pub supervised_opens: bool,
     pub avc_lookups: u64,
     pub avc_hits: u64,
     pub avc_misses: u64,

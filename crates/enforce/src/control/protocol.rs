@@ -98,7 +98,9 @@ pub enum Request {
     /// domain is kept. `supervise`, optional, is the number of a seccomp
     /// listener descriptor the caller holds (crate::supervised): the
     /// daemon takes a copy (`pidfd_getfd`) and serves the supervised
-    /// calls of every process under it.
+    /// calls of every process under it. `supervise_opens`: that
+    /// listener's filter also hands over every open asking to write or
+    /// truncate (crate::supervised, "Opens").
     #[serde(rename = "exec-context")]
     ExecContext {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -111,6 +113,8 @@ pub enum Request {
         apparmor: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         supervise: Option<i32>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        supervise_opens: bool,
     },
     /// `{"op":"labels-changed"}`: files were relabeled; answered with
     /// [`Reply::Done`].
@@ -139,6 +143,7 @@ struct WireRequest {
     path: Option<String>,
     apparmor: Option<String>,
     supervise: Option<i32>,
+    supervise_opens: Option<bool>,
 }
 
 /// The `op` of a request, as on the wire.
@@ -169,7 +174,8 @@ impl TryFrom<WireRequest> for Request {
     type Error = String;
 
     fn try_from(wire: WireRequest) -> Result<Request, String> {
-        let WireRequest { op, enforcing, name, value, context, force, path, apparmor, supervise } = wire;
+        let WireRequest { op, enforcing, name, value, context, force, path, apparmor, supervise, supervise_opens } =
+            wire;
         let given = [
             ("enforcing", enforcing.is_some()),
             ("name", name.is_some()),
@@ -179,6 +185,7 @@ impl TryFrom<WireRequest> for Request {
             ("path", path.is_some()),
             ("apparmor", apparmor.is_some()),
             ("supervise", supervise.is_some()),
+            ("supervise_opens", supervise_opens.is_some()),
         ];
         let request = match op {
             Op::Status => Request::Status,
@@ -197,6 +204,7 @@ impl TryFrom<WireRequest> for Request {
                 path,
                 apparmor,
                 supervise,
+                supervise_opens: supervise_opens.unwrap_or(false),
             },
             Op::LabelsChanged => Request::LabelsChanged,
         };
@@ -225,7 +233,7 @@ impl Request {
             Request::Status | Request::Reload | Request::LabelsChanged => &[],
             Request::SetEnforce { .. } => &["enforcing"],
             Request::SetBool { .. } => &["name", "value"],
-            Request::ExecContext { .. } => &["context", "force", "path", "apparmor", "supervise"],
+            Request::ExecContext { .. } => &["context", "force", "path", "apparmor", "supervise", "supervise_opens"],
         }
     }
 
@@ -600,6 +608,7 @@ mod tests {
                 path: None,
                 apparmor: None,
                 supervise: None,
+                supervise_opens: false,
             },
             Request::ExecContext {
                 context: None,
@@ -607,6 +616,7 @@ mod tests {
                 path: Some("/bin/x".into()),
                 apparmor: Some("p/q".into()),
                 supervise: Some(7),
+                supervise_opens: true,
             },
             Request::LabelsChanged,
         ];
@@ -636,7 +646,8 @@ mod tests {
                 force: false,
                 path: None,
                 apparmor: None,
-                supervise: None
+                supervise: None,
+                supervise_opens: false
             }
         );
         assert_eq!(
@@ -646,7 +657,8 @@ mod tests {
                 force: false,
                 path: Some("/bin/x".into()),
                 apparmor: None,
-                supervise: None
+                supervise: None,
+                supervise_opens: false
             }
         );
         assert_eq!(
@@ -656,7 +668,8 @@ mod tests {
                 force: false,
                 path: Some("/bin/x".into()),
                 apparmor: Some("/usr/bin/x".into()),
-                supervise: None
+                supervise: None,
+                supervise_opens: false
             }
         );
         assert!(err(br#"{"op":"exec-context","path":"/bin/x"}"#).contains("missing field `context`"));
@@ -718,6 +731,7 @@ mod tests {
             path: None,
             apparmor: None,
             supervise: None,
+            supervise_opens: false,
         };
         assert!(nul.to_line().unwrap_err().to_string().contains("NUL"));
     }

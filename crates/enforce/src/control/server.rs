@@ -484,15 +484,17 @@ fn dispatch(handler: &dyn ControlHandler, request: &Request, caller: Caller) -> 
         Request::SetEnforce { enforcing } => done(handler.set_enforcing(*enforcing)),
         Request::Reload => seqno(handler.reload()),
         Request::SetBool { name, value } => seqno(handler.set_boolean(name, *value)),
-        Request::ExecContext { context, force, path, apparmor, supervise } => match caller.pid {
+        Request::ExecContext { context, force, path, apparmor, supervise, supervise_opens } => match caller.pid {
             0 => Reply::error(
                 "exec-context: the kernel did not report the caller's pid (is the client in another pid \
                  namespace?); run the client in rampartd's pid namespace",
             ),
-            pid => match handler
-                .set_exec_labels(pid, context.as_deref(), apparmor.as_deref(), *force, path.as_deref())
-                .and_then(|grant| supervise.map_or(Ok(()), |fd| handler.supervise(pid, fd)).map(|()| grant))
-            {
+            // The listener first: whether its filter supervises opens is
+            // part of the label the request records.
+            pid => match supervise.map_or(Ok(()), |fd| handler.supervise(pid, fd)).and_then(|()| {
+                let opens = supervise.is_some() && *supervise_opens;
+                handler.set_exec_labels(pid, context.as_deref(), apparmor.as_deref(), *force, path.as_deref(), opens)
+            }) {
                 Ok(grant) => Reply::ExecGranted(grant),
                 Err(e) => Reply::Error(e),
             },

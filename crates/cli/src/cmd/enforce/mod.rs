@@ -83,8 +83,8 @@ pub fn run_in_context(args: RunArgs) -> u8 {
     let Some(path) = resolve_program(program) else {
         return fail(format!("{}: command not found", program.to_string_lossy()), 127);
     };
-    let (marked, protected) = match client.status() {
-        Ok(s) => (s.marked_devices, s.protected_dirs),
+    let (marked, protected, opens) = match client.status() {
+        Ok(s) => (s.marked_devices, s.protected_dirs, s.supervised_opens),
         Err(e) => return fail(control(e).to_string(), 125),
     };
     // The calls fanotify never sees go to the daemon from here on
@@ -92,10 +92,12 @@ pub fn run_in_context(args: RunArgs) -> u8 {
     // listener handed over with the request. Already under a launcher's
     // filter (a `rampart run` inside a confined domain), a second
     // listener is refused: that filter's listener serves this process.
+    // With the daemon's supervised opens, the filter also hands over
+    // every open asking to write (rampart_enforce's supervised calls).
     let listener = if no_sandbox {
         None
     } else {
-        match rampart_enforce::supervise_system_calls() {
+        match rampart_enforce::supervise_system_calls(opens) {
             Ok(l) => Some(l),
             Err(e) if e.raw_os_error() == Some(libc::EPERM) => None,
             Err(e) => return fail(format!("cannot install the supervising filter: {e}"), 125),
@@ -108,6 +110,7 @@ pub fn run_in_context(args: RunArgs) -> u8 {
         force,
         Some(&path.to_string_lossy()),
         supervise,
+        opens,
     ) {
         Ok(grant) => grant,
         Err(e) => {

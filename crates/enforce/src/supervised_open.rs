@@ -1,0 +1,334 @@
+//! Opens for writing by processes under the supervised-opens filter
+//! (crate::supervised, "Opens"): decided and made by a supervisor worker
+//! (crate::supervisor), the descriptor then installed in the caller
+//! (`SECCOMP_IOCTL_NOTIF_ADDFD` with `SECCOMP_ADDFD_FLAG_SEND`, so the
+//! descriptor's number is the call's return value).
+//!
+//! Why the daemon makes the open: a process whose opens for writing all
+//! come here never opens for writing through the kernel's path, so an
+//! ignore mark on a file its domain may only read stays sound for it
+//! (crate::marks, "Scope"). Answering "continue" would let the kernel
+//! re-read a path another thread may have changed, onto a file whose
+//! ignore mark rests on reads alone.
+//!
+//! How, in the caller's root, with its file credentials and umask:
+//! 1. The path is resolved to an `O_PATH` descriptor (magic links such as
+//!    `/proc/self/fd/N` refused, `ELOOP`: in the daemon they would name
+//!    the daemon's descriptors). If nothing is there and `O_CREAT` was
+//!    asked, the file is created (`O_EXCL`, retried as an open if another
+//!    process created it meanwhile) and checked after, as the kernel's
+//!    open event is asked after the creation.
+//! 2. Checks, as an open event would make them: SELinux `open` and the
+//!    flags' `read`/`write`/`append` ([`crate::access::ClassPerms::for_flags`]),
+//!    AppArmor's open; audited. Objects on procfs are refused (`EACCES`):
+//!    `/proc/self` in the daemon is the daemon. Objects off the marked
+//!    filesystems are not checked (as opens are not).
+//! 3. The checked inode is reopened through the daemon's
+//!    `/proc/self/fd/N` with the caller's flags (never the path again),
+//!    `O_NOCTTY` always (a terminal must not become the daemon's) and
+//!    `O_NONBLOCK` until the end (a FIFO without a reader gives `ENXIO`
+//!    instead of holding the worker), then truncated if asked.
+//!
+//! What differs from the kernel's open: a FIFO opened for writing without
+//! a reader fails with `ENXIO` instead of waiting; `/dev/tty` and files
+//! under `/proc` fail; a terminal opened does not become the caller's
+//! controlling terminal; `search` on the path's directories is not
+//! checked (as for the other supervised calls).
+
+use std::ffi::{CString, OsStr};
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+
+/// `struct open_how` (`linux/openat2.h`).
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
+const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+/// The flags `openat` knows; `openat2` refuses any other bit, which
+/// `openat` ignores.
+const KNOWN_FLAGS: i32 = libc::O_ACCMODE
+    | libc::O_CREAT
+    | libc::O_EXCL
+    | libc::O_NOCTTY
+    | libc::O_TRUNC
+    | libc::O_APPEND
+    | libc::O_NONBLOCK
+    | libc::O_SYNC
+    | libc::O_ASYNC
+    | libc::O_DIRECT
+    | libc::O_LARGEFILE
+    | libc::O_DIRECTORY
+    | libc::O_NOFOLLOW
+    | libc::O_NOATIME
+    | libc::O_CLOEXEC
+    | libc::O_PATH
+    | libc::O_TMPFILE;
+/// Creating opens retried when another process creates or removes the
+/// name in between.
+const RETRIES: usize = 4;
+
+fn last_errno() -> i32 {
+    io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// `openat2(dir, path, how)`.
+fn openat2(dir: RawFd, path: &OsStr, flags: i32, mode: u32) -> Result<OwnedFd, i32> {
+    let c = CString::new(path.as_bytes()).map_err(|_| libc::EINVAL)?;
+    let creates = flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE;
+    let how = OpenHow {
+        flags: (flags | libc::O_CLOEXEC) as u32 as u64,
+        mode: if creates { u64::from(mode & 0o7777) } else { 0 },
+        resolve: RESOLVE_NO_MAGICLINKS,
+    };
+    // SAFETY: `c` is NUL-terminated and `how` a valid open_how, both
+    // alive across the call; the size is the struct's.
+    let fd = unsafe { libc::syscall(libc::SYS_openat2, dir, c.as_ptr(), &how, std::mem::size_of::<OpenHow>()) };
+    if fd < 0 {
+        return Err(last_errno());
+    }
+    // SAFETY: just opened, ours alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// What step 1 found.
+pub(crate) enum Target {
+    /// An existing object (`O_PATH`), to check and then reopen.
+    Existing(OwnedFd, std::fs::Metadata),
+    /// A file this open created (open already with the caller's flags),
+    /// to check.
+    Created(OwnedFd, std::fs::Metadata),
+    /// An `O_PATH` open: nothing to decide, the descriptor itself.
+    Path(OwnedFd),
+}
+
+fn metadata(fd: BorrowedFd<'_>) -> Result<std::fs::Metadata, i32> {
+    let owned = fd.try_clone_to_owned().map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
+    std::fs::File::from(owned).metadata().map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
+}
+
+/// Step 1, in the caller's root, with its credentials and umask: `dir`
+/// and `path` as the call named them.
+pub(crate) fn resolve(dir: BorrowedFd<'_>, path: &[u8], flags: i32, mode: u32) -> Result<Target, i32> {
+    let flags = flags & KNOWN_FLAGS;
+    let path = OsStr::from_bytes(path);
+    if path.is_empty() {
+        return Err(libc::ENOENT);
+    }
+    if flags & libc::O_PATH != 0 {
+        let kept = flags & (libc::O_DIRECTORY | libc::O_NOFOLLOW);
+        return openat2(dir.as_raw_fd(), path, libc::O_PATH | kept, 0).map(Target::Path);
+    }
+    let real = (flags & !libc::O_TRUNC) | libc::O_NOCTTY;
+    if flags & libc::O_TMPFILE == libc::O_TMPFILE {
+        // An unnamed file in the directory `path`: created, then checked.
+        let fd = openat2(dir.as_raw_fd(), path, real, mode)?;
+        let md = metadata(fd.as_fd())?;
+        return Ok(Target::Created(fd, md));
+    }
+    let lookup = libc::O_PATH | (flags & (libc::O_NOFOLLOW | libc::O_DIRECTORY));
+    for _ in 0..RETRIES {
+        let exclusive = flags & libc::O_CREAT != 0 && flags & libc::O_EXCL != 0;
+        if !exclusive {
+            match openat2(dir.as_raw_fd(), path, lookup, 0) {
+                Ok(fd) => {
+                    let md = metadata(fd.as_fd())?;
+                    if md.file_type().is_symlink() {
+                        // O_NOFOLLOW on a symbolic link: the kernel's answer.
+                        return Err(libc::ELOOP);
+                    }
+                    return Ok(Target::Existing(fd, md));
+                }
+                Err(libc::ENOENT) if flags & libc::O_CREAT != 0 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        match openat2(dir.as_raw_fd(), path, real | libc::O_CREAT | libc::O_EXCL, mode) {
+            Ok(fd) => {
+                let md = metadata(fd.as_fd())?;
+                return Ok(Target::Created(fd, md));
+            }
+            // Created by someone else meanwhile: open it as existing.
+            Err(libc::EEXIST) if !exclusive => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(libc::EAGAIN)
+}
+
+/// The object is on procfs (refused: see the module docs).
+pub(crate) fn on_procfs(fd: BorrowedFd<'_>) -> bool {
+    // SAFETY: statfs is plain data, filled by the kernel.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `fd` is open; `st` is writable for the call.
+    let rc = unsafe { libc::fstatfs(fd.as_raw_fd(), &mut st) };
+    rc != 0 || st.f_type as i64 == PROC_SUPER_MAGIC
+}
+
+/// Step 3, with the caller's credentials (in the daemon's root: its
+/// `/proc/self` is the daemon): the checked object `o` opened with the
+/// caller's `flags`.
+pub(crate) fn reopen(o: BorrowedFd<'_>, flags: i32) -> Result<OwnedFd, i32> {
+    let flags = flags & KNOWN_FLAGS;
+    let me = format!("/proc/self/fd/{}", o.as_raw_fd());
+    let real = (flags & !(libc::O_CREAT | libc::O_EXCL | libc::O_TRUNC | libc::O_NOFOLLOW))
+        | libc::O_NOCTTY
+        | libc::O_NONBLOCK
+        | libc::O_CLOEXEC;
+    let c = CString::new(me).map_err(|_| libc::EINVAL)?;
+    // SAFETY: `c` is NUL-terminated and outlives the call.
+    let fd = unsafe { libc::open(c.as_ptr(), real) };
+    if fd < 0 {
+        return Err(last_errno());
+    }
+    // SAFETY: just opened, ours alone.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    finish(fd.as_fd(), flags)?;
+    Ok(fd)
+}
+
+/// After the open: the truncation asked, and `O_NONBLOCK` as asked.
+pub(crate) fn finish(fd: BorrowedFd<'_>, flags: i32) -> Result<(), i32> {
+    let md = metadata(fd)?;
+    if flags & libc::O_TRUNC != 0 && md.is_file() && md.size() > 0 {
+        // A read-only descriptor cannot truncate: a writable one of the
+        // same inode does, its open checked by the kernel (write access).
+        let writable = flags & libc::O_ACCMODE == libc::O_WRONLY || flags & libc::O_ACCMODE == libc::O_RDWR;
+        let other;
+        let target = if writable {
+            fd
+        } else {
+            let c = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| libc::EINVAL)?;
+            // SAFETY: `c` is NUL-terminated and outlives the call.
+            let w = unsafe { libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_NOCTTY | libc::O_CLOEXEC) };
+            if w < 0 {
+                return Err(last_errno());
+            }
+            // SAFETY: just opened, ours alone.
+            other = unsafe { OwnedFd::from_raw_fd(w) };
+            other.as_fd()
+        };
+        // SAFETY: an open descriptor, a length.
+        if unsafe { libc::ftruncate(target.as_raw_fd(), 0) } < 0 {
+            return Err(last_errno());
+        }
+    }
+    if flags & libc::O_NONBLOCK == 0 {
+        // SAFETY: F_GETFL/F_SETFL on an open descriptor.
+        unsafe {
+            let now = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+            if now >= 0 {
+                libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, now & !libc::O_NONBLOCK);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Installs `fd` in the caller of notification `id` as the call's result
+/// (`close-on-exec` if `cloexec`); the descriptor's number, or why not.
+pub(crate) fn install(listener: BorrowedFd<'_>, id: u64, fd: BorrowedFd<'_>, cloexec: bool) -> Result<(), i32> {
+    let addfd = libc::seccomp_notif_addfd {
+        id,
+        flags: libc::SECCOMP_ADDFD_FLAG_SEND as u32,
+        srcfd: fd.as_raw_fd() as u32,
+        newfd: 0,
+        newfd_flags: if cloexec { libc::O_CLOEXEC as u32 } else { 0 },
+    };
+    // SAFETY: NOTIF_ADDFD reads one seccomp_notif_addfd, valid for the
+    // call; with FLAG_SEND it also answers the notification.
+    let rc = unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ADDFD, &addfd) };
+    if rc < 0 {
+        return Err(last_errno());
+    }
+    Ok(())
+}
+
+/// Reads the `Umask:` line of `/proc/TID/status`.
+pub(crate) fn umask_of(tid: u32) -> Result<u32, i32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        .ok_or(libc::ESRCH)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A fresh directory for one test, and a descriptor of it.
+    struct Scratch(std::path::PathBuf);
+    impl Scratch {
+        fn new(name: &str) -> Scratch {
+            let p = std::env::temp_dir().join(format!("rampart-open-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir(&p).unwrap();
+            Scratch(p)
+        }
+        fn path(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    fn dir(t: &Scratch) -> OwnedFd {
+        std::fs::File::open(t.path()).unwrap().into()
+    }
+
+    #[test]
+    fn resolution_names_what_the_kernel_would_and_refuses_magic_links() {
+        let t = Scratch::new("resolve");
+        std::fs::write(t.path().join("f"), b"data").unwrap();
+        std::os::unix::fs::symlink("f", t.path().join("l")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/fd/0", t.path().join("magic")).unwrap();
+        let d = dir(&t);
+        assert!(matches!(resolve(d.as_fd(), b"f", libc::O_WRONLY, 0), Ok(Target::Existing(..))));
+        assert!(matches!(resolve(d.as_fd(), b"l", libc::O_WRONLY, 0), Ok(Target::Existing(..))));
+        assert_eq!(resolve(d.as_fd(), b"l", libc::O_WRONLY | libc::O_NOFOLLOW, 0).err(), Some(libc::ELOOP));
+        assert_eq!(resolve(d.as_fd(), b"magic", libc::O_WRONLY, 0).err(), Some(libc::ELOOP));
+        assert_eq!(resolve(d.as_fd(), b"none", libc::O_WRONLY, 0).err(), Some(libc::ENOENT));
+        assert_eq!(
+            resolve(d.as_fd(), b"f", libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, 0o600).err(),
+            Some(libc::EEXIST)
+        );
+        let Ok(Target::Created(fd, md)) = resolve(d.as_fd(), b"new", libc::O_WRONLY | libc::O_CREAT, 0o640) else {
+            panic!("not created");
+        };
+        assert!(md.is_file());
+        assert_eq!(std::fs::metadata(t.path().join("new")).unwrap().permissions().mode() & 0o777, 0o640 & !umask_now());
+        drop(fd);
+    }
+
+    fn umask_now() -> u32 {
+        umask_of(std::process::id()).unwrap()
+    }
+
+    #[test]
+    fn reopening_truncates_and_keeps_the_asked_flags() {
+        let t = Scratch::new("reopen");
+        std::fs::write(t.path().join("f"), b"data").unwrap();
+        let d = dir(&t);
+        let Ok(Target::Existing(o, _)) = resolve(d.as_fd(), b"f", libc::O_RDONLY | libc::O_TRUNC, 0) else { panic!() };
+        let fd = reopen(o.as_fd(), libc::O_RDONLY | libc::O_TRUNC).unwrap();
+        assert_eq!(std::fs::metadata(t.path().join("f")).unwrap().len(), 0, "truncated");
+        // SAFETY: F_GETFL on an open descriptor.
+        let fl = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+        assert_eq!(fl & libc::O_ACCMODE, libc::O_RDONLY);
+        assert_eq!(fl & libc::O_NONBLOCK, 0, "O_NONBLOCK only while opening");
+        assert!(on_procfs(std::fs::File::open("/proc/self/status").unwrap().as_fd()));
+        assert!(!on_procfs(fd.as_fd()));
+    }
+}
