@@ -687,7 +687,7 @@ impl Daemon {
         if running.is_none() {
             let devices = self.marked_devices();
             let names: Vec<String> = devices.iter().copied().map(device_name).collect();
-            let ruleset = crate::sandbox::build_ruleset(&names, &self.protected_dirs(), &[])
+            let ruleset = crate::sandbox::build_ruleset(&names, &self.protected_dirs(), &[], false)
                 .map_err(|e| format!("the launcher's Landlock ruleset: {e}"))?;
             let context = supervisor::Context { enforcer: Arc::clone(&self.enforcer), marked_devs: devices, ruleset };
             *running = Some(Supervisor::start(context).map_err(|e| e.to_string())?);

@@ -130,7 +130,8 @@ pub fn run_in_context(args: RunArgs) -> u8 {
         grant.forbid.retain(|f| !matches!(f, TruncateByName | LinkRename));
     }
     if !no_sandbox {
-        if let Err(code) = confine_self(&marked, &protected, &grant, supervise.is_some()) {
+        if let Err(code) = confine_self(&marked, &protected, &grant, supervise.is_some(), supervise.is_some() && opens)
+        {
             return code;
         }
     }
@@ -146,12 +147,13 @@ fn confine_self(
     protected: &[std::path::PathBuf],
     grant: &ExecGrant,
     supervised: bool,
+    supervised_opens: bool,
 ) -> Result<(), u8> {
     let fail = |msg: String| {
         eprintln!("rampart: run: {msg}");
         125
     };
-    rampart_enforce::restrict_filesystem(marked, protected, &grant.forbid)
+    rampart_enforce::restrict_filesystem(marked, protected, &grant.forbid, supervised_opens)
         .map_err(|e| fail(format!("cannot set the Landlock ruleset: {e}")))?;
     rampart_enforce::refuse_system_calls(&grant.forbid, supervised)
         .map_err(|e| fail(format!("cannot install the system call filter: {e}")))?;
