@@ -242,6 +242,13 @@ echo "CHILD=$(aa confined "(read l < '$T/data/secret.txt' && echo read || echo d
 echo "CHILD_ALLOWED=$(aa confined "(read l < '$T/data/allowed.txt' && echo \$l) 2>/dev/null")"
 echo "WRITE_OK=$(aa confined "echo x > '$T/data/out.txt' && echo ok || echo denied" 2>/dev/null)"
 echo "APPEND_SECRET=$(aa confined "echo x >> '$T/data/secret.txt' && echo ok || echo denied" 2>/dev/null)"
+# allowed.txt is read-only for `confined`, whose opens for writing go to
+# the daemon: a mark placed for its reads (and everyone's) does not let
+# a write through.
+aa_read confined "$T/data/allowed.txt" >/dev/null
+echo "OPEN_MARKS=$(status_field ignore_marks)"
+echo "WRITE_READ_ONLY=$(aa confined "echo x > '$T/data/allowed.txt' && echo ok || echo denied" 2>/dev/null)"
+echo "READ_ONLY_LEFT=$(cat "$T/data/allowed.txt")"
 # Exec: ix stays in the profile; a program without x is refused.
 echo "IX=$(aa_exec_read confined "$T/bin/sh2" "$T/data/allowed.txt")"
 echo "IX_STAYS=$(aa_exec_read confined "$T/bin/sh2" "$T/data/secret.txt")"
@@ -266,6 +273,9 @@ stop_daemon
     // `w` covers an O_WRONLY|O_CREAT|O_TRUNC open; no rule gives `a`.
     assert_eq!(r.get("WRITE_OK"), "ok");
     assert_eq!(r.get("APPEND_SECRET"), "denied");
+    assert!(r.num("OPEN_MARKS") > 0, "marks were placed");
+    assert_eq!(r.get("WRITE_READ_ONLY"), "denied");
+    assert_eq!(r.get("READ_ONLY_LEFT"), "allowed");
     assert_eq!(r.get("IX"), "ok:allowed");
     assert_eq!(r.get("IX_STAYS"), "denied");
     assert_eq!(r.get("DENIED_EXEC"), "refused");
@@ -282,6 +292,9 @@ stop_daemon
         "REJECTING open confined $T/data/plain.txt r",
         // `>>`: O_WRONLY|O_APPEND|O_CREAT asks append and create.
         "REJECTING open confined $T/data/secret.txt ac",
+        // `>` on the read-only file, decided by the daemon's supervised
+        // open: O_WRONLY|O_CREAT|O_TRUNC asks create and write.
+        "REJECTING open confined $T/data/allowed.txt cw",
         "REJECTING open confined $T/data/secret.txt r",
         "REJECTING open confined $T/data/secret.txt r",
         "REJECTING open confined $T/data/secret.txt r",

@@ -47,7 +47,7 @@ use std::fs::Metadata;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Mutex, PoisonError, RwLock};
 
 use rampart_apparmor::audit::{file_message, FileAudit};
 use rampart_apparmor::file::{link_perm, path_perm, perms_decision, FileDecision, Record, RecordKind};
@@ -56,7 +56,7 @@ use rampart_apparmor::{domain, LiveProfiles, Mode, Profile, Subject};
 use rustc_hash::FxHashSet;
 
 use crate::apparmor_log::AppArmorLog;
-use crate::marks::NameGrant;
+use crate::marks::{NameGrant, ProfileInScope};
 
 /// Everything an open may ask of AppArmor.
 const WIDEST_OPEN: u32 = MAY_READ | MAY_WRITE | MAY_APPEND | AA_MAY_CREATE;
@@ -206,7 +206,7 @@ impl AppArmor {
     /// with one link, a name, on a filesystem mounted once qualifies (its
     /// one name is the one its descriptor shows); a rename, link or mount
     /// afterwards flushes the marks (crate::name_changes).
-    pub fn all_allow(&self, profiles: &[Arc<str>], fd: BorrowedFd<'_>) -> NameGrant {
+    pub fn all_allow(&self, profiles: &[ProfileInScope], fd: BorrowedFd<'_>) -> NameGrant {
         let Ok(md) = fd.try_clone_to_owned().and_then(|owned| std::fs::File::from(owned).metadata()) else {
             return NameGrant::NONE;
         };
@@ -218,10 +218,13 @@ impl AppArmor {
         let set = self.profiles.current();
         let mut grant = NameGrant::ALL;
         for profile in profiles {
-            let Some(p) = set.policy.profile(profile) else { return NameGrant::NONE };
+            let Some(p) = set.policy.profile(&profile.name) else { return NameGrant::NONE };
+            // Opens asking to write or create of a profile whose opens are
+            // supervised never meet a mark (crate::marks, "Scope").
+            let any_open = if profile.direct_writes { WIDEST_OPEN } else { MAY_READ };
             for owner in [false, true] {
                 let allows = |request| silent(&path_perm(Subject::Profile(p), &name, request, owner));
-                grant.any_open &= allows(WIDEST_OPEN);
+                grant.any_open &= allows(any_open);
                 grant.read &= grant.any_open || allows(MAY_READ);
             }
         }

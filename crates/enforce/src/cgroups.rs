@@ -65,7 +65,7 @@ use arc_swap::ArcSwap;
 use rampart_avc::{Avc, Sid};
 use rustc_hash::FxHashMap;
 
-use crate::marks::InScope;
+use crate::marks::{InScope, ProfileInScope};
 use crate::subject_label::{self, Label, EXEC_PREFIX};
 
 /// The xattr holding an exec in flight's parameters.
@@ -331,16 +331,17 @@ impl Cgroups {
 
     /// The AppArmor profiles processes of the tree run under, or are
     /// about to enter or leave (crate::marks: names then matter).
-    pub fn apparmor_profiles(&self) -> Vec<Arc<str>> {
-        let mut out: Vec<Arc<str>> = Vec::new();
+    pub fn apparmor_profiles(&self) -> Vec<ProfileInScope> {
+        let mut out = Vec::new();
         for node in self.nodes.load().values() {
             let labels = match node {
                 Node::Domain(l) => [Some(l), None],
                 Node::Exec(e) => [Some(&e.plan.from), Some(&e.plan.to)],
             };
-            for p in labels.into_iter().flatten().filter_map(|l| l.apparmor.as_ref()) {
-                if !out.contains(p) {
-                    out.push(Arc::clone(p));
+            for l in labels.into_iter().flatten() {
+                if let Some(name) = &l.apparmor {
+                    let entry = ProfileInScope { name: Arc::clone(name), direct_writes: !l.opens_supervised };
+                    ProfileInScope::merge_into(&mut out, entry);
                 }
             }
         }

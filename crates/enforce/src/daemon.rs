@@ -50,7 +50,7 @@ use crate::control::{
 };
 use crate::enforcer::Enforcer;
 use crate::groups::Groups;
-use crate::marks::InScope;
+use crate::marks::{InScope, ProfileInScope};
 use crate::objects::{security_context, unlabeled_context, ObjectSids};
 use crate::overload_notice::OverloadNotice;
 use crate::own_threads;
@@ -303,9 +303,7 @@ impl Daemon {
         let e = &self.enforcer;
         let mut profiles = e.cgroups.apparmor_profiles();
         for p in e.requests.profiles() {
-            if !profiles.contains(&p) {
-                profiles.push(p);
-            }
+            ProfileInScope::merge_into(&mut profiles, p);
         }
         e.marks.set_profiles(profiles);
         let mut scope = Vec::new();
@@ -620,7 +618,8 @@ impl ControlHandler for Daemon {
                 .enter_scope(InScope { sid, direct_writes: !opens_supervised })
                 .map_err(|err| format!("flushing ignore marks: {err}"))?;
             if let Some(profile) = &request.apparmor {
-                e.marks.profile_enters(profile).map_err(|err| format!("flushing ignore marks: {err}"))?;
+                let entry = ProfileInScope { name: Arc::clone(profile), direct_writes: !opens_supervised };
+                e.marks.profile_enters(entry).map_err(|err| format!("flushing ignore marks: {err}"))?;
             }
             if let Some(old) = e.requests.insert(pid, id, request, watched).and_then(|h| h.watched) {
                 e.marks.target().unwatch_exec(&old);

@@ -34,7 +34,7 @@ use crate::epoch::Ticket;
 use crate::event::PermEvent;
 use crate::fanotify::{self, Group};
 use crate::groups::Groups;
-use crate::marks::{EventObject, InScope, Marks};
+use crate::marks::{EventObject, InScope, Marks, ProfileInScope};
 use crate::object_label::ObjectLabel;
 use crate::objects::{EventAccess, ObjectSids};
 use crate::own_threads;
@@ -500,7 +500,8 @@ impl Enforcer {
             let _scope = self.scope_changes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             let _ = self.marks.enter_scope(InScope { sid: new.sid, direct_writes: !new.opens_supervised });
             if let Some(profile) = &new.apparmor {
-                let _ = self.marks.profile_enters(profile);
+                let entry = ProfileInScope { name: Arc::clone(profile), direct_writes: !new.opens_supervised };
+                let _ = self.marks.profile_enters(entry);
             }
             let mut images = vec![(md.dev(), md.ino())];
             images.extend(script_interpreter(file, tgid));

@@ -57,7 +57,9 @@
 //! silently, owner or not ([`Judge::names_allow`]: a regular file with
 //! one link). Every rename, link and unlink on a marked filesystem then
 //! flushes the marks ([`Marks::names_changed`], crate::name_changes);
-//! without that watcher no mark rests on names.
+//! without that watcher no mark rests on names. A profile whose every
+//! process opens for writing through the daemon (see "Scope") needs only
+//! `r` of the name for an open mark.
 //!
 //! Races: placing and flushing follow the protocol of [`crate::epoch`]
 //! (an event takes a ticket before it reads any state; its marks are
@@ -98,7 +100,7 @@ pub trait Judge {
     /// every name it has, silently (AppArmor: see "Names"). Asked only
     /// while names matter, at most once per event; without an answer,
     /// nothing.
-    fn names_allow(&self, profiles: &[Arc<str>], fd: BorrowedFd<'_>) -> NameGrant {
+    fn names_allow(&self, profiles: &[ProfileInScope], fd: BorrowedFd<'_>) -> NameGrant {
         let _ = (profiles, fd);
         NameGrant::NONE
     }
@@ -135,6 +137,24 @@ impl InScope {
     pub fn merge_into(scope: &mut Vec<InScope>, entry: InScope) {
         match scope.iter_mut().find(|s| s.sid == entry.sid) {
             Some(s) => s.direct_writes |= entry.direct_writes,
+            None => scope.push(entry),
+        }
+    }
+}
+
+/// An AppArmor profile in scope (see "Names"), and whether some process
+/// under it opens for writing unsupervised (as [`InScope`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileInScope {
+    pub name: Arc<str>,
+    pub direct_writes: bool,
+}
+
+impl ProfileInScope {
+    /// Adds `entry` to `scope`, as [`InScope::merge_into`].
+    pub fn merge_into(scope: &mut Vec<ProfileInScope>, entry: ProfileInScope) {
+        match scope.iter_mut().find(|p| p.name == entry.name) {
+            Some(p) => p.direct_writes |= entry.direct_writes,
             None => scope.push(entry),
         }
     }
@@ -204,7 +224,7 @@ pub struct Marks<T: MarkTarget> {
     /// Decisions depend on names (see "Names"): `profiles` is not empty.
     names_matter: AtomicBool,
     /// The profiles processes run under, or are about to.
-    profiles: RwLock<Vec<Arc<str>>>,
+    profiles: RwLock<Vec<ProfileInScope>>,
     /// Name changes are watched (crate::name_changes): only then may a
     /// mark rest on names.
     names_watched: AtomicBool,
@@ -233,7 +253,7 @@ impl<T: MarkTarget> Marks<T> {
 
     /// The profiles processes run under or are about to (see "Names");
     /// the caller flushes next (crate::daemon's `flush_marks`).
-    pub fn set_profiles(&self, profiles: Vec<Arc<str>>) {
+    pub fn set_profiles(&self, profiles: Vec<ProfileInScope>) {
         let on = !profiles.is_empty();
         *self.profiles.write().unwrap_or_else(PoisonError::into_inner) = profiles;
         // SeqCst, with the load in `names_matter`: a placer that took its
@@ -242,12 +262,17 @@ impl<T: MarkTarget> Marks<T> {
     }
 
     /// A process is about to run under `profile`: if it is new to the
-    /// scope, the marks placed without it are no longer justified.
-    pub fn profile_enters(&self, profile: &Arc<str>) -> io::Result<()> {
-        if self.profiles.read().unwrap_or_else(PoisonError::into_inner).contains(profile) {
-            return Ok(());
+    /// scope, or now has direct writes, the marks placed without it are
+    /// no longer justified.
+    pub fn profile_enters(&self, profile: ProfileInScope) -> io::Result<()> {
+        {
+            let mut profiles = self.profiles.write().unwrap_or_else(PoisonError::into_inner);
+            let before = profiles.clone();
+            ProfileInScope::merge_into(&mut profiles, profile);
+            if *profiles == before {
+                return Ok(());
+            }
         }
-        self.profiles.write().unwrap_or_else(PoisonError::into_inner).push(Arc::clone(profile));
         // SeqCst: see `set_profiles`.
         self.names_matter.store(true, Ordering::SeqCst);
         self.flush(None)
@@ -279,7 +304,7 @@ impl<T: MarkTarget> Marks<T> {
 
     /// The profiles in scope, if names matter (read by a placer holding
     /// off flushes).
-    fn names_scope(&self) -> Option<Vec<Arc<str>>> {
+    fn names_scope(&self) -> Option<Vec<ProfileInScope>> {
         // SeqCst: see `set_profiles`.
         if !self.names_matter.load(Ordering::SeqCst) {
             return None;

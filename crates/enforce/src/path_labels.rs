@@ -27,7 +27,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::os::fd::BorrowedFd;
 
 use crate::apparmor::AppArmor;
-use crate::marks::{EventObject, Judge, NameGrant};
+use crate::marks::{EventObject, Judge, NameGrant, ProfileInScope};
 use crate::object_label::ObjectLabel;
 
 /// The SIDs a file of each type may get from file_contexts.
@@ -140,7 +140,7 @@ impl Judge for Grants<'_> {
         }
     }
 
-    fn names_allow(&self, profiles: &[Arc<str>], fd: BorrowedFd<'_>) -> NameGrant {
+    fn names_allow(&self, profiles: &[ProfileInScope], fd: BorrowedFd<'_>) -> NameGrant {
         self.apparmor.map_or(NameGrant::NONE, |a| a.all_allow(profiles, fd))
     }
 }

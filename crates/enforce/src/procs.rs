@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rampart_avc::Sid;
 use rustc_hash::FxHashMap;
 
-use crate::marks::InScope;
+use crate::marks::{InScope, ProfileInScope};
 
 /// An exec context asked for with `rampart run`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,11 +73,12 @@ impl ExecRequests {
 
     /// The AppArmor profiles requested (crate::marks: in scope from the
     /// request on).
-    pub fn profiles(&self) -> Vec<Arc<str>> {
-        let mut out: Vec<Arc<str>> = Vec::new();
-        for p in self.lock().values().filter_map(|h| h.request.apparmor.as_ref()) {
-            if !out.contains(p) {
-                out.push(Arc::clone(p));
+    pub fn profiles(&self) -> Vec<ProfileInScope> {
+        let mut out = Vec::new();
+        for h in self.lock().values() {
+            if let Some(name) = &h.request.apparmor {
+                let entry = ProfileInScope { name: Arc::clone(name), direct_writes: !h.request.opens_supervised };
+                ProfileInScope::merge_into(&mut out, entry);
             }
         }
         out
@@ -119,7 +120,7 @@ mod tests {
         assert_eq!(r.take(10, Some(7)).0, None, "consumed");
         r.insert(11, Some(1), req.clone(), None);
         r.insert(12, Some(2), ExecRequest { apparmor: Some("p".into()), ..req.clone() }, None);
-        assert_eq!(r.profiles(), vec![Arc::<str>::from("p")]);
+        assert_eq!(r.profiles(), vec![ProfileInScope { name: Arc::from("p"), direct_writes: true }]);
         let gone = r.prune(|pid, _| pid == 12);
         assert_eq!(gone.len(), 1);
         assert!(r.take(12, Some(2)).0.is_some());

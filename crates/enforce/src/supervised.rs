@@ -14,9 +14,11 @@
 //! # Opens
 //!
 //! With `opens` ([`install_filter`]), the filter also hands over every
-//! `open`, `openat` and `creat` that asks to write or truncate (flags
-//! with `O_WRONLY`, `O_RDWR` or `O_TRUNC`: a register, read by the filter
-//! itself, so no other thread can change it after the check). The daemon
+//! `open`, `openat` and `creat` that asks to write, truncate or create
+//! (flags with `O_WRONLY`, `O_RDWR`, `O_TRUNC` or `O_CREAT`, which
+//! AppArmor counts as a request to create even of an existing file: a
+//! register, read by the filter itself, so no other thread can change it
+//! after the check). The daemon
 //! decides the open, makes it with the caller's credentials and installs
 //! the descriptor in the caller (crate::supervisor). The kernel then sees
 //! the process open files for reading only, which lets an ignore mark
@@ -70,7 +72,7 @@ pub enum Op {
     SetXattr { target: FileArg, name: u64, value: u64, size: u64, flags: i32 },
     /// removexattr, lremovexattr, fremovexattr.
     RemoveXattr { target: FileArg, name: u64 },
-    /// open, openat, creat asking to write or truncate (see "Opens"):
+    /// open, openat, creat asking to write, truncate or create (see "Opens"):
     /// `flags` and `mode` as the call gave them.
     Open { target: FileArg, flags: i32, mode: u32 },
 }
@@ -239,8 +241,8 @@ const DATA_ARCH: u32 = 4;
 const fn data_arg(i: u32) -> u32 {
     16 + 8 * i
 }
-/// Open flags that ask to write or truncate.
-pub const WRITE_FLAGS: u32 = (libc::O_WRONLY | libc::O_RDWR | libc::O_TRUNC) as u32;
+/// Open flags that ask to write, truncate or create (see "Opens").
+pub const WRITE_FLAGS: u32 = (libc::O_WRONLY | libc::O_RDWR | libc::O_TRUNC | libc::O_CREAT) as u32;
 
 /// Where a filter instruction jumps: a return, or the check of an open's
 /// flags (argument `i`).
@@ -456,7 +458,7 @@ mod tests {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0; 6]), ALLOW, "{n}");
                 assert_eq!(decode(n, [0; 6]), None);
             }
-            let rdonly = [0, libc::O_RDONLY as u32 | libc::O_CREAT as u32 | libc::O_APPEND as u32, 0, 0, 0, 0];
+            let rdonly = [0, libc::O_RDONLY as u32 | libc::O_APPEND as u32 | libc::O_DIRECTORY as u32, 0, 0, 0, 0];
             assert_eq!(run(&prog, nr::OPEN, AUDIT_ARCH_X86_64, rdonly), ALLOW);
             assert_eq!(run(&prog, nr::OPENAT, AUDIT_ARCH_X86_64, [0, 0, rdonly[1], 0, 0, 0]), ALLOW);
             assert_eq!(run(&prog, 3, AUDIT_ARCH_I386, [0; 6]), ALLOW, "i386 read");
@@ -465,7 +467,7 @@ mod tests {
         let (without, with) = (program(false), program(true));
         // Opens asking to write or truncate: handed over with `opens`,
         // through the flags argument only (the path's is ignored).
-        for flags in [libc::O_WRONLY, libc::O_RDWR, libc::O_TRUNC, libc::O_WRONLY | libc::O_CREAT, 3] {
+        for flags in [libc::O_WRONLY, libc::O_RDWR, libc::O_TRUNC, libc::O_CREAT, libc::O_WRONLY | libc::O_CREAT, 3] {
             let f = flags as u32;
             for (n, args) in [(nr::OPEN, [!WRITE_FLAGS, f, 0, 0, 0, 0]), (nr::OPENAT, [0, 0, f, 0, 0, 0])] {
                 assert_eq!(run(&with, n, AUDIT_ARCH_X86_64, args), NOTIFY, "{n} {flags:#o}");
