@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # What a supervised call costs (crates/enforce/src/supervisor.rs): N
-# chmods and N rename pairs of a data_t file on a marked tmpfs, by root
+# chmods, N rename pairs and N opens for writing (open O_WRONLY + close:
+# supervised opens, crates/enforce/src/supervised_open.rs) of a data_t
+# file on a marked tmpfs, by root
 # in the default domain (not supervised), root in modifier_t (each call
 # decided and made by rampartd) and root in modifier_t with
 # --no-sandbox (the daemon alone: not supervised). Policy: the
@@ -37,7 +39,10 @@ c = time.perf_counter()
 for i in range(n):
     os.rename(f, f + \".r\"); os.rename(f + \".r\", f)
 r = time.perf_counter()
-print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us\")"
+for i in range(n):
+    os.close(os.open(f, os.O_WRONLY))
+o = time.perf_counter()
+print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us\")"
 MOD=system_u:system_r:modifier_t:s0
 for round in 1 2 3; do
     /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, default domain"

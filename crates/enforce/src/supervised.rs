@@ -1,6 +1,6 @@
 //! The file operations fanotify never sees (chmod, chown, truncate by
-//! name, unlink, rmdir, rename, link, extended attribute writes), which
-//! rampartd decides exactly
+//! name, unlink, rmdir, rename, link, extended attribute writes), and
+//! opens asking to write (see "Opens"), which rampartd decides exactly
 //! for every process `rampart run` started: the launcher installs a
 //! seccomp filter that hands these calls to the daemon (user
 //! notification, [`install_filter`]), and the daemon decides and makes
@@ -25,7 +25,9 @@
 //! rest on reads alone for its domain (crate::marks, "Scope"). That
 //! holds only if no other way to open for writing is left, so the filter
 //! also refuses: `openat2` (`ENOSYS`: its flags are in memory; callers
-//! fall back to `openat`), `open_by_handle_at` and io_uring (`EPERM`),
+//! fall back to `openat`), `open_by_handle_at`, io_uring and
+//! `fanotify_init` (`EPERM`: a group of the process's own would receive
+//! its events' files opened with the flags it chose, writable, unseen),
 //! the x32 numbers (`ENOSYS`), and the i386 opens asking to write
 //! (`EPERM`).
 
@@ -108,6 +110,8 @@ pub mod nr {
     pub const OPEN_BY_HANDLE_AT: u32 = 304;
     pub const IO_URING: [u32; 3] = [425, 426, 427];
     pub const OPENAT2: u32 = 437;
+    pub const FANOTIFY_INIT: u32 = 300;
+    pub const I386_FANOTIFY_INIT: u32 = 338;
     /// i386: open, creat, openat, open_by_handle_at.
     pub const I386_OPEN: u32 = 5;
     pub const I386_CREAT: u32 = 8;
@@ -351,14 +355,14 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         let mut to_action = nr::ALL.to_vec();
         to_action.push(nr::CREAT);
         let mut refused = nr::IO_URING.to_vec();
-        refused.push(nr::OPEN_BY_HANDLE_AT);
+        refused.extend([nr::OPEN_BY_HANDLE_AT, nr::FANOTIFY_INIT]);
         block(notify, &to_action, &[(nr::OPEN, 1), (nr::OPENAT, 2)], &[nr::OPENAT2], &refused, true)
     } else {
         block(notify, &nr::ALL, &[], &[], &[], false)
     };
     let i386 = if opens {
         let mut refused = nr::I386.to_vec();
-        refused.extend([nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2]);
+        refused.extend([nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2, nr::I386_FANOTIFY_INIT]);
         refused.extend(nr::IO_URING);
         block(eperm, &refused, &[(nr::I386_OPEN, 1), (nr::I386_OPENAT, 2)], &[], &[], false)
     } else {
@@ -483,6 +487,8 @@ mod tests {
         // The other ways to open for writing are closed with `opens`.
         assert_eq!(run(&with, nr::OPENAT2, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS);
         assert_eq!(run(&with, nr::OPEN_BY_HANDLE_AT, AUDIT_ARCH_X86_64, [0; 6]), EPERM);
+        assert_eq!(run(&with, nr::FANOTIFY_INIT, AUDIT_ARCH_X86_64, [0; 6]), EPERM);
+        assert_eq!(run(&with, nr::I386_FANOTIFY_INIT, AUDIT_ARCH_I386, [0; 6]), EPERM);
         assert_eq!(run(&with, nr::X32_BIT | nr::OPEN, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS, "x32");
         for n in nr::IO_URING {
             assert_eq!(run(&with, n, AUDIT_ARCH_X86_64, [0; 6]), EPERM, "io_uring {n}");

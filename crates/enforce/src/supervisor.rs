@@ -2,7 +2,9 @@
 //! chown, truncate by name, unlink, rmdir, rename and link by processes
 //! `rampart run` started come here (seccomp user notification), are
 //! checked against the policy as SELinux's hooks check them, and are
-//! made by the daemon, or refused with `EACCES` and an AVC line.
+//! made by the daemon, or refused with `EACCES` and an AVC line. Opens
+//! asking to write come here too, and are served as crate::supervised_open
+//! says.
 //!
 //! Why the daemon makes the call itself: answering "continue" would let
 //! the kernel read the caller's path again, which another thread of the
