@@ -110,7 +110,7 @@ pub mod testing {
     pub use crate::apparmor::{AppArmor, ExecOutcome, FileEvent};
     pub use crate::apparmor_log::AppArmorLog;
     pub use crate::fanotify::{ACCESS_PERM, OPEN_PERM};
-    pub use crate::marks::{EventObject, InScope, InodeKey, Judge, MarkTarget, Marks, NameGrant};
+    pub use crate::marks::{EventObject, InScope, InodeKey, Judge, MarkTarget, Marks, NameGrant, ProfileInScope};
     pub use crate::object_label::ObjectLabel;
     pub use crate::path_labels::{Grants, PathLabels};
 
