@@ -72,7 +72,7 @@ profile confined {
   $T/bin/e2big px -> other,
   $T/bin/cx cx -> child,
   $T/bin/ux ux,
-  $T/bin/stack px -> &other,
+  $T/bin/stack pix -> &other,
   profile child {
     $T/data/secret.txt r,
   }
@@ -399,7 +399,10 @@ stop_daemon
 /// replace it, the daemon cannot) is refused, each shown to succeed with
 /// a permissive daemon: the test can fail. An exec that fails after its
 /// transition was decided (E2BIG) leaves the process under its old
-/// profile. A stacked label is refused.
+/// profile. Under a stack (`pix -> &other`: no profile attaches to the
+/// program, so ix, with `other` stacked on: `confined//&other`) each
+/// profile decides: neither's file can be read, each denial recorded by
+/// the profile that denies it.
 #[test]
 #[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
 fn exec_transitions_move_a_process_between_profiles() {
@@ -431,6 +434,7 @@ echo "CX=$(aa_exec_read confined "$T/bin/cx" "$T/data/secret.txt")"
 echo "CX_OLD=$(aa_exec_read confined "$T/bin/cx" "$T/data/allowed.txt")"
 echo "UX=$(aa_exec_read confined "$T/bin/ux" "$T/data/secret.txt")"
 echo "STACK=$(aa_exec_read confined "$T/bin/stack" "$T/data/allowed.txt")"
+echo "STACK_OTHER=$(aa_exec_read confined "$T/bin/stack" "$T/data/other.txt")"
 echo "FAILED=$(aa confined "/usr/bin/python3 -c '$FAILED' '$T/bin/e2big' '$T/data/allowed.txt' '$T/data/other.txt'" 2>"$S/failed.err" | tr '\n' ' ')"
 # aa-status sees a process under `other` after its px.
 aa confined "exec '$T/bin/px' -c 'sleep 30'" 2>/dev/null & PX=$!
@@ -455,7 +459,8 @@ sed "s/^/failed: /" "$S/failed.err" >&2
     assert_eq!(r.get("CX_OLD"), "denied", "{}", r.stderr);
     // Unconfined: SELinux's unconfined_t reads the secret.
     assert_eq!(r.get("UX"), "ok:secret", "{}", r.stderr);
-    assert_eq!(r.get("STACK"), "refused", "{}", r.stderr);
+    assert_eq!(r.get("STACK"), "denied", "{}", r.stderr);
+    assert_eq!(r.get("STACK_OTHER"), "denied", "{}", r.stderr);
     assert_eq!(r.get("FAILED"), "failed:Argument list too long allowed.txt:allowed other.txt:denied ", "{}", r.stderr);
     let status: Vec<&str> = r.stdout.lines().filter_map(|l| l.strip_prefix("STATUS: ")).collect();
     assert_eq!(status.len(), 1, "{}", r.stdout);
@@ -467,6 +472,11 @@ sed "s/^/failed: /" "$S/failed.err" >&2
     // The inherited descriptor's denial, as python3-apparmor reads it
     // (once enforced, once let through).
     let got = records(&r, &t);
+    // Under the stack, each profile records its own denial: one more
+    // each than PX_OLD (other) and FAILED (confined) make.
+    for want in ["REJECTING open other $T/data/allowed.txt r", "REJECTING open confined $T/data/other.txt r"] {
+        assert_eq!(got.iter().filter(|l| *l == want).count(), 2, "{want}: {got:?}");
+    }
     let inherit: Vec<&String> = got.iter().filter(|l| l.contains("file_inherit")).collect();
     assert_eq!(
         inherit,

@@ -36,6 +36,12 @@
 //!   anything, so nothing is allowed): reported once per name.
 //! * **Permissive daemon** (`--permissive`, `setenforce 0`): every
 //!   profile behaves as in complain mode (`apparmor="ALLOWED"`).
+//! * **Stacks**: a label `A//&B` (as `px -> &B` makes it, and as the
+//!   kernel renders it: the profiles sorted by name) is every one of its
+//!   profiles at once. Each decides every access, and each audits its own
+//!   denials; the access happens only if all allow it. At an exec each
+//!   profile follows its own x rule and the new label is the stack of the
+//!   results ([`AppArmor::exec`]), as the kernel's `fn_label_build` does.
 //! * **Supervised calls** (chmod, chown, truncate, unlink, rmdir, rename,
 //!   link: crate::supervisor) are asked as the kernel's path hooks ask
 //!   them ([`AppArmor::path_call`], [`AppArmor::link_call`]): `chmod`,
@@ -152,6 +158,20 @@ fn fsuid(tid: u32) -> Option<u32> {
     uids.split_whitespace().nth(3)?.parse().ok()
 }
 
+/// The separator of a stack's profiles in a label (`A//&B`).
+const STACK: &str = "//&";
+
+/// The profiles of `label`: itself, or each profile of a stack.
+fn stacked(label: &str) -> impl Iterator<Item = &str> {
+    label.split(STACK).filter(|p| !p.is_empty())
+}
+
+/// Whether every profile of `label` allows (each asked, so each audits
+/// its own denial).
+fn every(label: &str, mut allows: impl FnMut(&str) -> bool) -> bool {
+    stacked(label).fold(true, |all, p| allows(p) && all)
+}
+
 /// A decision that asks nothing more: allowed, nothing to log.
 fn silent(d: &FileDecision) -> bool {
     d.allowed && d.record.is_none()
@@ -168,29 +188,34 @@ impl AppArmor {
         }
     }
 
-    /// Whether `name` is a loaded profile now.
+    /// Whether `name` (a profile, or a stack of them) is loaded now.
     pub fn exists(&self, name: &str) -> bool {
-        self.profiles.current().policy.profile(name).is_some()
+        let set = self.profiles.current();
+        stacked(name).all(|p| set.policy.profile(p).is_some())
     }
 
     /// The capabilities a process under `name` may use (bit `i`:
     /// capability `i`): the profile's `capability` rules in enforce
     /// mode, all of them in complain mode.
     pub fn capabilities(&self, name: &str) -> u64 {
-        match self.profiles.current().policy.profile(name) {
-            Some(p) if matches!(p.mode, Mode::Enforce | Mode::Kill | Mode::User) => p.caps[0],
-            Some(_) => u64::MAX,
-            None => 0,
-        }
+        let set = self.profiles.current();
+        stacked(name).fold(u64::MAX, |caps, name| {
+            caps & match set.policy.profile(name) {
+                Some(p) if matches!(p.mode, Mode::Enforce | Mode::Kill | Mode::User) => p.caps[0],
+                Some(_) => u64::MAX,
+                None => 0,
+            }
+        })
     }
 
     /// Whether `name` is enforced (not complain mode): a refusal of an
     /// exec into it is then enforced (crate::entry::apparmor_refusal).
     pub fn enforces(&self, name: &str) -> bool {
-        match self.profiles.current().policy.profile(name) {
+        let set = self.profiles.current();
+        stacked(name).any(|name| match set.policy.profile(name) {
             Some(p) => matches!(p.mode, Mode::Enforce | Mode::Kill | Mode::User),
             None => true,
-        }
+        })
     }
 
     /// The marked filesystems now mounted once (`dev`s).
@@ -218,14 +243,16 @@ impl AppArmor {
         let set = self.profiles.current();
         let mut grant = NameGrant::ALL;
         for profile in profiles {
-            let Some(p) = set.policy.profile(&profile.name) else { return NameGrant::NONE };
             // Opens asking to write or create of a profile whose opens are
             // supervised never meet a mark (crate::marks, "Scope").
             let any_open = if profile.direct_writes { WIDEST_OPEN } else { MAY_READ };
-            for owner in [false, true] {
-                let allows = |request| silent(&path_perm(Subject::Profile(p), &name, request, owner));
-                grant.any_open &= allows(any_open);
-                grant.read &= grant.any_open || allows(MAY_READ);
+            for component in stacked(&profile.name) {
+                let Some(p) = set.policy.profile(component) else { return NameGrant::NONE };
+                for owner in [false, true] {
+                    let allows = |request| silent(&path_perm(Subject::Profile(p), &name, request, owner));
+                    grant.any_open &= allows(any_open);
+                    grant.read &= grant.any_open || allows(MAY_READ);
+                }
             }
         }
         grant
@@ -241,7 +268,7 @@ impl AppArmor {
         flags: &mut dyn FnMut() -> Option<u64>,
         enforcing: &dyn Fn() -> bool,
     ) -> bool {
-        self.file(profile, ev, "open", WIDEST_OPEN, flags, enforcing)
+        every(profile, |p| self.file(p, ev, "open", WIDEST_OPEN, flags, enforcing))
     }
 
     /// A read of a file no mark covers, by a process under `profile`;
@@ -255,7 +282,7 @@ impl AppArmor {
         call: &mut dyn FnMut() -> Option<u64>,
         enforcing: &dyn Fn() -> bool,
     ) -> bool {
-        self.file(profile, ev, "file_perm", MAY_READ, call, enforcing)
+        every(profile, |p| self.file(p, ev, "file_perm", MAY_READ, call, enforcing))
     }
 
     fn file(
@@ -334,9 +361,40 @@ impl AppArmor {
         self.permissive_unless(complain, Some(record), enforcing, |r| self.log(p, ev, operation, shown, fsuid, r))
     }
 
+    /// An exec of the event's file by a process under `label` (a profile
+    /// or a stack): each profile's x rule and transition
+    /// ([`AppArmor::exec_one`]); denied if one denies, and the new label
+    /// the stack of each profile's new one (unconfined ones drop out).
+    pub fn exec(&self, label: &str, ev: &FileEvent<'_>, enforcing: &dyn Fn() -> bool) -> ExecOutcome {
+        let outcomes: Vec<(&str, ExecOutcome)> = stacked(label).map(|p| (p, self.exec_one(p, ev, enforcing))).collect();
+        let mut next: Vec<&str> = Vec::new();
+        let (mut scrub, mut modes) = (false, Vec::new());
+        for (p, outcome) in &outcomes {
+            match outcome {
+                ExecOutcome::Denied => return ExecOutcome::Denied,
+                ExecOutcome::Unsupported(why) => return ExecOutcome::Unsupported(why.clone()),
+                ExecOutcome::Allowed => next.push(p),
+                ExecOutcome::Transition { to, scrub: s, mode } => {
+                    next.extend(to.as_deref().map(stacked).into_iter().flatten());
+                    scrub |= *s;
+                    modes.push(mode.clone());
+                }
+            }
+        }
+        next.sort_unstable();
+        next.dedup();
+        let mut old: Vec<&str> = stacked(label).collect();
+        old.sort_unstable();
+        if modes.is_empty() || next == old {
+            return ExecOutcome::Allowed;
+        }
+        let to = (!next.is_empty()).then(|| next.join(STACK));
+        ExecOutcome::Transition { to, scrub, mode: modes.join(",") }
+    }
+
     /// An exec of the event's file by a process under `profile`
     /// (`domain::exec`: the x rule and its transition).
-    pub fn exec(&self, profile: &str, ev: &FileEvent<'_>, enforcing: &dyn Fn() -> bool) -> ExecOutcome {
+    fn exec_one(&self, profile: &str, ev: &FileEvent<'_>, enforcing: &dyn Fn() -> bool) -> ExecOutcome {
         let set = self.profiles.current();
         let Some(p) = self.profile(&set.policy, profile) else { return ExecOutcome::Denied };
         let name = match name_of(ev.fd, ev.md) {
@@ -398,9 +456,9 @@ impl AppArmor {
         if label.starts_with(&format!("{}//null-", p.name)) && p.mode == Mode::Complain {
             return ExecOutcome::Allowed;
         }
-        if label.contains("//&") || label.contains("//null-") {
+        if label.contains("//null-") {
             return ExecOutcome::Unsupported(format!(
-                "the profile's rule ({mode}) would change the AppArmor label to {label}, a stack of profiles"
+                "the profile's rule ({mode}) would change the AppArmor label to {label}, a learning profile"
             ));
         }
         let to = if ns == rampart_apparmor::policy::ROOT_NS { label } else { format!(":{ns}:{label}") };
@@ -418,6 +476,20 @@ impl AppArmor {
     /// the daemon cannot tell who opened a descriptor, so it checks them
     /// all (stricter; docs/security.md).
     pub fn unusable_descriptors(
+        &self,
+        label: &str,
+        ids: (u32, u32),
+        mediated: &dyn Fn(u64) -> bool,
+        enforcing: &dyn Fn() -> bool,
+    ) -> Vec<i32> {
+        let mut unusable: Vec<i32> =
+            stacked(label).flat_map(|p| self.unusable_descriptors_one(p, ids, mediated, enforcing)).collect();
+        unusable.sort_unstable();
+        unusable.dedup();
+        unusable
+    }
+
+    fn unusable_descriptors_one(
         &self,
         profile: &str,
         (tid, tgid): (u32, u32),
@@ -477,6 +549,18 @@ impl AppArmor {
         operation: &str,
         enforcing: &dyn Fn() -> bool,
     ) -> bool {
+        every(profile, |p| self.path_call_one(p, ev, name, request, operation, enforcing))
+    }
+
+    fn path_call_one(
+        &self,
+        profile: &str,
+        ev: &FileEvent<'_>,
+        name: &[u8],
+        request: u32,
+        operation: &str,
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
         let set = self.profiles.current();
         let Some(p) = self.profile(&set.policy, profile) else { return false };
         let fsuid = fsuid(ev.tid);
@@ -489,6 +573,17 @@ impl AppArmor {
     /// A supervised `link` of the file of `ev` (named `target`) as `link`,
     /// by a process under `profile`: `l` and the pair rule.
     pub fn link_call(
+        &self,
+        profile: &str,
+        ev: &FileEvent<'_>,
+        link: &[u8],
+        target: &[u8],
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        every(profile, |p| self.link_call_one(p, ev, link, target, enforcing))
+    }
+
+    fn link_call_one(
         &self,
         profile: &str,
         ev: &FileEvent<'_>,
@@ -572,6 +667,18 @@ impl AppArmor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stack_is_each_of_its_profiles() {
+        assert_eq!(stacked("a//&b").collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(stacked("parent//child").collect::<Vec<_>>(), ["parent//child"], "a child is one profile");
+        let mut asked = Vec::new();
+        assert!(!every("a//&b//&c", |p| {
+            asked.push(p.to_owned());
+            p != "b"
+        }));
+        assert_eq!(asked, ["a", "b", "c"], "every profile is asked, and audits, even after a denial");
+    }
 
     #[test]
     fn open_flags_map_as_the_kernel_maps_them() {

@@ -445,7 +445,7 @@ impl Enforcer {
                 allow = false;
                 eprintln!(
                     "rampartd: refused the exec of {} by pid {tgid} under the AppArmor profile {}: {why}; \
-                     stacked AppArmor labels are not supported (docs/security.md)",
+                     learning profiles are not supported (docs/security.md)",
                     rampart_label::fd_link(file.as_fd()).map_or("?".into(), |p| p.to_string_lossy().into_owned()),
                     subject.apparmor.as_deref().unwrap_or("?"),
                 );
