@@ -169,7 +169,13 @@ fn stacked(label: &str) -> impl Iterator<Item = &str> {
 /// Whether every profile of `label` allows (each asked, so each audits
 /// its own denial).
 fn every(label: &str, mut allows: impl FnMut(&str) -> bool) -> bool {
-    stacked(label).fold(true, |all, p| allows(p) && all)
+    // Not `all`: it would stop at the first denial, and the others'
+    // records would be missing.
+    let mut all = true;
+    for p in stacked(label) {
+        all &= allows(p);
+    }
+    all
 }
 
 /// A decision that asks nothing more: allowed, nothing to log.
