@@ -1433,6 +1433,12 @@ start_daemon
 opens_while_app_runs SUPERVISED
 writes ENFORCING
 py PROC_MEM 'os.open("/proc/self/mem", os.O_RDWR)'
+# A FIFO opened for writing before its reader: the open waits for it.
+mkfifo -m 666 "$S/work/fifo"
+py FIFO_WRITE 'os.write(os.open(sys.argv[1], os.O_WRONLY), b"hello")' "$S/work/fifo" &
+sleep 0.3
+echo "FIFO_READ=$(cat "$S/work/fifo")"
+wait $!
 echo "DAEMON_ALIVE=$(kill -0 "$D" && echo yes)"
 stop_daemon
 echo "AVC_write=$(grep -c "denied  {[a-z_ ]*write[a-z_ ]*} for .*scontext=$APP tcontext=system_u:object_r:data_t:s0 tclass=file" "$LOG")"
@@ -1461,6 +1467,8 @@ stop_daemon
     r.assert_blocked("PROC_MEM", "the daemon never opens its own /proc/self for a caller");
     assert_eq!(r.get("PROC_MEM_WHY"), "Permission denied");
     assert_eq!(r.get("DAEMON_ALIVE"), "yes");
+    r.assert_allowed("FIFO_WRITE", "a FIFO off the marked filesystem, opened before its reader");
+    assert_eq!(r.get("FIFO_READ"), "hello");
     assert!(r.num("AVC_write") >= 4, "an AVC line per refused write: {}", r.stderr);
     // 50 opens: ignore-mark hits with supervised opens, events without.
     assert!(r.num("SUPERVISED_EVENTS") < 5, "supervised: {} events", r.num("SUPERVISED_EVENTS"));

@@ -62,6 +62,7 @@ mod epoch;
 mod event;
 mod fanotify;
 mod fd_store;
+mod fifo_opens;
 mod groups;
 mod marks;
 mod mount_prefix;

@@ -27,10 +27,13 @@
 //!    `/proc/self/fd/N` with the caller's flags (never the path again),
 //!    `O_NOCTTY` always (a terminal must not become the daemon's) and
 //!    `O_NONBLOCK` until the end (a FIFO without a reader gives `ENXIO`
-//!    instead of holding the worker), then truncated if asked.
+//!    instead of holding the worker: it then waits elsewhere), then
+//!    truncated if asked.
 //!
-//! What differs from the kernel's open: a FIFO opened for writing without
-//! a reader fails with `ENXIO` instead of waiting; `/dev/tty` and files
+//! What differs from the kernel's open: a FIFO opened for writing waits
+//! for its reader in crate::fifo_opens (killable only, and up to 5 ms
+//! after the reader came); a FIFO opened for reading with `O_CREAT` does
+//! not wait for a writer; `/dev/tty` and files
 //! under `/proc` fail; a terminal opened does not become the caller's
 //! controlling terminal; `search` on the path's directories is not
 //! checked (as for the other supervised calls).
@@ -191,6 +194,14 @@ pub(crate) fn reopen(o: BorrowedFd<'_>, flags: i32) -> Result<OwnedFd, i32> {
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     finish(fd.as_fd(), flags)?;
     Ok(fd)
+}
+
+/// An open of `md` with `flags` that the kernel would hold until a
+/// reader comes: a FIFO opened for writing only, without `O_NONBLOCK`
+/// (crate::fifo_opens waits for it).
+pub(crate) fn waits_for_reader(md: &std::fs::Metadata, flags: i32) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    md.file_type().is_fifo() && flags & libc::O_ACCMODE == libc::O_WRONLY && flags & libc::O_NONBLOCK == 0
 }
 
 /// After the open: the truncation asked, and `O_NONBLOCK` as asked.

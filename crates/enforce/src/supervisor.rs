@@ -75,6 +75,7 @@ use rampart_avc::{Perms, Sid};
 use crate::access::ClassPerms;
 use crate::apparmor::{AppArmor, FileEvent};
 use crate::enforcer::{Checked, Enforcer};
+use crate::fifo_opens;
 use crate::pidfd::RecentThreads;
 use crate::supervised::{self, Attr, FileArg, Op};
 use crate::supervised_open;
@@ -115,6 +116,14 @@ pub struct Supervisor {
     queue: Arc<Mutex<Receiver<Job>>>,
 }
 
+/// What a worker needs besides its job: the daemon's context, and where
+/// FIFO opens wait for a reader (crate::fifo_opens).
+#[derive(Clone)]
+struct Shared {
+    cx: Arc<Context>,
+    waits: fifo_opens::Waits,
+}
+
 fn last_error(what: &str) -> io::Error {
     let e = io::Error::last_os_error();
     io::Error::new(e.kind(), format!("{what}: {e}"))
@@ -138,8 +147,14 @@ impl Supervisor {
             jobs,
             queue: Arc::new(Mutex::new(queue)),
         });
+        let cx = Arc::clone(&s.context);
+        let waits = fifo_opens::start(move || {
+            let home = Home::enter(&cx)?;
+            Ok(move || home.back())
+        })?;
+        let shared = Shared { cx: Arc::clone(&s.context), waits };
         for _ in 0..WORKERS {
-            spawn_worker(Arc::clone(&s.context), Arc::clone(&s.queue))?;
+            spawn_worker(shared.clone(), Arc::clone(&s.queue))?;
         }
         let serving = Arc::clone(&s);
         std::thread::Builder::new().name("supervisor".into()).spawn(move || serving.serve())?;
@@ -208,11 +223,12 @@ impl Supervisor {
 /// Starts a worker: a private `fs_struct`, the ruleset enforced, then
 /// jobs until the queue closes, or until it cannot return to the daemon's
 /// root and credentials after a call (then a new worker replaces it).
-fn spawn_worker(cx: Arc<Context>, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<()> {
+fn spawn_worker(shared: Shared, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<()> {
     std::thread::Builder::new().name("supervised calls".into()).spawn(move || {
+        let cx = &shared.cx;
         // Its opens (crate::supervised_open) are answered at once.
         crate::own_threads::register_current();
-        let home = match Home::enter(&cx) {
+        let home = match Home::enter(cx) {
             Ok(home) => home,
             Err(e) => {
                 eprintln!("rampartd: supervisor: a worker cannot start: {e}");
@@ -222,10 +238,16 @@ fn spawn_worker(cx: Arc<Context>, queue: Arc<Mutex<Receiver<Job>>>) -> io::Resul
         loop {
             let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
             let Ok(Job { listener, id, call }) = job else { return };
-            match serve_call(&cx, &home, call) {
+            match serve_call(cx, &home, call) {
                 Ok(Answer::Install { fd, cloexec }) => {
                     if let Err(errno) = supervised_open::install(listener.as_fd(), id, fd.as_fd(), cloexec) {
                         // The caller went, or has no descriptor left.
+                        respond(listener.as_fd(), id, Err(errno));
+                    }
+                }
+                Ok(Answer::WaitForReader { object, flags, creds, cloexec }) => {
+                    let wait = fifo_opens::Wait { listener: Arc::clone(&listener), id, object, flags, creds, cloexec };
+                    if let Err(errno) = shared.waits.wait(wait) {
                         respond(listener.as_fd(), id, Err(errno));
                     }
                 }
@@ -234,7 +256,7 @@ fn spawn_worker(cx: Arc<Context>, queue: Arc<Mutex<Receiver<Job>>>) -> io::Resul
             }
             if let Err(e) = home.back() {
                 eprintln!("rampartd: supervisor: a worker cannot return to the daemon's state ({e}); replacing it");
-                if let Err(e) = spawn_worker(Arc::clone(&cx), Arc::clone(&queue)) {
+                if let Err(e) = spawn_worker(shared.clone(), Arc::clone(&queue)) {
                     eprintln!("rampartd: supervisor: cannot replace it: {e}");
                 }
                 return;
@@ -289,7 +311,7 @@ fn receive(listener: BorrowedFd<'_>) -> Option<libc::seccomp_notif> {
 }
 
 /// Answers call `id`: `Ok(v)` its return value, `Err(errno)` its error.
-fn respond(listener: BorrowedFd<'_>, id: u64, result: Result<i64, i32>) {
+pub(crate) fn respond(listener: BorrowedFd<'_>, id: u64, result: Result<i64, i32>) {
     let (val, error) = match result {
         Ok(v) => (v, 0),
         Err(errno) => (0, -errno),
@@ -588,6 +610,9 @@ enum Answer {
     Value(i64),
     /// A descriptor to install in the caller, as the return value.
     Install { fd: OwnedFd, cloexec: bool },
+    /// A FIFO opened for writing, checked, whose open must wait for a
+    /// reader (crate::fifo_opens).
+    WaitForReader { object: OwnedFd, flags: i32, creds: Creds, cloexec: bool },
 }
 
 /// One call (see the module docs), or `Err(errno)`. Leaves the thread
@@ -667,7 +692,13 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
         supervised_open::finish(object.fd.as_fd(), flags)?;
         object.fd
     } else {
-        supervised_open::reopen(object.fd.as_fd(), flags)?
+        match supervised_open::reopen(object.fd.as_fd(), flags) {
+            // A FIFO without a reader: the kernel's open would wait.
+            Err(libc::ENXIO) if supervised_open::waits_for_reader(&object.md, flags) => {
+                return Ok(Answer::WaitForReader { object: object.fd, flags, creds: gathered.creds, cloexec });
+            }
+            other => other?,
+        }
     };
     Ok(Answer::Install { fd, cloexec })
 }
