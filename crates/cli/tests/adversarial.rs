@@ -1379,7 +1379,8 @@ stop_daemon
 /// daemon), and app_t still cannot write the file by any open: O_WRONLY,
 /// O_RDWR, O_RDONLY|O_TRUNC, creat, a reopen through /proc/self/fd,
 /// openat2 (ENOSYS), io_uring (EPERM); the content stays. Nor can it make
-/// the daemon open the daemon's own /proc/self/mem. Under a permissive
+/// the daemon open the daemon's own /proc/self/mem, or chmod what the
+/// daemon's /proc/self/fd/1 names. Under a permissive
 /// daemon the policy's refusals let the writes through (the checks can
 /// fail); with --no-supervised-opens every unconfined open of the file
 /// is an event while app_t runs (the marks' gain is the supervision's).
@@ -1433,6 +1434,16 @@ start_daemon
 opens_while_app_runs SUPERVISED
 writes ENFORCING
 py PROC_MEM 'os.open("/proc/self/mem", os.O_RDWR)'
+# The other supervised calls resolve paths the same way: a magic link
+# would name the daemon's descriptor (here its standard output). By
+# modifier_t, whose chmods go to the daemon (app_t may setattr nothing:
+# its chmods are refused before).
+attempt PROC_CHMOD "$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:modifier_t:s0 -- \
+    /usr/bin/python3 -c 'import os, sys
+try:
+    os.chmod("/proc/self/fd/1", 0o600)
+except OSError as e:
+    print(e.strerror); sys.exit(1)'
 # A FIFO opened for writing before its reader: the open waits for it.
 mkfifo -m 666 "$S/work/fifo"
 py FIFO_WRITE 'os.write(os.open(sys.argv[1], os.O_WRONLY), b"hello")' "$S/work/fifo" &
@@ -1467,6 +1478,8 @@ stop_daemon
     r.assert_blocked("PROC_MEM", "the daemon never opens its own /proc/self for a caller");
     assert_eq!(r.get("PROC_MEM_WHY"), "Permission denied");
     assert_eq!(r.get("DAEMON_ALIVE"), "yes");
+    r.assert_blocked("PROC_CHMOD", "a chmod through a magic link is not made on the daemon's descriptor");
+    assert_eq!(r.get("PROC_CHMOD_WHY"), "Too many levels of symbolic links");
     r.assert_allowed("FIFO_WRITE", "a FIFO off the marked filesystem, opened before its reader");
     assert_eq!(r.get("FIFO_READ"), "hello");
     assert!(r.num("AVC_write") >= 4, "an AVC line per refused write: {}", r.stderr);

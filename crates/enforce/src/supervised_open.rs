@@ -100,6 +100,12 @@ fn openat2(dir: RawFd, path: &OsStr, flags: i32, mode: u32) -> Result<OwnedFd, i
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
+/// An `O_PATH` descriptor of `path` relative to `dir`, resolved as step 1
+/// resolves (no magic links); `flags` among `O_NOFOLLOW`, `O_DIRECTORY`.
+pub(crate) fn path_of(dir: BorrowedFd<'_>, path: &[u8], flags: i32) -> Result<OwnedFd, i32> {
+    openat2(dir.as_raw_fd(), OsStr::from_bytes(path), libc::O_PATH | flags, 0)
+}
+
 /// What step 1 found.
 pub(crate) enum Target {
     /// An existing object (`O_PATH`), to check and then reopen.

@@ -29,6 +29,9 @@
 //!    its file credentials ([`crate::thread_creds`]), each path is
 //!    resolved to `O_PATH` descriptors: the object, or the parent
 //!    directory and the last name (and the object that name holds).
+//!    Magic links (`/proc/self/fd/N`) are not followed (`ELOOP`) and
+//!    objects on procfs are refused (`EACCES`): in the daemon they would
+//!    name the daemon's own.
 //! 3. Back to the daemon's root and credentials: labels and checks, for
 //!    objects on the marked filesystems (elsewhere, as for opens,
 //!    nothing is mediated).
@@ -483,7 +486,12 @@ struct Object {
 }
 
 impl Object {
+    /// The object `fd` names; on procfs refused (`EACCES`): `/proc/self`
+    /// in the daemon is the daemon (crate::supervised_open).
     fn of(fd: OwnedFd) -> Result<Object, i32> {
+        if supervised_open::on_procfs(fd.as_fd()) {
+            return Err(libc::EACCES);
+        }
         let md = File::from(fd.try_clone().map_err(|e| errno_of(&e))?).metadata().map_err(|e| errno_of(&e))?;
         Ok(Object { fd, md })
     }
@@ -505,7 +513,7 @@ fn resolve_object(a: &PathArg) -> Result<Object, i32> {
         return Object::of(a.dir.try_clone().map_err(|e| errno_of(&e))?);
     }
     let flags = if a.follow { 0 } else { libc::O_NOFOLLOW };
-    Object::of(open_path(a.dir.as_raw_fd(), OsStr::from_bytes(&a.path), flags)?)
+    Object::of(supervised_open::path_of(a.dir.as_fd(), &a.path, flags)?)
 }
 
 /// Resolves `a` to a directory and a last name in it.
@@ -528,8 +536,8 @@ fn resolve_name(a: &PathArg) -> Result<Name, i32> {
     if last.is_empty() || last == b"." || last == b".." {
         return Err(if last == b".." { libc::ENOTEMPTY } else { libc::EINVAL });
     }
-    let parent = Object::of(open_path(a.dir.as_raw_fd(), OsStr::from_bytes(dir), libc::O_DIRECTORY)?)?;
-    let holds = match open_path(parent.fd.as_raw_fd(), OsStr::from_bytes(last), libc::O_NOFOLLOW) {
+    let parent = Object::of(supervised_open::path_of(a.dir.as_fd(), dir, libc::O_DIRECTORY)?)?;
+    let holds = match supervised_open::path_of(parent.fd.as_fd(), last, libc::O_NOFOLLOW) {
         Ok(fd) => Some(Object::of(fd)?),
         Err(libc::ENOENT) => None,
         Err(e) => return Err(e),
