@@ -63,9 +63,9 @@ pub fn default_pollers(threads: usize) -> usize {
     (threads / 2).clamp(1, 4)
 }
 
-/// The CPUs this process may use (1 if unknown).
-/// The CPUs this process may use: its affinity mask and its cgroup's CPU
-/// quota (`cpu.max`), as `available_parallelism` reads them on Linux.
+/// The CPUs this process may use (1 if unknown): its affinity mask and
+/// its cgroup's CPU quota (`cpu.max`), as `available_parallelism` reads
+/// them on Linux.
 fn available_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
