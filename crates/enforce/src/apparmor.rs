@@ -544,23 +544,11 @@ impl AppArmor {
     }
 
     /// A supervised call's check of `name` (the object of `ev`, or a name
-    /// it is to get) for `request`, by a process under `profile`;
+    /// it is to get) for `request`, by a process under `label`;
     /// `operation` as the kernel's records name it.
     pub fn path_call(
         &self,
-        profile: &str,
-        ev: &FileEvent<'_>,
-        name: &[u8],
-        request: u32,
-        operation: &str,
-        enforcing: &dyn Fn() -> bool,
-    ) -> bool {
-        every(profile, |p| self.path_call_one(p, ev, name, request, operation, enforcing))
-    }
-
-    fn path_call_one(
-        &self,
-        profile: &str,
+        label: &str,
         ev: &FileEvent<'_>,
         name: &[u8],
         request: u32,
@@ -568,41 +556,34 @@ impl AppArmor {
         enforcing: &dyn Fn() -> bool,
     ) -> bool {
         let set = self.profiles.current();
-        let Some(p) = self.profile(&set.policy, profile) else { return false };
         let fsuid = fsuid(ev.tid);
-        let d = path_perm(Subject::Profile(p), name, request, fsuid == Some(ev.md.uid()));
-        self.permissive_unless(d.allowed, d.record, enforcing, |r| {
-            self.log(p, ev, operation, name, fsuid.unwrap_or(u32::MAX), r)
+        every(label, |profile| {
+            let Some(p) = self.profile(&set.policy, profile) else { return false };
+            let d = path_perm(Subject::Profile(p), name, request, fsuid == Some(ev.md.uid()));
+            self.permissive_unless(d.allowed, d.record, enforcing, |r| {
+                self.log(p, ev, operation, name, fsuid.unwrap_or(u32::MAX), r)
+            })
         })
     }
 
     /// A supervised `link` of the file of `ev` (named `target`) as `link`,
-    /// by a process under `profile`: `l` and the pair rule.
+    /// by a process under `label`: `l` and the pair rule.
     pub fn link_call(
         &self,
-        profile: &str,
-        ev: &FileEvent<'_>,
-        link: &[u8],
-        target: &[u8],
-        enforcing: &dyn Fn() -> bool,
-    ) -> bool {
-        every(profile, |p| self.link_call_one(p, ev, link, target, enforcing))
-    }
-
-    fn link_call_one(
-        &self,
-        profile: &str,
+        label: &str,
         ev: &FileEvent<'_>,
         link: &[u8],
         target: &[u8],
         enforcing: &dyn Fn() -> bool,
     ) -> bool {
         let set = self.profiles.current();
-        let Some(p) = self.profile(&set.policy, profile) else { return false };
         let fsuid = fsuid(ev.tid);
-        let d = link_perm(Subject::Profile(p), link, target, fsuid == Some(ev.md.uid()));
-        self.permissive_unless(d.allowed, d.record, enforcing, |r| {
-            self.log(p, ev, "link", link, fsuid.unwrap_or(u32::MAX), r)
+        every(label, |profile| {
+            let Some(p) = self.profile(&set.policy, profile) else { return false };
+            let d = link_perm(Subject::Profile(p), link, target, fsuid == Some(ev.md.uid()));
+            self.permissive_unless(d.allowed, d.record, enforcing, |r| {
+                self.log(p, ev, "link", link, fsuid.unwrap_or(u32::MAX), r)
+            })
         })
     }
 
