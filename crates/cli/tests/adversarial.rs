@@ -1377,7 +1377,9 @@ stop_daemon
 /// unconfined process's opens of data.txt are ignore-mark hits (the mark
 /// needs only `open read` of app_t, whose opens for writing go to the
 /// daemon), and app_t still cannot write the file by any open: O_WRONLY,
-/// O_RDWR, O_RDONLY|O_TRUNC, creat, a reopen through /proc/self/fd,
+/// O_RDWR, O_RDONLY|O_TRUNC, creat, a reopen of its read-only descriptor
+/// through /proc/self/fd (which, like `/dev/stderr`, names the caller's
+/// own descriptor's file),
 /// openat2 (ENOSYS), io_uring (EPERM); the content stays. Nor can it make
 /// the daemon open the daemon's own /proc/self/mem, or chmod what the
 /// daemon's /proc/self/fd/1 names. Under a permissive
@@ -1411,6 +1413,7 @@ writes() {
     py "$1_OPENAT2" 'call(l.syscall(437, -100, sys.argv[1].encode(), (ctypes.c_uint64 * 3)(os.O_WRONLY, 0, 0), 24))' "$W"
     py "$1_IO_URING" 'call(l.syscall(425, 4, ctypes.create_string_buffer(120)))'
     py "$1_READ" 'print(os.read(os.open(sys.argv[1], os.O_RDONLY), 5).decode())' "$W"
+    py "$1_STDERR" 'os.write(os.open("/dev/stderr", os.O_WRONLY), b"to stderr\n"); print("written")'
     echo "$1_CONTENT=$(head -n 1 "$W")"
     printf 'line1\nline2\nline3\nline4\nline5\n' > "$W"
 }
@@ -1467,7 +1470,14 @@ stop_daemon
         assert_eq!(r.get(&format!("ENFORCING_{key}_WHY")), "Permission denied", "{key}: EACCES, as SELinux");
         r.assert_succeeded(&format!("PERMISSIVE_{key}"));
     }
-    r.assert_blocked("ENFORCING_PROC_FD", "a magic link is not followed by the daemon");
+    // The reopen of the caller's own read-only descriptor names the file:
+    // decided as an open of it for writing.
+    r.assert_blocked("ENFORCING_PROC_FD", "app_t may not write data_t, reopened through /proc/self/fd");
+    assert_eq!(r.get("ENFORCING_PROC_FD_WHY"), "Permission denied");
+    r.assert_succeeded("PERMISSIVE_PROC_FD");
+    // `/dev/stderr` is the caller's own standard error (a pipe here).
+    r.assert_allowed("ENFORCING_STDERR", "a process writes its own standard error by name");
+    assert_eq!(r.get("ENFORCING_STDERR_WHY"), "written");
     r.assert_blocked("ENFORCING_OPENAT2", "openat2 is refused under supervised opens");
     assert_eq!(r.get("ENFORCING_OPENAT2_WHY"), "Function not implemented");
     r.assert_blocked("ENFORCING_IO_URING", "io_uring is refused under supervised opens");

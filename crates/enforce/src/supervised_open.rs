@@ -14,7 +14,13 @@
 //! How, in the caller's root, with its file credentials and umask:
 //! 1. The path is resolved to an `O_PATH` descriptor (magic links such as
 //!    `/proc/self/fd/N` refused, `ELOOP`: in the daemon they would name
-//!    the daemon's descriptors). If nothing is there and `O_CREAT` was
+//!    the daemon's descriptors). The names of a descriptor of the caller's
+//!    own (`/dev/stdin`, `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`,
+//!    `/proc/self/fd/N`, `/proc/thread-self/fd/N`, `/proc/PID/fd/N` of
+//!    the caller itself; the `/dev` ones only where they are the usual
+//!    symbolic links in the caller's root) are taken as that descriptor's
+//!    object ([`descriptor_alias`]), read by the receiving thread through
+//!    the caller's `/proc/TID/fd/N`, as the kernel's reopen would. If nothing is there and `O_CREAT` was
 //!    asked, the file is created (`O_EXCL`, retried as an open if another
 //!    process created it meanwhile) and checked after, as the kernel's
 //!    open event is asked after the creation.
@@ -104,6 +110,46 @@ fn openat2(dir: RawFd, path: &OsStr, flags: i32, mode: u32) -> Result<OwnedFd, i
 /// resolves (no magic links); `flags` among `O_NOFOLLOW`, `O_DIRECTORY`.
 pub(crate) fn path_of(dir: BorrowedFd<'_>, path: &[u8], flags: i32) -> Result<OwnedFd, i32> {
     openat2(dir.as_raw_fd(), OsStr::from_bytes(path), libc::O_PATH | flags, 0)
+}
+
+/// The caller's descriptor number that `path` names, if it is one of the
+/// names of the module docs (thread `tid`; its root read through
+/// `/proc/TID/root`).
+pub(crate) fn descriptor_alias(tid: u32, path: &[u8]) -> Option<u32> {
+    let path = std::str::from_utf8(path).ok()?;
+    let root = format!("/proc/{tid}/root");
+    let link_is =
+        |name: &str, target: &str| std::fs::read_link(format!("{root}{name}")).is_ok_and(|t| t.as_os_str() == target);
+    let number = |s: &str| s.parse::<u32>().ok().filter(|_| !s.starts_with('+'));
+    if let Some((i, name)) = ["/dev/stdin", "/dev/stdout", "/dev/stderr"].iter().enumerate().find(|(_, n)| **n == path)
+    {
+        return link_is(name, &format!("/proc/self/fd/{i}")).then_some(i as u32);
+    }
+    if let Some(n) = path.strip_prefix("/dev/fd/") {
+        return number(n).filter(|_| link_is("/dev/fd", "/proc/self/fd"));
+    }
+    let rest = path.strip_prefix("/proc/")?;
+    let (who, n) = rest.split_once("/fd/")?;
+    let own = who == "self" || who == "thread-self" || who == tid.to_string() || Some(who) == tgid_of(tid).as_deref();
+    let is_procfs = std::fs::File::open(format!("{root}/proc")).is_ok_and(|f| on_procfs(f.as_fd()));
+    number(n).filter(|_| own && is_procfs)
+}
+
+/// Step 1 for a path [`descriptor_alias`] named: the object `fd` (the
+/// caller's descriptor's, `O_PATH`), as the kernel's open of the magic
+/// link would reach it.
+pub(crate) fn alias_target(fd: OwnedFd, flags: i32) -> Result<Target, i32> {
+    if flags & libc::O_NOFOLLOW != 0 {
+        return Err(libc::ELOOP);
+    }
+    if flags & libc::O_CREAT != 0 && flags & libc::O_EXCL != 0 {
+        return Err(libc::EEXIST);
+    }
+    if flags & libc::O_PATH != 0 {
+        return Ok(Target::Path(fd));
+    }
+    let md = metadata(fd.as_fd())?;
+    Ok(Target::Existing(fd, md))
 }
 
 /// What step 1 found.
@@ -267,6 +313,12 @@ pub(crate) fn install(listener: BorrowedFd<'_>, id: u64, fd: BorrowedFd<'_>, clo
     Ok(())
 }
 
+/// The process of thread `tid` (the `Tgid:` line of its status), as text.
+fn tgid_of(tid: u32) -> Option<String> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("Tgid:")).map(|v| v.trim().to_owned())
+}
+
 /// Reads the `Umask:` line of `/proc/TID/status`.
 pub(crate) fn umask_of(tid: u32) -> Result<u32, i32> {
     let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
@@ -331,6 +383,27 @@ mod tests {
 
     fn umask_now() -> u32 {
         umask_of(std::process::id()).unwrap()
+    }
+
+    #[test]
+    fn the_names_of_a_callers_own_descriptors_are_known() {
+        // SAFETY: gettid cannot fail.
+        let tid = unsafe { libc::gettid() } as u32;
+        let pid = std::process::id();
+        assert_eq!(descriptor_alias(tid, b"/proc/self/fd/5"), Some(5));
+        assert_eq!(descriptor_alias(tid, b"/proc/thread-self/fd/7"), Some(7));
+        assert_eq!(descriptor_alias(tid, format!("/proc/{pid}/fd/3").as_bytes()), Some(3));
+        assert_eq!(descriptor_alias(tid, b"/proc/1/fd/3"), None, "another process's");
+        assert_eq!(descriptor_alias(tid, b"/proc/self/fd/+3"), None);
+        assert_eq!(descriptor_alias(tid, b"/proc/self/fdinfo/3"), None);
+        assert_eq!(descriptor_alias(tid, b"/etc/passwd"), None);
+        // The /dev names count only where they are the usual links.
+        if std::fs::read_link("/dev/stderr").is_ok_and(|t| t.as_os_str() == "/proc/self/fd/2") {
+            assert_eq!(descriptor_alias(tid, b"/dev/stderr"), Some(2));
+        }
+        if std::fs::read_link("/dev/fd").is_ok_and(|t| t.as_os_str() == "/proc/self/fd") {
+            assert_eq!(descriptor_alias(tid, b"/dev/fd/9"), Some(9));
+        }
     }
 
     #[test]

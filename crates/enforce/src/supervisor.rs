@@ -367,6 +367,9 @@ struct Gathered {
     creds: Creds,
     /// The caller's umask (an open, which may create).
     umask: u32,
+    /// An open's path names the caller's own descriptor (`/dev/stdout`,
+    /// `/proc/self/fd/N`): what it is open on (`O_PATH`).
+    fd_alias: Option<OwnedFd>,
 }
 
 /// `XATTR_NAME_MAX` and `XATTR_SIZE_MAX`.
@@ -472,11 +475,16 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
     }
     let xattr = read_xattr(&mem, op)?;
     let creds = Creds::of_task(tid).map_err(|_| libc::ESRCH)?;
-    let umask = match op {
-        Op::Open { .. } => supervised_open::umask_of(tid)?,
-        _ => 0,
+    let (umask, fd_alias) = match op {
+        Op::Open { .. } => {
+            // `/dev/stderr` and the like name one of the caller's own
+            // descriptors, through a magic link step 2 does not follow.
+            let n = out.first().and_then(|a| supervised_open::descriptor_alias(tid, &a.path));
+            (supervised_open::umask_of(tid)?, n.and_then(|n| proc(&format!("fd/{n}")).ok()))
+        }
+        _ => (0, None),
     };
-    Ok(Gathered { root, args: out, xattr, creds, umask })
+    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias })
 }
 
 /// An object a call names, resolved (step 3).
@@ -680,7 +688,10 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
     // SAFETY: umask cannot fail; this thread's fs_struct is its own.
     unsafe { libc::umask(gathered.umask & 0o777) };
-    let target = supervised_open::resolve(arg.dir.as_fd(), &arg.path, flags, mode);
+    let target = match gathered.fd_alias {
+        Some(fd) => supervised_open::alias_target(fd, flags),
+        None => supervised_open::resolve(arg.dir.as_fd(), &arg.path, flags, mode),
+    };
     home.back().map_err(|e| errno_of(&e))?;
     let (object, created) = match target? {
         supervised_open::Target::Path(fd) => return Ok(Answer::Install { fd, cloexec }),
