@@ -1659,6 +1659,7 @@ PY
 phase() {
     local key=$1 mode=$2
     rm -f "$S/notify" "$S/restart" "$S/stored" "$S/manager.ready" "$S/daemon2.pid" "$S/go"
+    rmdir "$S/started" 2>/dev/null || true
     ARGS=(daemon --mark "$T" --policy "$T/run/policy.33" --file-contexts "$T/run/file_contexts"
           --default-context system_u:system_r:unconfined_t:s0 --socket "$SOCK" --audit-log "$LOG" --cgroup "$CG")
     /usr/bin/python3 "$S/manager.py" "$mode" "$S" "$RAMPART" "${ARGS[@]}" 2>"$S/daemon2.err" &
@@ -1669,6 +1670,7 @@ phase() {
     cp "$T/data/secret.txt" "$T/data/$key-secret"; label system_u:object_r:secret_t:s0 "$T/data/$key-secret"
     # Launched before the restart; its calls come after.
     { "$RAMPART" run --socket "$SOCK" --force --context "$MOD" -- /usr/bin/python3 -c 'import os, sys, time
+os.mkdir(sys.argv[1] + "/started")
 while not os.path.exists(sys.argv[1] + "/go"):
     time.sleep(0.01)
 for f in sys.argv[2:]:
@@ -1677,7 +1679,9 @@ for f in sys.argv[2:]:
     except OSError as e:
         print("chmod", os.path.basename(f), e.strerror)' "$S" "$T/data/$key-data" "$T/data/$key-secret"; } 2>&1 | cat > "$S/$key.out" &
     local client=$!
-    for _ in $(seq 200); do [ -e "$S/stored" ] && break; sleep 0.02; done
+    # The launch is over (the daemon answered, the program runs) before
+    # the kill: the listener is stored before the request is answered.
+    for _ in $(seq 200); do [ -e "$S/stored" ] && [ -d "$S/started" ] && break; sleep 0.02; done
     echo "${key}_STORED=$(cat "$S/stored" 2>/dev/null || echo 0)"
     kill -KILL "$D"; wait "$D" 2>/dev/null || true
     : > "$S/restart"
