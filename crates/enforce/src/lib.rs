@@ -52,6 +52,7 @@ mod access;
 mod apparmor;
 mod apparmor_log;
 mod backlog;
+mod bpf;
 mod cgroups;
 mod config;
 mod control;

@@ -102,6 +102,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use crate::bpf::{
+    bpf, data_arg, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, BPF_JEQ_K, BPF_JSET_K, BPF_LD_W_ABS, BPF_RET_K, DATA_ARCH,
+    DATA_NR,
+};
+
 const LANDLOCK_ACCESS_FS_WRITE_FILE: u64 = 1 << 1;
 const LANDLOCK_ACCESS_FS_REMOVE_DIR: u64 = 1 << 4;
 const LANDLOCK_ACCESS_FS_REMOVE_FILE: u64 = 1 << 5;
@@ -353,22 +358,8 @@ pub fn revoke_descriptors(fds: &[i32]) -> io::Result<()> {
     Ok(())
 }
 
-/// One classic BPF instruction (`struct sock_filter`).
-const fn bpf(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
-    libc::sock_filter { code, jt, jf, k }
-}
-
-const BPF_LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
-const BPF_JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
-const BPF_JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
-const BPF_RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
-/// Offsets in `struct seccomp_data`.
-const DATA_NR: u32 = 0;
-const DATA_ARCH: u32 = 4;
-const DATA_ARG0_LOW: u32 = 16;
-const DATA_ARG1_LOW: u32 = 24;
-const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
-const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+const DATA_ARG0_LOW: u32 = data_arg(0);
+const DATA_ARG1_LOW: u32 = data_arg(1);
 const CLONE_NEW_ANY: u32 = 0x0002_0000 // CLONE_NEWNS
     | 0x0200_0000 // CLONE_NEWCGROUP
     | 0x0400_0000 // CLONE_NEWUTS

@@ -34,6 +34,11 @@
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
 
+use crate::bpf::{
+    bpf, data_arg, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, BPF_JEQ_K, BPF_JGE_K, BPF_JSET_K, BPF_LD_W_ABS, BPF_RET_K,
+    DATA_ARCH, DATA_NR,
+};
+
 /// An operand naming a file: a path (in the caller's memory) relative to
 /// a directory descriptor, or a descriptor itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,25 +231,6 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
     })
 }
 
-/// One classic BPF instruction (`struct sock_filter`).
-const fn bpf(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
-    libc::sock_filter { code, jt, jf, k }
-}
-
-const BPF_LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
-const BPF_JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
-const BPF_JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
-const BPF_JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
-const BPF_RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
-const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
-const AUDIT_ARCH_I386: u32 = 0x4000_0003;
-/// Offsets in `struct seccomp_data`: the number, the arch, and the low
-/// word of argument `i` (little-endian).
-const DATA_NR: u32 = 0;
-const DATA_ARCH: u32 = 4;
-const fn data_arg(i: u32) -> u32 {
-    16 + 8 * i
-}
 /// Open flags that ask to write, truncate or create (see "Opens").
 pub const WRITE_FLAGS: u32 = (libc::O_WRONLY | libc::O_RDWR | libc::O_TRUNC | libc::O_CREAT) as u32;
 

@@ -1,0 +1,25 @@
+//! Classic BPF for the seccomp filters (crate::sandbox's, which refuses,
+//! and crate::supervised's, which hands calls to the daemon): the
+//! instructions they use and where `struct seccomp_data` keeps what they
+//! read.
+
+/// One classic BPF instruction (`struct sock_filter`).
+pub const fn bpf(code: u16, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+    libc::sock_filter { code, jt, jf, k }
+}
+
+pub const BPF_LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
+pub const BPF_JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
+pub const BPF_JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
+pub const BPF_JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
+pub const BPF_RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+pub const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+pub const AUDIT_ARCH_I386: u32 = 0x4000_0003;
+/// Offsets in `struct seccomp_data`: the call's number, its arch.
+pub const DATA_NR: u32 = 0;
+pub const DATA_ARCH: u32 = 4;
+
+/// The offset of argument `i`'s low word (little-endian).
+pub const fn data_arg(i: u32) -> u32 {
+    16 + 8 * i
+}
