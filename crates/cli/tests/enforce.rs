@@ -736,6 +736,7 @@ fn every_control_command_answers() {
         r#"
 start_daemon --threads 2 --pollers=1 --permissive-domain app_t --no-ignore-marks
 "$RAMPART" status --socket "$SOCK" | grep -q '^Current mode: *enforcing$' && echo STATUS=ok
+echo "SUPERVISED_OPENS=$("$RAMPART" status --socket "$SOCK" | sed -n 's/^Supervised opens: *//p')"
 "$RAMPART" setenforce --socket "$SOCK" Permissive && echo "PERMISSIVE=$(status_field mode)"
 "$RAMPART" setenforce --socket "$SOCK" 1 && echo "ENFORCING=$(status_field mode)"
 "$RAMPART" setbool --socket "$SOCK" app_read_data on && echo SETBOOL=ok
@@ -748,6 +749,7 @@ echo "IGNORE_MARKS=$(status_field ignore_marks)"
         assert_eq!(r.get(key), "ok", "{key}:\n{}\n{}", r.stdout, r.stderr);
     }
     assert_eq!((r.get("PERMISSIVE"), r.get("ENFORCING")), ("permissive", "enforcing"));
+    assert_eq!(r.get("SUPERVISED_OPENS"), "on", "the default");
     assert_eq!(r.get("IGNORE_MARKS"), "0", "--no-ignore-marks");
     assert_eq!(r.get("RUN"), "launched", "{}", r.stderr);
 }

@@ -180,7 +180,7 @@ fn resolve_program(program: &std::ffi::OsStr) -> Option<std::path::PathBuf> {
 
 /// `sestatus`-style text.
 pub fn render_status(s: &Status) -> String {
-    let rows: [(&str, String); 15] = [
+    let rows: [(&str, String); 16] = [
         ("rampartd status:", "running".into()),
         ("Current mode:", s.mode.clone()),
         ("Loaded policy:", s.policy.clone()),
@@ -195,6 +195,7 @@ pub fn render_status(s: &Status) -> String {
         ("Tracked processes:", s.tracked_processes.to_string()),
         ("Ignore marks:", s.ignore_marks.to_string()),
         ("Decided without the path:", s.decided_without_path.to_string()),
+        ("Supervised opens:", if s.supervised_opens { "on" } else { "off" }.into()),
         ("AVC lookups/hits/misses:", format!("{} {} {}", s.avc_lookups, s.avc_hits, s.avc_misses)),
     ];
     let mut out: String = rows.iter().map(|(k, v)| format!("{k:<32}{v}\n")).collect();
