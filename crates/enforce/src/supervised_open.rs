@@ -319,9 +319,8 @@ fn tgid_of(tid: u32) -> Option<String> {
     status.lines().find_map(|l| l.strip_prefix("Tgid:")).map(|v| v.trim().to_owned())
 }
 
-/// Reads the `Umask:` line of `/proc/TID/status`.
-pub(crate) fn umask_of(tid: u32) -> Result<u32, i32> {
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
+/// The `Umask:` line of a `/proc/TID/status` text.
+pub(crate) fn umask_in(status: &str) -> Result<u32, i32> {
     status
         .lines()
         .find_map(|l| l.strip_prefix("Umask:"))
@@ -382,7 +381,7 @@ mod tests {
     }
 
     fn umask_now() -> u32 {
-        umask_of(std::process::id()).unwrap()
+        umask_in(&std::fs::read_to_string("/proc/self/status").unwrap()).unwrap()
     }
 
     #[test]

@@ -474,13 +474,15 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
         });
     }
     let xattr = read_xattr(&mem, op)?;
-    let creds = Creds::of_task(tid).map_err(|_| libc::ESRCH)?;
+    // Read once: the credentials, and an open's umask.
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
+    let creds = Creds::from_status(&status).ok_or(libc::ESRCH)?;
     let (umask, fd_alias) = match op {
         Op::Open { .. } => {
             // `/dev/stderr` and the like name one of the caller's own
             // descriptors, through a magic link step 2 does not follow.
             let n = out.first().and_then(|a| supervised_open::descriptor_alias(tid, &a.path));
-            (supervised_open::umask_of(tid)?, n.and_then(|n| proc(&format!("fd/{n}")).ok()))
+            (supervised_open::umask_in(&status)?, n.and_then(|n| proc(&format!("fd/{n}")).ok()))
         }
         _ => (0, None),
     };

@@ -10,7 +10,6 @@
 //! the effective capabilities change: the thread keeps root's permitted
 //! set, so [`Creds::assume`] of the daemon's own credentials restores it.
 
-use std::fs;
 use std::io;
 
 /// What the kernel's file permission checks read of a task.
@@ -69,10 +68,10 @@ pub(crate) fn capset(data: &[CapData; 2]) -> io::Result<()> {
 }
 
 impl Creds {
-    /// Task `tid`'s credentials, from `/proc/TID/status`.
-    pub fn of_task(tid: u32) -> io::Result<Creds> {
-        parse_status(&fs::read_to_string(format!("/proc/{tid}/status"))?)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, format!("/proc/{tid}/status: unreadable ids")))
+    /// The credentials a `/proc/TID/status` text shows (`None`: not such
+    /// a text).
+    pub fn from_status(status: &str) -> Option<Creds> {
+        parse_status(status)
     }
 
     /// The calling thread's credentials.
@@ -157,7 +156,7 @@ mod tests {
 
     #[test]
     fn this_thread_reads_its_own_credentials() {
-        let mine = Creds::of_task(std::process::id()).unwrap();
+        let mine = Creds::from_status(&std::fs::read_to_string("/proc/self/status").unwrap()).unwrap();
         assert_eq!(Creds::current().unwrap(), mine);
     }
 }
