@@ -1437,6 +1437,20 @@ start_daemon
 opens_while_app_runs SUPERVISED
 writes ENFORCING
 py PROC_MEM 'os.open("/proc/self/mem", os.O_RDWR)'
+# /dev/tty is the caller's controlling terminal (a pty `script` makes),
+# written through and the same device as its standard input; without one
+# (setsid) ENXIO, as the kernel answers, never the daemon's terminal.
+TTY_CODE='import os
+fd = os.open("/dev/tty", os.O_RDWR)
+os.write(fd, b"TTY_WRITE=ok\n")
+print("TTY_SAME=%s" % (os.fstat(fd).st_rdev == os.fstat(0).st_rdev))'
+script -qec "$RAMPART run --socket $SOCK --force --context $APP -- /usr/bin/python3 -c '$TTY_CODE'" /dev/null </dev/null \
+    | tr -d '\r' | grep -E '^TTY_(WRITE|SAME)=' || true
+attempt NO_TTY setsid -w "$RAMPART" run --socket "$SOCK" --force --context "$APP" -- /usr/bin/python3 -c 'import os, sys
+try:
+    os.open("/dev/tty", os.O_WRONLY)
+except OSError as e:
+    print(e.strerror); sys.exit(1)'
 # The other supervised calls resolve paths the same way: a magic link
 # would name the daemon's descriptor (here its standard output). By
 # modifier_t, whose chmods go to the daemon (app_t may setattr nothing:
@@ -1488,6 +1502,10 @@ stop_daemon
     r.assert_blocked("PROC_MEM", "the daemon never opens its own /proc/self for a caller");
     assert_eq!(r.get("PROC_MEM_WHY"), "Permission denied");
     assert_eq!(r.get("DAEMON_ALIVE"), "yes");
+    assert_eq!(r.get("TTY_WRITE"), "ok", "/dev/tty opened for writing is the caller's terminal: {}", r.stderr);
+    assert_eq!(r.get("TTY_SAME"), "True", "the terminal of its standard input");
+    r.assert_blocked("NO_TTY", "without a controlling terminal");
+    assert_eq!(r.get("NO_TTY_WHY"), "No such device or address");
     r.assert_blocked("PROC_CHMOD", "a chmod through a magic link is not made on the daemon's descriptor");
     assert_eq!(r.get("PROC_CHMOD_WHY"), "Too many levels of symbolic links");
     r.assert_allowed("FIFO_WRITE", "a FIFO off the marked filesystem, opened before its reader");

@@ -56,6 +56,7 @@ mod bpf;
 mod cgroups;
 mod config;
 mod control;
+mod controlling_tty;
 mod daemon;
 mod enforcer;
 mod entry;

@@ -39,10 +39,11 @@
 //! What differs from the kernel's open: a FIFO opened for writing waits
 //! for its reader in crate::fifo_opens (killable only, and up to 5 ms
 //! after the reader came); a FIFO opened for reading with `O_CREAT` does
-//! not wait for a writer; `/dev/tty` and files
-//! under `/proc` fail; a terminal opened does not become the caller's
-//! controlling terminal; `search` on the path's directories is not
-//! checked (as for the other supervised calls).
+//! not wait for a writer; files under `/proc` fail; `/dev/tty` is
+//! the caller's terminal's own node (crate::controlling_tty); a terminal
+//! opened does not become the caller's controlling terminal; `search` on
+//! the path's directories is not checked (as for the other supervised
+//! calls).
 
 use std::ffi::{CString, OsStr};
 use std::io;
@@ -87,8 +88,8 @@ fn last_errno() -> i32 {
     io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
 }
 
-/// `openat2(dir, path, how)`.
-fn openat2(dir: RawFd, path: &OsStr, flags: i32, mode: u32) -> Result<OwnedFd, i32> {
+/// `openat2(dir, path, how)`, magic links refused.
+pub(crate) fn openat2(dir: RawFd, path: &OsStr, flags: i32, mode: u32) -> Result<OwnedFd, i32> {
     let c = CString::new(path.as_bytes()).map_err(|_| libc::EINVAL)?;
     let creates = flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE;
     let how = OpenHow {

@@ -77,6 +77,7 @@ use rampart_avc::{Perms, Sid};
 
 use crate::access::ClassPerms;
 use crate::apparmor::{AppArmor, FileEvent};
+use crate::controlling_tty;
 use crate::enforcer::{Checked, Enforcer};
 use crate::fifo_opens;
 use crate::pidfd::RecentThreads;
@@ -706,6 +707,20 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
     }
     if cx.marked_devs.contains(&object.md.dev()) && !open_allowed(cx, tid, &subject, &object, flags) {
         return Err(libc::EACCES);
+    }
+    if !created && controlling_tty::is_dev_tty(&object.md) {
+        // The caller's terminal, not the daemon's, found in its root and
+        // decided as an open of the terminal's own node too.
+        let tty = controlling_tty::of(tid)?;
+        enter_root(gathered.root.as_fd())?;
+        gathered.creds.assume().map_err(|e| errno_of(&e))?;
+        let opened = controlling_tty::open(tty, flags);
+        home.back().map_err(|e| errno_of(&e))?;
+        let node = Object::of(opened?)?;
+        if cx.marked_devs.contains(&node.md.dev()) && !open_allowed(cx, tid, &subject, &node, flags) {
+            return Err(libc::EACCES);
+        }
+        return Ok(Answer::Install { fd: node.fd, cloexec });
     }
     // Step 3, with the caller's credentials (the daemon's root).
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
