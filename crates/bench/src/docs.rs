@@ -43,8 +43,8 @@ pub fn replace_between(existing: &str, begin: &str, end: &str, section: &str) ->
 }
 
 /// Writes the sections of the workloads that ran into `out` (created if
-/// absent) and, for the SELinux seed workloads, the charts into `img/`
-/// beside it; returns the files written.
+/// absent) and the charts of the workloads that ran into `img/` beside
+/// it; returns the files written.
 pub fn write(report: &Report, out: &Path, command: &str) -> Result<Vec<PathBuf>, BenchError> {
     let dir = match out.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -56,7 +56,11 @@ pub fn write(report: &Report, out: &Path, command: &str) -> Result<Vec<PathBuf>,
             out.display()
         )));
     }
-    let mut written = if report.ran_seeds() { crate::chart::write_all(report, &dir.join("img"))? } else { Vec::new() };
+    let img = dir.join("img");
+    let mut written = if report.ran_seeds() { crate::chart::write_all(report, &img)? } else { Vec::new() };
+    if let Some(run) = &report.apparmor {
+        written.push(run.chart(&img)?);
+    }
     let existing = match std::fs::read_to_string(out) {
         Ok(s) => s,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -66,7 +70,7 @@ pub fn write(report: &Report, out: &Path, command: &str) -> Result<Vec<PathBuf>,
     if report.ran_seeds() {
         text = replace_section(&text, &report.markdown(command, Some("img")));
     }
-    if let Some(section) = report.apparmor_markdown(command) {
+    if let Some(section) = report.apparmor_markdown(command, Some("img")) {
         text = replace_between(&text, APPARMOR_BEGIN, APPARMOR_END, &section);
     }
     std::fs::write(out, text).map_err(BenchError::io(format!("cannot write {}", out.display())))?;

@@ -134,6 +134,13 @@ impl Report {
         median(self.hits.get(&v)?.at(threads))
     }
 
+    /// Checks per second per thread with `threads` threads over one
+    /// thread's: the 1-thread cost per check over the `threads`-thread
+    /// cost (1.0 is perfect scaling).
+    pub fn hit_efficiency(&self, v: VariantId, threads: usize) -> Option<f64> {
+        ratio(self.hit_ns(v, 1), self.hit_ns(v, threads))
+    }
+
     /// Median wall-time ns per check per thread.
     pub fn hit_wall_ns(&self, v: VariantId, threads: usize) -> Option<f64> {
         median(self.hits_wall.get(&v)?.at(threads))
@@ -297,7 +304,7 @@ impl Report {
         if self.params.runs(Workload::Rcutest) {
             self.rcutest_md(&mut s, img);
         }
-        self.threads_md(&mut s);
+        self.threads_md(&mut s, img);
         if self.params.runs(Workload::Rw) {
             self.rw_md(&mut s, img);
         }
@@ -313,13 +320,14 @@ impl Report {
     }
 
     /// The AppArmor workload's section of docs/benchmarks.md, if it ran.
-    pub fn apparmor_markdown(&self, command: &str) -> Option<String> {
-        Some(self.apparmor.as_ref()?.markdown(command, &self.date, self.nproc))
+    /// `img`: the folder of its chart relative to the document.
+    pub fn apparmor_markdown(&self, command: &str, img: Option<&str>) -> Option<String> {
+        Some(self.apparmor.as_ref()?.markdown(command, &self.date, self.nproc, img))
     }
 
     /// Beyond 2 threads (`--threads`): AVC hit cost and rcutest time at
     /// every thread count, with the throughput over one thread.
-    fn threads_md(&self, s: &mut String) {
+    fn threads_md(&self, s: &mut String, img: Option<&str>) {
         let threads = &self.params.threads;
         if threads.len() <= 2 {
             return;
@@ -339,8 +347,11 @@ impl Report {
             let cells: Vec<String> = threads
                 .iter()
                 .map(|&t| {
-                    let scaling = ratio(self.hit_ns(v, 1), self.hit_ns(v, t)).map(|r| r * t as f64);
-                    format!("{} ({})", num(self.hit_ns(v, t), 1), times(scaling))
+                    format!(
+                        "{} ({})",
+                        num(self.hit_ns(v, t), 1),
+                        times(self.hit_efficiency(v, t).map(|e| e * t as f64))
+                    )
                 })
                 .collect();
             table.row_of(std::iter::once(label).chain(cells));
@@ -350,7 +361,11 @@ impl Report {
             let cells: Vec<String> = threads.iter().map(|&t| num(self.rcutest_s(v, t), 2)).collect();
             table.row_of(std::iter::once(label).chain(cells));
         }
-        let _ = writeln!(s);
+        if self.params.runs(Workload::Hits) {
+            chart_line(s, img, crate::chart::THREADS_CHART, "AVC hits, scaling efficiency by threads");
+        } else {
+            let _ = writeln!(s);
+        }
     }
 
     fn targets_md(&self, s: &mut String) {
@@ -676,7 +691,7 @@ impl Report {
     /// A plain-text summary for the terminal: the tables without charts.
     pub fn text(&self, command: &str) -> String {
         let seeds = self.ran_seeds().then(|| self.markdown(command, None));
-        seeds.into_iter().chain(self.apparmor_markdown(command)).collect::<Vec<_>>().join("\n")
+        seeds.into_iter().chain(self.apparmor_markdown(command, None)).collect::<Vec<_>>().join("\n")
     }
 }
 

@@ -125,6 +125,11 @@ fn the_workload_runs_alone_and_reports_its_targets() {
     assert!(targets.iter().all(|g| g.measured.is_some()));
     let json = serde_json::to_value(run.json()).unwrap();
     assert!(json["efficiency"]["kref"]["cached"]["2"].is_number(), "{json}");
-    let md = run.markdown("rampart bench seeds --workloads apparmor", "today", 2);
+    let md = run.markdown("rampart bench seeds --workloads apparmor", "today", 2, Some("img"));
     assert!(md.contains("| **`rampart`** | engine |"), "{md}");
+    assert!(md.contains(&format!("(img/{})", rampart_bench::apparmor::report::CHART)), "{md}");
+    let dir = std::env::temp_dir().join(format!("rampart-apparmor-chart-{}", std::process::id()));
+    let png = run.chart(&dir).unwrap();
+    assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -12,10 +12,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use std::path::{Path, PathBuf};
+
 use serde::Serialize;
 
 use super::designs::DesignId;
 use super::Decide;
+use crate::chart::{LineChart, Series};
+use crate::error::BenchError;
 use crate::goal::{Goal, Unit};
 use crate::markdown::Table;
 use crate::stats::median;
@@ -28,6 +32,9 @@ pub const RAMPART_LIMIT: f64 = 1.05;
 /// least this many times one thread's, i.e. an efficiency at most 1/this:
 /// the seed's 68% (nginx with kref at 192 threads).
 pub const KREF_COLLAPSE: f64 = 1.0 / 0.68;
+
+/// The file of the chart against threads, beside the other seeds' charts.
+pub const CHART: &str = "seeds_apparmor_threads.png";
 
 /// The run's samples and what they were taken on.
 #[derive(Clone, Debug)]
@@ -148,7 +155,9 @@ impl AppArmorRun {
     }
 
     /// The section of docs/benchmarks.md (without its markers).
-    pub fn markdown(&self, command: &str, date: &str, nproc: usize) -> String {
+    /// `img`: the folder of [`Self::chart`]'s file relative to the
+    /// document (`None`: no chart).
+    pub fn markdown(&self, command: &str, date: &str, nproc: usize, img: Option<&str>) -> String {
         let mut s = String::new();
         let n = self.largest();
         let _ = writeln!(s, "## Seed 003 (issue 11): AppArmor opens under one shared profile\n");
@@ -221,6 +230,9 @@ impl AppArmorRun {
             let eff = self.efficiency(d, how, t).map_or("n/a".into(), |e| format!("{:.0}%", e * 100.0));
             format!("{rate} ({eff})")
         });
+        if let Some(dir) = img {
+            let _ = writeln!(s, "\n![AppArmor opens, scaling efficiency by threads]({dir}/{CHART})");
+        }
         let _ =
             writeln!(s, "\nNanoseconds per open per thread, and the threads' on-CPU share of the run's wall time:\n");
         self.table(&mut s, |d, how, t| {
@@ -239,6 +251,37 @@ impl AppArmorRun {
              answers are checked against apparmor_parser's and python3-apparmor's in `crates/apparmor/tests`."
         );
         s
+    }
+
+    /// Draws the scaling efficiency (throughput per thread over one
+    /// thread's) against threads, a line per design and decision kind,
+    /// into `dir`/[`CHART`]; returns its path. Per thread, not all threads
+    /// together: the figures are thread CPU time, so beyond the CPUs a
+    /// sum would show throughput no wall clock saw.
+    pub fn chart(&self, dir: &Path) -> Result<PathBuf, BenchError> {
+        std::fs::create_dir_all(dir).map_err(BenchError::io(format!("cannot create {}", dir.display())))?;
+        let mut series = Vec::new();
+        for how in Decide::ALL {
+            for d in DesignId::ALL {
+                series.push(Series {
+                    label: format!("{}, {}", d.name(), how.name()),
+                    values: self.threads.iter().map(|&t| self.efficiency(d, how, t).map(|e| e * 100.0)).collect(),
+                    color: crate::chart::line_color(series.len()),
+                });
+            }
+        }
+        let path = dir.join(CHART);
+        LineChart {
+            title: "Seed 003: AppArmor opens under one shared profile, scaling efficiency",
+            x_desc: "threads",
+            y_desc: "opens per second per thread, % of one thread's",
+            xs: self.threads.clone(),
+            series,
+            target: Some((100.0 / RAMPART_LIMIT, "issue 11: rampart within 5% of one thread".into())),
+            format: |v| format!("{v:.0}%"),
+        }
+        .draw(&path)?;
+        Ok(path)
     }
 
     /// What the tables say, in a few computed sentences.

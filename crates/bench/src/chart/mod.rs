@@ -1,17 +1,22 @@
-//! PNG charts of a report: one horizontal bar chart per workload.
+//! PNG charts of a report: a horizontal bar chart per workload
+//! ([`bars`]), and throughput against threads or clients ([`lines`]).
 //!
-//! Why these choices: horizontal bars leave room for the variant names
-//! without rotating text; the charts are drawn with `plotters`' bitmap
+//! Why these choices: the charts are drawn with `plotters`' bitmap
 //! backend and its `ab_glyph` text renderer over a font embedded from the
 //! `dejavu` crate, so drawing needs no system font, no fontconfig and no
 //! C library: it builds and runs the same on a bare Debian.
+
+pub mod bars;
+pub mod lines;
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle};
+
+pub use bars::BarChart;
+pub use lines::LineChart;
 
 use crate::error::BenchError;
 use crate::markdown::group;
@@ -23,25 +28,26 @@ const FONT: &str = "sans-serif";
 const BLUE: RGBColor = RGBColor(52, 101, 164);
 const ORANGE: RGBColor = RGBColor(230, 120, 30);
 const TARGET: RGBColor = RGBColor(200, 30, 30);
+/// Colors of the lines of a line chart, in series order.
+const PALETTE: [RGBColor; 6] =
+    [BLUE, ORANGE, RGBColor(78, 154, 6), RGBColor(117, 80, 123), RGBColor(143, 89, 2), RGBColor(85, 87, 83)];
 
-/// One set of bars (a color in the legend).
+/// The file of the AVC hits' chart against threads (per thread: the
+/// figures are thread CPU time, so beyond the CPUs a sum of threads
+/// would show throughput no wall clock saw).
+pub const THREADS_CHART: &str = "seeds_threads.png";
+
+/// The color of the `i`th line of a chart.
+pub fn line_color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// One set of bars, or one line (a color in the legend).
 pub struct Series {
     pub label: String,
     pub values: Vec<Option<f64>>,
     pub color: RGBColor,
 }
-
-/// A horizontal bar chart: one row per category, one bar per series.
-pub struct BarChart<'a> {
-    pub title: &'a str,
-    pub x_desc: &'a str,
-    pub categories: Vec<String>,
-    pub series: Vec<Series>,
-    /// A vertical line (value, legend label), e.g. a target.
-    pub target: Option<(f64, String)>,
-    pub format: fn(f64) -> String,
-}
-
 fn register_fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -51,111 +57,9 @@ fn register_fonts() {
     });
 }
 
-impl BarChart<'_> {
-    /// Draws the chart into the PNG file `path`.
-    pub fn draw(&self, path: &Path) -> Result<(), BenchError> {
-        register_fonts();
-        let err = |e: &dyn std::fmt::Display| BenchError::Chart { path: path.to_path_buf(), message: e.to_string() };
-        let n = self.categories.len().max(1);
-        let k = self.series.len().max(1);
-        let row_px = 14 + 20 * k as u32;
-        let height = 130 + row_px * n as u32;
-        let values = self.series.iter().flat_map(|s| s.values.iter().flatten().copied());
-        let (mut lo, mut hi) =
-            values.chain(self.target.iter().map(|t| t.0)).fold((0f64, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-        if hi <= lo {
-            hi = lo + 1.0;
-        }
-        // Room for the value labels beyond the bars.
-        let span = hi - lo;
-        hi += span * 0.3;
-        if lo < 0.0 {
-            lo -= span * 0.3;
-        }
-
-        let root = BitMapBackend::new(path, (WIDTH, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| err(&e))?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(self.title, (FONT, 24).into_font())
-            .margin(16)
-            .x_label_area_size(50)
-            .y_label_area_size(175)
-            .build_cartesian_2d(lo..hi, 0f64..n as f64)
-            .map_err(|e| err(&e))?;
-        let format = self.format;
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(0)
-            .y_label_formatter(&|_| String::new())
-            .x_labels(8)
-            .x_label_formatter(&|v| format(*v))
-            .x_desc(self.x_desc)
-            .axis_desc_style((FONT, 16))
-            .label_style((FONT, 14))
-            .draw()
-            .map_err(|e| err(&e))?;
-
-        let band = 0.8 / k as f64;
-        for (j, series) in self.series.iter().enumerate() {
-            let color = series.color;
-            let bars: Vec<(f64, f64, f64)> = series
-                .values
-                .iter()
-                .enumerate()
-                .filter_map(|(i, v)| {
-                    let top = (n - i) as f64 - 0.1 - j as f64 * band;
-                    v.map(|v| (v, top - band, top))
-                })
-                .collect();
-            chart
-                .draw_series(
-                    bars.iter().map(|&(v, y0, y1)| Rectangle::new([(0.0, y0 + 0.02), (v, y1 - 0.02)], color.filled())),
-                )
-                .map_err(|e| err(&e))?
-                .label(series.label.clone())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], color.filled()));
-            let label_style =
-                |anchor: HPos| TextStyle::from((FONT, 13).into_font()).pos(Pos::new(anchor, VPos::Center));
-            chart
-                .draw_series(bars.iter().map(|&(v, y0, y1)| {
-                    let (anchor, dx) = if v < 0.0 { (HPos::Right, -4) } else { (HPos::Left, 4) };
-                    EmptyElement::at((v, (y0 + y1) / 2.0)) + Text::new(format(v), (dx, 0), label_style(anchor))
-                }))
-                .map_err(|e| err(&e))?;
-        }
-        if let Some((t, label)) = &self.target {
-            chart
-                .draw_series(std::iter::once(PathElement::new(vec![(*t, 0.0), (*t, n as f64)], TARGET.stroke_width(2))))
-                .map_err(|e| err(&e))?
-                .label(label.clone())
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], TARGET.stroke_width(2)));
-        }
-        // One series needs no legend: the axis description says what the
-        // bars are.
-        if self.series.len() > 1 || self.target.is_some() {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.9))
-                .border_style(BLACK)
-                .label_font((FONT, 14))
-                .draw()
-                .map_err(|e| err(&e))?;
-        }
-
-        // Category names, right-aligned left of the plot.
-        for (i, name) in self.categories.iter().enumerate() {
-            let (x, y) = chart.backend_coord(&(lo, (n - i) as f64 - 0.5));
-            let style = TextStyle::from((FONT, 15).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
-            root.draw(&Text::new(name.clone(), (x - 10, y), style)).map_err(|e| err(&e))?;
-        }
-        root.present().map_err(|e| err(&e))?;
-        Ok(())
-    }
-}
-
-/// Writes the four charts into `dir`; returns their paths.
+/// Writes the charts of the SELinux seed workloads into `dir` (a bar
+/// chart per workload, and the AVC hits' throughput against threads);
+/// returns their paths.
 pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
     std::fs::create_dir_all(dir).map_err(BenchError::io(format!("cannot create {}", dir.display())))?;
     let mut written = Vec::new();
@@ -233,6 +137,27 @@ pub fn write_all(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, BenchError
         }],
         target: None,
         format: group,
+    }
+    .draw(&path)?;
+    written.push(path);
+
+    let path = dir.join(THREADS_CHART);
+    LineChart {
+        title: "AVC hits: scaling efficiency (seeds 000, 004)",
+        x_desc: "threads",
+        y_desc: "checks per second per thread, % of one thread's",
+        xs: report.params.threads.clone(),
+        series: hit_ids
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| Series {
+                label: v.name().to_owned(),
+                values: report.params.threads.iter().map(|&t| report.hit_efficiency(v, t).map(|e| e * 100.0)).collect(),
+                color: line_color(i),
+            })
+            .collect(),
+        target: None,
+        format: |v| format!("{v:.0}%"),
     }
     .draw(&path)?;
     written.push(path);

@@ -13,6 +13,7 @@ use crate::markdown::group;
 use crate::markdown::Table;
 use crate::stats::median;
 
+pub mod charts;
 pub mod json;
 
 pub const BEGIN: &str = "<!-- enforce:begin -->";
@@ -488,8 +489,10 @@ impl EnforceReport {
         ]
     }
 
-    /// The docs section (heading included, markers excluded).
-    pub fn markdown(&self, command: &str) -> String {
+    /// The docs section (heading included, markers excluded); `img` the
+    /// folder of [`Self::charts`]' files relative to the document (`None`:
+    /// no charts).
+    pub fn markdown(&self, command: &str, img: Option<&str>) -> String {
         let mut s = String::new();
         s.push_str(&format!("{HEADING}\n\n"));
         s.push_str("What a fanotify permission listener costs the processes it watches (issue 5). Reproduce (as root; builds `rampart` first so that rampartd is measured):\n\n");
@@ -560,6 +563,14 @@ impl EnforceReport {
         let mut table = Table::new(&mut s, &columns);
         for (label, l, workload) in self.clients_rows() {
             table.row_of(std::iter::once(label).chain(self.clients_cells(l, workload)));
+        }
+        if let Some(dir) = img {
+            s.push_str(&format!(
+                "\n![first-touch events per second by client threads]({dir}/{})\n\n\
+                 ![first-touch events per second over one client's, by client threads]({dir}/{})\n",
+                charts::THROUGHPUT,
+                charts::SCALING
+            ));
         }
         let mixed = self.mixed_rows();
         if !mixed.is_empty() {
@@ -671,17 +682,20 @@ impl EnforceReport {
         s
     }
 
-    /// Replaces the enforcement section of `out` (or appends it); returns
-    /// the path written.
-    pub fn write_docs(&self, out: &Path, command: &str) -> Result<PathBuf, BenchError> {
+    /// Replaces the enforcement section of `out` (or appends it) and
+    /// draws the charts into `img/` beside it; returns the files written.
+    pub fn write_docs(&self, out: &Path, command: &str) -> Result<Vec<PathBuf>, BenchError> {
         let existing = match std::fs::read_to_string(out) {
             Ok(s) => s,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(BenchError::Io { what: format!("cannot read {}", out.display()), source: e }),
         };
-        let text = replace_section(&existing, &self.markdown(command));
+        let dir = out.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let mut written = self.charts(&dir.join("img"))?;
+        let text = replace_section(&existing, &self.markdown(command, Some("img")));
         std::fs::write(out, text).map_err(BenchError::io(format!("cannot write {}", out.display())))?;
-        Ok(out.to_path_buf())
+        written.push(out.to_path_buf());
+        Ok(written)
     }
 }
 
@@ -793,7 +807,7 @@ mod report_tests {
         let text = r.text();
         assert!(text.contains("rampartd first touch"), "{text}");
         assert!(text.contains("fapolicyd  not run: no"));
-        let md = r.markdown(COMMAND);
+        let md = r.markdown(COMMAND, None);
         assert!(md.starts_with(HEADING));
         assert!(md.contains(COMMAND));
         let j = r.to_json();
@@ -802,6 +816,24 @@ mod report_tests {
         assert_eq!(j["clients"], json!([1, 2]));
         // 1000 opens in 5.5 ms; 2 threads: 2000 in 5 ms.
         assert!(md.contains("| rampartd first touch | 181,818 | 400,000 (2.20x) |"), "{md}");
+    }
+
+    #[test]
+    fn write_docs_draws_the_charts_it_links() {
+        let r = report();
+        let dir = std::env::temp_dir().join(format!("rampart-enforce-docs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("bench.md");
+        std::fs::write(&out, "# B\n").unwrap();
+        let written = r.write_docs(&out, COMMAND).unwrap();
+        let md = std::fs::read_to_string(&out).unwrap();
+        for file in [charts::THROUGHPUT, charts::SCALING] {
+            let png = dir.join("img").join(file);
+            assert!(written.contains(&png), "{written:?}");
+            assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+            assert!(md.contains(&format!("(img/{file})")), "{md}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -821,7 +853,7 @@ mod report_tests {
         assert_eq!(costs[1].1, None, "fapolicyd did not run");
         assert_eq!(costs[2].1, Some(1.0));
         assert!(r.text().contains("clients on CPU 0 and the listeners on CPU 1"));
-        assert!(r.markdown(COMMAND).contains("| first-touch open, other CPU / same CPU: trivial | 2.50x |"));
+        assert!(r.markdown(COMMAND, None).contains("| first-touch open, other CPU / same CPU: trivial | 2.50x |"));
         assert_eq!(r.to_json()["split"]["listener_cpu"], 1);
     }
 
@@ -844,7 +876,9 @@ mod report_tests {
         // 1200 / 1000 <= 1.3; 2000 / 1000 > 1.5; 1000 / 1000 <= 1.3.
         assert_eq!(mixed.iter().map(|t| t.holds()).collect::<Vec<_>>(), [Some(true), Some(false), Some(true)]);
         assert!(r.text().contains("httpd_t opening its own read-only content"));
-        assert!(r.markdown(COMMAND).contains("| httpd_t opening its own read-only content | 1000 | 2000 | 2.00x |"));
+        assert!(r
+            .markdown(COMMAND, None)
+            .contains("| httpd_t opening its own read-only content | 1000 | 2000 | 2.00x |"));
     }
 
     #[test]
