@@ -1628,7 +1628,11 @@ done
 /// `kill -9`, the new daemon gets the listeners back (KEPT: root in
 /// modifier_t launched before the restart chmods a data_t file, and is
 /// refused the secret) or does not (LOST: the same calls fail with
-/// ENOSYS, what happens without a store: the test can fail).
+/// ENOSYS, what happens without a store: the test can fail). A call the
+/// first daemon received and had not answered at the kill (a FIFO open
+/// waiting for its reader) is served by the second from the journal the
+/// store keeps (crates/enforce/src/calls_in_flight.rs): without it, the
+/// writer would wait until killed.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn supervised_calls_survive_a_restart_through_the_service_managers_store() {
@@ -1697,9 +1701,26 @@ for f in sys.argv[2:]:
     except OSError as e:
         print("chmod", os.path.basename(f), e.strerror)' "$S" "$T/data/$key-data" "$T/data/$key-secret"; } 2>&1 | cat > "$S/$key.out" &
     local client=$!
+    # A call in flight at the kill: a FIFO opened for writing before its
+    # reader, received by the first daemon and waiting there.
+    mkfifo -m 666 "$S/$key-fifo"
+    { timeout 30 "$RAMPART" run --socket "$SOCK" --force --context "$MOD" -- /usr/bin/python3 -c 'import os, sys
+try:
+    os.write(os.open(sys.argv[1], os.O_WRONLY), b"written across the restart")
+except OSError as e:
+    print("writer:", e.strerror)' "$S/$key-fifo"; } 2>&1 | cat > "$S/$key.writer" &
+    local writer=$!
     # The launch is over (the daemon answered, the program runs) before
     # the kill: the listener is stored before the request is answered.
     for _ in $(seq 200); do [ -e "$S/stored" ] && [ -d "$S/started" ] && break; sleep 0.02; done
+    # The writer blocked in its openat (257), then a moment for the
+    # daemon to receive it.
+    for _ in $(seq 200); do
+        pid=$(pgrep -f "^/usr/bin/python3 -c .* $S/$key-fifo\$" | head -n 1)
+        [ -n "$pid" ] && [ "$(cut -d' ' -f1 "/proc/$pid/syscall" 2>/dev/null)" = 257 ] && break
+        sleep 0.02
+    done
+    sleep 0.3
     echo "${key}_STORED=$(cat "$S/stored" 2>/dev/null || echo 0)"
     kill -KILL "$D"; wait "$D" 2>/dev/null || true
     : > "$S/restart"
@@ -1707,6 +1728,10 @@ for f in sys.argv[2:]:
     D=$(cat "$S/daemon2.pid")
     : > "$S/go"
     wait "$client" || true
+    timeout 5 cat "$S/$key-fifo" > "$S/$key.read" || true
+    wait "$writer" || true
+    echo "${key}_FIFO=$(cat "$S/$key.read")"
+    echo "${key}_WRITER=$(cat "$S/$key.writer")"
     stop_daemon
     wait "$manager" || true
     echo "${key}_DATA=$(grep "$key-data" "$S/$key.out" | sed 's/^chmod [^ ]* //')"
@@ -1717,7 +1742,11 @@ phase KEPT keep
 phase LOST lose
 "#,
     );
-    assert_eq!(r.get("KEPT_STORED"), "1", "the daemon stored its listener: {}", r.stderr);
+    assert_eq!(r.get("KEPT_STORED"), "3", "the daemon stored its journal and two listeners: {}", r.stderr);
+    // The FIFO open the first daemon received is served by the second.
+    assert_eq!(r.get("KEPT_FIFO"), "written across the restart", "{}", r.stderr);
+    assert_eq!(r.get("KEPT_WRITER"), "");
+    assert_eq!(r.get("LOST_WRITER"), "writer: Function not implemented", "{}", r.stderr);
     assert_eq!(r.get("KEPT_DATA"), "ok", "{}", r.stderr);
     assert_eq!(r.get("KEPT_SECRET"), "Permission denied", "{}", r.stderr);
     assert_eq!(r.get("LOST_DATA"), "Function not implemented", "{}", r.stderr);

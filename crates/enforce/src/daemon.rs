@@ -42,6 +42,7 @@ use rampart_policy::Policy;
 use crate::access::{mapping, Classes};
 use crate::apparmor::AppArmor;
 use crate::apparmor_log::AppArmorLog;
+use crate::calls_in_flight::Journal;
 use crate::cgroups::Cgroups;
 use crate::config::DaemonConfig;
 use crate::control::{
@@ -95,6 +96,10 @@ pub struct Daemon {
     /// Serves the supervised calls of launched processes; started with
     /// the first listener (crate::supervisor).
     supervisor: Mutex<Option<Arc<Supervisor>>>,
+    /// Where the supervisor writes down its calls in flight, in the
+    /// service manager's store (crate::calls_in_flight); `None` without
+    /// a store.
+    journal: Option<Arc<Journal>>,
 }
 
 /// Loads the AppArmor profiles; files that fail to compile are reported
@@ -258,6 +263,7 @@ impl Daemon {
             rate: Mutex::new((Instant::now(), 0, 0.0)),
             seqno: AtomicU64::new(1),
             supervisor: Mutex::new(None),
+            journal: None,
         })
     }
 
@@ -678,7 +684,7 @@ impl Daemon {
             return Err("not a seccomp listener".into());
         }
         if keep {
-            if let Err(e) = crate::fd_store::store(std::os::fd::AsFd::as_fd(&listener)) {
+            if let Err(e) = crate::fd_store::store(std::os::fd::AsFd::as_fd(&listener), crate::fd_store::NAME) {
                 eprintln!("rampartd: cannot keep a listener in the service manager's store ({e}): after a restart, the supervised calls of its processes fail");
             }
         }
@@ -688,7 +694,12 @@ impl Daemon {
             let names: Vec<String> = devices.iter().copied().map(device_name).collect();
             let ruleset = crate::sandbox::build_ruleset(&names, &self.protected_dirs(), &[], false)
                 .map_err(|e| format!("the launcher's Landlock ruleset: {e}"))?;
-            let context = supervisor::Context { enforcer: Arc::clone(&self.enforcer), marked_devs: devices, ruleset };
+            let context = supervisor::Context {
+                enforcer: Arc::clone(&self.enforcer),
+                marked_devs: devices,
+                ruleset,
+                journal: self.journal.clone(),
+            };
             *running = Some(Supervisor::start(context).map_err(|e| e.to_string())?);
         }
         running.as_ref().map_or(Ok(()), |s| s.add(listener)).map_err(|e| e.to_string())
@@ -797,6 +808,41 @@ fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
     }
 }
 
+/// The journal of calls in flight (crate::calls_in_flight): a previous
+/// daemon's, with the calls it holds, or a new one handed to the service
+/// manager's store; `None` without a store.
+fn journal(stored: Vec<std::os::fd::OwnedFd>) -> (Option<Arc<Journal>>, Vec<libc::seccomp_notif>) {
+    let mut adopted = None;
+    let mut calls = Vec::new();
+    for fd in stored {
+        match Journal::adopt(fd) {
+            Ok((journal, held)) => {
+                calls.extend(held);
+                adopted.get_or_insert(journal);
+            }
+            Err(e) => eprintln!("rampartd: a stored journal of supervised calls cannot be read: {e}"),
+        }
+    }
+    if let Some(journal) = adopted {
+        return (Some(Arc::new(journal)), calls);
+    }
+    let created = match Journal::create() {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("rampartd: no journal of supervised calls ({e}): calls in flight at a restart are not served");
+            return (None, calls);
+        }
+    };
+    match crate::fd_store::store(created.fd(), crate::calls_in_flight::NAME) {
+        Ok(true) => (Some(Arc::new(created)), calls),
+        Ok(false) => (None, calls),
+        Err(e) => {
+            eprintln!("rampartd: cannot keep the journal of supervised calls in the service manager's store ({e})");
+            (None, calls)
+        }
+    }
+}
+
 /// Runs the daemon in the foreground until SIGTERM or SIGINT.
 pub fn run_daemon(config: DaemonConfig) -> Result<(), DaemonError> {
     own_threads::register_current();
@@ -812,15 +858,21 @@ pub fn run_daemon(config: DaemonConfig) -> Result<(), DaemonError> {
     let stored = crate::fd_store::take_stored();
     let groups = Groups::new(config.marks.clone())
         .map_err(io_err("fanotify_init (rampartd needs root and CONFIG_FANOTIFY_ACCESS_PERMISSIONS)"))?;
-    let daemon = Arc::new(Daemon::new(config.clone(), groups)?);
-    let kept = stored.len();
-    for listener in stored {
+    let (journal, in_flight) = journal(stored.journals);
+    let daemon = Arc::new(Daemon { journal, ..Daemon::new(config.clone(), groups)? });
+    let kept = stored.listeners.len();
+    for listener in stored.listeners {
         if let Err(e) = daemon.supervise_listener(listener, false) {
             eprintln!("rampartd: a stored listener: {e}");
         }
     }
     if kept > 0 {
         eprintln!("rampartd: serving the supervised calls of {kept} process trees launched before this start");
+    }
+    let supervisor = daemon.supervisor.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    if let Some(s) = supervisor.filter(|_| !in_flight.is_empty()) {
+        let served = s.replay(&in_flight);
+        eprintln!("rampartd: serving {served} supervised calls the previous daemon received and did not answer");
     }
     let stop = Arc::new(AtomicBool::new(false));
     let mut notice = OverloadNotice::new(config.overload_allow, config.queue_bound);

@@ -1,7 +1,8 @@
 //! Keeping the supervised calls' listeners (crate::supervisor) across a
 //! daemon restart, in systemd's file descriptor store: each listener is
 //! handed over when it comes (`sd_notify` `FDSTORE=1`, named
-//! [`NAME`]), and the next daemon gets them back at its start
+//! [`NAME`]), as is the journal of the calls in flight
+//! (crate::calls_in_flight), and the next daemon gets them back at its start
 //! (`LISTEN_FDS`, `LISTEN_FDNAMES`), as sd_notify(3) and
 //! sd_listen_fds(3) describe. systemd drops a stored listener by itself
 //! once every process under it has exited (it polls stored descriptors
@@ -23,11 +24,12 @@ pub const NAME: &str = "rampart-supervise";
 /// `SD_LISTEN_FDS_START`.
 const LISTEN_FDS_START: i32 = 3;
 
-/// Hands a copy of `fd` to the service manager's store; `Ok(false)`
-/// without one (`NOTIFY_SOCKET` unset).
-pub fn store(fd: BorrowedFd<'_>) -> io::Result<bool> {
+/// Hands a copy of `fd` to the service manager's store under `name`
+/// ([`NAME`] for a listener); `Ok(false)` without one (`NOTIFY_SOCKET`
+/// unset).
+pub fn store(fd: BorrowedFd<'_>, name: &str) -> io::Result<bool> {
     let Some(socket) = std::env::var_os("NOTIFY_SOCKET") else { return Ok(false) };
-    send_with_fd(&socket, format!("FDSTORE=1\nFDNAME={NAME}\n").as_bytes(), fd)?;
+    send_with_fd(&socket, format!("FDSTORE=1\nFDNAME={name}\n").as_bytes(), fd)?;
     Ok(true)
 }
 
@@ -89,12 +91,22 @@ fn send_with_fd(socket: &OsString, message: &[u8], fd: BorrowedFd<'_>) -> io::Re
     Ok(())
 }
 
-/// The listeners a previous daemon stored, given back to this process
-/// at its start; the `LISTEN_*` variables are removed. Descriptors of
-/// other names are left alone.
-pub fn take_stored() -> Vec<OwnedFd> {
+/// What a previous daemon stored.
+#[derive(Default)]
+pub struct Stored {
+    /// The listeners ([`NAME`]).
+    pub listeners: Vec<OwnedFd>,
+    /// Its journals of calls in flight (crate::calls_in_flight): one,
+    /// or more if daemons before it stored one each.
+    pub journals: Vec<OwnedFd>,
+}
+
+/// What a previous daemon stored, given back to this process at its
+/// start; the `LISTEN_*` variables are removed. Descriptors of other
+/// names are left alone.
+pub fn take_stored() -> Stored {
     let var = |name: &str| std::env::var(name).ok();
-    let (Some(pid), Some(count)) = (var("LISTEN_PID"), var("LISTEN_FDS")) else { return Vec::new() };
+    let (Some(pid), Some(count)) = (var("LISTEN_PID"), var("LISTEN_FDS")) else { return Stored::default() };
     let names = var("LISTEN_FDNAMES").unwrap_or_default();
     for v in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] {
         // Read once, at the start, before any thread reads the
@@ -102,15 +114,17 @@ pub fn take_stored() -> Vec<OwnedFd> {
         std::env::remove_var(v);
     }
     if pid.parse::<u32>().ok() != Some(std::process::id()) {
-        return Vec::new();
+        return Stored::default();
     }
     let count = count.parse::<i32>().unwrap_or(0).clamp(0, 65536);
     let names: Vec<&str> = names.split(':').collect();
-    let mut out = Vec::new();
+    let mut out = Stored::default();
     for i in 0..count {
-        if names.get(i as usize) != Some(&NAME) {
-            continue;
-        }
+        let list = match names.get(i as usize) {
+            Some(&NAME) => &mut out.listeners,
+            Some(&crate::calls_in_flight::NAME) => &mut out.journals,
+            _ => continue,
+        };
         let fd = LISTEN_FDS_START + i;
         // SAFETY: the service manager passed descriptor `fd` to this
         // process under our name; nothing else in it owns the number.
@@ -118,7 +132,7 @@ pub fn take_stored() -> Vec<OwnedFd> {
         // SAFETY: F_SETFD on an open descriptor: not inherited by what
         // the daemon might run.
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-        out.push(owned);
+        list.push(owned);
     }
     out
 }

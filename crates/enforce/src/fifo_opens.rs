@@ -36,6 +36,9 @@ pub struct Wait {
     pub flags: i32,
     pub creds: Creds,
     pub cloexec: bool,
+    /// The call written down (crate::calls_in_flight), held for its
+    /// drop: cleared when the wait ends.
+    pub _entry: Option<crate::calls_in_flight::Entry>,
 }
 
 /// Where workers hand waiting opens.

@@ -53,6 +53,7 @@ mod apparmor;
 mod apparmor_log;
 mod backlog;
 mod bpf;
+mod calls_in_flight;
 mod cgroups;
 mod config;
 mod control;

@@ -77,6 +77,7 @@ use rampart_avc::{Perms, Sid};
 
 use crate::access::ClassPerms;
 use crate::apparmor::{AppArmor, FileEvent};
+use crate::calls_in_flight::{Entry, Journal};
 use crate::controlling_tty;
 use crate::enforcer::{Checked, Enforcer};
 use crate::fifo_opens;
@@ -100,6 +101,9 @@ pub struct Context {
     /// The launcher's Landlock ruleset (crate::sandbox), built once from
     /// the marked filesystems and the daemon's protected directories.
     pub ruleset: OwnedFd,
+    /// Where calls in flight are written down for the next daemon
+    /// (crate::calls_in_flight); `None` without a service manager's store.
+    pub journal: Option<Arc<Journal>>,
 }
 
 /// One received call, for a worker.
@@ -107,6 +111,8 @@ struct Job {
     listener: Arc<OwnedFd>,
     id: u64,
     call: Call,
+    /// Cleared once the call is answered.
+    entry: Option<Entry>,
 }
 
 /// The listeners of every launched process tree, the thread that waits
@@ -196,17 +202,7 @@ impl Supervisor {
                 let Some(listener) = listener else { continue };
                 if ev.events & libc::EPOLLIN as u32 != 0 {
                     if let Some(notif) = receive(listener.as_fd()) {
-                        match prepare(&self.context, listener.as_fd(), &notif) {
-                            // Blocks while every worker is busy and the
-                            // queue is full: backpressure, the callers wait.
-                            Ok(call) => {
-                                if let Err(e) = self.jobs.send(Job { listener, id: notif.id, call }) {
-                                    eprintln!("rampartd: supervisor: no worker left; a supervised call fails");
-                                    respond(e.0.listener.as_fd(), e.0.id, Err(libc::ENOSYS));
-                                }
-                            }
-                            Err(errno) => respond(listener.as_fd(), notif.id, Err(errno)),
-                        }
+                        self.dispatch(listener, &notif);
                     }
                 } else if ev.events & libc::EPOLLHUP as u32 != 0 {
                     // Every process of that tree exited.
@@ -214,6 +210,39 @@ impl Supervisor {
                 }
             }
         }
+    }
+
+    /// Writes `notif` down, gathers it and hands it to a worker (or
+    /// answers its error).
+    fn dispatch(&self, listener: Arc<OwnedFd>, notif: &libc::seccomp_notif) {
+        let entry = self.context.journal.as_ref().and_then(|j| j.record(notif));
+        match prepare(&self.context, listener.as_fd(), notif) {
+            // Blocks while every worker is busy and the queue is full:
+            // backpressure, the callers wait.
+            Ok(call) => {
+                if let Err(e) = self.jobs.send(Job { listener, id: notif.id, call, entry }) {
+                    eprintln!("rampartd: supervisor: no worker left; a supervised call fails");
+                    respond(e.0.listener.as_fd(), e.0.id, Err(libc::ENOSYS));
+                }
+            }
+            Err(errno) => respond(listener.as_fd(), notif.id, Err(errno)),
+        }
+    }
+
+    /// Serves the calls a previous daemon received and did not answer
+    /// (crate::calls_in_flight), each on the listener it is still
+    /// pending on; returns how many were.
+    pub fn replay(&self, calls: &[libc::seccomp_notif]) -> usize {
+        let mut served = 0;
+        for notif in calls {
+            let listeners: Vec<Arc<OwnedFd>> =
+                self.listeners.lock().unwrap_or_else(PoisonError::into_inner).values().cloned().collect();
+            if let Some(listener) = listeners.into_iter().find(|l| pending(l.as_fd(), notif.id)) {
+                self.dispatch(listener, notif);
+                served += 1;
+            }
+        }
+        served
     }
 
     fn remove(&self, fd: RawFd) {
@@ -241,7 +270,8 @@ fn spawn_worker(shared: Shared, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<
         };
         loop {
             let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
-            let Ok(Job { listener, id, call }) = job else { return };
+            // `entry` lives until the answer is given.
+            let Ok(Job { listener, id, call, mut entry }) = job else { return };
             match serve_call(cx, &home, call) {
                 Ok(Answer::Install { fd, cloexec }) => {
                     if let Err(errno) = supervised_open::install(listener.as_fd(), id, fd.as_fd(), cloexec) {
@@ -250,7 +280,15 @@ fn spawn_worker(shared: Shared, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<
                     }
                 }
                 Ok(Answer::WaitForReader { object, flags, creds, cloexec }) => {
-                    let wait = fifo_opens::Wait { listener: Arc::clone(&listener), id, object, flags, creds, cloexec };
+                    let wait = fifo_opens::Wait {
+                        listener: Arc::clone(&listener),
+                        id,
+                        object,
+                        flags,
+                        creds,
+                        cloexec,
+                        _entry: entry.take(),
+                    };
                     if let Err(errno) = shared.waits.wait(wait) {
                         respond(listener.as_fd(), id, Err(errno));
                     }
@@ -312,6 +350,13 @@ fn receive(listener: BorrowedFd<'_>) -> Option<libc::seccomp_notif> {
     // SAFETY: NOTIF_RECV writes one seccomp_notif into `notif`.
     let rc = unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) };
     (rc == 0).then_some(notif)
+}
+
+/// Call `id` is still waiting for its answer on `listener`.
+fn pending(listener: BorrowedFd<'_>, id: u64) -> bool {
+    let mut id = id;
+    // SAFETY: ID_VALID reads one u64.
+    unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) == 0 }
 }
 
 /// Answers call `id`: `Ok(v)` its return value, `Err(errno)` its error.
