@@ -9,11 +9,15 @@
 use std::path::Path;
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{register_fonts, Series, FONT, TARGET, WIDTH};
 use crate::error::BenchError;
 
 const HEIGHT: u32 = 560;
+/// The legend's column, right of the plot: lines that meet near 100%
+/// leave no free corner inside it.
+const LEGEND_WIDTH: u32 = 270;
 
 /// A line per series over the counts `xs` (each series has a value, or
 /// none, per count).
@@ -41,7 +45,8 @@ impl LineChart<'_> {
 
         let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| err(&e))?;
-        let mut chart = ChartBuilder::on(&root)
+        let (plot, side) = root.split_horizontally(WIDTH - LEGEND_WIDTH);
+        let mut chart = ChartBuilder::on(&plot)
             .caption(self.title, (FONT, 24).into_font())
             .margin(16)
             .x_label_area_size(50)
@@ -79,31 +84,25 @@ impl LineChart<'_> {
                 chart.draw_series(std::iter::once(PathElement::new(run.clone(), style))).map_err(|e| err(&e))?;
                 chart.draw_series(run.iter().map(|&p| Circle::new(p, 4, color.filled()))).map_err(|e| err(&e))?;
             }
-            // An empty series still gets its legend entry.
-            chart
-                .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
-                .map_err(|e| err(&e))?
-                .label(series.label.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3)));
         }
+        let mut legend: Vec<(String, ShapeStyle)> =
+            self.series.iter().map(|s| (s.label.clone(), s.color.stroke_width(3))).collect();
         if let Some((t, label)) = &self.target {
             chart
                 .draw_series(std::iter::once(PathElement::new(
                     vec![(-0.25, *t), (last + 0.25, *t)],
                     TARGET.stroke_width(2),
                 )))
-                .map_err(|e| err(&e))?
-                .label(label.clone())
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], TARGET.stroke_width(2)));
+                .map_err(|e| err(&e))?;
+            legend.push((label.clone(), TARGET.stroke_width(2)));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FONT, 14))
-            .draw()
-            .map_err(|e| err(&e))?;
+        // The legend, a line and a name per row, in the side column.
+        for (i, (label, style)) in legend.into_iter().enumerate() {
+            let y = 70 + 24 * i as i32;
+            side.draw(&PathElement::new(vec![(0, y), (22, y)], style)).map_err(|e| err(&e))?;
+            let text = TextStyle::from((FONT, 14).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+            side.draw(&Text::new(label, (30, y), text)).map_err(|e| err(&e))?;
+        }
         root.present().map_err(|e| err(&e))?;
         Ok(())
     }

@@ -28,9 +28,21 @@ const FONT: &str = "sans-serif";
 const BLUE: RGBColor = RGBColor(52, 101, 164);
 const ORANGE: RGBColor = RGBColor(230, 120, 30);
 const TARGET: RGBColor = RGBColor(200, 30, 30);
-/// Colors of the lines of a line chart, in series order.
-const PALETTE: [RGBColor; 6] =
-    [BLUE, ORANGE, RGBColor(78, 154, 6), RGBColor(117, 80, 123), RGBColor(143, 89, 2), RGBColor(85, 87, 83)];
+/// Colors of the lines of a line chart, in series order: Tableau 10 (ten
+/// that stay apart, for the nine AVC designs) with black for its red,
+/// which targets use.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(0, 0, 0),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
 
 /// The file of the AVC hits' chart against threads (per thread: the
 /// figures are thread CPU time, so beyond the CPUs a sum of threads

@@ -57,8 +57,9 @@ pub fn run(policy: Option<&Path>, args: &BenchEnforceArgs) -> Result<(String, u8
     }
     let report = run_benchmark(&options).map_err(|e| CliError::input(e.to_string()))?;
     if let Some(path) = &docs {
-        let written = report.write_docs(path, report::COMMAND).map_err(|e| CliError::input(e.to_string()))?;
-        eprintln!("rampart bench enforce: wrote {}", written.display());
+        for written in report.write_docs(path, report::COMMAND).map_err(|e| CliError::input(e.to_string()))? {
+            eprintln!("rampart bench enforce: wrote {}", written.display());
+        }
     }
     let text = if args.json { format!("{}\n", report.json_text()) } else { report.text() };
     Ok((text, 0))
