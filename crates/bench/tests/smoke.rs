@@ -220,7 +220,8 @@ fn docs_section_replaced_and_charts_written() {
 }
 
 /// `--workloads apparmor`: only that workload runs, and only its section
-/// of the document is replaced (the other seeds' figures are kept).
+/// of the document is replaced (the other seeds' figures are kept), with
+/// its chart and none of the other workloads'.
 #[test]
 #[ignore = "needs the system policy, apparmor_parser and apparmor-profiles"]
 fn the_apparmor_workload_alone_writes_only_its_section() {
@@ -240,9 +241,11 @@ fn the_apparmor_workload_alone_writes_only_its_section() {
     let seeds = format!("{}\nseed figures\n{}", rampart_bench::docs::BEGIN, rampart_bench::docs::END);
     std::fs::write(&out, format!("# B\n\n{seeds}\n")).unwrap();
     let written = rampart_bench::docs::write(&report, &out, "rampart bench seeds --workloads apparmor").unwrap();
-    assert_eq!(written, vec![out.clone()], "no charts without the seed workloads");
+    let chart = dir.join("img").join(rampart_bench::apparmor::report::CHART);
+    assert_eq!(written, vec![chart.clone(), out.clone()], "its own chart only, none of the seed workloads'");
     let after = std::fs::read_to_string(&out).unwrap();
     assert!(after.starts_with(&format!("# B\n\n{seeds}\n\n{}\n## Seed 003", rampart_bench::docs::APPARMOR_BEGIN)));
+    assert!(after.contains(&format!("(img/{})", rampart_bench::apparmor::report::CHART)), "{after}");
     assert!(!report.text("x").contains("## Seed experiments"));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Issue 8's figures on a machine with many CPUs (the lent 16-CPU device,
+# docs/benchmarks.md "Scale"), in one call: event throughput by client
+# threads with the mixed-domain rows and their charts, the seeds' scaling
+# by threads with theirs, and the openers' wait-queue herd.
+#
+# On the build machine (Debian 12, the policy and apparmor installed):
+#   cargo build --release -p rampart --features bench
+#   bash contrib/repro/issue8-device.sh --prepare devrun
+# (devrun/ must be ignored by git: .git/info/exclude; carry it.) On the
+# device, from the repository root, as root:
+#   OUT=/some/dir bash contrib/repro/issue8-device.sh devrun
+# Results land in $OUT: enforce.md and seeds.md with img/, herd.txt,
+# machine.txt. About 7 minutes on 16 CPUs. COUNTS (1,2,4,8,16): the client
+# and thread counts.
+#
+# Every benchmark runs in a private mount namespace on a tmpfs of its own.
+set -euo pipefail
+if [[ "${1:-}" == "--prepare" ]]; then
+  dir=${2:?usage: $0 --prepare DIR}
+  mkdir -p "$dir"
+  # Stripped: what a device call carries is limited (64 MiB).
+  strip -o "$dir/rampart" target/release/rampart
+  cp /etc/selinux/default/policy/policy.33 /etc/selinux/default/contexts/files/file_contexts "$dir/"
+  gcc -O2 -pthread -o "$dir/wait-queue-herd" contrib/repro/wait-queue-herd.c
+  # The seed-003 profile, compiled here (the device has no apparmor_parser):
+  # the command `bench seeds` prints for it (crates/bench/src/apparmor/profile.rs).
+  apparmor_parser -Q -K --skip-cache -I /etc/apparmor.d -I /usr/share/apparmor/extra-profiles \
+    -o "$dir/lighttpd.bin" /usr/share/apparmor/extra-profiles/usr.sbin.lighttpd \
+    || echo "no AppArmor profile compiled: the device runs the SELinux seeds only" >&2
+  ls -la "$dir"
+  exit 0
+fi
+dir=$(realpath "${1:?usage: OUT=DIR $0 PREPARED_DIR}")
+OUT=${OUT:?set OUT to the folder for the results}
+mkdir -p "$OUT" /etc/selinux/default/policy /etc/selinux/default/contexts/files
+cp "$dir/policy.33" /etc/selinux/default/policy/
+cp "$dir/file_contexts" /etc/selinux/default/contexts/files/
+[[ -e /etc/selinux/config ]] || printf 'SELINUX=permissive\nSELINUXTYPE=default\n' > /etc/selinux/config
+B=$dir/rampart
+{ nproc; uname -r; cat /proc/loadavg; grep -m1 'model name' /proc/cpuinfo || true; } > "$OUT/machine.txt"
+counts=${COUNTS:-1,2,4,8,16}
+echo "# enforce" > "$OUT/enforce.md"
+s=$SECONDS
+timeout 300 "$B" bench enforce --quick --no-pinned --no-split --variants none,trivial,rampartd \
+  --rampart "$B" --policy "$dir/policy.33" --clients "$counts" --write-docs --out "$OUT/enforce.md" \
+  > "$OUT/enforce.txt" 2>&1 || echo "bench enforce failed: rc=$?"
+echo "enforce: $((SECONDS - s)) s"
+echo "# seeds" > "$OUT/seeds.md"
+workloads=hits
+aa=()
+if [[ -e "$dir/lighttpd.bin" ]]; then workloads=hits,apparmor; aa=(--apparmor-policy "$dir/lighttpd.bin"); fi
+s=$SECONDS
+timeout 200 "$B" --policy "$dir/policy.33" bench seeds --quick --workloads "$workloads" "${aa[@]}" --threads "$counts" \
+  --out "$OUT/seeds.md" > "$OUT/seeds.txt" 2>&1 || echo "bench seeds failed: rc=$?"
+echo "seeds: $((SECONDS - s)) s"
+HERD=$dir/wait-queue-herd timeout 120 bash contrib/repro/wait-queue-herd.sh > "$OUT/herd.txt" 2>&1 \
+  || echo "herd failed: rc=$?"
+grep -A8 "Throughput by client" "$OUT/enforce.md" | tail -6 || true
+grep -A6 "opens of the content" "$OUT/enforce.md" | tail -4 || true
+cat "$OUT/herd.txt"
