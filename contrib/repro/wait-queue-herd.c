@@ -7,11 +7,15 @@
 // wakes every waiter, so each opener is woken for the others' answers
 // too: its voluntary context switches per open of its own grow with N.
 //
-// usage: wait-queue-herd MOUNT THREADS SECONDS
+// usage: wait-queue-herd MOUNT[,MOUNT2] THREADS SECONDS [GROUPS]
 // Prints one line: threads, opens per second (all threads), and per open
 // the openers' voluntary and involuntary context switches (getrusage
 // RUSAGE_THREAD, summed over openers, over all opens). With no herd the
 // voluntary figure stays near 1 (one sleep per event) whatever THREADS.
+// With two mounts the openers alternate between them and two listener
+// threads answer: GROUPS 1 (default) marks both mounts in one group that
+// both threads read; GROUPS 2 gives each mount a group of its own with
+// one thread: what sharding the openers over groups buys.
 // build: gcc -O2 -pthread -o wait-queue-herd wait-queue-herd.c
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,8 +33,10 @@
 
 #define MAX_THREADS 256
 
-static int group;
-static const char *mount_point;
+static int groups[2];
+static int ngroups = 1;
+static const char *mounts[2];
+static int nmounts = 1;
 static double seconds;
 static atomic_int stop;
 static pthread_barrier_t start;
@@ -49,7 +55,7 @@ static double now(void) {
 }
 
 static void *listen_loop(void *arg) {
-  (void)arg;
+  int group = *(int *)arg;
   char buf[4096] __attribute__((aligned(8)));
   struct pollfd p = {.fd = group, .events = POLLIN};
   while (!atomic_load(&stop)) {
@@ -69,7 +75,7 @@ static void *listen_loop(void *arg) {
 static void *open_loop(void *arg) {
   struct opener *o = arg;
   char path[4096];
-  snprintf(path, sizeof path, "%s/herd-%d", mount_point, o->index);
+  snprintf(path, sizeof path, "%s/herd-%d", mounts[o->index % nmounts], o->index);
   struct rusage before, after;
   pthread_barrier_wait(&start);
   getrusage(RUSAGE_THREAD, &before);
@@ -90,21 +96,30 @@ static void *open_loop(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: %s MOUNT THREADS SECONDS\n", argv[0]);
+  if (argc != 4 && argc != 5) {
+    fprintf(stderr, "usage: %s MOUNT[,MOUNT2] THREADS SECONDS [GROUPS]\n", argv[0]);
     return 2;
   }
-  mount_point = argv[1];
+  static char mount_list[8192];
+  snprintf(mount_list, sizeof mount_list, "%s", argv[1]);
+  mounts[0] = mount_list;
+  char *comma = strchr(mount_list, ',');
+  if (comma) {
+    *comma = 0;
+    mounts[1] = comma + 1;
+    nmounts = 2;
+  }
   int threads = atoi(argv[2]);
   seconds = atof(argv[3]);
-  if (threads < 1 || threads > MAX_THREADS || seconds <= 0) {
-    fprintf(stderr, "THREADS must be 1 to %d and SECONDS positive\n", MAX_THREADS);
+  ngroups = argc == 5 ? atoi(argv[4]) : 1;
+  if (threads < 1 || threads > MAX_THREADS || seconds <= 0 || ngroups < 1 || ngroups > nmounts) {
+    fprintf(stderr, "THREADS must be 1 to %d, SECONDS positive, GROUPS 1 or (with two mounts) 2\n", MAX_THREADS);
     return 2;
   }
-  // The files exist before the mark: creating them asks nobody.
+  // The files exist before the marks: creating them asks nobody.
   for (int i = 0; i < threads; i++) {
     char path[4096];
-    snprintf(path, sizeof path, "%s/herd-%d", mount_point, i);
+    snprintf(path, sizeof path, "%s/herd-%d", mounts[i % nmounts], i);
     int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
     if (fd < 0) {
       perror(path);
@@ -112,17 +127,23 @@ int main(int argc, char **argv) {
     }
     close(fd);
   }
-  group = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC, O_RDONLY | O_LARGEFILE);
-  if (group < 0) {
-    perror("fanotify_init");
-    return 1;
+  for (int g = 0; g < ngroups; g++) {
+    // Non-blocking: two threads may poll one group and both wake for one event.
+    groups[g] = fanotify_init(FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_LARGEFILE);
+    if (groups[g] < 0) {
+      perror("fanotify_init");
+      return 1;
+    }
   }
-  if (fanotify_mark(group, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN_PERM, AT_FDCWD, mount_point) < 0) {
-    perror("fanotify_mark");
-    return 1;
+  for (int m = 0; m < nmounts; m++) {
+    if (fanotify_mark(groups[m % ngroups], FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN_PERM, AT_FDCWD, mounts[m]) < 0) {
+      perror("fanotify_mark");
+      return 1;
+    }
   }
-  pthread_t listener;
-  pthread_create(&listener, NULL, listen_loop, NULL);
+  // One listener thread per mount, each reading its mount's group.
+  pthread_t listeners[2];
+  for (int m = 0; m < nmounts; m++) pthread_create(&listeners[m], NULL, listen_loop, &groups[m % ngroups]);
   static struct opener openers[MAX_THREADS];
   pthread_barrier_init(&start, NULL, threads + 1);
   double t0 = now();
@@ -141,12 +162,13 @@ int main(int argc, char **argv) {
   }
   double elapsed = now() - t0;
   atomic_store(&stop, 1);
-  pthread_join(listener, NULL);
+  for (int m = 0; m < nmounts; m++) pthread_join(listeners[m], NULL);
   if (opens == 0) {
     fprintf(stderr, "no opens\n");
     return 1;
   }
-  printf("threads %d opens/s %.0f voluntary_switches_per_open %.2f involuntary_per_open %.2f\n", threads,
+  printf("mounts %d groups %d threads %d opens/s %.0f voluntary_switches_per_open %.2f involuntary_per_open %.2f\n",
+         nmounts, ngroups, threads,
          opens / elapsed, (double)nvcsw / opens, (double)nivcsw / opens);
   return 0;
 }

@@ -319,6 +319,69 @@ fn relabel_revokes_reads_of_an_open_file() {
     assert_revoked(&r, "relabel");
 }
 
+/// Two marked filesystems get a fanotify group each
+/// (crates/enforce/src/groups.rs: openers on different filesystems do not
+/// share one wait queue), and the second is enforced as the first: app_t
+/// reads data_t there and not secret_t, its steady-state opens are
+/// ignore-mark hits of the second group, and a boolean change revokes the
+/// reads of a file open there (the rotation replaces both groups).
+#[test]
+#[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
+fn each_marked_filesystem_has_its_own_group() {
+    let p = setup();
+    let r = scenario(
+        p,
+        &format!(
+            r#"{APP_READ}
+T2=$(mktemp -d /tmp/rampart-e2e-second.XXXXXX)
+mount -t tmpfs tmpfs "$T2"
+cp "$T/data/data.txt" "$T2/data.txt"; label system_u:object_r:data_t:s0 "$T2/data.txt"
+cp "$T/data/secret.txt" "$T2/secret.txt"; label system_u:object_r:secret_t:s0 "$T2/secret.txt"
+start_daemon --mark "$T2"
+# Groups of the daemon, and the filesystem marks of each (fdinfo).
+for f in /proc/$D/fdinfo/*; do
+    grep -q '^fanotify flags' "$f" 2>/dev/null && echo "group $(grep -c '^fanotify sdev' "$f")"
+done > "$S/groups"
+echo "GROUPS=$(grep -c . "$S/groups")"
+echo "GROUPS_WITH_ONE_FS_MARK=$(grep -c '^group 1$' "$S/groups")"
+echo "SECOND_DATA=$(app_read "$T2/data.txt")"
+echo "SECOND_SECRET=$(app_read "$T2/secret.txt")"
+# One app_t shell reading the file once, then one reading it ten times:
+# the launch costs both the same events, the nine more opens none.
+reads() {{ app -c 'n=0; while [ $n -lt "$1" ]; do read l < "$0"; n=$((n+1)); done' "$T2/data.txt" "$1"; }}
+reads 1
+E0=$(events); reads 1; E1=$(events); reads 10; E2=$(events)
+echo "STEADY_EVENTS=$(( (E2 - E1) - (E1 - E0) ))"
+$APP_RUN -c '
+exec 3< "$0"
+read a <&3; echo "FIRST=$a"
+: > "$1/opened"
+while [ ! -e "$1/go" ]; do /bin/sleep 0.02; done
+if read b <&3; then echo "AFTER=$b"; else echo "AFTER=denied"; fi' "$T2/data.txt" "$S" 2>/dev/null | cat > "$S/app.out" &
+A=$!
+wait_for "$S/opened"
+"$RAMPART" setbool --socket "$SOCK" app_read_data off
+: > "$S/go"
+wait $A || true
+cat "$S/app.out"
+stop_daemon
+umount "$T2"; rmdir "$T2"
+"#
+        ),
+    );
+    assert_eq!(r.num("GROUPS"), 2, "one group per marked filesystem: {}", r.stderr);
+    assert_eq!(r.num("GROUPS_WITH_ONE_FS_MARK"), 2, "each with its own filesystem's mark");
+    assert_eq!(r.get("SECOND_DATA"), "ok:line1");
+    assert_eq!(r.get("SECOND_SECRET"), "denied", "the second filesystem is enforced");
+    assert!(
+        r.get("STEADY_EVENTS").parse::<i64>().is_ok_and(|n| n < 3),
+        "ignore marks in the second group: {}",
+        r.get("STEADY_EVENTS")
+    );
+    assert_eq!(r.get("FIRST"), "line1");
+    assert_eq!(r.get("AFTER"), "denied", "the rotation revokes reads on the second filesystem too");
+}
+
 #[test]
 #[ignore = "needs root and checkpolicy: a live daemon in a private mount namespace"]
 fn unmarked_mounts_see_no_events() {

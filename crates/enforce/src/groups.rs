@@ -1,7 +1,17 @@
-//! The daemon's fanotify groups: the current one, which carries the
-//! filesystem marks and the ignore marks, and retiring ones still answering what
-//! they queued. Revocation replaces the current group instead of
-//! flushing its ignore marks.
+//! The daemon's fanotify groups: the current ones, one per marked
+//! filesystem, which carry its filesystem mark and the ignore marks of its
+//! inodes, and retiring ones still answering what they queued. Revocation
+//! replaces the current groups instead of flushing their ignore marks.
+//!
+//! Why a group per filesystem: an opener waiting for its answer sleeps on
+//! its group's one wait queue, and every answer wakes every sleeper of the
+//! group (docs/architecture.md, "The openers' wait queue"), so openers on
+//! different filesystems should not share one. Measured without Rampart
+//! (`contrib/repro/wait-queue-herd.sh`, 2 CPUs, openers spread over two
+//! tmpfs): with one group an opener slept 9.1 times per open at 16
+//! openers and 3.4 at 8, with a group each 5.1 and 2.3 (docs/benchmarks.md).
+//! Paths on one filesystem share its group: two groups marking one
+//! filesystem would both be asked about every open, one after the other.
 //!
 //! Why: the kernel lets a permission event pass unasked when it races
 //! with the removal of one of the group's marks on the same object
@@ -17,15 +27,16 @@
 //! marks).
 //!
 //! So a change that must remove ignore marks ([`MarkTarget::flush`])
-//! starts a new group with the same filesystem marks and no inode marks, which
-//! asks about every open and read from then on, and makes it current.
-//! Then it retires the old group: its filesystem marks are removed (no new
-//! events; a race there only lets the old group pass an event the new one
-//! also asks about) and its ignore marks flushed, and it is closed once
-//! its queue is empty, so nothing it queued is left to the kernel's
-//! allow-on-close. Responders wait on every live group at once with
-//! epoll. If a new group cannot be made (descriptor or group limits), the
-//! current group's ignore marks are flushed instead, with the race above.
+//! starts new groups with the same filesystem marks and no inode marks,
+//! which ask about every open and read from then on, and makes them
+//! current. Then it retires the old groups: their filesystem marks are
+//! removed (no new events; a race there only lets an old group pass an
+//! event a new one also asks about) and their ignore marks flushed, and
+//! each is closed once its queue is empty, so nothing it queued is left to
+//! the kernel's allow-on-close. Responders wait on every live group at
+//! once with epoll. If new groups cannot be made (descriptor or group
+//! limits), the current groups' ignore marks are flushed instead, with the
+//! race above.
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -47,12 +58,14 @@ pub struct Groups {
     epoll: OwnedFd,
     /// Every group responders may read: the current and retiring ones.
     live: Mutex<FxHashMap<RawFd, Arc<Group>>>,
-    current: RwLock<Arc<Group>>,
+    /// One per shard, in the same order.
+    current: RwLock<Vec<Arc<Group>>>,
     retiring: Mutex<Vec<Arc<Group>>>,
     /// Bumped whenever `live` changes (see [`LiveView`]).
     generation: AtomicU64,
-    filesystems: Vec<PathBuf>,
-    /// Their device numbers.
+    /// The marked paths by filesystem: each shard has a group of its own.
+    shards: Vec<Shard>,
+    /// The marked filesystems' device numbers.
     devices: Vec<u64>,
     /// A group that only carries exec marks on single files outside the
     /// marked filesystems (programs `rampart run` will execute): it has no
@@ -64,6 +77,26 @@ pub struct Groups {
     /// (`(dev, ino)`): the mark goes only with the last, so one launch's
     /// exec cannot unwatch the file another launch is about to execute.
     exec_watchers: Mutex<FxHashMap<(u64, u64), usize>>,
+}
+
+/// The marked paths of one filesystem (`dev`: its device, `None` for a
+/// path that could not be read; it gets a shard of its own).
+struct Shard {
+    dev: Option<u64>,
+    paths: Vec<PathBuf>,
+}
+
+/// `filesystems` grouped by device, in the order first seen.
+fn shards_of(filesystems: &[PathBuf]) -> Vec<Shard> {
+    let mut shards: Vec<Shard> = Vec::new();
+    for p in filesystems {
+        let dev = std::fs::metadata(p).ok().map(|m| m.dev());
+        match shards.iter_mut().find(|s| dev.is_some() && s.dev == dev) {
+            Some(s) => s.paths.push(p.clone()),
+            None => shards.push(Shard { dev, paths: vec![p.clone()] }),
+        }
+    }
+    shards
 }
 
 /// A responder's own copy of the live groups, refreshed when they change:
@@ -99,26 +132,34 @@ impl Groups {
         // SAFETY: `raw` was just returned by epoll_create1 and is owned by
         // nobody else.
         let epoll = unsafe { OwnedFd::from_raw_fd(raw) };
-        let first = Arc::new(Group::new()?);
-        let devices = filesystems.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.dev()).collect();
+        let mut shards = shards_of(&filesystems);
+        if shards.is_empty() {
+            // Nothing to mark: one group all the same, for the responders.
+            shards.push(Shard { dev: None, paths: Vec::new() });
+        }
+        let first = shards.iter().map(|_| Group::new().map(Arc::new)).collect::<io::Result<Vec<_>>>()?;
+        let devices = shards.iter().filter_map(|s| s.dev).collect();
         let groups = Groups {
             epoll,
             live: Mutex::new(FxHashMap::default()),
-            current: RwLock::new(Arc::clone(&first)),
+            current: RwLock::new(first.clone()),
             retiring: Mutex::new(Vec::new()),
             generation: AtomicU64::new(0),
-            filesystems,
+            shards,
             devices,
             execs: std::sync::OnceLock::new(),
             exec_watchers: Mutex::new(FxHashMap::default()),
         };
-        groups.watch(first)?;
+        for g in first {
+            groups.watch(g)?;
+        }
         Ok(groups)
     }
 
-    /// Marks every filesystem on the current group.
+    /// Marks every filesystem, each on its shard's current group.
     pub fn mark_filesystems(&self) -> Result<(), (PathBuf, io::Error)> {
-        mark_all(&self.current(), &self.filesystems)
+        let current = self.current();
+        self.shards.iter().zip(current.iter()).try_for_each(|(shard, g)| mark_all(g, &shard.paths))
     }
 
     /// Whether files of device `dev` are on a marked filesystem (their
@@ -173,8 +214,16 @@ impl Groups {
         }
     }
 
-    pub fn current(&self) -> Arc<Group> {
-        Arc::clone(&self.current.read().unwrap_or_else(PoisonError::into_inner))
+    /// The current groups, one per shard.
+    fn current(&self) -> Vec<Arc<Group>> {
+        self.current.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The current group of the filesystem of device `dev` (the first one
+    /// for a device no shard has).
+    fn current_for(&self, dev: u64) -> Option<Arc<Group>> {
+        let i = self.shards.iter().position(|s| s.dev == Some(dev)).unwrap_or(0);
+        self.current.read().unwrap_or_else(PoisonError::into_inner).get(i).cloned()
     }
 
     /// Brings `view` up to date with the live groups.
@@ -261,23 +310,41 @@ impl Groups {
         self.generation.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Replaces the current group by a new one without inode marks.
+    /// Replaces the current groups by new ones without inode marks.
     fn rotate(&self) -> io::Result<()> {
         // Changes in a burst (domains entering the scope at boot) should
         // not pile up groups until the housekeeper's next round.
         self.reap();
-        let new = Arc::new(Group::new()?);
-        self.watch(Arc::clone(&new))?;
-        if let Err((_, e)) = mark_all(&new, &self.filesystems) {
-            self.unwatch(&new);
-            return Err(e);
+        let mut new = Vec::with_capacity(self.shards.len());
+        for shard in &self.shards {
+            let made = Group::new().map(Arc::new).and_then(|g| {
+                self.watch(Arc::clone(&g))?;
+                match mark_all(&g, &shard.paths) {
+                    Ok(()) => Ok(g),
+                    Err((_, e)) => {
+                        self.unwatch(&g);
+                        Err(e)
+                    }
+                }
+            });
+            match made {
+                Ok(g) => new.push(g),
+                Err(e) => {
+                    for g in &new {
+                        self.unwatch(g);
+                    }
+                    return Err(e);
+                }
+            }
         }
         let old = std::mem::replace(&mut *self.current.write().unwrap_or_else(PoisonError::into_inner), new);
-        for m in &self.filesystems {
-            let _ = old.unmark_filesystem(m, MARK_MASK);
+        for (shard, g) in self.shards.iter().zip(&old) {
+            for m in &shard.paths {
+                let _ = g.unmark_filesystem(m, MARK_MASK);
+            }
+            let _ = g.flush_inode_marks();
         }
-        let _ = old.flush_inode_marks();
-        self.retiring.lock().unwrap_or_else(PoisonError::into_inner).push(old);
+        self.retiring.lock().unwrap_or_else(PoisonError::into_inner).extend(old);
         Ok(())
     }
 }
@@ -290,16 +357,19 @@ fn mark_all(group: &Group, filesystems: &[PathBuf]) -> Result<(), (PathBuf, io::
 }
 
 impl MarkTarget for Groups {
-    fn ignore(&self, fd: BorrowedFd<'_>, _inode: InodeKey, mask: u64) -> io::Result<()> {
-        self.current().ignore_inode(fd, mask)
+    fn ignore(&self, fd: BorrowedFd<'_>, inode: InodeKey, mask: u64) -> io::Result<()> {
+        match self.current_for(inode.0) {
+            Some(g) => g.ignore_inode(fd, mask),
+            None => Ok(()),
+        }
     }
 
     fn flush(&self) -> io::Result<()> {
         match self.rotate() {
             Ok(()) => Ok(()),
             Err(e) => {
-                eprintln!("rampartd: warning: no new fanotify group ({e}); flushing ignore marks instead");
-                self.current().flush_inode_marks()
+                eprintln!("rampartd: warning: no new fanotify groups ({e}); flushing ignore marks instead");
+                self.current().iter().try_for_each(|g| g.flush_inode_marks())
             }
         }
     }
