@@ -5,7 +5,6 @@
 # by threads with theirs, and the openers' wait-queue herd.
 #
 # On the build machine (Debian 12, the policy and apparmor installed):
-#   cargo build --release -p rampart --features bench
 #   bash contrib/repro/issue8-device.sh --prepare devrun
 # (devrun/ must be ignored by git: .git/info/exclude; carry it.) On the
 # device, from the repository root, as root:
@@ -19,6 +18,9 @@ set -euo pipefail
 if [[ "${1:-}" == "--prepare" ]]; then
   dir=${2:?usage: $0 --prepare DIR}
   mkdir -p "$dir"
+  # The benchmarks are a feature: a plain `cargo test --release` rebuilds
+  # the binary without them.
+  cargo build --release -p rampart --features bench
   # Stripped: what a device call carries is limited (64 MiB).
   strip -o "$dir/rampart" target/release/rampart
   cp /etc/selinux/default/policy/policy.33 /etc/selinux/default/contexts/files/file_contexts "$dir/"
@@ -56,6 +58,6 @@ timeout 200 "$B" --policy "$dir/policy.33" bench seeds --quick --workloads "$wor
 echo "seeds: $((SECONDS - s)) s"
 HERD=$dir/wait-queue-herd timeout 120 bash contrib/repro/wait-queue-herd.sh > "$OUT/herd.txt" 2>&1 \
   || echo "herd failed: rc=$?"
-grep -A8 "Throughput by client" "$OUT/enforce.md" | tail -6 || true
-grep -A6 "opens of the content" "$OUT/enforce.md" | tail -4 || true
+sed -n '/^### Throughput by client/,/^!\[/p' "$OUT/enforce.md" | grep '^|' || true
+sed -n '/^| opens of the content/,/^$/p' "$OUT/enforce.md" || true
 cat "$OUT/herd.txt"
