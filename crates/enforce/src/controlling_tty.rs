@@ -17,7 +17,9 @@
 //! mode. Opening with the caller's credentials is deliberate: `tty_nr` does
 //! not say which devpts instance the terminal is in, so a caller that
 //! mounted its own devpts could make the node in its root another
-//! terminal with the same number; the caller's credentials bound that to
+//! terminal with the same number (the launcher's filter refuses mounts
+//! and new namespaces to the processes it supervises, so this is a second
+//! line); the caller's credentials bound that to
 //! a terminal it could open by its node anyway, and the open of the node
 //! is decided too (crate::supervisor), besides the kernel's check of
 //! `/dev/tty`: a domain that may open `/dev/tty` and not its terminal's
