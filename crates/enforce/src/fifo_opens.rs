@@ -13,7 +13,7 @@
 //! (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`): another signal is handled
 //! once the open is done, where the kernel's open would be interrupted.
 
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -106,9 +106,7 @@ fn serve(rx: &Receiver<Wait>, back: &dyn Fn() -> std::io::Result<()>) {
 /// One try of `w`: true once it is answered (opened, failed, or its
 /// caller gone).
 fn try_open(w: &Wait) -> bool {
-    let mut id = w.id;
-    // SAFETY: ID_VALID reads one u64.
-    if unsafe { libc::ioctl(w.listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) } < 0 {
+    if !crate::supervisor::pending(w.listener.as_fd(), w.id) {
         return true;
     }
     if let Err(e) = w.creds.assume() {

@@ -353,7 +353,7 @@ fn receive(listener: BorrowedFd<'_>) -> Option<libc::seccomp_notif> {
 }
 
 /// Call `id` is still waiting for its answer on `listener`.
-fn pending(listener: BorrowedFd<'_>, id: u64) -> bool {
+pub(crate) fn pending(listener: BorrowedFd<'_>, id: u64) -> bool {
     let mut id = id;
     // SAFETY: ID_VALID reads one u64.
     unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) == 0 }
