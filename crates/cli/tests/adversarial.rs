@@ -1753,6 +1753,50 @@ phase LOST lose
     assert_eq!(r.get("LOST_SECRET"), "Function not implemented", "{}", r.stderr);
 }
 
+/// Creating a file by a supervised open (`O_CREAT`) is decided as
+/// SELinux's `may_create` decides it, before the file may stay: `search
+/// write add_name` on the directory and `create` on the new file's label
+/// (crates/enforce/src/supervisor.rs, `serve_open`). Root in writer_t may
+/// write file_t files (the label file_contexts gives a new file here) but
+/// add names only to public_t directories: it creates a file in public/
+/// and not in data/ (file_t), where the refused file does not stay and an
+/// AVC line names the directory. Before, the open's own check passed and
+/// the file was made. A permissive daemon lets it through (the check can
+/// fail).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn creating_a_file_needs_add_name_on_its_directory() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+WRITER=system_u:system_r:writer_t:s0
+mkdir -p "$T/public"; label system_u:object_r:public_t:s0 "$T/public"
+create() { attempt "$1" "$RAMPART" run --socket "$SOCK" --force --context "$WRITER" -- /usr/bin/python3 -c 'import os, sys
+try:
+    os.write(os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), b"new")
+except OSError as e:
+    print(e.strerror); sys.exit(1)' "$2"; }
+start_daemon
+create DATA "$T/data/new-enforcing.txt"
+create PUBLIC "$T/public/new-enforcing.txt"
+stop_daemon
+echo "DATA_LEFT=$(test -e "$T/data/new-enforcing.txt" && echo yes || echo no)"
+echo "AVC_DIR=$(grep -c "denied  {[a-z_ ]*add_name[a-z_ ]*} for .*scontext=$WRITER tcontext=system_u:object_r:file_t:s0 tclass=dir" "$LOG")"
+start_daemon --permissive
+create PERMISSIVE "$T/data/new-permissive.txt"
+stop_daemon
+"#,
+    );
+    r.report("creation");
+    r.assert_blocked("DATA", "writer_t may not add names to file_t directories");
+    assert_eq!(r.get("DATA_WHY"), "Permission denied");
+    assert_eq!(r.get("DATA_LEFT"), "no", "a refused creation leaves no file");
+    assert!(r.num("AVC_DIR") >= 1, "an AVC line for the directory: {}", r.stderr);
+    r.assert_allowed("PUBLIC", "writer_t creates files in public_t directories");
+    r.assert_succeeded("PERMISSIVE");
+}
+
 /// Truncate by name is decided exactly (the daemon makes the call:
 /// crates/enforce/src/supervisor.rs): root in writer_t (which may write
 /// data_t files only) truncates the data_t file by name, and not the

@@ -145,6 +145,8 @@ pub struct ClassPerms {
     pub unlink: Perms,
     pub link: Perms,
     pub rename: Perms,
+    /// `create` (a supervised open's `O_CREAT`: crate::supervisor).
+    pub create: Perms,
 }
 
 /// The `dir` permissions the supervised calls check (crate::supervisor).
@@ -215,6 +217,7 @@ fn resolve(m: &Mapping, name: &str) -> Option<ClassPerms> {
         unlink: p("unlink"),
         link: p("link"),
         rename: p("rename"),
+        create: p("create"),
     })
 }
 

@@ -21,9 +21,11 @@
 //!    symbolic links in the caller's root) are taken as that descriptor's
 //!    object ([`descriptor_alias`]), read by the receiving thread through
 //!    the caller's `/proc/TID/fd/N`, as the kernel's reopen would. If nothing is there and `O_CREAT` was
-//!    asked, the file is created (`O_EXCL`, retried as an open if another
-//!    process created it meanwhile) and checked after, as the kernel's
-//!    open event is asked after the creation.
+//!    asked, the file is created in its directory, resolved first
+//!    (`O_EXCL`, retried as an open if another process created it
+//!    meanwhile), and checked after: the creation as `may_create` checks
+//!    it (`search write add_name` on the directory, `create` on the file's
+//!    label; refused, the file is removed again), then the open.
 //! 2. Checks, as an open event would make them: SELinux `open` and the
 //!    flags' `read`/`write`/`append` ([`crate::access::ClassPerms::for_flags`]),
 //!    AppArmor's open; audited. Objects on procfs are refused (`EACCES`):
@@ -158,10 +160,42 @@ pub(crate) enum Target {
     /// An existing object (`O_PATH`), to check and then reopen.
     Existing(OwnedFd, std::fs::Metadata),
     /// A file this open created (open already with the caller's flags),
-    /// to check.
-    Created(OwnedFd, std::fs::Metadata),
+    /// to check, and where (`None`: an `O_TMPFILE`, or a path the kernel
+    /// refused to split).
+    Created(OwnedFd, std::fs::Metadata, Option<NewName>),
     /// An `O_PATH` open: nothing to decide, the descriptor itself.
     Path(OwnedFd),
+}
+
+/// Where a file was created: its directory (`O_PATH`) and its name there.
+pub(crate) struct NewName {
+    pub parent: OwnedFd,
+    pub name: CString,
+}
+
+/// `path` as its directory and last name, `None` for a path that ends
+/// in `/` (the kernel's open refuses to create it) or whose last name is
+/// `.` or `..`.
+fn split_last(path: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (dir, last) = match path.iter().rposition(|&b| b == b'/') {
+        Some(0) => (&b"/"[..], &path[1..]),
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => (&b"."[..], path),
+    };
+    (!last.is_empty() && last != b"." && last != b"..").then_some((dir, last))
+}
+
+/// Undoes a creation step 2 refused: the name goes if it still holds the
+/// file created (`md`); another file put there meanwhile stays.
+pub(crate) fn remove_created(n: &NewName, md: &std::fs::Metadata) {
+    // SAFETY: stat is plain data, filled by the kernel.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `n.parent` is open, `n.name` NUL-terminated, `st` writable.
+    let rc = unsafe { libc::fstatat(n.parent.as_raw_fd(), n.name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    if rc == 0 && (st.st_dev, st.st_ino) == (md.dev(), md.ino()) {
+        // SAFETY: as above; a plain unlink of a name in that directory.
+        unsafe { libc::unlinkat(n.parent.as_raw_fd(), n.name.as_ptr(), 0) };
+    }
 }
 
 fn metadata(fd: BorrowedFd<'_>) -> Result<std::fs::Metadata, i32> {
@@ -186,7 +220,7 @@ pub(crate) fn resolve(dir: BorrowedFd<'_>, path: &[u8], flags: i32, mode: u32) -
         // An unnamed file in the directory `path`: created, then checked.
         let fd = openat2(dir.as_raw_fd(), path, real, mode)?;
         let md = metadata(fd.as_fd())?;
-        return Ok(Target::Created(fd, md));
+        return Ok(Target::Created(fd, md, None));
     }
     let lookup = libc::O_PATH | (flags & (libc::O_NOFOLLOW | libc::O_DIRECTORY));
     for _ in 0..RETRIES {
@@ -205,10 +239,10 @@ pub(crate) fn resolve(dir: BorrowedFd<'_>, path: &[u8], flags: i32, mode: u32) -
                 Err(e) => return Err(e),
             }
         }
-        match openat2(dir.as_raw_fd(), path, real | libc::O_CREAT | libc::O_EXCL, mode) {
-            Ok(fd) => {
+        match create(dir, path, real, mode) {
+            Ok((fd, name)) => {
                 let md = metadata(fd.as_fd())?;
-                return Ok(Target::Created(fd, md));
+                return Ok(Target::Created(fd, md, name));
             }
             // Created by someone else meanwhile: open it as existing.
             Err(libc::EEXIST) if !exclusive => {}
@@ -216,6 +250,19 @@ pub(crate) fn resolve(dir: BorrowedFd<'_>, path: &[u8], flags: i32, mode: u32) -
         }
     }
     Err(libc::EAGAIN)
+}
+
+/// Creates `path` (`O_EXCL`) with `flags` and `mode`: in its directory,
+/// resolved first, so that step 2 can check that directory too.
+fn create(dir: BorrowedFd<'_>, path: &OsStr, flags: i32, mode: u32) -> Result<(OwnedFd, Option<NewName>), i32> {
+    let new = flags | libc::O_CREAT | libc::O_EXCL;
+    let Some((parent, last)) = split_last(path.as_bytes()) else {
+        return openat2(dir.as_raw_fd(), path, new, mode).map(|fd| (fd, None));
+    };
+    let parent = openat2(dir.as_raw_fd(), OsStr::from_bytes(parent), libc::O_PATH | libc::O_DIRECTORY, 0)?;
+    let fd = openat2(parent.as_raw_fd(), OsStr::from_bytes(last), new, mode)?;
+    let name = CString::new(last).map_err(|_| libc::EINVAL)?;
+    Ok((fd, Some(NewName { parent, name })))
 }
 
 /// The object is on procfs (refused: see the module docs).
@@ -373,12 +420,33 @@ mod tests {
             resolve(d.as_fd(), b"f", libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL, 0o600).err(),
             Some(libc::EEXIST)
         );
-        let Ok(Target::Created(fd, md)) = resolve(d.as_fd(), b"new", libc::O_WRONLY | libc::O_CREAT, 0o640) else {
+        let Ok(Target::Created(fd, md, Some(name))) = resolve(d.as_fd(), b"new", libc::O_WRONLY | libc::O_CREAT, 0o640)
+        else {
             panic!("not created");
         };
         assert!(md.is_file());
         assert_eq!(std::fs::metadata(t.path().join("new")).unwrap().permissions().mode() & 0o777, 0o640 & !umask_now());
+        assert_eq!(name.name.as_bytes(), b"new");
+        let parent = std::fs::File::from(name.parent.try_clone().unwrap()).metadata().unwrap();
+        assert_eq!(parent.ino(), std::fs::metadata(t.path()).unwrap().ino(), "created in the directory it names");
+        // A refused creation goes again; a name that holds another file
+        // by then stays.
+        remove_created(&name, &md);
+        assert!(!t.path().join("new").exists());
+        std::fs::write(t.path().join("new"), b"someone else's").unwrap();
+        remove_created(&name, &md);
+        assert!(t.path().join("new").exists());
         drop(fd);
+    }
+
+    #[test]
+    fn a_path_splits_into_its_directory_and_last_name() {
+        assert_eq!(split_last(b"a/b/c"), Some((&b"a/b"[..], &b"c"[..])));
+        assert_eq!(split_last(b"/c"), Some((&b"/"[..], &b"c"[..])));
+        assert_eq!(split_last(b"c"), Some((&b"."[..], &b"c"[..])));
+        assert_eq!(split_last(b"a/"), None, "the kernel's error for a trailing slash");
+        assert_eq!(split_last(b"a/.."), None);
+        assert_eq!(split_last(b"."), None);
     }
 
     fn umask_now() -> u32 {

@@ -741,14 +741,26 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
         None => supervised_open::resolve(arg.dir.as_fd(), &arg.path, flags, mode),
     };
     home.back().map_err(|e| errno_of(&e))?;
-    let (object, created) = match target? {
+    let (object, created, new_name) = match target? {
         supervised_open::Target::Path(fd) => return Ok(Answer::Install { fd, cloexec }),
-        supervised_open::Target::Existing(fd, md) => (Object { fd, md }, false),
-        supervised_open::Target::Created(fd, md) => (Object { fd, md }, true),
+        supervised_open::Target::Existing(fd, md) => (Object { fd, md }, false, None),
+        supervised_open::Target::Created(fd, md, name) => (Object { fd, md }, true, name),
     };
     // Step 2: the checks of an open event.
     if supervised_open::on_procfs(object.fd.as_fd()) {
         return Err(libc::EACCES);
+    }
+    if let Some(name) = &new_name {
+        // The creation, as `may_create` checks it before the kernel
+        // creates: refused, the file made meanwhile goes again.
+        let parent = Object::of(name.parent.try_clone().map_err(|e| errno_of(&e))?)?;
+        let create = cx.enforcer.classes.of_mode(object.md.mode()).map_or(Perms::NONE, |cp| cp.create);
+        let d = &cx.enforcer.classes.dir_ops;
+        let checks = [(&parent, d.search | d.write | d.add_name), (&object, create)];
+        if !checked(cx, tid, subject.tgid, subject.sid, &checks) {
+            supervised_open::remove_created(name, &object.md);
+            return Err(libc::EACCES);
+        }
     }
     if cx.marked_devs.contains(&object.md.dev()) && !open_allowed(cx, tid, &subject, &object, flags) {
         return Err(libc::EACCES);
@@ -937,13 +949,18 @@ fn relabel_allowed(
 /// (permissive included). A call that touches no marked filesystem is
 /// not checked.
 fn allowed(cx: &Context, tid: u32, tgid: Option<u32>, subject: Sid, r: &Resolved) -> bool {
+    checked(cx, tid, tgid, subject, &checks_of(&cx.enforcer, r))
+}
+
+/// Each object with the permissions asked of it, audited; true if every
+/// one passes (permissive included), or none is on a marked filesystem.
+fn checked(cx: &Context, tid: u32, tgid: Option<u32>, subject: Sid, checks: &[(&Object, Perms)]) -> bool {
     let e = &cx.enforcer;
-    let checks = checks_of(e, r);
     if !checks.iter().any(|(o, _)| cx.marked_devs.contains(&o.md.dev())) {
         return true;
     }
     let mut all = true;
-    for (o, perms) in checks {
+    for &(o, perms) in checks {
         let Some(cp) = e.classes.of_mode(o.md.mode()) else { continue };
         if perms.is_empty() {
             continue;
