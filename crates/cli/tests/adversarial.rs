@@ -1753,48 +1753,60 @@ phase LOST lose
     assert_eq!(r.get("LOST_SECRET"), "Function not implemented", "{}", r.stderr);
 }
 
-/// Creating a file by a supervised open (`O_CREAT`) is decided as
-/// SELinux's `may_create` decides it, before the file may stay: `search
-/// write add_name` on the directory and `create` on the new file's label
-/// (crates/enforce/src/supervisor.rs, `serve_open`). Root in writer_t may
-/// write file_t files (the label file_contexts gives a new file here) but
-/// add names only to public_t directories: it creates a file in public/
-/// and not in data/ (file_t), where the refused file does not stay and an
-/// AVC line names the directory. Before, the open's own check passed and
-/// the file was made. A permissive daemon lets it through (the check can
-/// fail).
+/// Creating is decided as SELinux's `may_create` decides it, before the
+/// new object may stay: `search write add_name` on the directory and
+/// `create` on the new object's label (crates/enforce/src/supervisor.rs,
+/// `serve_open` and `serve_make`), for a supervised open with `O_CREAT`,
+/// mkdir, symlink and mknod (a FIFO). Root in writer_t may create file_t
+/// objects (the label file_contexts gives them here) but add names only
+/// to public_t directories: it creates each in public/ and none in data/
+/// (file_t), where a refused object does not stay and AVC lines name the
+/// directory. Before, the open's own check let the file through and the
+/// other calls were not seen at all. A permissive daemon lets them
+/// through (the checks can fail).
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
-fn creating_a_file_needs_add_name_on_its_directory() {
+fn creating_needs_add_name_on_the_directory() {
     let s = setup();
     let r = scenario(
         s,
         r#"
 WRITER=system_u:system_r:writer_t:s0
 mkdir -p "$T/public"; label system_u:object_r:public_t:s0 "$T/public"
-create() { attempt "$1" "$RAMPART" run --socket "$SOCK" --force --context "$WRITER" -- /usr/bin/python3 -c 'import os, sys
+as_writer() { "$RAMPART" run --socket "$SOCK" --force --context "$WRITER" -- /usr/bin/python3 -c "import os, sys
 try:
-    os.write(os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), b"new")
+    $1
 except OSError as e:
-    print(e.strerror); sys.exit(1)' "$2"; }
+    print(e.strerror); sys.exit(1)" "$2"; }
+creations() {
+    attempt "$1_FILE" as_writer 'os.write(os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), b"new")' "$2/file-$1"
+    attempt "$1_DIR" as_writer 'os.mkdir(sys.argv[1])' "$2/dir-$1"
+    attempt "$1_SYMLINK" as_writer 'os.symlink("file", sys.argv[1])' "$2/link-$1"
+    attempt "$1_FIFO" as_writer 'os.mkfifo(sys.argv[1])' "$2/fifo-$1"
+}
 start_daemon
-create DATA "$T/data/new-enforcing.txt"
-create PUBLIC "$T/public/new-enforcing.txt"
+creations DATA "$T/data"
+creations PUBLIC "$T/public"
 stop_daemon
-echo "DATA_LEFT=$(test -e "$T/data/new-enforcing.txt" && echo yes || echo no)"
+echo "DATA_LEFT=$(ls "$T/data" | grep -c -- "-DATA$")"
+echo "DATA_LS=$(ls "$T/data" | tr "\n" " ")"
+echo "PUBLIC_MADE=$(ls "$T/public" | grep -c -- '-PUBLIC$')"
 echo "AVC_DIR=$(grep -c "denied  {[a-z_ ]*add_name[a-z_ ]*} for .*scontext=$WRITER tcontext=system_u:object_r:file_t:s0 tclass=dir" "$LOG")"
 start_daemon --permissive
-create PERMISSIVE "$T/data/new-permissive.txt"
+creations PERMISSIVE "$T/data"
 stop_daemon
 "#,
     );
-    r.report("creation");
-    r.assert_blocked("DATA", "writer_t may not add names to file_t directories");
-    assert_eq!(r.get("DATA_WHY"), "Permission denied");
-    assert_eq!(r.get("DATA_LEFT"), "no", "a refused creation leaves no file");
-    assert!(r.num("AVC_DIR") >= 1, "an AVC line for the directory: {}", r.stderr);
-    r.assert_allowed("PUBLIC", "writer_t creates files in public_t directories");
-    r.assert_succeeded("PERMISSIVE");
+    r.report("creations");
+    for what in ["FILE", "DIR", "SYMLINK", "FIFO"] {
+        r.assert_blocked(&format!("DATA_{what}"), "writer_t may not add names to file_t directories");
+        assert_eq!(r.get(&format!("DATA_{what}_WHY")), "Permission denied", "{what}");
+        r.assert_allowed(&format!("PUBLIC_{what}"), "writer_t creates in public_t directories");
+        r.assert_succeeded(&format!("PERMISSIVE_{what}"));
+    }
+    assert_eq!(r.num("DATA_LEFT"), 0, "a refused creation leaves nothing: {}", r.get("DATA_LS"));
+    assert_eq!(r.num("PUBLIC_MADE"), 4);
+    assert!(r.num("AVC_DIR") >= 4, "an AVC line for the directory per refusal: {}", r.stderr);
 }
 
 /// Truncate by name is decided exactly (the daemon makes the call:

@@ -369,7 +369,7 @@ impl AppArmor {
 
     /// An exec of the event's file by a process under `label` (a profile
     /// or a stack): each profile's x rule and transition
-    /// ([`AppArmor::exec_one`]); denied if one denies, and the new label
+    /// (`AppArmor::exec_one`); denied if one denies, and the new label
     /// the stack of each profile's new one (unconfined ones drop out).
     pub fn exec(&self, label: &str, ev: &FileEvent<'_>, enforcing: &dyn Fn() -> bool) -> ExecOutcome {
         let outcomes: Vec<(&str, ExecOutcome)> = stacked(label).map(|p| (p, self.exec_one(p, ev, enforcing))).collect();
@@ -560,6 +560,29 @@ impl AppArmor {
         every(label, |profile| {
             let Some(p) = self.profile(&set.policy, profile) else { return false };
             let d = path_perm(Subject::Profile(p), name, request, fsuid == Some(ev.md.uid()));
+            self.permissive_unless(d.allowed, d.record, enforcing, |r| {
+                self.log(p, ev, operation, name, fsuid.unwrap_or(u32::MAX), r)
+            })
+        })
+    }
+
+    /// A supervised creation of `name` (mkdir, mknod, symlink) by a
+    /// process under `label`: create on the name, the caller counting as
+    /// the owner (the kernel's `common_perm_create` conditions on
+    /// `current_fsuid()`). `ev` is the directory, for the record.
+    pub fn create_call(
+        &self,
+        label: &str,
+        ev: &FileEvent<'_>,
+        name: &[u8],
+        operation: &str,
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        let set = self.profiles.current();
+        let fsuid = fsuid(ev.tid);
+        every(label, |profile| {
+            let Some(p) = self.profile(&set.policy, profile) else { return false };
+            let d = path_perm(Subject::Profile(p), name, AA_MAY_CREATE, true);
             self.permissive_unless(d.allowed, d.record, enforcing, |r| {
                 self.log(p, ev, operation, name, fsuid.unwrap_or(u32::MAX), r)
             })

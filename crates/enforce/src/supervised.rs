@@ -1,5 +1,6 @@
 //! The file operations fanotify never sees (chmod, chown, truncate by
-//! name, unlink, rmdir, rename, link, extended attribute writes), and
+//! name, unlink, rmdir, rename, link, extended attribute writes, mkdir,
+//! mknod, symlink), and
 //! opens asking to write (see "Opens"), which rampartd decides exactly
 //! for every process `rampart run` started: the launcher installs a
 //! seccomp filter that hands these calls to the daemon (user
@@ -82,6 +83,21 @@ pub enum Op {
     /// open, openat, creat asking to write, truncate or create (see "Opens"):
     /// `flags` and `mode` as the call gave them.
     Open { target: FileArg, flags: i32, mode: u32 },
+    /// mkdir, mkdirat, mknod, mknodat, symlink, symlinkat: a new object
+    /// at `name`.
+    Make { name: FileArg, what: Make },
+}
+
+/// What [`Op::Make`] creates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Make {
+    /// A directory (mode before the umask).
+    Dir { mode: u32 },
+    /// A node: `mode` holds its type (`S_IFREG` when none), `dev` a
+    /// device's number.
+    Node { mode: u32, dev: u64 },
+    /// A symbolic link to `target` (an address in the caller).
+    Symlink { target: u64 },
 }
 
 /// x86-64 numbers of the supervised calls.
@@ -109,6 +125,12 @@ pub mod nr {
     pub const REMOVEXATTR: u32 = 197;
     pub const LREMOVEXATTR: u32 = 198;
     pub const FREMOVEXATTR: u32 = 199;
+    pub const MKDIR: u32 = 83;
+    pub const MKDIRAT: u32 = 258;
+    pub const MKNOD: u32 = 133;
+    pub const MKNODAT: u32 = 259;
+    pub const SYMLINK: u32 = 88;
+    pub const SYMLINKAT: u32 = 266;
     pub const OPEN: u32 = 2;
     pub const CREAT: u32 = 85;
     pub const OPENAT: u32 = 257;
@@ -124,7 +146,7 @@ pub mod nr {
     pub const I386_OPEN_BY_HANDLE_AT: u32 = 342;
     /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`).
     pub const X32_BIT: u32 = 0x4000_0000;
-    pub const ALL: [u32; 23] = [
+    pub const ALL: [u32; 29] = [
         CHMOD,
         FCHMOD,
         CHOWN,
@@ -148,13 +170,21 @@ pub mod nr {
         REMOVEXATTR,
         LREMOVEXATTR,
         FREMOVEXATTR,
+        MKDIR,
+        MKDIRAT,
+        MKNOD,
+        MKNODAT,
+        SYMLINK,
+        SYMLINKAT,
     ];
     /// The same calls' i386 numbers (chmod lchown fchmod fchown chown
     /// lchown32 fchown32 chown32 fchownat fchmodat fchmodat2 truncate
     /// truncate64 unlink unlinkat rmdir rename renameat renameat2 link
-    /// linkat): refused.
-    pub const I386: [u32; 21] =
-        [15, 16, 94, 95, 182, 198, 207, 212, 298, 306, 452, 92, 193, 10, 301, 40, 38, 302, 353, 9, 303];
+    /// linkat mkdir mkdirat mknod mknodat symlink symlinkat): refused.
+    pub const I386: [u32; 27] = [
+        15, 16, 94, 95, 182, 198, 207, 212, 298, 306, 452, 92, 193, 10, 301, 40, 38, 302, 353, 9, 303, 39, 296, 14,
+        297, 83, 304,
+    ];
 }
 
 const AT_FDCWD: i32 = libc::AT_FDCWD;
@@ -220,6 +250,18 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
             flags: libc::O_CREAT | libc::O_WRONLY | libc::O_TRUNC,
             mode: args[1] as u32,
         },
+        nr::MKDIR => Op::Make { name: path(AT_FDCWD, 0, false, false), what: Make::Dir { mode: args[1] as u32 } },
+        nr::MKDIRAT => Op::Make { name: path(int(0), 1, false, false), what: Make::Dir { mode: args[2] as u32 } },
+        nr::MKNOD => Op::Make {
+            name: path(AT_FDCWD, 0, false, false),
+            what: Make::Node { mode: args[1] as u32, dev: args[2] as u32 as u64 },
+        },
+        nr::MKNODAT => Op::Make {
+            name: path(int(0), 1, false, false),
+            what: Make::Node { mode: args[2] as u32, dev: args[3] as u32 as u64 },
+        },
+        nr::SYMLINK => Op::Make { name: path(AT_FDCWD, 1, false, false), what: Make::Symlink { target: args[0] } },
+        nr::SYMLINKAT => Op::Make { name: path(int(1), 2, false, false), what: Make::Symlink { target: args[0] } },
         nr::REMOVEXATTR | nr::LREMOVEXATTR | nr::FREMOVEXATTR => Op::RemoveXattr {
             target: match nr {
                 nr::FREMOVEXATTR => FileArg::Fd(int(0)),
@@ -507,6 +549,29 @@ mod tests {
             Some(Op::Link {
                 from: FileArg::Path { dirfd: 3, path: 0x1, follow: true, empty_ok: true },
                 to: FileArg::Path { dirfd: 4, path: 0x2, follow: false, empty_ok: false }
+            })
+        );
+        // mknodat(dirfd, path, mode, dev): dev is 32 bits in the kernel.
+        assert_eq!(
+            decode(nr::MKNODAT, [fd(7), 0x4000, 0o10644, 0xffff_ffff_0000_0103, 0, 0]),
+            Some(Op::Make {
+                name: FileArg::Path { dirfd: 7, path: 0x4000, follow: false, empty_ok: false },
+                what: Make::Node { mode: 0o10644, dev: 0x103 }
+            })
+        );
+        // symlinkat(target, newdirfd, linkpath): the name is the third.
+        assert_eq!(
+            decode(nr::SYMLINKAT, [0x5000, fd(8), 0x6000, 0, 0, 0]),
+            Some(Op::Make {
+                name: FileArg::Path { dirfd: 8, path: 0x6000, follow: false, empty_ok: false },
+                what: Make::Symlink { target: 0x5000 }
+            })
+        );
+        assert_eq!(
+            decode(nr::MKDIR, [0x7000, 0o755, 0, 0, 0, 0]),
+            Some(Op::Make {
+                name: FileArg::Path { dirfd: AT_FDCWD, path: 0x7000, follow: false, empty_ok: false },
+                what: Make::Dir { mode: 0o755 }
             })
         );
         assert_eq!(

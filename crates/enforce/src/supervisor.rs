@@ -1,6 +1,7 @@
 //! The daemon's side of the supervised calls (crate::supervised): chmod,
-//! chown, truncate by name, unlink, rmdir, rename and link by processes
-//! `rampart run` started come here (seccomp user notification), are
+//! chown, truncate by name, unlink, rmdir, rename, link, mkdir, mknod and
+//! symlink by processes `rampart run` started come here (seccomp user
+//! notification), are
 //! checked against the policy as SELinux's hooks check them, and are
 //! made by the daemon, or refused with `EACCES` and an AVC line. Opens
 //! asking to write come here too, and are served as crate::supervised_open
@@ -47,6 +48,9 @@
 //! object; truncate `write` and `open` (`open_perms`); unlink `search
 //! write remove_name` on the directory and `unlink` on the file (rmdir:
 //! `rmdir` on the directory); link `search write add_name` and `link`;
+//! mkdir, mknod and symlink `search write add_name` on the directory
+//! and `create` on the label file_contexts gives the new path (checked
+//! before the object is made: [`serve_make`]);
 //! rename `search write remove_name` on the old directory, `rename` on
 //! the object (`reparent` for a directory moved between directories),
 //! `search write add_name` on the new one and, if the new name is taken,
@@ -61,7 +65,7 @@
 //! truncate and the link source act on the checked inode itself.
 
 use std::collections::HashMap;
-use std::ffi::{CString, OsStr};
+use std::ffi::{CStr, CString, OsStr};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -82,7 +86,7 @@ use crate::controlling_tty;
 use crate::enforcer::{Checked, Enforcer};
 use crate::fifo_opens;
 use crate::pidfd::RecentThreads;
-use crate::supervised::{self, Attr, FileArg, Op};
+use crate::supervised::{self, Attr, FileArg, Make, Op};
 use crate::supervised_open;
 use crate::thread_creds::Creds;
 
@@ -416,6 +420,8 @@ struct Gathered {
     /// An open's path names the caller's own descriptor (`/dev/stdout`,
     /// `/proc/self/fd/N`): what it is open on (`O_PATH`).
     fd_alias: Option<OwnedFd>,
+    /// A symbolic link's target (`symlink`), read once.
+    link_target: Option<CString>,
 }
 
 /// `XATTR_NAME_MAX` and `XATTR_SIZE_MAX`.
@@ -530,9 +536,17 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
             let n = out.first().and_then(|a| supervised_open::descriptor_alias(tid, &a.path));
             (supervised_open::umask_in(&status)?, n.and_then(|n| proc(&format!("fd/{n}")).ok()))
         }
+        Op::Make { .. } => (supervised_open::umask_in(&status)?, None),
         _ => (0, None),
     };
-    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias })
+    let link_target = match *op {
+        Op::Make { what: Make::Symlink { target }, .. } => match read_string(&mem, target)? {
+            t if t.is_empty() => return Err(libc::ENOENT),
+            t => Some(CString::new(t).map_err(|_| libc::EINVAL)?),
+        },
+        _ => None,
+    };
+    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target })
 }
 
 /// An object a call names, resolved (step 3).
@@ -642,8 +656,8 @@ fn resolve(op: &Op, args: &[PathArg], xattr: Option<&(CString, Vec<u8>)>) -> Res
             let (name, _) = xattr.cloned().ok_or(libc::EFAULT)?;
             Resolved::Xattr(resolve_object(&args[0])?, name, None)
         }
-        // Served by `serve_open`.
-        Op::Open { .. } => return Err(libc::ENOSYS),
+        // Served by `serve_open` and `serve_make`.
+        Op::Open { .. } | Op::Make { .. } => return Err(libc::ENOSYS),
     })
 }
 
@@ -653,6 +667,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         Op::Remove { name, .. } => vec![name],
         Op::Rename { from, to, .. } | Op::Link { from, to } => vec![from, to],
         Op::SetXattr { target, .. } | Op::RemoveXattr { target, .. } | Op::Open { target, .. } => vec![target],
+        Op::Make { name, .. } => vec![name],
     }
 }
 
@@ -682,8 +697,10 @@ enum Answer {
 /// One call (see the module docs), or `Err(errno)`. Leaves the thread
 /// in any state: the worker goes [`Home::back`].
 fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
-    if let Op::Open { flags, mode, .. } = call.op {
-        return serve_open(cx, home, call, flags, mode);
+    match call.op {
+        Op::Open { flags, mode, .. } => return serve_open(cx, home, call, flags, mode),
+        Op::Make { what, .. } => return serve_make(cx, home, call, what),
+        _ => {}
     }
     let Call { op, tid, gathered, subject } = call;
     let e = &cx.enforcer;
@@ -724,6 +741,96 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
     // Step 4.
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
     perform(&resolved).map(Answer::Value)
+}
+
+/// mkdir, mknod or symlink, checked before the object is made, as
+/// `may_create` checks (`search write add_name` on the directory, `create`
+/// on the label the new object will have: file_contexts' for its path and
+/// type) and as AppArmor's path hooks check (create on its name), then
+/// made in the caller's root with its credentials and umask.
+fn serve_make(cx: &Context, home: &Home, call: Call, what: Make) -> Result<Answer, i32> {
+    let Call { tid, gathered, subject, .. } = call;
+    let arg = gathered.args.first().ok_or(libc::EINVAL)?;
+    enter_root(gathered.root.as_fd())?;
+    gathered.creds.assume().map_err(|e| errno_of(&e))?;
+    let name = resolve_name(arg).map_err(|e| if e == libc::EINVAL || e == libc::ENOTEMPTY { libc::EEXIST } else { e });
+    home.back().map_err(|e| errno_of(&e))?;
+    let name = name?;
+    if name.holds.is_some() {
+        return Err(libc::EEXIST);
+    }
+    let mode = match what {
+        Make::Dir { .. } => libc::S_IFDIR,
+        Make::Symlink { .. } => libc::S_IFLNK,
+        Make::Node { mode, .. } if mode & libc::S_IFMT == 0 => libc::S_IFREG,
+        Make::Node { mode, .. } => mode & libc::S_IFMT,
+    };
+    if cx.marked_devs.contains(&name.parent.md.dev()) && !create_allowed(cx, tid, &subject, &name, mode, what) {
+        return Err(libc::EACCES);
+    }
+    enter_root(gathered.root.as_fd())?;
+    gathered.creds.assume().map_err(|e| errno_of(&e))?;
+    // SAFETY: umask cannot fail; this thread's fs_struct is its own.
+    unsafe { libc::umask(gathered.umask & 0o777) };
+    make(&name, what, gathered.link_target.as_deref()).map(|()| Answer::Value(0))
+}
+
+/// Both modules' checks of a creation of a `mode`-type object at `n`,
+/// audited.
+fn create_allowed(cx: &Context, tid: u32, subject: &crate::enforcer::Subject, n: &Name, mode: u32, what: Make) -> bool {
+    let e = &cx.enforcer;
+    let d = &e.classes.dir_ops;
+    let mut allowed = checked(cx, tid, subject.tgid, subject.sid, &[(&n.parent, d.search | d.write | d.add_name)]);
+    let path = new_name(n);
+    if let (Some(cp), Some(path)) = (e.classes.of_mode(mode), &path) {
+        if !cp.create.is_empty() {
+            let tsid = e.objects.sid_for_new(&e.avc, path, mode);
+            let decision = e.avc.has_perm_noaudit(subject.sid, tsid, cp.class, cp.create);
+            allowed &= decision.passes();
+            let checked = Checked { ssid: subject.sid, tsid, class: cp.class, decision };
+            e.audit_checks(tid, subject.tgid, n.parent.fd.as_fd(), &[checked]);
+        }
+    }
+    if let Some(profile) = &subject.apparmor {
+        let Some(aa) = &e.apparmor else { return false };
+        let op = match what {
+            Make::Dir { .. } => "mkdir",
+            Make::Node { .. } => "mknod",
+            Make::Symlink { .. } => "symlink_create",
+        };
+        let enforcing = || e.avc.policy_state().2;
+        let ev = event(tid, subject.tgid.unwrap_or(tid), &n.parent);
+        // A directory's name ends in `/` (the kernel's PATH_IS_DIR).
+        let name = path.map(|mut p| {
+            if mode == libc::S_IFDIR {
+                p.push(b'/');
+            }
+            p
+        });
+        allowed &= name.is_some_and(|p| aa.create_call(profile, &ev, &p, op, &enforcing));
+    }
+    allowed
+}
+
+/// Makes `what` as `n` (in the caller's root, with its credentials).
+fn make(n: &Name, what: Make, link_target: Option<&CStr>) -> Result<(), i32> {
+    let (dir, last) = (n.parent.fd.as_raw_fd(), n.last.as_ptr());
+    // SAFETY: `dir` is open, `last` and the link target NUL-terminated,
+    // all alive across the call.
+    let rc = unsafe {
+        match what {
+            Make::Dir { mode } => libc::mkdirat(dir, last, mode as libc::mode_t) as libc::c_long,
+            Make::Node { mode, dev } => libc::syscall(libc::SYS_mknodat, dir, last, mode, dev as u32),
+            Make::Symlink { .. } => {
+                let target = link_target.ok_or(libc::EFAULT)?;
+                libc::symlinkat(target.as_ptr(), dir, last) as libc::c_long
+            }
+        }
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+    }
+    Ok(())
 }
 
 /// An open for writing (crate::supervised_open).

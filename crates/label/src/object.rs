@@ -159,10 +159,16 @@ impl ObjectLabeler {
             FileRef::Path(p) => Some(p.to_path_buf()),
             FileRef::Fd(fd) => fd_path(fd),
         };
-        let found = path.as_deref().and_then(|p| {
-            self.contexts.lookup(p.as_os_str().as_bytes(), FileType::from_metadata(md)).context().map(Arc::from)
-        });
-        match found {
+        match path {
+            Some(p) => self.label_for_path(p.as_os_str().as_bytes(), FileType::from_metadata(md)),
+            None => Label { context: None, source: LabelSource::None },
+        }
+    }
+
+    /// The label file_contexts gives a `file_type` object at `path`,
+    /// whether or not one is there (what a new object will be labeled).
+    pub fn label_for_path(&self, path: &[u8], file_type: Option<FileType>) -> Label {
+        match self.contexts.lookup(path, file_type).context().map(Arc::from) {
             Some(ctx) => Label { context: Some(ctx), source: LabelSource::FileContexts },
             None => Label { context: None, source: LabelSource::None },
         }
