@@ -151,7 +151,9 @@ fn records(r: &Run, t: &str) -> Vec<String> {
 /// them to the daemon (seccomp user notification), which asks the profile
 /// as the kernel's hooks do (crates/enforce/src/supervisor.rs): both are
 /// refused, while the scratch files (`rwl`) are linked, renamed and
-/// chmodded, and chmod and unlink of allowed.txt (`r` only) are refused.
+/// chmodded, and chmod and unlink of allowed.txt (`r` only) are refused;
+/// so are a mkdir and a symlink where the profile grants no `w` (a
+/// symlink named scratch* is made).
 /// Started with `--no-sandbox` (the daemon alone), the same process
 /// links, renames and reads the secret, and chmods allowed.txt: the test
 /// can fail.
@@ -178,6 +180,11 @@ for how in aa aa_unsandboxed; do
     echo "$how.UNLINK=$($how confined "rm '$T/data/allowed.txt' 2>/dev/null && echo ok || echo refused")"
     [ -e "$T/data/allowed.txt" ] || echo allowed > "$T/data/allowed.txt"
     chmod 644 "$T/data/allowed.txt"
+    # Creations: `confined` creates nothing but scratch* (`w`).
+    echo "$how.MKDIR=$($how confined "mkdir '$T/data/newdir' 2>/dev/null && echo ok || echo refused")"
+    echo "$how.SYMLINK=$($how confined "ln -s allowed.txt '$T/data/newlink' 2>/dev/null && echo ok || echo refused")"
+    echo "$how.SYMLINK_SCRATCH=$($how confined "ln -s allowed.txt '$T/data/scratch-link' 2>/dev/null && echo ok || echo refused")"
+    rm -rf "$T/data/newdir" "$T/data/newlink" "$T/data/scratch-link"
 done
 # aa-status's process part: a process under `confined`, one under
 # `learner` (complain mode), launched together with the same program
@@ -213,6 +220,11 @@ stop_daemon
     assert_eq!(r.get("aa.SCRATCH"), "ok", "link, rename, chmod, unlink under rwl: {}", r.stderr);
     assert_eq!(r.get("aa.CHMOD"), "refused", "{}", r.stderr);
     assert_eq!(r.get("aa.UNLINK"), "refused", "{}", r.stderr);
+    assert_eq!(r.get("aa.MKDIR"), "refused", "{}", r.stderr);
+    assert_eq!(r.get("aa.SYMLINK"), "refused", "{}", r.stderr);
+    assert_eq!(r.get("aa.SYMLINK_SCRATCH"), "ok", "a creation the profile allows: {}", r.stderr);
+    assert_eq!(r.get("aa_unsandboxed.MKDIR"), "ok", "{}", r.stderr);
+    assert_eq!(r.get("aa_unsandboxed.SYMLINK"), "ok", "{}", r.stderr);
     assert_eq!(r.get("aa_unsandboxed.CHMOD"), "ok", "{}", r.stderr);
     assert_eq!(r.get("aa_unsandboxed.UNLINK"), "ok", "{}", r.stderr);
     // The daemon alone: the new name is read.

@@ -555,15 +555,9 @@ impl AppArmor {
         operation: &str,
         enforcing: &dyn Fn() -> bool,
     ) -> bool {
-        let set = self.profiles.current();
         let fsuid = fsuid(ev.tid);
-        every(label, |profile| {
-            let Some(p) = self.profile(&set.policy, profile) else { return false };
-            let d = path_perm(Subject::Profile(p), name, request, fsuid == Some(ev.md.uid()));
-            self.permissive_unless(d.allowed, d.record, enforcing, |r| {
-                self.log(p, ev, operation, name, fsuid.unwrap_or(u32::MAX), r)
-            })
-        })
+        let owner = fsuid == Some(ev.md.uid());
+        self.named_call(label, ev, name, (request, operation), (fsuid, owner), enforcing)
     }
 
     /// A supervised creation of `name` (mkdir, mknod, symlink) by a
@@ -578,11 +572,25 @@ impl AppArmor {
         operation: &str,
         enforcing: &dyn Fn() -> bool,
     ) -> bool {
+        self.named_call(label, ev, name, (AA_MAY_CREATE, operation), (fsuid(ev.tid), true), enforcing)
+    }
+
+    /// `request` on `name` under every profile of `label`, recorded as
+    /// `operation`; `owner`: whether the caller (`fsuid`) counts as the
+    /// file's owner.
+    fn named_call(
+        &self,
+        label: &str,
+        ev: &FileEvent<'_>,
+        name: &[u8],
+        (request, operation): (u32, &str),
+        (fsuid, owner): (Option<u32>, bool),
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
         let set = self.profiles.current();
-        let fsuid = fsuid(ev.tid);
         every(label, |profile| {
             let Some(p) = self.profile(&set.policy, profile) else { return false };
-            let d = path_perm(Subject::Profile(p), name, AA_MAY_CREATE, true);
+            let d = path_perm(Subject::Profile(p), name, request, owner);
             self.permissive_unless(d.allowed, d.record, enforcing, |r| {
                 self.log(p, ev, operation, name, fsuid.unwrap_or(u32::MAX), r)
             })
