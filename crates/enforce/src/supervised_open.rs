@@ -176,7 +176,7 @@ pub(crate) struct NewName {
 /// `path` as its directory and last name, `None` for a path that ends
 /// in `/` (the kernel's open refuses to create it) or whose last name is
 /// `.` or `..`.
-fn split_last(path: &[u8]) -> Option<(&[u8], &[u8])> {
+pub(crate) fn split_last(path: &[u8]) -> Option<(&[u8], &[u8])> {
     let (dir, last) = match path.iter().rposition(|&b| b == b'/') {
         Some(0) => (&b"/"[..], &path[1..]),
         Some(i) => (&path[..i], &path[i + 1..]),

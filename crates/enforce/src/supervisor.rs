@@ -598,14 +598,10 @@ fn resolve_name(a: &PathArg) -> Result<Name, i32> {
     if trimmed.is_empty() {
         return Err(libc::ENOENT);
     }
-    let (dir, last) = match trimmed.iter().rposition(|&b| b == b'/') {
-        Some(0) => (&b"/"[..], &trimmed[1..]),
-        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
-        None => (&b"."[..], trimmed),
+    let Some((dir, last)) = supervised_open::split_last(trimmed) else {
+        let dots = trimmed == b".." || trimmed.ends_with(b"/..");
+        return Err(if dots { libc::ENOTEMPTY } else { libc::EINVAL });
     };
-    if last.is_empty() || last == b"." || last == b".." {
-        return Err(if last == b".." { libc::ENOTEMPTY } else { libc::EINVAL });
-    }
     let parent = Object::of(supervised_open::path_of(a.dir.as_fd(), dir, libc::O_DIRECTORY)?)?;
     let holds = match supervised_open::path_of(parent.fd.as_fd(), last, libc::O_NOFOLLOW) {
         Ok(fd) => Some(Object::of(fd)?),
