@@ -1757,8 +1757,9 @@ phase LOST lose
 /// new object may stay: `search write add_name` on the directory and
 /// `create` on the new object's label (crates/enforce/src/supervisor.rs,
 /// `serve_open` and `serve_make`), for a supervised open with `O_CREAT`,
-/// mkdir, symlink and mknod (a FIFO). Root in writer_t may create file_t
-/// objects (the label file_contexts gives them here) but add names only
+/// mkdir, symlink and mknod (a FIFO). Root in writer_t may create what it
+/// makes in public_t directories (writer_own_t files, public_t others:
+/// the labels the kernel gives them) but add names only
 /// to public_t directories: it creates each in public/ and none in data/
 /// (file_t), where a refused object does not stay and AVC lines name the
 /// directory. Before, the open's own check let the file through and the
@@ -1807,6 +1808,74 @@ stop_daemon
     assert_eq!(r.num("DATA_LEFT"), 0, "a refused creation leaves nothing: {}", r.get("DATA_LS"));
     assert_eq!(r.num("PUBLIC_MADE"), 4);
     assert!(r.num("AVC_DIR") >= 4, "an AVC line for the directory per refusal: {}", r.stderr);
+}
+
+/// A new object gets the label the kernel gives it (crates/enforce/src/
+/// new_labels.rs), written in its `security.selinux`, and is decided on
+/// it, then and later. Root in writer_t makes in public/ (public_t) a
+/// file, a directory and a link: by the policy's type_transition rules
+/// the file is writer_own_t and the others public_t, their directory's
+/// type. A file named "named" would be secret_t by a name-based rule,
+/// which writer_t may not create: refused, with an AVC line for that
+/// label. An `O_TMPFILE` file is writer_own_t too, and is refused in
+/// data/, whose file_t writer_t may not write. app_t, which reads file_t
+/// and public_t but not writer_own_t, cannot read the file writer_t made:
+/// with the label of its path (file_t) it would, and it does under a
+/// permissive daemon (the check can fail).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn new_objects_get_the_label_the_kernel_gives_them() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+WRITER=system_u:system_r:writer_t:s0
+APP=system_u:system_r:app_t:s0
+mkdir -p "$T/public"; label system_u:object_r:public_t:s0 "$T/public"
+py() { "$RAMPART" run --socket "$SOCK" --force --context "$1" -- /usr/bin/python3 -c "import os, sys
+try:
+    $2
+except OSError as e:
+    print(e.strerror); sys.exit(1)" "$3"; }
+label_of() { python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], "security.selinux", follow_symlinks=False).rstrip(b"\0").decode())' "$1" 2>/dev/null || echo none; }
+TMPFILE='fd = os.open(sys.argv[1], os.O_RDWR | os.O_TMPFILE, 0o600); print(os.getxattr(fd, "security.selinux").rstrip(b"\0").decode())'
+start_daemon
+attempt FILE py "$WRITER" 'os.write(os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644), b"made by writer_t")' "$T/public/made"
+attempt DIR py "$WRITER" 'os.mkdir(sys.argv[1])' "$T/public/dir"
+attempt LINK py "$WRITER" 'os.symlink("made", sys.argv[1])' "$T/public/link"
+attempt NAMED py "$WRITER" 'os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)' "$T/public/named"
+attempt TMPFILE py "$WRITER" "$TMPFILE" "$T/public"
+attempt TMPFILE_DATA py "$WRITER" "$TMPFILE" "$T/data"
+attempt APP_READS py "$APP" 'print(open(sys.argv[1]).read())' "$T/public/made"
+stop_daemon
+echo "FILE_LABEL=$(label_of "$T/public/made")"
+echo "DIR_LABEL=$(label_of "$T/public/dir")"
+echo "LINK_LABEL=$(label_of "$T/public/link")"
+echo "NAMED_LEFT=$(ls "$T/public" | grep -c '^named$')"
+echo "AVC_NAMED=$(grep -c "denied  { create } for .*scontext=$WRITER tcontext=system_u:object_r:secret_t:s0 tclass=file" "$LOG")"
+echo "AVC_TMPFILE=$(grep -c "denied  { write } for .*scontext=$WRITER tcontext=system_u:object_r:file_t:s0 tclass=dir" "$LOG")"
+start_daemon --permissive
+attempt PERMISSIVE_APP_READS py "$APP" 'print(open(sys.argv[1]).read())' "$T/public/made"
+stop_daemon
+"#,
+    );
+    r.report("new labels");
+    let own = "system_u:object_r:writer_own_t:s0";
+    r.assert_allowed("FILE", "writer_t creates writer_own_t files in public_t directories");
+    assert_eq!(r.get("FILE_LABEL"), own, "type_transition writer_t public_t:file writer_own_t");
+    r.assert_allowed("DIR", "writer_t creates public_t directories there");
+    assert_eq!(r.get("DIR_LABEL"), "system_u:object_r:public_t:s0", "no rule: the directory's type");
+    r.assert_allowed("LINK", "writer_t creates public_t links there");
+    assert_eq!(r.get("LINK_LABEL"), "system_u:object_r:public_t:s0", "no rule: the directory's type");
+    r.assert_blocked("NAMED", "type_transition writer_t public_t:file secret_t \"named\"; no create on secret_t");
+    assert_eq!(r.num("NAMED_LEFT"), 0, "a refused creation leaves nothing: {}", r.stderr);
+    assert!(r.num("AVC_NAMED") >= 1, "an AVC line for the named label: {}", r.stderr);
+    r.assert_allowed("TMPFILE", "O_TMPFILE needs write search on public_t");
+    assert_eq!(r.get("TMPFILE_WHY"), own, "an unnamed file is labeled by the unnamed rule");
+    r.assert_blocked("TMPFILE_DATA", "writer_t may not write file_t directories");
+    assert!(r.num("AVC_TMPFILE") >= 1, "an AVC line for the directory: {}", r.stderr);
+    r.assert_blocked("APP_READS", "app_t may not read writer_own_t");
+    r.assert_succeeded("PERMISSIVE_APP_READS");
 }
 
 /// Truncate by name is decided exactly (the daemon makes the call:

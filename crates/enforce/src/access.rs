@@ -26,11 +26,12 @@ use rampart_avc::{ClassIdx, Mapping, Perms};
 pub const FILE_CLASSES: [&str; 7] = ["file", "dir", "lnk_file", "chr_file", "blk_file", "sock_file", "fifo_file"];
 // In the policy's own order (common permissions, then the class's), so
 // audit lines list permissions as the kernel's do: `{ read open }`.
-// `setattr`, `unlink`, `link`, `rename` and the directory permissions:
+// `create`, `setattr`, `unlink`, `link`, `rename` and the directory permissions:
 // the supervised calls (crate::supervisor).
 const FILE_PERMS: &[&str] = &[
     "read",
     "write",
+    "create",
     "setattr",
     "relabelfrom",
     "relabelto",
@@ -44,10 +45,11 @@ const FILE_PERMS: &[&str] = &[
     "open",
 ];
 const OPEN_PERMS: &[&str] =
-    &["read", "write", "setattr", "relabelfrom", "relabelto", "append", "unlink", "link", "rename", "open"];
+    &["read", "write", "create", "setattr", "relabelfrom", "relabelto", "append", "unlink", "link", "rename", "open"];
 const DIR_PERMS: &[&str] = &[
     "read",
     "write",
+    "create",
     "setattr",
     "relabelfrom",
     "relabelto",

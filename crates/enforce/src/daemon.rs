@@ -699,6 +699,7 @@ impl Daemon {
                 marked_devs: devices,
                 ruleset,
                 journal: self.journal.clone(),
+                names: Default::default(),
             };
             *running = Some(Supervisor::start(context).map_err(|e| e.to_string())?);
         }

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rampart_avc::{AuditInfo, Avc, ClassIdx, Decision, Perms, Sid};
+use rampart_label::FileType;
 use rampart_policy::CreateKind;
 
 use crate::access::{opener_flags, ClassPerms, Classes};
@@ -651,6 +652,30 @@ impl Enforcer {
         let class = policy.class_by_name("process")?;
         let new = policy.compute_create(&bools, &s, &t, class, CreateKind::Transition, None).ok()?;
         self.avc.intern(&policy.context_to_string(&new)).ok()
+    }
+
+    /// The label the kernel gives an object of `mode`'s type that
+    /// `subject` makes as `name` in a directory labeled `parent` (`name`
+    /// `None`: an unnamed `O_TMPFILE`): `type_transition` rules, by name
+    /// too, role and range rules and class defaults, as
+    /// `selinux_inode_init_security` computes it. The error (no valid
+    /// label: the kernel refuses the creation) says why.
+    pub fn new_object_sid(&self, subject: Sid, parent: Sid, mode: u32, name: Option<&[u8]>) -> Result<Sid, String> {
+        let (policy, bools, _) = self.avc.policy_state();
+        let context = |sid| {
+            let text = self.avc.context(sid).ok_or_else(|| format!("no context for SID {sid:?}"))?;
+            policy.parse_context(text).map_err(|e| format!("{text}: {e}"))
+        };
+        let (s, t) = (context(subject)?, context(parent)?);
+        let file_type = FileType::from_mode(mode).ok_or_else(|| format!("mode {mode:o} is no file type"))?;
+        let class = rampart_label::file_class(&policy, file_type)
+            .ok_or_else(|| format!("the policy has no class {}", file_type.class_name()))?;
+        // A name that is not UTF-8 matches no filename rule of a policy,
+        // whose names are.
+        let name = name.and_then(|n| std::str::from_utf8(n).ok());
+        let new =
+            policy.compute_create(&bools, &s, &t, class, CreateKind::Transition, name).map_err(|e| e.to_string())?;
+        self.avc.intern(&policy.context_to_string(&new)).map_err(|e| e.to_string())
     }
 
     fn check(&self, ssid: Sid, tsid: Sid, class: ClassIdx, perms: Perms) -> Checked {

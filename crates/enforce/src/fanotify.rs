@@ -117,6 +117,18 @@ impl Group {
         self.mark(flags, mask, object.as_raw_fd(), None)
     }
 
+    /// Removes the ignore marks of one inode: open on `fd` (`name`
+    /// `None`), or `name` in the directory `fd`, not followed. None there
+    /// is no error.
+    pub fn forget_inode(&self, fd: BorrowedFd<'_>, name: Option<&std::ffi::CStr>) -> io::Result<()> {
+        let flags = libc::FAN_MARK_REMOVE | libc::FAN_MARK_IGNORED_MASK | libc::FAN_MARK_DONT_FOLLOW;
+        let path = name.map(|n| Path::new(std::ffi::OsStr::from_bytes(n.to_bytes())));
+        match self.mark(flags, OPEN_PERM | ACCESS_PERM, fd.as_raw_fd(), path) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
+            done => done,
+        }
+    }
+
     /// Removes every inode mark of the group (all ignore marks);
     /// filesystem marks stay.
     pub fn flush_inode_marks(&self) -> io::Result<()> {

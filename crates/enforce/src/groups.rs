@@ -48,7 +48,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use rustc_hash::FxHashMap;
 
 use crate::fanotify::{self, Group};
-use crate::marks::{InodeKey, MarkTarget};
+use crate::marks::{InodeKey, MarkTarget, ObjectAt};
 
 /// What the filesystem marks report.
 pub const MARK_MASK: u64 = fanotify::OPEN_PERM | fanotify::OPEN_EXEC_PERM | fanotify::ACCESS_PERM | fanotify::ONDIR;
@@ -361,6 +361,14 @@ impl MarkTarget for Groups {
         match self.current_for(inode.0) {
             Some(g) => g.ignore_inode(fd, mask),
             None => Ok(()),
+        }
+    }
+
+    fn forget(&self, at: ObjectAt<'_>, inode: InodeKey) -> io::Result<()> {
+        let Some(g) = self.current_for(inode.0) else { return Ok(()) };
+        match at {
+            ObjectAt::Fd(fd) => g.forget_inode(fd, None),
+            ObjectAt::Name(dir, name) => g.forget_inode(dir, Some(name)),
         }
     }
 

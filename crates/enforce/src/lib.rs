@@ -71,6 +71,7 @@ mod marks;
 mod mount_prefix;
 mod mountinfo;
 mod name_changes;
+mod new_labels;
 mod object_label;
 mod objects;
 mod overload_notice;
@@ -114,7 +115,9 @@ pub mod testing {
     pub use crate::apparmor::{AppArmor, ExecOutcome, FileEvent};
     pub use crate::apparmor_log::AppArmorLog;
     pub use crate::fanotify::{ACCESS_PERM, OPEN_PERM};
-    pub use crate::marks::{EventObject, InScope, InodeKey, Judge, MarkTarget, Marks, NameGrant, ProfileInScope};
+    pub use crate::marks::{
+        EventObject, InScope, InodeKey, Judge, MarkTarget, Marks, NameGrant, ObjectAt, ProfileInScope,
+    };
     pub use crate::object_label::ObjectLabel;
     pub use crate::path_labels::{Grants, PathLabels};
 

@@ -87,7 +87,18 @@ pub type InodeKey = (u64, u64);
 /// Where marks go: the fanotify group, or a model in tests.
 pub trait MarkTarget: Send + Sync {
     fn ignore(&self, fd: BorrowedFd<'_>, inode: InodeKey, mask: u64) -> io::Result<()>;
+    /// Removes the marks of one inode, `at`.
+    fn forget(&self, at: ObjectAt<'_>, inode: InodeKey) -> io::Result<()>;
     fn flush(&self) -> io::Result<()>;
+}
+
+/// An object, for [`MarkTarget::forget`]: a descriptor open on it, or its
+/// directory and its name there (the name itself, not followed: an object
+/// that cannot be opened, a symbolic link or a device, has one).
+#[derive(Clone, Copy, Debug)]
+pub enum ObjectAt<'a> {
+    Fd(BorrowedFd<'a>),
+    Name(BorrowedFd<'a>, &'a std::ffi::CStr),
 }
 
 /// What the policy grants, as the marks ask it
@@ -367,6 +378,21 @@ impl<T: MarkTarget> Marks<T> {
         self.placed.store(0, Ordering::Relaxed);
         self.flushes.fetch_add(1, Ordering::Relaxed);
         self.target.flush()
+    }
+
+    /// The object `at` was given another label (published already: a new
+    /// object's, crate::new_labels): the marks an event decided under its
+    /// earlier label may have placed on it go. The protocol of
+    /// [`Marks::flush`], for one inode: placements in progress finish
+    /// first, later ones begun before are refused, then its marks are
+    /// removed. Marks on other inodes stay; the answers cached per label
+    /// are dropped with the epoch, and computed again.
+    pub fn relabeled(&self, at: ObjectAt<'_>, inode: InodeKey) -> io::Result<()> {
+        if !self.enabled {
+            return Ok(());
+        }
+        let _flushing = self.epoch.advance();
+        self.target.forget(at, inode)
     }
 
     /// When an event begins, before its subject, label or decision is

@@ -120,15 +120,6 @@ impl ObjectSids {
         }
     }
 
-    /// The SID an object of `mode`'s type made at `path` will have: what
-    /// file_contexts gives it (it has no xattr yet).
-    pub fn sid_for_new(&self, avc: &Avc, path: &[u8], mode: u32) -> Sid {
-        let labeler = Arc::clone(&self.labeler.read().unwrap_or_else(PoisonError::into_inner));
-        let label = labeler.label_for_path(path, FileType::from_mode(mode));
-        let unlabeled = *self.unlabeled.read().unwrap_or_else(PoisonError::into_inner);
-        label.context.and_then(|ctx| avc.intern(&ctx).ok()).unwrap_or(unlabeled)
-    }
-
     /// The label of the object open as `fd`, whose metadata is `md`:
     /// unresolved if it has no xattr and `query` is granted whatever
     /// label file_contexts gives it.

@@ -160,17 +160,18 @@ pub(crate) enum Target {
     /// An existing object (`O_PATH`), to check and then reopen.
     Existing(OwnedFd, std::fs::Metadata),
     /// A file this open created (open already with the caller's flags),
-    /// to check, and where (`None`: an `O_TMPFILE`, or a path the kernel
+    /// to check, and where (`None`: a path the kernel
     /// refused to split).
     Created(OwnedFd, std::fs::Metadata, Option<NewName>),
     /// An `O_PATH` open: nothing to decide, the descriptor itself.
     Path(OwnedFd),
 }
 
-/// Where a file was created: its directory (`O_PATH`) and its name there.
+/// Where a file was created: its directory (`O_PATH`) and its name there
+/// (`None`: an unnamed `O_TMPFILE`).
 pub(crate) struct NewName {
     pub parent: OwnedFd,
-    pub name: CString,
+    pub name: Option<CString>,
 }
 
 /// `path` as its directory and last name, `None` for a path that ends
@@ -188,13 +189,15 @@ pub(crate) fn split_last(path: &[u8]) -> Option<(&[u8], &[u8])> {
 /// Undoes a creation step 2 refused: the name goes if it still holds the
 /// file created (`md`); another file put there meanwhile stays.
 pub(crate) fn remove_created(n: &NewName, md: &std::fs::Metadata) {
+    // Unnamed, it goes with its last descriptor.
+    let Some(name) = &n.name else { return };
     // SAFETY: stat is plain data, filled by the kernel.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: `n.parent` is open, `n.name` NUL-terminated, `st` writable.
-    let rc = unsafe { libc::fstatat(n.parent.as_raw_fd(), n.name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    let rc = unsafe { libc::fstatat(n.parent.as_raw_fd(), name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
     if rc == 0 && (st.st_dev, st.st_ino) == (md.dev(), md.ino()) {
         // SAFETY: as above; a plain unlink of a name in that directory.
-        unsafe { libc::unlinkat(n.parent.as_raw_fd(), n.name.as_ptr(), 0) };
+        unsafe { libc::unlinkat(n.parent.as_raw_fd(), name.as_ptr(), 0) };
     }
 }
 
@@ -217,10 +220,12 @@ pub(crate) fn resolve(dir: BorrowedFd<'_>, path: &[u8], flags: i32, mode: u32) -
     }
     let real = (flags & !libc::O_TRUNC) | libc::O_NOCTTY;
     if flags & libc::O_TMPFILE == libc::O_TMPFILE {
-        // An unnamed file in the directory `path`: created, then checked.
-        let fd = openat2(dir.as_raw_fd(), path, real, mode)?;
+        // An unnamed file in the directory `path`: created, then checked
+        // with that directory.
+        let parent = openat2(dir.as_raw_fd(), path, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+        let fd = openat2(parent.as_raw_fd(), OsStr::new("."), real, mode)?;
         let md = metadata(fd.as_fd())?;
-        return Ok(Target::Created(fd, md, None));
+        return Ok(Target::Created(fd, md, Some(NewName { parent, name: None })));
     }
     let lookup = libc::O_PATH | (flags & (libc::O_NOFOLLOW | libc::O_DIRECTORY));
     for _ in 0..RETRIES {
@@ -262,7 +267,7 @@ fn create(dir: BorrowedFd<'_>, path: &OsStr, flags: i32, mode: u32) -> Result<(O
     let parent = openat2(dir.as_raw_fd(), OsStr::from_bytes(parent), libc::O_PATH | libc::O_DIRECTORY, 0)?;
     let fd = openat2(parent.as_raw_fd(), OsStr::from_bytes(last), new, mode)?;
     let name = CString::new(last).map_err(|_| libc::EINVAL)?;
-    Ok((fd, Some(NewName { parent, name })))
+    Ok((fd, Some(NewName { parent, name: Some(name) })))
 }
 
 /// The object is on procfs (refused: see the module docs).
@@ -380,6 +385,7 @@ pub(crate) fn umask_in(status: &str) -> Result<u32, i32> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+    use std::ffi::CStr;
     use std::os::unix::fs::PermissionsExt;
 
     /// A fresh directory for one test, and a descriptor of it.
@@ -426,7 +432,7 @@ mod tests {
         };
         assert!(md.is_file());
         assert_eq!(std::fs::metadata(t.path().join("new")).unwrap().permissions().mode() & 0o777, 0o640 & !umask_now());
-        assert_eq!(name.name.as_bytes(), b"new");
+        assert_eq!(name.name.as_deref().map(CStr::to_bytes), Some(&b"new"[..]));
         let parent = std::fs::File::from(name.parent.try_clone().unwrap()).metadata().unwrap();
         assert_eq!(parent.ino(), std::fs::metadata(t.path()).unwrap().ino(), "created in the directory it names");
         // A refused creation goes again; a name that holds another file
@@ -437,6 +443,18 @@ mod tests {
         remove_created(&name, &md);
         assert!(t.path().join("new").exists());
         drop(fd);
+        // An unnamed file: made in the directory the path names, which
+        // comes with it to be checked; nothing to remove.
+        std::fs::create_dir(t.path().join("sub")).unwrap();
+        let Ok(Target::Created(_fd, md, Some(tmp))) = resolve(d.as_fd(), b"sub", libc::O_RDWR | libc::O_TMPFILE, 0o600)
+        else {
+            panic!("no O_TMPFILE");
+        };
+        assert!(md.is_file() && tmp.name.is_none());
+        let parent = std::fs::File::from(tmp.parent.try_clone().unwrap()).metadata().unwrap();
+        assert_eq!(parent.ino(), std::fs::metadata(t.path().join("sub")).unwrap().ino());
+        remove_created(&tmp, &md);
+        assert_eq!(std::fs::read_dir(t.path().join("sub")).unwrap().count(), 0);
     }
 
     #[test]

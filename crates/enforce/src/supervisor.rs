@@ -49,8 +49,9 @@
 //! write remove_name` on the directory and `unlink` on the file (rmdir:
 //! `rmdir` on the directory); link `search write add_name` and `link`;
 //! mkdir, mknod and symlink `search write add_name` on the directory
-//! and `create` on the label file_contexts gives the new path (checked
-//! before the object is made: [`serve_make`]);
+//! and `create` on the label the kernel would give the new object
+//! (checked before the object is made, which is then labeled:
+//! [`serve_make`], crate::new_labels);
 //! rename `search write remove_name` on the old directory, `rename` on
 //! the object (`reparent` for a directory moved between directories),
 //! `search write add_name` on the new one and, if the new name is taken,
@@ -85,6 +86,8 @@ use crate::calls_in_flight::{Entry, Journal};
 use crate::controlling_tty;
 use crate::enforcer::{Checked, Enforcer};
 use crate::fifo_opens;
+use crate::marks::ObjectAt;
+use crate::new_labels::{self, NameLock};
 use crate::pidfd::RecentThreads;
 use crate::supervised::{self, Attr, FileArg, Make, Op};
 use crate::supervised_open;
@@ -108,6 +111,8 @@ pub struct Context {
     /// Where calls in flight are written down for the next daemon
     /// (crate::calls_in_flight); `None` without a service manager's store.
     pub journal: Option<Arc<Journal>>,
+    /// Creations against renames, links and unlinks (crate::new_labels).
+    pub names: NameLock,
 }
 
 /// One received call, for a worker.
@@ -734,16 +739,18 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
     if !(selinux && apparmor) {
         return Err(libc::EACCES);
     }
-    // Step 4.
+    // Step 4: a name change waits for creations between making and
+    // labeling (crate::new_labels).
+    let _changing = matches!(resolved, Resolved::Remove(..) | Resolved::Rename(..) | Resolved::Link(..))
+        .then(|| cx.names.changing());
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
     perform(&resolved).map(Answer::Value)
 }
 
 /// mkdir, mknod or symlink, checked before the object is made, as
-/// `may_create` checks (`search write add_name` on the directory, `create`
-/// on the label the new object will have: file_contexts' for its path and
-/// type) and as AppArmor's path hooks check (create on its name), then
-/// made in the caller's root with its credentials and umask.
+/// `may_create` checks ([`may_create`]) and as AppArmor's path hooks check
+/// (create on its name), then made in the caller's root with its
+/// credentials and umask, and labeled (crate::new_labels).
 fn serve_make(cx: &Context, home: &Home, call: Call, what: Make) -> Result<Answer, i32> {
     let Call { tid, gathered, subject, .. } = call;
     let arg = gathered.args.first().ok_or(libc::EINVAL)?;
@@ -761,34 +768,53 @@ fn serve_make(cx: &Context, home: &Home, call: Call, what: Make) -> Result<Answe
         Make::Node { mode, .. } if mode & libc::S_IFMT == 0 => libc::S_IFREG,
         Make::Node { mode, .. } => mode & libc::S_IFMT,
     };
-    if cx.marked_devs.contains(&name.parent.md.dev()) && !create_allowed(cx, tid, &subject, &name, mode, what) {
-        return Err(libc::EACCES);
-    }
+    let label = if cx.marked_devs.contains(&name.parent.md.dev()) {
+        Some(create_allowed(cx, tid, &subject, &name, mode, what).ok_or(libc::EACCES)?)
+    } else {
+        None
+    };
+    // Until it is labeled, its name stays its own (crate::new_labels).
+    let _making = cx.names.making();
     enter_root(gathered.root.as_fd())?;
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
     // SAFETY: umask cannot fail; this thread's fs_struct is its own.
     unsafe { libc::umask(gathered.umask & 0o777) };
-    make(&name, what, gathered.link_target.as_deref()).map(|()| Answer::Value(0))
+    make(&name, what, gathered.link_target.as_deref())?;
+    home.back().map_err(|e| errno_of(&e))?;
+    if let Some(sid) = label {
+        let at = ObjectAt::Name(name.parent.fd.as_fd(), &name.last);
+        if let Err(e) = inode_at(&name).and_then(|inode| new_labels::write(&cx.enforcer, at, inode, sid)) {
+            eprintln!("rampartd: warning: a new object keeps the label of its path: {e}");
+        }
+    }
+    Ok(Answer::Value(0))
+}
+
+/// The inode the name `n` holds now (not followed).
+fn inode_at(n: &Name) -> io::Result<(u64, u64)> {
+    // SAFETY: stat is plain data, filled by the kernel.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `n.parent` is open, `n.last` NUL-terminated, `st` writable.
+    if unsafe { libc::fstatat(n.parent.fd.as_raw_fd(), n.last.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((st.st_dev, st.st_ino))
 }
 
 /// Both modules' checks of a creation of a `mode`-type object at `n`,
-/// audited.
-fn create_allowed(cx: &Context, tid: u32, subject: &crate::enforcer::Subject, n: &Name, mode: u32, what: Make) -> bool {
+/// audited: the label it is to have, or `None` if refused.
+fn create_allowed(
+    cx: &Context,
+    tid: u32,
+    subject: &crate::enforcer::Subject,
+    n: &Name,
+    mode: u32,
+    what: Make,
+) -> Option<Sid> {
     let e = &cx.enforcer;
-    let d = &e.classes.dir_ops;
-    let mut allowed = checked(cx, tid, subject.tgid, subject.sid, &[(&n.parent, d.search | d.write | d.add_name)]);
-    let path = new_name(n);
-    if let (Some(cp), Some(path)) = (e.classes.of_mode(mode), &path) {
-        if !cp.create.is_empty() {
-            let tsid = e.objects.sid_for_new(&e.avc, path, mode);
-            let decision = e.avc.has_perm_noaudit(subject.sid, tsid, cp.class, cp.create);
-            allowed &= decision.passes();
-            let checked = Checked { ssid: subject.sid, tsid, class: cp.class, decision };
-            e.audit_checks(tid, subject.tgid, n.parent.fd.as_fd(), &[checked]);
-        }
-    }
+    let label = may_create(cx, tid, subject, &n.parent, Some(&n.last), mode);
     if let Some(profile) = &subject.apparmor {
-        let Some(aa) = &e.apparmor else { return false };
+        let aa = e.apparmor.as_ref()?;
         let op = match what {
             Make::Dir { .. } => "mkdir",
             Make::Node { .. } => "mknod",
@@ -797,15 +823,55 @@ fn create_allowed(cx: &Context, tid: u32, subject: &crate::enforcer::Subject, n:
         let enforcing = || e.avc.policy_state().2;
         let ev = event(tid, subject.tgid.unwrap_or(tid), &n.parent);
         // A directory's name ends in `/` (the kernel's PATH_IS_DIR).
-        let name = path.map(|mut p| {
+        let name = new_name(n).map(|mut p| {
             if mode == libc::S_IFDIR {
                 p.push(b'/');
             }
             p
         });
-        allowed &= name.is_some_and(|p| aa.create_call(profile, &ev, &p, op, &enforcing));
+        if !name.is_some_and(|p| aa.create_call(profile, &ev, &p, op, &enforcing)) {
+            return None;
+        }
     }
-    allowed
+    label
+}
+
+/// SELinux's `may_create`, audited: `search write add_name` on the
+/// directory `parent` and `create` on the label a `mode`-type object
+/// made there as `name` gets ([`Enforcer::new_object_sid`]), which is
+/// returned if both pass. An unnamed `O_TMPFILE` (`name` `None`): `search
+/// write` on the directory only, as the kernel checks it.
+fn may_create(
+    cx: &Context,
+    tid: u32,
+    subject: &crate::enforcer::Subject,
+    parent: &Object,
+    name: Option<&CStr>,
+    mode: u32,
+) -> Option<Sid> {
+    let e = &cx.enforcer;
+    let d = &e.classes.dir_ops;
+    let dir_perms = match name {
+        Some(_) => d.search | d.write | d.add_name,
+        None => d.search | d.write,
+    };
+    let mut allowed = checked(cx, tid, subject.tgid, subject.sid, &[(parent, dir_perms)]);
+    let parent_sid = e.objects.sid_of(&e.avc, parent.fd.as_fd(), &parent.md);
+    let label = match e.new_object_sid(subject.sid, parent_sid, mode, name.map(CStr::to_bytes)) {
+        Ok(sid) => sid,
+        Err(why) => {
+            // The kernel refuses a creation without a valid label.
+            eprintln!("rampartd: security_compute_sid: {why}: a creation by thread {tid} refused");
+            return None;
+        }
+    };
+    if let Some(cp) = e.classes.of_mode(mode).filter(|cp| name.is_some() && !cp.create.is_empty()) {
+        let decision = e.avc.has_perm_noaudit(subject.sid, label, cp.class, cp.create);
+        allowed &= decision.passes();
+        let checked = Checked { ssid: subject.sid, tsid: label, class: cp.class, decision };
+        e.audit_checks(tid, subject.tgid, parent.fd.as_fd(), &[checked]);
+    }
+    allowed.then_some(label)
 }
 
 /// Makes `what` as `n` (in the caller's root, with its credentials).
@@ -853,16 +919,18 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
     if supervised_open::on_procfs(object.fd.as_fd()) {
         return Err(libc::EACCES);
     }
-    if let Some(name) = &new_name {
+    if let Some(name) = new_name.as_ref().filter(|_| cx.marked_devs.contains(&object.md.dev())) {
         // The creation, as `may_create` checks it before the kernel
-        // creates: refused, the file made meanwhile goes again.
+        // creates: refused, the file made meanwhile goes again; allowed,
+        // it is labeled through its descriptor (crate::new_labels).
         let parent = Object::of(name.parent.try_clone().map_err(|e| errno_of(&e))?)?;
-        let create = cx.enforcer.classes.of_mode(object.md.mode()).map_or(Perms::NONE, |cp| cp.create);
-        let d = &cx.enforcer.classes.dir_ops;
-        let checks = [(&parent, d.search | d.write | d.add_name), (&object, create)];
-        if !checked(cx, tid, subject.tgid, subject.sid, &checks) {
+        let Some(label) = may_create(cx, tid, &subject, &parent, name.name.as_deref(), object.md.mode()) else {
             supervised_open::remove_created(name, &object.md);
             return Err(libc::EACCES);
+        };
+        let inode = (object.md.dev(), object.md.ino());
+        if let Err(e) = new_labels::write(&cx.enforcer, ObjectAt::Fd(object.fd.as_fd()), inode, label) {
+            eprintln!("rampartd: warning: a new file keeps the label of its path: {e}");
         }
     }
     if cx.marked_devs.contains(&object.md.dev()) && !open_allowed(cx, tid, &subject, &object, flags) {

@@ -110,3 +110,41 @@ fn placing_then_rechecking_leaves_a_stale_mark_for_a_moment() {
     });
     assert!(found.load(std::sync::atomic::Ordering::Relaxed), "loom found no stale mark in the old protocol");
 }
+
+/// A new object's label written after it was made (crate::new_labels,
+/// `Marks::relabeled`): publish the label, advance, remove that inode's
+/// marks only. From the moment it returns no mark decided under the
+/// object's earlier label is in the kernel, while a mark on another
+/// inode may stay.
+#[test]
+fn no_mark_outlives_a_new_objects_label() {
+    model(|| {
+        let epoch = Arc::new(Epoch::new());
+        // Per inode (0: the new object, 1: another): its label allows.
+        let allowed = Arc::new([AtomicBool::new(true), AtomicBool::new(true)]);
+        let marks = Arc::new(Mutex::new(Vec::new()));
+        let placers: Vec<_> = (0..2u32)
+            .map(|inode| {
+                let (epoch, allowed, marks) = (Arc::clone(&epoch), Arc::clone(&allowed), Arc::clone(&marks));
+                thread::spawn(move || {
+                    let ticket = epoch.ticket();
+                    if !allowed[inode as usize].load(Acquire) {
+                        return;
+                    }
+                    let Some(_placing) = epoch.hold(ticket) else { return };
+                    marks.lock().unwrap().push(inode);
+                })
+            })
+            .collect();
+        allowed[0].store(false, Release);
+        {
+            let _flushing = epoch.advance();
+            marks.lock().unwrap().retain(|&m| m != 0);
+        }
+        assert!(!marks.lock().unwrap().contains(&0), "a mark on the new object was present after its label");
+        for p in placers {
+            p.join().unwrap();
+        }
+        assert!(!marks.lock().unwrap().contains(&0), "a mark on the new object was placed after its label");
+    });
+}

@@ -75,8 +75,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rampart_avc::{Avc, AvcConfig, Decision, NullSink, Perms, Sid};
 use rampart_enforce::testing::{
-    mapping, ClassPerms, Classes, EventObject, Grants, InScope, InodeKey, MarkTarget, Marks, ObjectLabel, PathLabels,
-    ACCESS_PERM, OPEN_PERM,
+    mapping, ClassPerms, Classes, EventObject, Grants, InScope, InodeKey, MarkTarget, Marks, ObjectAt, ObjectLabel,
+    PathLabels, ACCESS_PERM, OPEN_PERM,
 };
 use rampart_label::FileType;
 use rampart_oracle::{Answer, Oracle};
@@ -230,6 +230,12 @@ impl MarkTarget for Model {
         }
         if new != 0 {
             masks.insert(inode, new);
+        }
+        Ok(())
+    }
+    fn forget(&self, _at: ObjectAt<'_>, inode: InodeKey) -> io::Result<()> {
+        if !self.flush_is_noop {
+            self.lock().remove(&inode);
         }
         Ok(())
     }
@@ -867,15 +873,22 @@ impl<'r> World<'r> {
         needed
     }
 
-    /// Inode `i` is relabeled `label`, and the daemon told.
-    fn relabel(&mut self, i: usize, label: usize) -> bool {
+    /// Inode `i` is relabeled `label`, and the daemon told: it flushes
+    /// every mark, or (`one_inode`, as when it labels an object it just
+    /// made, crate::new_labels) removes that inode's.
+    fn relabel(&mut self, i: usize, label: usize, one_inode: bool) -> bool {
         assert_eq!(self.labels[label].class, self.labels[self.inodes[i]].class, "a relabel keeps the class");
         self.inodes[i] = label;
         self.stats.relabels += 1;
         let needed = !self.violations().is_empty();
         self.stats.relabels_needed += u64::from(needed);
         if self.fault != Fault::SkipFlushOnRelabel {
-            self.marks.flush(None).expect("flush");
+            if one_inode {
+                let inode = (DEV, self.inos[i]);
+                self.marks.relabeled(ObjectAt::Fd(self.fd.as_fd()), inode).expect("forget one inode");
+            } else {
+                self.marks.flush(None).expect("flush");
+            }
         }
         needed
     }
@@ -1070,13 +1083,15 @@ impl<'r> World<'r> {
             if !choices.is_empty() {
                 let l = choices[rng.below(choices.len())];
                 let from = Self::type_of(&self.labels[self.inodes[i]].context).to_owned();
-                let needed = self.relabel(i, l);
+                let one_inode = rng.below(2) == 0;
+                let needed = self.relabel(i, l, one_inode);
                 return (
                     StepKind::Relabel,
                     Some(i),
                     format!(
-                        "relabel inode {i} {from} -> {}{}",
+                        "relabel inode {i} {from} -> {}{}{}",
                         self.labels[l].context,
+                        if one_inode { " (its marks removed)" } else { "" },
                         if needed { " (revokes)" } else { "" }
                     ),
                 );
