@@ -5,7 +5,9 @@
 # file on a marked tmpfs, by root
 # in the default domain (not supervised), root in modifier_t (each call
 # decided and made by rampartd) and root in modifier_t with
-# --no-sandbox (the daemon alone: not supervised). Policy: the
+# --no-sandbox (the daemon alone: not supervised); and N mkdirs in a
+# public_t directory, by root in the default domain and in writer_t
+# (checked, made and labeled by rampartd: crates/enforce/src/new_labels.rs). Policy: the
 # adversarial tests' (crates/cli/tests/data/adversarial.conf).
 # Needs root, checkpolicy, python3. Run from the repository root after
 # `cargo build --release`:
@@ -43,8 +45,19 @@ for i in range(n):
     os.close(os.open(f, os.O_WRONLY))
 o = time.perf_counter()
 print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us\")"
+MKDIRS="import os, sys, time
+d, n = sys.argv[1], int(sys.argv[2])
+t = time.perf_counter()
+for i in range(n):
+    os.mkdir(f\"{d}.{i}\")
+print(f\"{sys.argv[3]}: mkdir {(time.perf_counter() - t) / n * 1e6:.1f} us\")"
+mkdir "$W/t/public"
+python3 -c "import os,sys; os.setxattr(sys.argv[1], \"security.selinux\", b\"system_u:object_r:public_t:s0\0\")" "$W/t/public"
 MOD=system_u:system_r:modifier_t:s0
+WRITER=system_u:system_r:writer_t:s0
 for round in 1 2 3; do
+    /usr/bin/python3 -c "$MKDIRS" "$W/t/public/default.$round" "$N" "round $round, default domain"
+    "$RAMPART" run --socket "$W/sock" --force --context "$WRITER" -- /usr/bin/python3 -c "$MKDIRS" "$W/t/public/writer.$round" "$N" "round $round, writer_t supervised" || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
     /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, default domain"
     "$RAMPART" run --socket "$W/sock" --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t supervised" || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
     "$RAMPART" run --socket "$W/sock" --no-sandbox --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t --no-sandbox"
