@@ -636,7 +636,12 @@ stop_daemon
 /// it in httpd_t (`rampart run --force`), it binds, drops to uid 33 (its
 /// domain has `capability { setuid setgid }`, which the launcher keeps)
 /// and serves its content (`httpd_sys_content_t`, which httpd_t reads) but
-/// not the shadow file (`shadow_t`, which it may not read).
+/// not the shadow file (`shadow_t`, which it may not read). It writes a
+/// file in a `tmp_t` directory, which gets the label the kernel would
+/// give it: `httpd_tmp_t`, by the policy's `type_transition httpd_t
+/// tmp_t:file httpd_tmp_t` (apache.te's `files_tmp_filetrans`), which
+/// httpd_t may create; with its path's label (default_t here) the
+/// creation was refused.
 #[test]
 #[ignore = "needs root, checkpolicy and the system policy: a live daemon in a private mount namespace"]
 fn a_confined_web_server_starts_as_root_drops_privileges_and_serves() {
@@ -654,13 +659,20 @@ mkdir -p "$T/www"
 echo '<h1>hello</h1>' > "$T/www/index.html"; label system_u:object_r:httpd_sys_content_t:s0 "$T/www/index.html"
 echo 'root:x:0:' > "$T/www/shadow"; label system_u:object_r:shadow_t:s0 "$T/www/shadow"
 chmod 644 "$T/www/index.html" "$T/www/shadow"; chmod 755 "$T/www"
+mkdir -p "$T/tmp"; chmod 1777 "$T/tmp"; label system_u:object_r:tmp_t:s0 "$T/tmp"
 cat > "$S/server.py" <<'PY'
 import os, socket, sys
 s = socket.socket()
 s.bind(("127.0.0.1", 0))
 s.listen(4)
 os.setgroups([]); os.setgid(33); os.setuid(33)
-print(s.getsockname()[1], os.getuid(), flush=True)
+try:
+    with open(sys.argv[1], "w") as f:
+        f.write("cached")
+    made = "made"
+except OSError as e:
+    made = e.strerror.replace(" ", "_")
+print(s.getsockname()[1], os.getuid(), made, flush=True)
 for _ in range(2):
     c, _ = s.accept()
     path = c.recv(1024).decode().strip()
@@ -673,14 +685,16 @@ for _ in range(2):
 PY
 ask() {{ python3 -c 'import socket,sys; c=socket.create_connection(("127.0.0.1", int(sys.argv[1]))); c.sendall(sys.argv[2].encode()); print(c.recv(4096).decode())' "$1" "$2"; }}
 start_daemon
-"$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:httpd_t:s0 -- python3 "$S/server.py" 2>&1 | {{
-    read port uid
+"$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:httpd_t:s0 -- python3 "$S/server.py" "$T/tmp/cache" 2>&1 | {{
+    read port uid made
     echo "SERVER_UID=$uid"
+    echo "CACHE=$made"
     echo "INDEX=$(ask "$port" "$T/www/index.html")"
     echo "SHADOW=$(ask "$port" "$T/www/shadow")"
     cat > /dev/null
 }}
 stop_daemon
+echo "CACHE_LABEL=$(python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], "security.selinux").rstrip(b"\0").decode())' "$T/tmp/cache" 2>&1)"
 "#,
             system = system.display()
         ),
@@ -691,6 +705,10 @@ stop_daemon
     assert_eq!(r.get("INDEX"), "200 <h1>hello</h1>");
     // No rule lets httpd_t read shadow_t.
     assert_eq!(r.get("SHADOW"), "403 Operation not permitted");
+    // type_transition httpd_t tmp_t:file httpd_tmp_t; allow httpd_t
+    // httpd_tmp_t:file { create write open }.
+    assert_eq!(r.get("CACHE"), "made", "{}", r.stderr);
+    assert_eq!(r.get("CACHE_LABEL"), "system_u:object_r:httpd_tmp_t:s0");
 }
 
 /// Issue 8, item 1: while an app_t process lives, app_t is in the scope
