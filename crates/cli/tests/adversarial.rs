@@ -1253,6 +1253,48 @@ done
     assert_eq!(r.num("AVC_relabelto"), 2, "{}", r.stderr);
 }
 
+/// A relabel removes the ignore marks of the relabeled file, and only
+/// those (`Marks::relabeled`, crates/enforce/src/marks.rs): every other
+/// answer the daemon keeps is by label, so a relabel changes nothing
+/// else. With a modifier_t process alive (in scope, so no scope change
+/// flushes meanwhile), two data_t files opened by the default domain get
+/// their marks (no events); modifier_t relabels one to public_t: its next
+/// open is an event again (the marks its old label justified went, and
+/// public_t justifies none while modifier_t, which may not read it, is
+/// in scope), the other file's stays an ignore-mark hit. (Before, every
+/// relabel flushed every mark, and both were events.)
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_relabel_removes_the_marks_of_that_file_only() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+MOD=system_u:system_r:modifier_t:s0
+for f in d1 d4; do cp "$T/data/data.txt" "$T/data/$f.txt"; label system_u:object_r:data_t:s0 "$T/data/$f.txt"; done
+start_daemon
+"$RAMPART" run --socket "$SOCK" --force --context "$MOD" -- /bin/sleep 30 &
+HOLD=$!
+for _ in $(seq 200); do [ "$(status_field tracked_processes)" != 0 ] && break; sleep 0.05; done
+cat "$T/data/d1.txt" "$T/data/d4.txt" > /dev/null
+E0=$(events); cat "$T/data/d1.txt" > /dev/null; cat "$T/data/d4.txt" > /dev/null; E1=$(events)
+echo "BEFORE=$((E1 - E0))"
+attempt RELABEL "$RAMPART" run --socket "$SOCK" --force --context "$MOD" -- /usr/bin/python3 -c 'import os, sys; os.setxattr(sys.argv[1], "security.selinux", b"system_u:object_r:public_t:s0\0")' "$T/data/d1.txt"
+E2=$(events); cat "$T/data/d1.txt" > /dev/null; E3=$(events); cat "$T/data/d4.txt" > /dev/null; E4=$(events)
+echo "RELABELED_AFTER=$((E3 - E2))"
+echo "OTHER_AFTER=$((E4 - E3))"
+kill $HOLD; wait $HOLD 2>/dev/null || true
+stop_daemon
+"#,
+    );
+    r.report("relabel marks");
+    assert_eq!(r.num("BEFORE"), 0, "both files' opens are ignore-mark hits: {}", r.stderr);
+    // allow modifier_t data_t:file relabelfrom; allow modifier_t public_t:file relabelto.
+    r.assert_allowed("RELABEL", "modifier_t relabels data_t to public_t");
+    assert!(r.num("RELABELED_AFTER") >= 1, "the relabeled file's marks went: {}", r.stderr);
+    assert_eq!(r.num("OTHER_AFTER"), 0, "the other file's marks stayed: {}", r.stderr);
+}
+
 /// Issue 7, attack 6: root in app_t truncates, chmods, unlinks and
 /// renames (in place) the secret, which app_t may not write. The policy
 /// grants app_t `file { write }`, `{ setattr }` and `dir { remove_name }`

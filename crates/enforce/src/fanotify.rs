@@ -117,13 +117,22 @@ impl Group {
         self.mark(flags, mask, object.as_raw_fd(), None)
     }
 
-    /// Removes the ignore marks of one inode: open on `fd` (`name`
-    /// `None`), or `name` in the directory `fd`, not followed. None there
-    /// is no error.
+    /// Removes the ignore marks of one inode: the one `fd` is open on
+    /// (`name` `None`; `O_PATH` too, through the daemon's
+    /// `/proc/self/fd`), or `name` in the directory `fd`, not followed.
+    /// None there is no error.
     pub fn forget_inode(&self, fd: BorrowedFd<'_>, name: Option<&std::ffi::CStr>) -> io::Result<()> {
-        let flags = libc::FAN_MARK_REMOVE | libc::FAN_MARK_IGNORED_MASK | libc::FAN_MARK_DONT_FOLLOW;
-        let path = name.map(|n| Path::new(std::ffi::OsStr::from_bytes(n.to_bytes())));
-        match self.mark(flags, OPEN_PERM | ACCESS_PERM, fd.as_raw_fd(), path) {
+        let remove = libc::FAN_MARK_REMOVE | libc::FAN_MARK_IGNORED_MASK;
+        let own = format!("/proc/self/fd/{}", fd.as_raw_fd());
+        let (flags, dirfd, path) = match name {
+            Some(n) => (
+                remove | libc::FAN_MARK_DONT_FOLLOW,
+                fd.as_raw_fd(),
+                Path::new(std::ffi::OsStr::from_bytes(n.to_bytes())),
+            ),
+            None => (remove, libc::AT_FDCWD, Path::new(&own)),
+        };
+        match self.mark(flags, OPEN_PERM | ACCESS_PERM, dirfd, Some(path)) {
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
             done => done,
         }

@@ -40,7 +40,10 @@
 //! was justified under are current. Every change that could turn an
 //! allow into a deny (policy reload, boolean change, enforcing or
 //! permissive change, relabel, a new domain entering scope) bumps the
-//! epoch and flushes every inode mark. After a flush the next read of
+//! epoch and flushes every inode mark; a relabel the daemon makes itself
+//! (a supervised process's, or a new object's label) removes that
+//! inode's only ([`Marks::relabeled`]), as every other answer kept is by
+//! label, not by inode. After a flush the next read of
 //! each open file is an event again: that read is re-decided for the
 //! reading domain (revocation), and the access mark is re-armed only if
 //! every domain in scope still may read it.
