@@ -11,7 +11,8 @@
 //!   (`ENOSPC`), like a fanotify group at its mark limit.
 //! * Changes are made as the daemon makes them: `Avc::set_booleans` then
 //!   `Marks::flush(None)`; a relabel (the inode gets another SID) then
-//!   `Marks::flush(None)`; `Marks::enter_scope` before a new domain runs;
+//!   `Marks::flush(None)` or, drawn half the time, `Marks::relabeled`
+//!   (that inode's marks only, as for a relabel the daemon makes); `Marks::enter_scope` before a new domain runs;
 //!   and, when every confined process exited, `Marks::flush` with the
 //!   default domain as the only scope.
 //! * Subjects are kept by the kernel (cgroups), so they outlive the
