@@ -673,8 +673,7 @@ impl Enforcer {
         // A name that is not UTF-8 matches no filename rule of a policy,
         // whose names are.
         let name = name.and_then(|n| std::str::from_utf8(n).ok());
-        let new =
-            policy.compute_create(&bools, &s, &t, class, CreateKind::Transition, name).map_err(|e| e.to_string())?;
+        let new = rampart_label::new_file_label(&policy, &bools, &s, &t, class, name).map_err(|e| e.to_string())?;
         self.avc.intern(&policy.context_to_string(&new)).map_err(|e| e.to_string())
     }
 

@@ -213,15 +213,17 @@ fn fd_path(fd: BorrowedFd<'_>) -> Option<PathBuf> {
 /// `dir`, `lnk_file`, ...): `type_transition` rules including filename
 /// transitions, role transitions, class defaults and MLS range rules,
 /// exactly as the kernel computes it (libsepol `sepol_compute_sid`).
+/// `name` `None`: an unnamed file (`O_TMPFILE`), which no filename
+/// transition matches.
 pub fn new_file_label(
     policy: &Policy,
     bools: &Booleans,
     subject: &Context,
     parent_dir: &Context,
     class: ClassId,
-    name: &str,
+    name: Option<&str>,
 ) -> Result<Context, CreateError> {
-    policy.compute_create(bools, subject, parent_dir, class, CreateKind::Transition, Some(name))
+    policy.compute_create(bools, subject, parent_dir, class, CreateKind::Transition, name)
 }
 
 /// The policy class for a file type (`file`, `dir`, `lnk_file`, ...),

@@ -25,14 +25,14 @@ fn new_file_labels_follow_type_and_filename_transitions() {
     let s = p.parse_context("unconfined_u:unconfined_r:unconfined_t:s0-s0:c0.c1023").unwrap();
     let home = p.parse_context("unconfined_u:object_r:user_home_dir_t:s0").unwrap();
     let dir = file_class(&p, FileType::Directory).unwrap();
-    let maildir = new_file_label(&p, &bools, &s, &home, dir, "Maildir").unwrap();
+    let maildir = new_file_label(&p, &bools, &s, &home, dir, Some("Maildir")).unwrap();
     assert_eq!(p.context_to_string(&maildir), "unconfined_u:object_r:mail_home_rw_t:s0");
-    let other = new_file_label(&p, &bools, &s, &home, dir, "notes").unwrap();
+    let other = new_file_label(&p, &bools, &s, &home, dir, Some("notes")).unwrap();
     assert_ne!(p.type_name(other.ty), "mail_home_rw_t");
     let file = file_class(&p, FileType::Regular).unwrap();
     let etc = p.parse_context("system_u:object_r:etc_t:s0").unwrap();
     let nm = p.parse_context("system_u:system_r:NetworkManager_t:s0").unwrap();
-    let conf = new_file_label(&p, &bools, &nm, &etc, file, "resolv.conf").unwrap();
+    let conf = new_file_label(&p, &bools, &nm, &etc, file, Some("resolv.conf")).unwrap();
     assert_eq!(p.type_name(conf.ty), "net_conf_t");
     for ft in FileType::ALL {
         assert!(file_class(&p, ft).is_some(), "{ft}");
