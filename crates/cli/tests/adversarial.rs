@@ -1920,6 +1920,64 @@ stop_daemon
     r.assert_succeeded("PERMISSIVE_APP_READS");
 }
 
+/// A Unix socket bound to a path is a file made in a directory, which
+/// SELinux checks as any creation; neither fanotify nor the supervised
+/// calls see `bind`, so `rampart run`'s Landlock ruleset refuses socket
+/// files on the marked filesystems (`MAKE_SOCK`, crates/enforce/src/
+/// sandbox.rs): root in writer_t, which may add names to public_t
+/// directories only, binds neither in data/ (file_t) nor in public/
+/// (coarser than SELinux, never laxer), and a `mknod` of a socket there
+/// is refused too; an abstract socket and one outside the marked
+/// filesystem are bound. Without the sandbox the bind in data/ makes the
+/// file: the check can fail.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_confined_process_makes_no_socket_file_on_a_marked_filesystem() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+WRITER=system_u:system_r:writer_t:s0
+mkdir -p "$T/public"; label system_u:object_r:public_t:s0 "$T/public"
+OUTSIDE=$(mktemp -d /tmp/rampart-sock.XXXXXX)
+BIND='import os, socket, sys
+addr = sys.argv[1]
+try:
+    socket.socket(socket.AF_UNIX).bind("\0" + addr[1:] if addr.startswith("@") else addr)
+except OSError as e:
+    print(e.strerror); sys.exit(1)'
+MKNOD='import os, stat, sys
+try:
+    os.mknod(sys.argv[1], 0o600 | stat.S_IFSOCK)
+except OSError as e:
+    print(e.strerror); sys.exit(1)'
+as_writer() { "$RAMPART" run --socket "$SOCK" --force --context "$WRITER" -- "$@"; }
+as_unsandboxed_writer() { "$RAMPART" run --socket "$SOCK" --no-sandbox --force --context "$WRITER" -- "$@"; }
+start_daemon
+attempt DATA_BIND as_writer /usr/bin/python3 -c "$BIND" "$T/data/sock"
+attempt PUBLIC_BIND as_writer /usr/bin/python3 -c "$BIND" "$T/public/sock"
+attempt PUBLIC_MKNOD as_writer /usr/bin/python3 -c "$MKNOD" "$T/public/node"
+attempt ABSTRACT_BIND as_writer /usr/bin/python3 -c "$BIND" "@rampart-test-$$"
+attempt OUTSIDE_BIND as_writer /usr/bin/python3 -c "$BIND" "$OUTSIDE/sock"
+attempt UNSANDBOXED_BIND as_unsandboxed_writer /usr/bin/python3 -c "$BIND" "$T/data/unsandboxed-sock"
+stop_daemon
+echo "LEFT=$(ls "$T/data" "$T/public" | grep -c -E '^(sock|node)$')"
+echo "UNSANDBOXED_MADE=$([ -S "$T/data/unsandboxed-sock" ] && echo yes || echo no)"
+rm -rf "$OUTSIDE"
+"#,
+    );
+    r.report("socket files");
+    r.assert_blocked("DATA_BIND", "no socket file on a marked filesystem (writer_t may not add names to file_t)");
+    assert_eq!(r.get("DATA_BIND_WHY"), "Permission denied");
+    r.assert_blocked("PUBLIC_BIND", "no socket file on a marked filesystem, even where SELinux would allow it");
+    r.assert_blocked("PUBLIC_MKNOD", "the daemon's worker carries the same ruleset");
+    r.assert_allowed("ABSTRACT_BIND", "an abstract socket makes no file");
+    r.assert_allowed("OUTSIDE_BIND", "outside the marked filesystems nothing is mediated");
+    assert_eq!(r.num("LEFT"), 0, "no socket file stayed: {}", r.stderr);
+    r.assert_succeeded("UNSANDBOXED_BIND");
+    assert_eq!(r.get("UNSANDBOXED_MADE"), "yes");
+}
+
 /// Truncate by name is decided exactly (the daemon makes the call:
 /// crates/enforce/src/supervisor.rs): root in writer_t (which may write
 /// data_t files only) truncates the data_t file by name, and not the

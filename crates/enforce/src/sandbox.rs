@@ -22,6 +22,14 @@
 //! label in the xattr: `rampart relabel -R`. Landlock also refuses
 //! mounts to the sandboxed process.
 //!
+//! **Socket files.** `bind` of a Unix socket to a path makes a file, which
+//! SELinux checks as any creation (`add_name` on the directory, `create`
+//! on the `sock_file`), while neither fanotify nor the supervised calls
+//! see it (a filter cannot read the address). The ruleset handles
+//! `MAKE_SOCK` with `REFER`: no socket file is made on the marked
+//! filesystems (`EACCES`), coarser than SELinux, never laxer; a `mknod`
+//! of a socket, which the daemon makes, is refused the same way.
+//!
 //! **Staying in its domain.** A process's domain is its cgroup
 //! ([`crate::cgroups`]); root could leave it by writing its pid to the
 //! hierarchy's `cgroup.procs` (root owns those files). The ruleset also
@@ -112,12 +120,13 @@ const LANDLOCK_ACCESS_FS_REMOVE_DIR: u64 = 1 << 4;
 const LANDLOCK_ACCESS_FS_REMOVE_FILE: u64 = 1 << 5;
 const LANDLOCK_ACCESS_FS_MAKE_DIR: u64 = 1 << 7;
 const LANDLOCK_ACCESS_FS_MAKE_REG: u64 = 1 << 8;
+const LANDLOCK_ACCESS_FS_MAKE_SOCK: u64 = 1 << 9;
 const LANDLOCK_ACCESS_FS_MAKE_SYM: u64 = 1 << 12;
 const LANDLOCK_ACCESS_FS_REFER: u64 = 1 << 13;
 const LANDLOCK_ACCESS_FS_TRUNCATE: u64 = 1 << 14;
 /// What the ruleset always handles, and grants outside the marked
 /// filesystems.
-const HANDLED: u64 = LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_REMOVE_DIR;
+const HANDLED: u64 = LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_MAKE_SOCK;
 
 /// Operations a domain's policy allows on no type at all: refusing them
 /// to the confined process is then exactly SELinux's answer (the daemon
