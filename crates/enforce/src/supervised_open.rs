@@ -85,6 +85,9 @@ const KNOWN_FLAGS: i32 = libc::O_ACCMODE
 /// Creating opens retried when another process creates or removes the
 /// name in between.
 const RETRIES: usize = 4;
+/// Symbolic links one open follows at most (the kernel's `MAXSYMLINKS`).
+const MAX_LINKS: usize = 40;
+const PATH_MAX: usize = 4096;
 
 fn last_errno() -> i32 {
     io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
@@ -228,10 +231,17 @@ pub(crate) fn resolve(dir: BorrowedFd<'_>, path: &[u8], flags: i32, mode: u32) -
         return Ok(Target::Created(fd, md, Some(NewName { parent, name: None })));
     }
     let lookup = libc::O_PATH | (flags & (libc::O_NOFOLLOW | libc::O_DIRECTORY));
-    for _ in 0..RETRIES {
-        let exclusive = flags & libc::O_CREAT != 0 && flags & libc::O_EXCL != 0;
+    let exclusive = flags & libc::O_CREAT != 0 && flags & libc::O_EXCL != 0;
+    // Where a dangling symbolic link led: its directory and its target.
+    let mut followed: Option<(OwnedFd, Vec<u8>)> = None;
+    let (mut tries, mut links) = (0, 0);
+    while tries < RETRIES {
+        let (base, path) = match &followed {
+            Some((at, target)) => (at.as_fd(), OsStr::from_bytes(target)),
+            None => (dir, path),
+        };
         if !exclusive {
-            match openat2(dir.as_raw_fd(), path, lookup, 0) {
+            match openat2(base.as_raw_fd(), path, lookup, 0) {
                 Ok(fd) => {
                     let md = metadata(fd.as_fd())?;
                     if md.file_type().is_symlink() {
@@ -244,17 +254,74 @@ pub(crate) fn resolve(dir: BorrowedFd<'_>, path: &[u8], flags: i32, mode: u32) -
                 Err(e) => return Err(e),
             }
         }
-        match create(dir, path, real, mode) {
+        match create(base, path, real, mode) {
             Ok((fd, name)) => {
                 let md = metadata(fd.as_fd())?;
                 return Ok(Target::Created(fd, md, name));
             }
-            // Created by someone else meanwhile: open it as existing.
-            Err(libc::EEXIST) if !exclusive => {}
+            Err(libc::EEXIST) if !exclusive => {
+                // A dangling link (the lookup found nothing, the name is
+                // taken): the kernel creates its target.
+                if flags & libc::O_NOFOLLOW == 0 {
+                    if let Some(next) = dangling_link(base, path)? {
+                        links += 1;
+                        if links > MAX_LINKS {
+                            return Err(libc::ELOOP);
+                        }
+                        followed = Some(next);
+                        continue;
+                    }
+                }
+                // Else created by someone else meanwhile: open it as
+                // existing.
+                tries += 1;
+            }
             Err(e) => return Err(e),
         }
     }
     Err(libc::EAGAIN)
+}
+
+/// The directory and target of `path` if it names a symbolic link, read
+/// from one descriptor of the link. Following it here is the kernel's
+/// follow of a trailing link: the lookup before saw every link of the
+/// chain allowed (`fs.protected_symlinks`), and this link is checked
+/// again as if that protection were on (it is the default), since it may
+/// have been replaced since: in a sticky world-writable directory a link
+/// is followed only if the caller or the directory's owner owns it.
+fn dangling_link(base: BorrowedFd<'_>, path: &OsStr) -> Result<Option<(OwnedFd, Vec<u8>)>, i32> {
+    let Some((parent, last)) = split_last(path.as_bytes()) else { return Ok(None) };
+    let parent = openat2(base.as_raw_fd(), OsStr::from_bytes(parent), libc::O_PATH | libc::O_DIRECTORY, 0)?;
+    let link = match openat2(parent.as_raw_fd(), OsStr::from_bytes(last), libc::O_PATH | libc::O_NOFOLLOW, 0) {
+        Ok(fd) => fd,
+        Err(libc::ENOENT) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let md = metadata(link.as_fd())?;
+    if !md.file_type().is_symlink() {
+        return Ok(None);
+    }
+    let dir = metadata(parent.as_fd())?;
+    let sticky_shared = libc::S_ISVTX | libc::S_IWOTH;
+    // SAFETY: an invalid id changes nothing; the call returns the
+    // thread's file system uid (raw: the C library's wrapper may act on
+    // every thread).
+    let fsuid = unsafe { libc::syscall(libc::SYS_setfsuid, -1) } as u32;
+    if dir.mode() & sticky_shared == sticky_shared && md.uid() != fsuid && md.uid() != dir.uid() {
+        return Err(libc::EACCES);
+    }
+    let mut target = vec![0u8; PATH_MAX];
+    // SAFETY: `link` is open (O_PATH on the link itself: the empty path
+    // reads it), `target` writable for its length.
+    let n = unsafe { libc::readlinkat(link.as_raw_fd(), c"".as_ptr(), target.as_mut_ptr().cast(), target.len()) };
+    if n < 0 {
+        return Err(last_errno());
+    }
+    target.truncate(n as usize);
+    if target.is_empty() {
+        return Err(libc::ENOENT);
+    }
+    Ok(Some((parent, target)))
 }
 
 /// Creates `path` (`O_EXCL`) with `flags` and `mode`: in its directory,
@@ -408,6 +475,94 @@ mod tests {
     }
     fn dir(t: &Scratch) -> OwnedFd {
         std::fs::File::open(t.path()).unwrap().into()
+    }
+
+    /// Opens with `O_CREAT` of dangling symbolic links, each against the
+    /// kernel's own open of a twin directory: the same answer, and the
+    /// same files made (relative, absolute and chained targets, a loop,
+    /// a missing directory, `O_EXCL`, `O_NOFOLLOW`); as root, a link
+    /// another user owns in a sticky world-writable directory.
+    #[test]
+    fn dangling_links_are_followed_as_the_kernel_follows_them() {
+        let t = Scratch::new("dangling");
+        // SAFETY (test): geteuid has no arguments and cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        let protected = std::fs::read_to_string("/proc/sys/fs/protected_symlinks").is_ok_and(|v| v.trim() != "0");
+        let build = |d: &std::path::Path| {
+            std::fs::create_dir(d).unwrap();
+            let link = |target: &str, name: &str| std::os::unix::fs::symlink(target, d.join(name)).unwrap();
+            link("made-a", "a");
+            link(d.join("made-b").to_str().unwrap(), "b");
+            link("c2", "c");
+            link("made-c", "c2");
+            link("l2", "l1");
+            link("l1", "l2");
+            link("missing/made-s", "s");
+        };
+        let (kernel, ours) = (t.path().join("kernel"), t.path().join("ours"));
+        build(&kernel);
+        build(&ours);
+        let listing = |d: &std::path::Path| {
+            let mut v: Vec<String> = walk(d);
+            v.sort();
+            v
+        };
+        for name in ["a", "b", "c", "l1", "s"] {
+            for flags in [libc::O_CREAT, libc::O_CREAT | libc::O_EXCL, libc::O_CREAT | libc::O_NOFOLLOW] {
+                let flags = flags | libc::O_WRONLY;
+                let c = CString::new(kernel.join(name).to_str().unwrap()).unwrap();
+                // SAFETY (test): a plain open of a NUL-terminated path.
+                let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o644) };
+                let expected = if fd < 0 { Err(last_errno()) } else { Ok(()) };
+                if fd >= 0 {
+                    // SAFETY (test): ours, just opened.
+                    unsafe { libc::close(fd) };
+                }
+                let d = dir_at(&ours);
+                let got = resolve(d.as_fd(), name.as_bytes(), flags, 0o644).map(|_| ());
+                assert_eq!(got, expected, "{name} with flags {flags:#o}");
+            }
+        }
+        assert_eq!(listing(&ours), listing(&kernel), "the same files made");
+        if root {
+            // A link another user owns in a sticky world-writable
+            // directory is not followed: the kernel's answer with
+            // fs.protected_symlinks (the default), stricter without it.
+            let sticky = t.path().join("sticky");
+            std::fs::create_dir(&sticky).unwrap();
+            std::fs::set_permissions(&sticky, std::fs::Permissions::from_mode(0o1777)).unwrap();
+            std::os::unix::fs::symlink("made-p", sticky.join("p")).unwrap();
+            std::os::unix::fs::lchown(sticky.join("p"), Some(1234), Some(1234)).unwrap();
+            let d = dir_at(&sticky);
+            assert_eq!(resolve(d.as_fd(), b"p", libc::O_WRONLY | libc::O_CREAT, 0o644).map(|_| ()), Err(libc::EACCES));
+            assert!(!sticky.join("made-p").exists());
+            if protected {
+                let c = CString::new(sticky.join("p").to_str().unwrap()).unwrap();
+                // SAFETY (test): a plain open of a NUL-terminated path.
+                let fd = unsafe { libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC, 0o644) };
+                assert_eq!((fd, last_errno()), (-1, libc::EACCES), "the kernel refuses it too");
+            }
+        }
+    }
+
+    fn dir_at(p: &std::path::Path) -> OwnedFd {
+        std::fs::File::open(p).unwrap().into()
+    }
+
+    /// Every name below `d`, relative, regular files marked.
+    fn walk(d: &std::path::Path) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(d).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().unwrap();
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                out.extend(walk(&e.path()).into_iter().map(|n| format!("{name}/{n}")));
+            } else {
+                out.push(if ft.is_file() { format!("{name} (file)") } else { name });
+            }
+        }
+        out
     }
 
     #[test]
