@@ -1978,6 +1978,62 @@ rm -rf "$OUTSIDE"
     assert_eq!(r.get("UNSANDBOXED_MADE"), "yes");
 }
 
+/// Times are decided as `selinux_inode_setattr` decides them (the
+/// daemon makes utime, utimes, futimesat and utimensat:
+/// crates/enforce/src/supervisor.rs): set to a value they need
+/// `setattr`, set to now `write`. Root in app_t (neither on secret_t)
+/// sets the secret's times neither way; writer_t (`write` on data_t, no
+/// `setattr`) sets a data_t file's times to now and not to a value;
+/// modifier_t (`setattr` on data_t) does. Root in app_t without the
+/// sandbox sets the secret's times: the check can fail.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn times_are_decided_as_selinux_decides_them() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+WRITER=system_u:system_r:writer_t:s0
+MOD=system_u:system_r:modifier_t:s0
+for f in s1 s2; do cp "$T/data/secret.txt" "$T/data/$f"; label system_u:object_r:secret_t:s0 "$T/data/$f"; done
+for f in t1 t2; do cp "$T/data/data.txt" "$T/data/$f"; label system_u:object_r:data_t:s0 "$T/data/$f"; done
+TOUCH='import os, sys
+try:
+    os.utime(sys.argv[1], None if sys.argv[2] == "now" else (946684800, 946684800))
+except OSError as e:
+    print(e.strerror); sys.exit(1)'
+as_writer() { "$RAMPART" run --socket "$SOCK" --force --context "$WRITER" -- "$@"; }
+as_modifier() { "$RAMPART" run --socket "$SOCK" --force --context "$MOD" -- "$@"; }
+start_daemon
+attempt APP_SECRET_SET as_confined_root /usr/bin/python3 -c "$TOUCH" "$T/data/s1" set
+attempt APP_SECRET_NOW as_confined_root /usr/bin/python3 -c "$TOUCH" "$T/data/s1" now
+attempt WRITER_DATA_NOW as_writer /usr/bin/python3 -c "$TOUCH" "$T/data/t1" now
+attempt WRITER_DATA_SET as_writer /usr/bin/python3 -c "$TOUCH" "$T/data/t1" set
+attempt MOD_DATA_SET as_modifier /usr/bin/python3 -c "$TOUCH" "$T/data/t2" set
+attempt UNSANDBOXED_SECRET_SET as_unsandboxed_root /usr/bin/python3 -c "$TOUCH" "$T/data/s2" set
+stop_daemon
+echo "S1_MTIME=$(stat -c %Y "$T/data/s1")"
+echo "T2_MTIME=$(stat -c %Y "$T/data/t2")"
+echo "S2_MTIME=$(stat -c %Y "$T/data/s2")"
+echo "AVC_SETATTR=$(grep -c "denied  { setattr } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:secret_t:s0" "$LOG")"
+echo "AVC_WRITE=$(grep -c "denied  { write } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:secret_t:s0" "$LOG")"
+echo "AVC_WRITER=$(grep -c "denied  { setattr } for .*scontext=$WRITER tcontext=system_u:object_r:data_t:s0" "$LOG")"
+"#,
+    );
+    r.report("times");
+    r.assert_blocked("APP_SECRET_SET", "app_t may not setattr secret_t");
+    assert_eq!(r.get("APP_SECRET_SET_WHY"), "Permission denied");
+    r.assert_blocked("APP_SECRET_NOW", "app_t may not write secret_t");
+    r.assert_allowed("WRITER_DATA_NOW", "allow writer_t data_t:file write");
+    r.assert_blocked("WRITER_DATA_SET", "writer_t may not setattr data_t");
+    r.assert_allowed("MOD_DATA_SET", "allow modifier_t data_t:file setattr");
+    r.assert_succeeded("UNSANDBOXED_SECRET_SET");
+    assert_ne!(r.get("S1_MTIME"), "946684800", "the secret's times stayed");
+    assert_eq!(r.get("T2_MTIME"), "946684800");
+    assert_eq!(r.get("S2_MTIME"), "946684800");
+    assert!(r.num("AVC_SETATTR") >= 1 && r.num("AVC_WRITE") >= 1 && r.num("AVC_WRITER") >= 1, "{}", r.stderr);
+}
+
 /// Truncate by name is decided exactly (the daemon makes the call:
 /// crates/enforce/src/supervisor.rs): root in writer_t (which may write
 /// data_t files only) truncates the data_t file by name, and not the

@@ -1,6 +1,6 @@
 //! The file operations fanotify never sees (chmod, chown, truncate by
 //! name, unlink, rmdir, rename, link, extended attribute writes, mkdir,
-//! mknod, symlink), and
+//! mknod, symlink, the times: utime, utimes, futimesat, utimensat), and
 //! opens asking to write (see "Opens"), which rampartd decides exactly
 //! for every process `rampart run` started: the launcher installs a
 //! seccomp filter that hands these calls to the daemon (user
@@ -86,6 +86,22 @@ pub enum Op {
     /// mkdir, mkdirat, mknod, mknodat, symlink, symlinkat: a new object
     /// at `name`.
     Make { name: FileArg, what: Make },
+    /// utime, utimes, futimesat, utimensat: the access and modification
+    /// times at `times` (an address in the caller, 0: now), laid out as
+    /// `layout` says.
+    Times { target: FileArg, times: u64, layout: TimesLayout },
+}
+
+/// How a call's two times are laid out in the caller's memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimesLayout {
+    /// `struct utimbuf`: two `time_t` (utime).
+    Utimbuf,
+    /// Two `struct timeval` (utimes, futimesat).
+    Timeval,
+    /// Two `struct timespec` (utimensat), `UTIME_NOW` and `UTIME_OMIT`
+    /// included.
+    Timespec,
 }
 
 /// What [`Op::Make`] creates.
@@ -131,6 +147,10 @@ pub mod nr {
     pub const MKNODAT: u32 = 259;
     pub const SYMLINK: u32 = 88;
     pub const SYMLINKAT: u32 = 266;
+    pub const UTIME: u32 = 132;
+    pub const UTIMES: u32 = 235;
+    pub const FUTIMESAT: u32 = 261;
+    pub const UTIMENSAT: u32 = 280;
     pub const OPEN: u32 = 2;
     pub const CREAT: u32 = 85;
     pub const OPENAT: u32 = 257;
@@ -146,7 +166,7 @@ pub mod nr {
     pub const I386_OPEN_BY_HANDLE_AT: u32 = 342;
     /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`).
     pub const X32_BIT: u32 = 0x4000_0000;
-    pub const ALL: [u32; 29] = [
+    pub const ALL: [u32; 33] = [
         CHMOD,
         FCHMOD,
         CHOWN,
@@ -176,14 +196,19 @@ pub mod nr {
         MKNODAT,
         SYMLINK,
         SYMLINKAT,
+        UTIME,
+        UTIMES,
+        FUTIMESAT,
+        UTIMENSAT,
     ];
     /// The same calls' i386 numbers (chmod lchown fchmod fchown chown
     /// lchown32 fchown32 chown32 fchownat fchmodat fchmodat2 truncate
     /// truncate64 unlink unlinkat rmdir rename renameat renameat2 link
-    /// linkat mkdir mkdirat mknod mknodat symlink symlinkat): refused.
-    pub const I386: [u32; 27] = [
+    /// linkat mkdir mkdirat mknod mknodat symlink symlinkat utime utimes
+    /// futimesat utimensat utimensat_time64): refused.
+    pub const I386: [u32; 32] = [
         15, 16, 94, 95, 182, 198, 207, 212, 298, 306, 452, 92, 193, 10, 301, 40, 38, 302, 353, 9, 303, 39, 296, 14,
-        297, 83, 304,
+        297, 83, 304, 30, 271, 299, 320, 412,
     ];
 }
 
@@ -268,6 +293,25 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
                 _ => path(AT_FDCWD, 0, nr == nr::REMOVEXATTR, false),
             },
             name: args[1],
+        },
+        nr::UTIME => Op::Times { target: path(AT_FDCWD, 0, true, false), times: args[1], layout: TimesLayout::Utimbuf },
+        nr::UTIMES => {
+            Op::Times { target: path(AT_FDCWD, 0, true, false), times: args[1], layout: TimesLayout::Timeval }
+        }
+        // A null path: the descriptor itself (futimens is utimensat so).
+        nr::FUTIMESAT => Op::Times {
+            target: if args[1] == 0 { FileArg::Fd(int(0)) } else { path(int(0), 1, true, false) },
+            times: args[2],
+            layout: TimesLayout::Timeval,
+        },
+        nr::UTIMENSAT => Op::Times {
+            target: if args[1] == 0 {
+                FileArg::Fd(int(0))
+            } else {
+                path(int(0), 1, args[3] & AT_SYMLINK_NOFOLLOW == 0, args[3] & AT_EMPTY_PATH != 0)
+            },
+            times: args[2],
+            layout: TimesLayout::Timespec,
         },
         _ => return None,
     })
@@ -593,6 +637,27 @@ mod tests {
         assert_eq!(
             decode(nr::FCHOWN, [fd(7), u64::MAX, 0, 0, 0, 0]),
             Some(Op::Setattr { target: FileArg::Fd(7), attr: Attr::Owner { uid: u32::MAX, gid: 0 } })
+        );
+        // utimensat(dirfd, path, times, flags); a null path: futimens.
+        assert_eq!(
+            decode(nr::UTIMENSAT, [fd(6), 0x8000, 0x9000, AT_SYMLINK_NOFOLLOW, 0, 0]),
+            Some(Op::Times {
+                target: FileArg::Path { dirfd: 6, path: 0x8000, follow: false, empty_ok: false },
+                times: 0x9000,
+                layout: TimesLayout::Timespec
+            })
+        );
+        assert_eq!(
+            decode(nr::UTIMENSAT, [fd(6), 0, 0, 0, 0, 0]),
+            Some(Op::Times { target: FileArg::Fd(6), times: 0, layout: TimesLayout::Timespec })
+        );
+        assert_eq!(
+            decode(nr::UTIME, [0xa000, 0xb000, 0, 0, 0, 0]),
+            Some(Op::Times {
+                target: FileArg::Path { dirfd: AT_FDCWD, path: 0xa000, follow: true, empty_ok: false },
+                times: 0xb000,
+                layout: TimesLayout::Utimbuf
+            })
         );
     }
 }

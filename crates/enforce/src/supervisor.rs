@@ -1,6 +1,7 @@
 //! The daemon's side of the supervised calls (crate::supervised): chmod,
-//! chown, truncate by name, unlink, rmdir, rename, link, mkdir, mknod and
-//! symlink by processes `rampart run` started come here (seccomp user
+//! chown, truncate by name, unlink, rmdir, rename, link, mkdir, mknod,
+//! symlink and the times (utime...) by processes `rampart run` started
+//! come here (seccomp user
 //! notification), are
 //! checked against the policy as SELinux's hooks check them, and are
 //! made by the daemon, or refused with `EACCES` and an AVC line. Opens
@@ -37,7 +38,7 @@
 //!    objects on the marked filesystems (elsewhere, as for opens,
 //!    nothing is mediated).
 //! 4. With the caller's credentials again, the call, made on the
-//!    descriptors (`fchmodat2`/`fchownat` with `AT_EMPTY_PATH`,
+//!    descriptors (`fchmodat2`/`fchownat`/`utimensat` with `AT_EMPTY_PATH`,
 //!    `truncate` and `linkat` through `/proc/self/fd`, `unlinkat` and
 //!    `renameat2` on the parent directories and last names). Its result
 //!    is the caller's.
@@ -45,7 +46,8 @@
 //! What SELinux checks, here as in its hooks (`selinux_inode_setattr`,
 //! `may_link`, `may_rename`, and `selinux_inode_permission` on the
 //! directories the call writes): chmod and chown `setattr` on the
-//! object; truncate `write` and `open` (`open_perms`); unlink `search
+//! object, and times set to a value (set to now: `write`); truncate
+//! `write` and `open` (`open_perms`); unlink `search
 //! write remove_name` on the directory and `unlink` on the file (rmdir:
 //! `rmdir` on the directory); link `search write add_name` and `link`;
 //! mkdir, mknod and symlink `search write add_name` on the directory
@@ -89,7 +91,7 @@ use crate::fifo_opens;
 use crate::marks::ObjectAt;
 use crate::new_labels::{self, NameLock};
 use crate::pidfd::RecentThreads;
-use crate::supervised::{self, Attr, FileArg, Make, Op};
+use crate::supervised::{self, Attr, FileArg, Make, Op, TimesLayout};
 use crate::supervised_open;
 use crate::thread_creds::Creds;
 
@@ -427,6 +429,9 @@ struct Gathered {
     fd_alias: Option<OwnedFd>,
     /// A symbolic link's target (`symlink`), read once.
     link_target: Option<CString>,
+    /// The times a `utime*` call sets, read once (`None`: now, or not
+    /// such a call).
+    times: Option<[libc::timespec; 2]>,
 }
 
 /// `XATTR_NAME_MAX` and `XATTR_SIZE_MAX`.
@@ -551,7 +556,47 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
         },
         _ => None,
     };
-    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target })
+    let times = read_times(&mem, op)?;
+    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target, times })
+}
+
+/// The two times a `utime*` call names, read once, as timespecs (`None`:
+/// a null pointer, now). Microseconds or nanoseconds out of range give
+/// `EINVAL`, as the kernel answers.
+fn read_times(mem: &File, op: &Op) -> Result<Option<[libc::timespec; 2]>, i32> {
+    let Op::Times { times, layout, .. } = *op else { return Ok(None) };
+    if times == 0 {
+        return Ok(None);
+    }
+    let mut raw = [0u8; 32];
+    let len = if layout == TimesLayout::Utimbuf { 16 } else { 32 };
+    mem.read_exact_at(&mut raw[..len], times).map_err(|_| libc::EFAULT)?;
+    let mut w = [0i64; 4];
+    for (word, bytes) in w.iter_mut().zip(raw.chunks_exact(8)) {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(bytes);
+        *word = i64::from_ne_bytes(b);
+    }
+    let ts = |tv_sec: i64, tv_nsec: i64| libc::timespec { tv_sec, tv_nsec };
+    let valid = |sub: i64, per_second: i64, special: bool| {
+        (0..per_second).contains(&sub) || (special && (sub == libc::UTIME_NOW || sub == libc::UTIME_OMIT))
+    };
+    Ok(Some(match layout {
+        TimesLayout::Utimbuf => [ts(w[0], 0), ts(w[1], 0)],
+        TimesLayout::Timeval if valid(w[1], 1_000_000, false) && valid(w[3], 1_000_000, false) => {
+            [ts(w[0], w[1] * 1000), ts(w[2], w[3] * 1000)]
+        }
+        TimesLayout::Timespec if valid(w[1], 1_000_000_000, true) && valid(w[3], 1_000_000_000, true) => {
+            [ts(w[0], w[1]), ts(w[2], w[3])]
+        }
+        _ => return Err(libc::EINVAL),
+    }))
+}
+
+/// Times that set a value (`ATTR_*_SET`: SELinux checks `setattr`), not
+/// only now or nothing (`write`).
+fn sets_explicit_times(times: Option<&[libc::timespec; 2]>) -> bool {
+    times.is_some_and(|t| t.iter().any(|t| t.tv_nsec != libc::UTIME_NOW && t.tv_nsec != libc::UTIME_OMIT))
 }
 
 /// An object a call names, resolved (step 3).
@@ -625,6 +670,8 @@ enum Resolved {
     Link(Object, Name),
     /// An extended attribute set (`Some(value, flags)`) or removed.
     Xattr(Object, CString, Option<(Vec<u8>, i32)>),
+    /// Times set (`None`: now).
+    Times(Object, Option<[libc::timespec; 2]>),
 }
 
 /// The SELinux label's attribute: a relabel.
@@ -640,7 +687,12 @@ impl Resolved {
     }
 }
 
-fn resolve(op: &Op, args: &[PathArg], xattr: Option<&(CString, Vec<u8>)>) -> Result<Resolved, i32> {
+fn resolve(
+    op: &Op,
+    args: &[PathArg],
+    xattr: Option<&(CString, Vec<u8>)>,
+    times: Option<[libc::timespec; 2]>,
+) -> Result<Resolved, i32> {
     Ok(match *op {
         Op::Setattr { attr, .. } => Resolved::Setattr(resolve_object(&args[0])?, attr),
         Op::Truncate { length, .. } => Resolved::Truncate(resolve_object(&args[0])?, length),
@@ -657,6 +709,7 @@ fn resolve(op: &Op, args: &[PathArg], xattr: Option<&(CString, Vec<u8>)>) -> Res
             let (name, _) = xattr.cloned().ok_or(libc::EFAULT)?;
             Resolved::Xattr(resolve_object(&args[0])?, name, None)
         }
+        Op::Times { .. } => Resolved::Times(resolve_object(&args[0])?, times),
         // Served by `serve_open` and `serve_make`.
         Op::Open { .. } | Op::Make { .. } => return Err(libc::ENOSYS),
     })
@@ -664,7 +717,7 @@ fn resolve(op: &Op, args: &[PathArg], xattr: Option<&(CString, Vec<u8>)>) -> Res
 
 fn operands(op: &Op) -> Vec<FileArg> {
     match *op {
-        Op::Setattr { target, .. } | Op::Truncate { target, .. } => vec![target],
+        Op::Setattr { target, .. } | Op::Truncate { target, .. } | Op::Times { target, .. } => vec![target],
         Op::Remove { name, .. } => vec![name],
         Op::Rename { from, to, .. } | Op::Link { from, to } => vec![from, to],
         Op::SetXattr { target, .. } | Op::RemoveXattr { target, .. } | Op::Open { target, .. } => vec![target],
@@ -708,7 +761,13 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
     // Step 2, in the caller's root and with its credentials.
     enter_root(gathered.root.as_fd())?;
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
-    let resolved = resolve(&op, &gathered.args, gathered.xattr.as_ref());
+    if let Some([atime, mtime]) = gathered.times {
+        if atime.tv_nsec == libc::UTIME_OMIT && mtime.tv_nsec == libc::UTIME_OMIT {
+            // "Nothing to do, we must not even check the path" (utimensat).
+            return Ok(Answer::Value(0));
+        }
+    }
+    let resolved = resolve(&op, &gathered.args, gathered.xattr.as_ref(), gathered.times);
     home.back().map_err(|e| errno_of(&e))?;
     let resolved = resolved?;
     // Step 3: both modules (stacked: each checks, each audits).
@@ -1028,6 +1087,10 @@ fn perform(r: &Resolved) -> Result<i64, i32> {
             Resolved::Xattr(o, name, None) => {
                 rc(libc::removexattr(self_fd(o)?.as_ptr(), name.as_ptr()) as libc::c_long)
             }
+            Resolved::Times(o, t) => {
+                let times = t.as_ref().map_or(std::ptr::null(), |t| t.as_ptr());
+                rc(libc::utimensat(o.fd.as_raw_fd(), c"".as_ptr(), times, libc::AT_EMPTY_PATH) as libc::c_long)
+            }
         }
     }
 }
@@ -1047,6 +1110,10 @@ fn checks_of<'a>(e: &Enforcer, r: &'a Resolved) -> Vec<(&'a Object, Perms)> {
         Resolved::Xattr(o, _, _) if r.relabel().is_none() => v.push((o, perm(o, |cp| cp.setattr))),
         Resolved::Xattr(..) => {}
         Resolved::Truncate(o, _) => v.push((o, perm(o, |cp| cp.write | cp.open))),
+        // As `selinux_inode_setattr`: times set to a value need
+        // `setattr`, times set to now `write`.
+        Resolved::Times(o, t) if sets_explicit_times(t.as_ref()) => v.push((o, perm(o, |cp| cp.setattr))),
+        Resolved::Times(o, _) => v.push((o, perm(o, |cp| cp.write))),
         Resolved::Remove(n, _) => {
             v.push((&n.parent, d.search | d.write | d.remove_name));
             if let Some(h) = &n.holds {
