@@ -42,6 +42,11 @@
 //! `epoch.rs`); `responder.rs` (the threads that read and answer, with
 //! `backlog.rs` waking helpers); `daemon.rs` (lifecycle, reload) with
 //! `config.rs`, `overload_notice.rs` and `control/` (the control socket).
+//! Beside events, the calls a launched process makes that fanotify never
+//! sees: `supervised.rs` (which, and their arguments), `supervisor.rs`
+//! (decided and made by the daemon), `supervised_open.rs` (opens asking
+//! to write), `new_labels.rs` (what they create, labeled as the kernel
+//! labels it).
 
 // The workspace denies these outside tests; unit tests may unwrap.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
