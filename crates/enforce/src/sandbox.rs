@@ -60,7 +60,9 @@
 //! supervises them (crate::supervised: it then checks a relabel's
 //! `relabelfrom`/`relabelto`; the `*xattrat` calls and the 32-bit
 //! numbers stay refused), the mount family (`mount`, `umount2`,
-//! `pivot_root`, the new mount API) and namespace creation (`unshare` and
+//! `pivot_root`, the new mount API), the `ioctl`s that set inode flags
+//! (`chattr`: SELinux's `setattr`, seen by nothing here) and namespace
+//! creation (`unshare` and
 //! `clone` with a `CLONE_NEW*` flag, `setns`, `clone3`, whose flags a
 //! filter cannot read: `ENOSYS`, and C libraries fall back to `clone`).
 //! All `EPERM`: coarser than SELinux (a domain the policy lets relabel
@@ -401,7 +403,17 @@ struct Refused {
     /// filter of the process's own installed later would take the
     /// supervised calls away from rampartd: crate::supervised).
     seccomp: u32,
+    /// `ioctl`: refused with the commands that set inode flags
+    /// ([`INODE_FLAG_IOCTLS`]).
+    ioctl: u32,
 }
+
+/// The `ioctl` commands that set an inode's flags or version
+/// (`FS_IOC_SETFLAGS`, `FS_IOC32_SETFLAGS`, `FS_IOC_SETVERSION`,
+/// `FS_IOC32_SETVERSION`, `FS_IOC_FSSETXATTR`: `chattr`), which SELinux
+/// checks as `setattr` and nothing here could see: refused (`EPERM`),
+/// coarser than SELinux, never laxer.
+const INODE_FLAG_IOCTLS: [u32; 5] = [0x4008_6602, 0x4004_6602, 0x4008_7602, 0x4004_7602, 0x401c_5820];
 
 /// x86-64 (and, for `int 0x80`, i386) numbers; the calls numbered from
 /// 424 on are the same in both.
@@ -424,6 +436,7 @@ const X86_64: Refused = Refused {
     // setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
     xattr_writes: &[188, 189, 190, 197, 198, 199],
     seccomp: 317,
+    ioctl: 16,
 };
 const I386: Refused = Refused {
     arch: AUDIT_ARCH_I386,
@@ -443,6 +456,7 @@ const I386: Refused = Refused {
     // refused always (in `always`): only x86-64 calls are supervised
     xattr_writes: &[],
     seccomp: 354,
+    ioctl: 54,
 };
 
 /// The filter for `abis`: every other ABI (x32 included) is left alone
@@ -463,6 +477,22 @@ fn filter_program(abis: &[Refused], forbid: &[Forbidden], supervised: bool) -> V
             bpf(BPF_JSET_K, libc::SECCOMP_FILTER_FLAG_NEW_LISTENER as u32, 0, 1),
             eperm,
         ]);
+    }
+    for abi in abis {
+        // ioctl(fd, FS_IOC_SETFLAGS and the like, ...): refused.
+        let n = INODE_FLAG_IOCTLS.len() as u8;
+        prog.extend([
+            bpf(BPF_LD_W_ABS, DATA_ARCH, 0, 0),
+            bpf(BPF_JEQ_K, abi.arch, 0, n + 4),
+            bpf(BPF_LD_W_ABS, DATA_NR, 0, 0),
+            bpf(BPF_JEQ_K, abi.ioctl, 0, n + 2),
+            bpf(BPF_LD_W_ABS, DATA_ARG1_LOW, 0, 0),
+        ]);
+        for (i, &cmd) in INODE_FLAG_IOCTLS.iter().enumerate() {
+            let left = n - i as u8 - 1;
+            prog.push(bpf(BPF_JEQ_K, cmd, left, if left == 0 { 1 } else { 0 }));
+        }
+        prog.push(eperm);
     }
     for abi in abis {
         // One block per ABI: [arch check] [nr loads and tests] [returns].
@@ -620,6 +650,13 @@ mod tests {
             }
             for &nr in abi.unsupported {
                 assert_eq!(run(&prog, nr, abi.arch, 0), enosys);
+            }
+            // ioctl: the inode flags no; a terminal's, a file's size, yes.
+            for cmd in INODE_FLAG_IOCTLS {
+                assert_eq!(run(&prog, abi.ioctl, abi.arch, cmd), eperm, "ioctl {cmd:#x} on {:#x}", abi.arch);
+            }
+            for cmd in [0x5401, 0x8008_6601, 0x4004_6601, 0x541b] {
+                assert_eq!(run(&prog, abi.ioctl, abi.arch, cmd), libc::SECCOMP_RET_ALLOW, "ioctl {cmd:#x}");
             }
             // seccomp: a filter of its own, yes; a listener of its own, no.
             assert_eq!(run(&prog, abi.seccomp, abi.arch, 0), libc::SECCOMP_RET_ALLOW);
