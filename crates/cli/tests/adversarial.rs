@@ -2035,7 +2035,8 @@ echo "AVC_WRITER=$(grep -c "denied  { setattr } for .*scontext=$WRITER tcontext=
 }
 
 /// Inode flags (`chattr`: the `FS_IOC_SETFLAGS` ioctl and its
-/// relatives), which SELinux checks as `setattr` and which neither
+/// relatives, and `file_setattr` by path), which SELinux checks as
+/// `setattr` and which neither
 /// fanotify nor the supervised calls see, are refused to what `rampart
 /// run` starts (crates/enforce/src/sandbox.rs): root in app_t cannot set
 /// the flags of a file it may read, while reading them works; without the
@@ -2057,18 +2058,27 @@ with open(sys.argv[1], "rb") as f:
 GETFLAGS='import fcntl, sys
 with open(sys.argv[1], "rb") as f:
     fcntl.ioctl(f.fileno(), 0x80086601, bytearray(8))'
+# file_setattr(AT_FDCWD, path, &attr, sizeof attr, 0): the same by path.
+SETATTR='import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.syscall(469, -100, sys.argv[1].encode(), ctypes.create_string_buffer(24), 24, 0) != 0:
+    print(os.strerror(ctypes.get_errno())); sys.exit(1)'
 start_daemon
 attempt LAUNCHED_SETFLAGS as_confined_root /usr/bin/python3 -c "$FLAGS" "$T/data/plain.txt"
+attempt LAUNCHED_FILE_SETATTR as_confined_root /usr/bin/python3 -c "$SETATTR" "$T/data/plain.txt"
 attempt LAUNCHED_GETFLAGS as_confined_root /usr/bin/python3 -c "$GETFLAGS" "$T/data/plain.txt"
 attempt UNSANDBOXED_SETFLAGS as_unsandboxed_root /usr/bin/python3 -c "$FLAGS" "$T/data/plain.txt"
+attempt UNSANDBOXED_FILE_SETATTR as_unsandboxed_root /usr/bin/python3 -c "$SETATTR" "$T/data/plain.txt"
 stop_daemon
 "#,
     );
     r.report("inode flags");
     r.assert_blocked("LAUNCHED_SETFLAGS", "no FS_IOC_SETFLAGS under rampart run");
     assert_eq!(r.get("LAUNCHED_SETFLAGS_WHY"), "Operation not permitted");
+    r.assert_blocked("LAUNCHED_FILE_SETATTR", "no file_setattr under rampart run");
     r.assert_allowed("LAUNCHED_GETFLAGS", "reading the flags is not setattr");
     r.assert_succeeded("UNSANDBOXED_SETFLAGS");
+    r.assert_succeeded("UNSANDBOXED_FILE_SETATTR");
 }
 
 /// Truncate by name is decided exactly (the daemon makes the call:

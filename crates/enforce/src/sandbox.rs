@@ -419,10 +419,10 @@ const INODE_FLAG_IOCTLS: [u32; 5] = [0x4008_6602, 0x4004_6602, 0x4008_7602, 0x40
 /// 424 on are the same in both.
 const X86_64: Refused = Refused {
     arch: AUDIT_ARCH_X86_64,
-    // setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
     // mount umount2 pivot_root setns open_tree move_mount fsopen fsconfig
-    // fsmount fspick mount_setattr setxattrat removexattrat
-    always: &[165, 166, 155, 308, 428, 429, 430, 431, 432, 433, 442, 463, 466],
+    // fsmount fspick mount_setattr setxattrat removexattrat open_tree_attr
+    // file_setattr (inode flags by path: see INODE_FLAG_IOCTLS)
+    always: &[165, 166, 155, 308, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469],
     // unshare clone
     with_new_namespace: &[272, 56],
     // clone3
@@ -442,7 +442,9 @@ const I386: Refused = Refused {
     arch: AUDIT_ARCH_I386,
     // setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
     // mount umount umount2 pivot_root setns, then as on x86-64
-    always: &[226, 227, 228, 235, 236, 237, 21, 22, 52, 217, 346, 428, 429, 430, 431, 432, 433, 442, 463, 466],
+    always: &[
+        226, 227, 228, 235, 236, 237, 21, 22, 52, 217, 346, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469,
+    ],
     // unshare clone
     with_new_namespace: &[310, 120],
     unsupported: &[435],
