@@ -27,6 +27,8 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use crate::marks::ObjectAt;
+
 /// Open permission (`FAN_OPEN_PERM`).
 pub const OPEN_PERM: u64 = libc::FAN_OPEN_PERM;
 /// Exec permission (`FAN_OPEN_EXEC_PERM`): opening a file to execute it.
@@ -117,20 +119,22 @@ impl Group {
         self.mark(flags, mask, object.as_raw_fd(), None)
     }
 
-    /// Removes the ignore marks of one inode: the one `fd` is open on
-    /// (`name` `None`; `O_PATH` too, through the daemon's
-    /// `/proc/self/fd`), or `name` in the directory `fd`, not followed.
-    /// None there is no error.
-    pub fn forget_inode(&self, fd: BorrowedFd<'_>, name: Option<&std::ffi::CStr>) -> io::Result<()> {
+    /// Removes the ignore marks of the inode `at`: a descriptor's (`O_PATH`
+    /// too, through the daemon's `/proc/self/fd`), or a name in its
+    /// directory, not followed. None there is no error.
+    pub fn forget_inode(&self, at: ObjectAt<'_>) -> io::Result<()> {
         let remove = libc::FAN_MARK_REMOVE | libc::FAN_MARK_IGNORED_MASK;
-        let own = format!("/proc/self/fd/{}", fd.as_raw_fd());
-        let (flags, dirfd, path) = match name {
-            Some(n) => (
+        let own;
+        let (flags, dirfd, path) = match at {
+            ObjectAt::Name(dir, name) => (
                 remove | libc::FAN_MARK_DONT_FOLLOW,
-                fd.as_raw_fd(),
-                Path::new(std::ffi::OsStr::from_bytes(n.to_bytes())),
+                dir.as_raw_fd(),
+                Path::new(std::ffi::OsStr::from_bytes(name.to_bytes())),
             ),
-            None => (remove, libc::AT_FDCWD, Path::new(&own)),
+            ObjectAt::Fd(fd) => {
+                own = format!("/proc/self/fd/{}", fd.as_raw_fd());
+                (remove, libc::AT_FDCWD, Path::new(&own))
+            }
         };
         match self.mark(flags, OPEN_PERM | ACCESS_PERM, dirfd, Some(path)) {
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),

@@ -365,11 +365,7 @@ impl MarkTarget for Groups {
     }
 
     fn forget(&self, at: ObjectAt<'_>, inode: InodeKey) -> io::Result<()> {
-        let Some(g) = self.current_for(inode.0) else { return Ok(()) };
-        match at {
-            ObjectAt::Fd(fd) => g.forget_inode(fd, None),
-            ObjectAt::Name(dir, name) => g.forget_inode(dir, Some(name)),
-        }
+        self.current_for(inode.0).map_or(Ok(()), |g| g.forget_inode(at))
     }
 
     fn flush(&self) -> io::Result<()> {

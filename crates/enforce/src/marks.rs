@@ -383,8 +383,9 @@ impl<T: MarkTarget> Marks<T> {
         self.target.flush()
     }
 
-    /// The object `at` was given another label (published already: a new
-    /// object's, crate::new_labels): the marks an event decided under its
+    /// The object `at` was given another label, published already (a
+    /// supervised relabel, or a new object's label: crate::new_labels):
+    /// the marks an event decided under its
     /// earlier label may have placed on it go. The protocol of
     /// [`Marks::flush`], for one inode: placements in progress finish
     /// first, later ones begun before are refused, then its marks are

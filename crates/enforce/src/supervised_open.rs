@@ -474,7 +474,7 @@ mod tests {
         }
     }
     fn dir(t: &Scratch) -> OwnedFd {
-        std::fs::File::open(t.path()).unwrap().into()
+        dir_at(t.path())
     }
 
     /// Opens with `O_CREAT` of dangling symbolic links, each against the
