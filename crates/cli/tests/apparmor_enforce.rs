@@ -597,6 +597,16 @@ echo "POLICY=$("$RAMPART" status --socket "$SOCK" | sed -n 's/^Loaded policy: */
 echo "ALLOWED=$(aa_read confined "$T/data/allowed.txt")"
 echo "DENIED=$(aa_read confined "$T/data/secret.txt")"
 echo "UNCONFINED=$(cat "$T/data/secret.txt")"
+# What a process under a profile makes (the daemon makes it) gets no
+# SELinux label: there is no SELinux policy to take one from.
+aa confined "echo new > '$T/data/scratch-new' && ln -s new '$T/data/scratch-sym'" >/dev/null 2>&1 || true
+for f in scratch-new scratch-sym; do
+    echo "MADE_$f=$(/usr/bin/python3 -c 'import os, sys
+try:
+    print("label:" + os.getxattr(sys.argv[1], "security.selinux", follow_symlinks=False).decode())
+except OSError as e:
+    print("made" if os.path.lexists(sys.argv[1]) and e.errno == 61 else "error:" + e.strerror)' "$T/data/$f")"
+done
 set +e
 "$RAMPART" run --socket "$SOCK" --context system_u:system_r:app_t:s0 -- /bin/true 2>"$S/ctx.err"
 echo "CONTEXT=$?"
@@ -615,6 +625,9 @@ echo "AVC_LINES=$(grep -c 'avc:' "$LOG" || true)"
     assert_eq!(r.get("ALLOWED"), "ok:allowed", "{}", r.stderr);
     assert_eq!(r.get("DENIED"), "denied", "{}", r.stderr);
     assert_eq!(r.get("UNCONFINED"), "secret", "{}", r.stderr);
+    for f in ["scratch-new", "scratch-sym"] {
+        assert_eq!(r.get(&format!("MADE_{f}")), "made", "{f}: made without a label\n{}", r.stderr);
+    }
     assert_ne!(r.get("CONTEXT"), "0", "{}", r.stderr);
     assert!(r.get("CONTEXT_WHY").contains("AppArmor alone"), "{}", r.get("CONTEXT_WHY"));
     assert_eq!(r.get("PERMISSIVE"), "ok:secret", "{}", r.stderr);

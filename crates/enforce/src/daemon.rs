@@ -700,6 +700,7 @@ impl Daemon {
                 ruleset,
                 journal: self.journal.clone(),
                 names: Default::default(),
+                writes_labels: self.config.selinux,
             };
             *running = Some(Supervisor::start(context).map_err(|e| e.to_string())?);
         }

@@ -8,7 +8,9 @@
 //! file_contexts gives its path, as every file rampartd finds unlabeled:
 //! an `httpd_t` file made in `/tmp` would be `tmp_t` (or unlabeled), not
 //! `httpd_tmp_t`, denying its maker what the policy grants it and
-//! granting others what it denies them.
+//! granting others what it denies them. While AppArmor runs alone
+//! (`--no-selinux`) nothing is written: the built-in policy's one context
+//! is nobody's label.
 //!
 //! Two windows the kernel does not have, as the label is written just
 //! after the object is made:

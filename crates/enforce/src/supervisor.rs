@@ -115,6 +115,10 @@ pub struct Context {
     pub journal: Option<Arc<Journal>>,
     /// Creations against renames, links and unlinks (crate::new_labels).
     pub names: NameLock,
+    /// Whether objects get SELinux labels in their xattr (crate::new_labels):
+    /// not while AppArmor runs alone, whose built-in policy's one context
+    /// is nobody's label.
+    pub writes_labels: bool,
 }
 
 /// One received call, for a worker.
@@ -844,7 +848,7 @@ fn serve_make(cx: &Context, home: &Home, call: Call, what: Make) -> Result<Answe
     unsafe { libc::umask(gathered.umask & 0o777) };
     make(&name, what, gathered.link_target.as_deref())?;
     home.back().map_err(|e| errno_of(&e))?;
-    if let Some(sid) = label {
+    if let Some(sid) = label.filter(|_| cx.writes_labels) {
         let at = ObjectAt::Name(name.parent.fd.as_fd(), &name.last);
         if let Err(e) = inode_at(&name).and_then(|inode| new_labels::write(&cx.enforcer, at, inode, sid)) {
             eprintln!("rampartd: warning: a new object keeps the label of its path: {e}");
@@ -992,8 +996,10 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
             return Err(libc::EACCES);
         };
         let inode = (object.md.dev(), object.md.ino());
-        if let Err(e) = new_labels::write(&cx.enforcer, ObjectAt::Fd(object.fd.as_fd()), inode, label) {
-            eprintln!("rampartd: warning: a new file keeps the label of its path: {e}");
+        if cx.writes_labels {
+            if let Err(e) = new_labels::write(&cx.enforcer, ObjectAt::Fd(object.fd.as_fd()), inode, label) {
+                eprintln!("rampartd: warning: a new file keeps the label of its path: {e}");
+            }
         }
     }
     if cx.marked_devs.contains(&object.md.dev()) && !open_allowed(cx, tid, &subject, &object, flags) {
