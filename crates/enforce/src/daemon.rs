@@ -701,6 +701,7 @@ impl Daemon {
                 journal: self.journal.clone(),
                 names: Default::default(),
                 writes_labels: self.config.selinux,
+                label_failures: Default::default(),
             };
             *running = Some(Supervisor::start(context).map_err(|e| e.to_string())?);
         }

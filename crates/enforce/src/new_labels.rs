@@ -27,12 +27,21 @@
 //!   unlinks (the supervised processes' only way to change names) while
 //!   no creation is between the two ([`NameLock`]). An object made by an
 //!   open is labeled through its own descriptor, which no rename changes.
+//!
+//! **Labels that stay** ([`keep`]): a file whose label is its path's (no
+//! xattr) would take the label of a new name, where SELinux keeps the
+//! label in the inode: a rename or hard link within one directory could
+//! turn a file that file_contexts tells apart by name (`kept-*`) into one
+//! every domain reads. So before a supervised rename or link the daemon
+//! writes the label the file has into its xattr. Renames by unsupervised
+//! processes still move path labels.
 
 use std::ffi::{CStr, CString};
+use std::fs::Metadata;
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use rampart_avc::Sid;
 
@@ -63,9 +72,7 @@ impl NameLock {
 /// and with its credentials: without SELinux in the kernel, writing
 /// `security.*` needs `CAP_SYS_ADMIN`.
 pub fn write(e: &Enforcer, at: ObjectAt<'_>, inode: InodeKey, sid: Sid) -> io::Result<()> {
-    let context = e.avc.context(sid).ok_or_else(|| io::Error::other(format!("no context for SID {sid:?}")))?;
-    // With its NUL, as the kernel writes it.
-    let value = CString::new(context).map_err(|_| io::Error::other("a context with a NUL byte"))?;
+    let (context, value) = xattr_value(e, sid)?;
     let value = value.as_bytes_with_nul();
     let rc = match at {
         // SAFETY: `fd` is open; name and value outlive the call.
@@ -92,4 +99,80 @@ pub fn write(e: &Enforcer, at: ObjectAt<'_>, inode: InodeKey, sid: Sid) -> io::R
         return Err(io::Error::new(err.kind(), format!("writing the label {context}{name}: {err}")));
     }
     e.marks.relabeled(at, inode)
+}
+
+/// Before a rename or link of the object open as `fd` (`O_PATH` too),
+/// whose metadata is `md`: if its label is its path's (no xattr), writes
+/// that label into its xattr, so that the new name does not give it
+/// another (see the module docs). Its label is unchanged: so are its
+/// marks. A label written meanwhile (a relabel) is kept.
+pub fn keep(e: &Enforcer, fd: BorrowedFd<'_>, md: &Metadata) -> io::Result<()> {
+    let Some(sid) = e.objects.path_only(&e.avc, fd, md) else { return Ok(()) };
+    let (context, value) = xattr_value(e, sid)?;
+    let value = value.as_bytes_with_nul();
+    // The descriptor's own file: the magic link is followed, and nothing
+    // after it (a symbolic link opened `O_PATH | O_NOFOLLOW` is labeled
+    // itself).
+    let path = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(io::Error::other)?;
+    // SAFETY: path, name and value are NUL-terminated or sized, and
+    // outlive the call.
+    let rc = unsafe {
+        libc::setxattr(path.as_ptr(), XATTR_SELINUX.as_ptr(), value.as_ptr().cast(), value.len(), libc::XATTR_CREATE)
+    };
+    if rc < 0 {
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EEXIST) {
+            return Err(io::Error::new(err.kind(), format!("writing the label {context}: {err}")));
+        }
+    }
+    Ok(())
+}
+
+/// The context of `sid`, and the xattr value that holds it (with its
+/// NUL, as the kernel writes it).
+fn xattr_value(e: &Enforcer, sid: Sid) -> io::Result<(String, CString)> {
+    let context = e.avc.context(sid).ok_or_else(|| io::Error::other(format!("no context for SID {sid:?}")))?;
+    let value = CString::new(context.as_bytes()).map_err(|_| io::Error::other("a context with a NUL byte"))?;
+    Ok((context.to_string(), value))
+}
+
+/// Label writes that failed, reported once per filesystem and error: a
+/// filesystem without security xattrs fails every write alike, and a
+/// warning per creation would flood the daemon's log.
+#[derive(Debug, Default)]
+pub struct Failures(Mutex<Vec<(u64, Option<i32>)>>);
+
+impl Failures {
+    /// Reports `err`, writing `what` on device `dev`, unless that device
+    /// failed so before; true if reported.
+    pub fn report(&self, dev: u64, what: &str, err: &io::Error) -> bool {
+        let key = (dev, err.raw_os_error());
+        let mut seen = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if seen.contains(&key) {
+            return false;
+        }
+        seen.push(key);
+        drop(seen);
+        eprintln!(
+            "rampartd: warning: {what}: {err} (device {}:{}; the same failure there is not reported again)",
+            libc::major(dev),
+            libc::minor(dev)
+        );
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_is_reported_once_per_filesystem_and_error() {
+        let f = Failures::default();
+        let unsupported = io::Error::from_raw_os_error(libc::EOPNOTSUPP);
+        assert!(f.report(1, "writing", &unsupported));
+        assert!(!f.report(1, "writing", &unsupported));
+        assert!(f.report(2, "writing", &unsupported), "another filesystem");
+        assert!(f.report(1, "writing", &io::Error::from_raw_os_error(libc::ENOSPC)), "another error");
+    }
 }

@@ -120,6 +120,17 @@ impl ObjectSids {
         }
     }
 
+    /// The label the object open as `fd` (`O_PATH` too) has by its path
+    /// alone; `None` if its xattr holds one. A new name would give it
+    /// another (crate::new_labels::keep).
+    pub fn path_only(&self, avc: &Avc, fd: BorrowedFd<'_>, md: &std::fs::Metadata) -> Option<Sid> {
+        let labeler = Arc::clone(&self.labeler.read().unwrap_or_else(PoisonError::into_inner));
+        if labeler.xattr_label(FileRef::Fd(fd)).is_some() {
+            return None;
+        }
+        Some(self.sid_of(avc, fd, md))
+    }
+
     /// The label of the object open as `fd`, whose metadata is `md`:
     /// unresolved if it has no xattr and `query` is granted whatever
     /// label file_contexts gives it.

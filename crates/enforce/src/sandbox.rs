@@ -15,11 +15,10 @@
 //! an open for reading, decided as any); renaming or removing a directory
 //! there fails with `EACCES`; anywhere else they work (except directly in
 //! a directory that holds a marked mount, such as `/tmp` for
-//! `/tmp/marked`: its own entries are not granted). A file renamed within
-//! one directory is still allowed: a file_contexts spec that tells files
-//! apart by name in one directory can be defeated that way
-//! (docs/security.md). The exact answer, immune to any rename, is a
-//! label in the xattr: `rampart relabel -R`. Landlock also refuses
+//! `/tmp/marked`: its own entries are not granted). A file renamed or
+//! linked within one directory is allowed: the daemon makes that call,
+//! and first writes the file's path label into its xattr, so the label
+//! stays with the file (crate::new_labels, `keep`). Landlock also refuses
 //! mounts to the sandboxed process.
 //!
 //! **Socket files.** `bind` of a Unix socket to a path makes a file, which

@@ -119,6 +119,8 @@ pub struct Context {
     /// not while AppArmor runs alone, whose built-in policy's one context
     /// is nobody's label.
     pub writes_labels: bool,
+    /// Label writes that failed, each kind reported once.
+    pub label_failures: new_labels::Failures,
 }
 
 /// One received call, for a worker.
@@ -689,6 +691,18 @@ impl Resolved {
             _ => None,
         }
     }
+
+    /// The objects a rename or link gives a new name.
+    fn renamed(&self) -> Vec<&Object> {
+        match self {
+            Resolved::Rename(from, to, flags) => {
+                let exchanged = (flags & libc::RENAME_EXCHANGE != 0).then_some(&to.holds);
+                [Some(&from.holds), exchanged].into_iter().flatten().flatten().collect()
+            }
+            Resolved::Link(o, _) => vec![o],
+            _ => Vec::new(),
+        }
+    }
 }
 
 fn resolve(
@@ -810,6 +824,16 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
     // labeling (crate::new_labels).
     let _changing = matches!(resolved, Resolved::Remove(..) | Resolved::Rename(..) | Resolved::Link(..))
         .then(|| cx.names.changing());
+    // A file given a new name keeps its label, as in SELinux: one its
+    // path gave it goes into its xattr first (crate::new_labels::keep;
+    // directories are not renamed there: the Landlock ruleset).
+    for o in resolved.renamed().into_iter().filter(|o| cx.writes_labels && cx.marked_devs.contains(&o.md.dev())) {
+        if !o.md.is_dir() {
+            if let Err(err) = new_labels::keep(&cx.enforcer, o.fd.as_fd(), &o.md) {
+                cx.label_failures.report(o.md.dev(), "a renamed or linked file keeps no label", &err);
+            }
+        }
+    }
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
     perform(&resolved).map(Answer::Value)
 }
@@ -851,7 +875,7 @@ fn serve_make(cx: &Context, home: &Home, call: Call, what: Make) -> Result<Answe
     if let Some(sid) = label.filter(|_| cx.writes_labels) {
         let at = ObjectAt::Name(name.parent.fd.as_fd(), &name.last);
         if let Err(e) = inode_at(&name).and_then(|inode| new_labels::write(&cx.enforcer, at, inode, sid)) {
-            eprintln!("rampartd: warning: a new object keeps the label of its path: {e}");
+            cx.label_failures.report(name.parent.md.dev(), "a new object keeps the label of its path", &e);
         }
     }
     Ok(Answer::Value(0))
@@ -998,7 +1022,7 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
         let inode = (object.md.dev(), object.md.ino());
         if cx.writes_labels {
             if let Err(e) = new_labels::write(&cx.enforcer, ObjectAt::Fd(object.fd.as_fd()), inode, label) {
-                eprintln!("rampartd: warning: a new file keeps the label of its path: {e}");
+                cx.label_failures.report(object.md.dev(), "a new file keeps the label of its path", &e);
             }
         }
     }
