@@ -252,7 +252,7 @@ impl AppArmor {
             // Opens asking to write or create of a profile whose opens are
             // supervised never meet a mark (crate::marks, "Scope").
             let any_open = if profile.direct_writes { WIDEST_OPEN } else { MAY_READ };
-            for component in stacked(&profile.name) {
+            for component in stacked(&profile.who) {
                 let Some(p) = set.policy.profile(component) else { return NameGrant::NONE };
                 for owner in [false, true] {
                     let allows = |request| silent(&path_perm(Subject::Profile(p), &name, request, owner));

@@ -323,7 +323,7 @@ impl Cgroups {
                 Node::Exec(e) => [Some(&e.plan.from), Some(&e.plan.to)],
             };
             for l in labels.into_iter().flatten() {
-                InScope::merge_into(&mut out, InScope { sid: l.sid, direct_writes: !l.opens_supervised });
+                InScope::merge_into(&mut out, InScope { who: l.sid, direct_writes: !l.opens_supervised });
             }
         }
         out
@@ -340,7 +340,7 @@ impl Cgroups {
             };
             for l in labels.into_iter().flatten() {
                 if let Some(name) = &l.apparmor {
-                    let entry = ProfileInScope { name: Arc::clone(name), direct_writes: !l.opens_supervised };
+                    let entry = ProfileInScope { who: Arc::clone(name), direct_writes: !l.opens_supervised };
                     ProfileInScope::merge_into(&mut out, entry);
                 }
             }

@@ -621,10 +621,10 @@ impl ControlHandler for Daemon {
         {
             let _scope = e.scope_changes.lock().unwrap_or_else(PoisonError::into_inner);
             e.marks
-                .enter_scope(InScope { sid, direct_writes: !opens_supervised })
+                .enter_scope(InScope { who: sid, direct_writes: !opens_supervised })
                 .map_err(|err| format!("flushing ignore marks: {err}"))?;
             if let Some(profile) = &request.apparmor {
-                let entry = ProfileInScope { name: Arc::clone(profile), direct_writes: !opens_supervised };
+                let entry = ProfileInScope { who: Arc::clone(profile), direct_writes: !opens_supervised };
                 e.marks.profile_enters(entry).map_err(|err| format!("flushing ignore marks: {err}"))?;
             }
             if let Some(old) = e.requests.insert(pid, id, request, watched).and_then(|h| h.watched) {

@@ -499,9 +499,9 @@ impl Enforcer {
             // opens must not meet marks placed without it in scope, nor,
             // under a profile, marks at all (crate::marks).
             let _scope = self.scope_changes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let _ = self.marks.enter_scope(InScope { sid: new.sid, direct_writes: !new.opens_supervised });
+            let _ = self.marks.enter_scope(InScope { who: new.sid, direct_writes: !new.opens_supervised });
             if let Some(profile) = &new.apparmor {
-                let entry = ProfileInScope { name: Arc::clone(profile), direct_writes: !new.opens_supervised };
+                let entry = ProfileInScope { who: Arc::clone(profile), direct_writes: !new.opens_supervised };
                 let _ = self.marks.profile_enters(entry);
             }
             let mut images = vec![(md.dev(), md.ino())];

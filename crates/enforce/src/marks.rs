@@ -135,40 +135,26 @@ impl NameGrant {
     pub const ALL: NameGrant = NameGrant { any_open: true, read: true };
 }
 
-/// A domain in scope.
+/// Who is in scope: an SELinux domain (`InScope<Sid>`), or an AppArmor
+/// profile ([`ProfileInScope`], see "Names").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct InScope {
-    pub sid: Sid,
-    /// Some process of the domain may open files for writing without
-    /// the daemon deciding that open itself (no supervised-opens filter):
-    /// an open mark must then be justified for every kind of open.
+pub struct InScope<K = Sid> {
+    pub who: K,
+    /// Some process of it may open files for writing without the daemon
+    /// deciding that open itself (no supervised-opens filter): an open
+    /// mark must then be justified for every kind of open.
     pub direct_writes: bool,
 }
 
-impl InScope {
-    /// Adds `entry` to `scope`: a domain already there keeps direct
-    /// writes if either had them.
-    pub fn merge_into(scope: &mut Vec<InScope>, entry: InScope) {
-        match scope.iter_mut().find(|s| s.sid == entry.sid) {
+/// An AppArmor profile in scope, by name.
+pub type ProfileInScope = InScope<Arc<str>>;
+
+impl<K: PartialEq> InScope<K> {
+    /// Adds `entry` to `scope`: one already there keeps direct writes if
+    /// either had them.
+    pub fn merge_into(scope: &mut Vec<InScope<K>>, entry: InScope<K>) {
+        match scope.iter_mut().find(|s| s.who == entry.who) {
             Some(s) => s.direct_writes |= entry.direct_writes,
-            None => scope.push(entry),
-        }
-    }
-}
-
-/// An AppArmor profile in scope (see "Names"), and whether some process
-/// under it opens for writing unsupervised (as [`InScope`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProfileInScope {
-    pub name: Arc<str>,
-    pub direct_writes: bool,
-}
-
-impl ProfileInScope {
-    /// Adds `entry` to `scope`, as [`InScope::merge_into`].
-    pub fn merge_into(scope: &mut Vec<ProfileInScope>, entry: ProfileInScope) {
-        match scope.iter_mut().find(|p| p.name == entry.name) {
-            Some(p) => p.direct_writes |= entry.direct_writes,
             None => scope.push(entry),
         }
     }
@@ -253,7 +239,7 @@ impl<T: MarkTarget> Marks<T> {
             enabled,
             epoch: Epoch::new(),
             default,
-            scope: RwLock::new(vec![InScope { sid: default, direct_writes: true }]),
+            scope: RwLock::new(vec![InScope { who: default, direct_writes: true }]),
             open_ok: ScopeAnswers::default(),
             read_ok: ScopeAnswers::default(),
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
@@ -368,7 +354,7 @@ impl<T: MarkTarget> Marks<T> {
         // this flush.
         let _flushing = self.epoch.advance();
         if let Some(mut scope) = scope {
-            InScope::merge_into(&mut scope, InScope { sid: self.default, direct_writes: true });
+            InScope::merge_into(&mut scope, InScope { who: self.default, direct_writes: true });
             *self.scope.write().unwrap_or_else(PoisonError::into_inner) = scope;
         }
         // Cached answers carry their epoch and are never used after the
@@ -515,7 +501,7 @@ impl<T: MarkTarget> Marks<T> {
     /// Every domain in scope may read the object.
     fn read_ignorable(&self, judge: &dyn Judge, target: &EventObject, epoch: u64) -> bool {
         self.read_ok.get_or((target.label, target.class), epoch, || {
-            self.scope().iter().all(|s| judge.may(s.sid, target, target.read, epoch))
+            self.scope().iter().all(|s| judge.may(s.who, target, target.read, epoch))
         })
     }
 
@@ -526,7 +512,7 @@ impl<T: MarkTarget> Marks<T> {
         self.open_ok.get_or((target.label, target.class), epoch, || {
             self.scope().iter().all(|s| {
                 let perms = if s.direct_writes { target.any_open } else { target.read_open };
-                judge.may(s.sid, target, perms, epoch)
+                judge.may(s.who, target, perms, epoch)
             })
         })
     }

@@ -77,7 +77,7 @@ impl ExecRequests {
         let mut out = Vec::new();
         for h in self.lock().values() {
             if let Some(name) = &h.request.apparmor {
-                let entry = ProfileInScope { name: Arc::clone(name), direct_writes: !h.request.opens_supervised };
+                let entry = ProfileInScope { who: Arc::clone(name), direct_writes: !h.request.opens_supervised };
                 ProfileInScope::merge_into(&mut out, entry);
             }
         }
@@ -89,7 +89,7 @@ impl ExecRequests {
         let mut out = Vec::new();
         for h in self.lock().values() {
             let r = &h.request;
-            InScope::merge_into(&mut out, InScope { sid: r.sid, direct_writes: !r.opens_supervised });
+            InScope::merge_into(&mut out, InScope { who: r.sid, direct_writes: !r.opens_supervised });
         }
         out
     }
@@ -109,7 +109,7 @@ mod tests {
         let sid = rampart_avc::SidTable::new().intern("u:r:t:s0").unwrap();
         let req = ExecRequest { sid, force: false, apparmor: None, opens_supervised: false };
         assert!(r.insert(10, Some(7), req.clone(), None).is_none());
-        assert_eq!(r.domains(), vec![InScope { sid: req.sid, direct_writes: true }]);
+        assert_eq!(r.domains(), vec![InScope { who: req.sid, direct_writes: true }]);
         // Another process with the same pid: dropped, not applied.
         let (applied, held) = r.take(10, Some(8));
         assert_eq!(applied, None);
@@ -120,17 +120,17 @@ mod tests {
         assert_eq!(r.take(10, Some(7)).0, None, "consumed");
         r.insert(11, Some(1), req.clone(), None);
         r.insert(12, Some(2), ExecRequest { apparmor: Some("p".into()), ..req.clone() }, None);
-        assert_eq!(r.profiles(), vec![ProfileInScope { name: Arc::from("p"), direct_writes: true }]);
+        assert_eq!(r.profiles(), vec![ProfileInScope { who: Arc::from("p"), direct_writes: true }]);
         let gone = r.prune(|pid, _| pid == 12);
         assert_eq!(gone.len(), 1);
         assert!(r.take(12, Some(2)).0.is_some());
         // A domain asked with supervised opens and without: one of its
         // processes opens for writing directly.
         r.insert(13, Some(3), ExecRequest { opens_supervised: true, ..req.clone() }, None);
-        assert_eq!(r.domains(), vec![InScope { sid: req.sid, direct_writes: false }]);
+        assert_eq!(r.domains(), vec![InScope { who: req.sid, direct_writes: false }]);
         r.insert(14, Some(4), req.clone(), None);
-        assert_eq!(r.domains(), vec![InScope { sid: req.sid, direct_writes: true }]);
+        assert_eq!(r.domains(), vec![InScope { who: req.sid, direct_writes: true }]);
         r.take(14, Some(4));
-        assert_eq!(r.domains(), vec![InScope { sid: req.sid, direct_writes: false }]);
+        assert_eq!(r.domains(), vec![InScope { who: req.sid, direct_writes: false }]);
     }
 }

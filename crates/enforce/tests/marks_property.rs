@@ -818,7 +818,7 @@ impl<'r> World<'r> {
     /// What the daemon is told of domain `d`'s opens.
     fn in_scope(&self, d: usize) -> InScope {
         let trusted = self.fault == Fault::TrustsUnsupervisedWrites && d != 0;
-        InScope { sid: self.domains[d].sid, direct_writes: !self.supervised[d] && !trusted }
+        InScope { who: self.domains[d].sid, direct_writes: !self.supervised[d] && !trusted }
     }
 
     /// Domain `d` reads inode `i` through a descriptor it holds. Returns
@@ -974,7 +974,7 @@ impl<'r> World<'r> {
     /// The open marks standing that some domain in scope could not have
     /// were its opens for writing not supervised.
     fn relaxed_marks(&mut self) -> u64 {
-        let scope: Vec<usize> = self.marks.scope().iter().filter_map(|s| self.by_sid.get(&s.sid).copied()).collect();
+        let scope: Vec<usize> = self.marks.scope().iter().filter_map(|s| self.by_sid.get(&s.who).copied()).collect();
         let slots: HashMap<InodeKey, usize> = (0..self.inos.len()).map(|i| (self.key(i), i)).collect();
         let mut n = 0;
         for (key, mask) in self.model().snapshot() {
@@ -995,7 +995,7 @@ impl<'r> World<'r> {
             .scope()
             .iter()
             .map(|s| {
-                *self.by_sid.get(&s.sid).unwrap_or_else(|| panic!("a SID in scope that no domain has: {:?}", s.sid))
+                *self.by_sid.get(&s.who).unwrap_or_else(|| panic!("a SID in scope that no domain has: {:?}", s.who))
             })
             .collect();
         may_run.extend((0..self.domains.len()).filter(|&d| self.running[d]));
