@@ -316,22 +316,18 @@ impl Cgroups {
     /// Every domain a process of the tree runs in or is about to enter
     /// (crate::marks, "Scope").
     pub fn domains(&self) -> Vec<InScope> {
-        let mut out = Vec::new();
-        for node in self.nodes.load().values() {
-            let labels = match node {
-                Node::Domain(l) => [Some(l), None],
-                Node::Exec(e) => [Some(&e.plan.from), Some(&e.plan.to)],
-            };
-            for l in labels.into_iter().flatten() {
-                InScope::merge_into(&mut out, InScope { who: l.sid, direct_writes: !l.opens_supervised });
-            }
-        }
-        out
+        self.in_scope(|l| Some(l.sid))
     }
 
     /// The AppArmor profiles processes of the tree run under, or are
     /// about to enter or leave (crate::marks: names then matter).
     pub fn apparmor_profiles(&self) -> Vec<ProfileInScope> {
+        self.in_scope(|l| l.apparmor.clone())
+    }
+
+    /// What `who` says of each label a process of the tree has or is
+    /// about to take, merged.
+    fn in_scope<K: PartialEq>(&self, who: impl Fn(&Label) -> Option<K>) -> Vec<InScope<K>> {
         let mut out = Vec::new();
         for node in self.nodes.load().values() {
             let labels = match node {
@@ -339,9 +335,8 @@ impl Cgroups {
                 Node::Exec(e) => [Some(&e.plan.from), Some(&e.plan.to)],
             };
             for l in labels.into_iter().flatten() {
-                if let Some(name) = &l.apparmor {
-                    let entry = ProfileInScope { who: Arc::clone(name), direct_writes: !l.opens_supervised };
-                    ProfileInScope::merge_into(&mut out, entry);
+                if let Some(k) = who(l) {
+                    InScope::merge_into(&mut out, InScope { who: k, direct_writes: !l.opens_supervised });
                 }
             }
         }

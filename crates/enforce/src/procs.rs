@@ -74,22 +74,21 @@ impl ExecRequests {
     /// The AppArmor profiles requested (crate::marks: in scope from the
     /// request on).
     pub fn profiles(&self) -> Vec<ProfileInScope> {
-        let mut out = Vec::new();
-        for h in self.lock().values() {
-            if let Some(name) = &h.request.apparmor {
-                let entry = ProfileInScope { who: Arc::clone(name), direct_writes: !h.request.opens_supervised };
-                ProfileInScope::merge_into(&mut out, entry);
-            }
-        }
-        out
+        self.in_scope(|r| r.apparmor.clone())
     }
 
     /// The domains requested (in scope before their exec).
     pub fn domains(&self) -> Vec<InScope> {
+        self.in_scope(|r| Some(r.sid))
+    }
+
+    /// What `who` says of each request, merged.
+    fn in_scope<K: PartialEq>(&self, who: impl Fn(&ExecRequest) -> Option<K>) -> Vec<InScope<K>> {
         let mut out = Vec::new();
         for h in self.lock().values() {
-            let r = &h.request;
-            InScope::merge_into(&mut out, InScope { who: r.sid, direct_writes: !r.opens_supervised });
+            if let Some(k) = who(&h.request) {
+                InScope::merge_into(&mut out, InScope { who: k, direct_writes: !h.request.opens_supervised });
+            }
         }
         out
     }
