@@ -10,7 +10,7 @@
 # device, from the repository root, as root:
 #   OUT=/some/dir bash contrib/repro/issue8-device.sh devrun
 # Results land in $OUT: enforce.md and seeds.md with img/, herd.txt,
-# machine.txt. About 7 minutes on 16 CPUs. COUNTS (1,2,4,8,16): the client
+# spin-check.txt, machine.txt. About 8 minutes on 16 CPUs. COUNTS (1,2,4,8,16): the client
 # and thread counts.
 #
 # Every benchmark runs in a private mount namespace on a tmpfs of its own.
@@ -58,6 +58,17 @@ timeout 200 "$B" --policy "$dir/policy.33" bench seeds --quick --workloads "$wor
 echo "seeds: $((SECONDS - s)) s"
 HERD=$dir/wait-queue-herd timeout 120 bash contrib/repro/wait-queue-herd.sh > "$OUT/herd.txt" 2>&1 \
   || echo "herd failed: rc=$?"
+# How a spinning poller looks for events (crates/enforce/src/responder.rs):
+# a read (the default) against epoll_wait, rampartd alone.
+s=$SECONDS
+for how in read epoll; do
+  echo "## spin-check $how" >> "$OUT/spin-check.txt"
+  RAMPART_BENCH_DAEMON_ARGS="--spin-check $how" timeout 120 "$B" bench enforce --quick --rounds 3 --no-pinned \
+    --no-split --no-mixed --variants rampartd --rampart "$B" --policy "$dir/policy.33" --clients "$counts" \
+    2>&1 | sed -n '/^Throughput by client/,/^$/p' >> "$OUT/spin-check.txt" || echo "spin-check $how failed: rc=$?"
+done
+echo "spin-check: $((SECONDS - s)) s"
 sed -n '/^### Throughput by client/,/^!\[/p' "$OUT/enforce.md" | grep '^|' || true
 sed -n '/^| opens of the content/,/^$/p' "$OUT/enforce.md" || true
 cat "$OUT/herd.txt"
+cat "$OUT/spin-check.txt"

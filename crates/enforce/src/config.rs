@@ -19,6 +19,7 @@
 //! spin-us = 50                        # keep polling this long after an event
 //! pollers = 1                         # responders waiting on fanotify (default: from threads)
 //! read-batch = 4                      # events one read takes at most
+//! spin-check = "read"                 # or "epoll": how a spinning poller looks for events
 //! apparmor = "/etc/apparmor.d"        # AppArmor profiles, beside SELinux
 //! apparmor-cache = "/var/cache/rampart/apparmor"
 //! selinux = true                      # false (--no-selinux): AppArmor alone
@@ -131,6 +132,10 @@ pub struct FileConfig {
     /// the rest in parallel, at more reads per event
     #[arg(long, value_name = "N")]
     pub read_batch: Option<usize>,
+    /// How a spinning poller looks for the next event: "read" (a read
+    /// that takes the group's queue lock) or "epoll" (a lock-free look)
+    #[arg(long, value_name = "HOW")]
+    pub spin_check: Option<String>,
     /// Load the AppArmor profiles of DIR (default /etc/apparmor.d),
     /// compiled with apparmor_parser; reloaded with the policy
     #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = rampart_apparmor::profile_set::DEFAULT_DIR)]
@@ -184,6 +189,8 @@ pub struct DaemonConfig {
     pub pollers: usize,
     /// Events one read takes at most.
     pub read_batch: usize,
+    /// How a spinning poller looks for the next event.
+    pub spin_check: SpinCheck,
     /// The AppArmor profiles to load, if any.
     pub apparmor: Option<rampart_apparmor::Source>,
     /// SELinux decides (false: AppArmor alone, `--no-selinux`).
@@ -191,6 +198,19 @@ pub struct DaemonConfig {
     /// Launched processes open files for writing through the daemon
     /// (crate::supervised, "Opens").
     pub supervised_opens: bool,
+}
+
+/// How a spinning poller looks for the next event (crate::responder,
+/// "Spinning").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpinCheck {
+    /// A non-blocking read of the group: the event at once when there is
+    /// one; every look takes the group's queue lock, which openers and
+    /// answers take too.
+    Read,
+    /// `epoll_wait` without a timeout, then a read: no lock while the
+    /// queue is empty, one more system call per event.
+    Epoll,
 }
 
 /// `--no-selinux` without profiles to enforce.
@@ -213,6 +233,11 @@ impl DaemonConfig {
         if queue_bound == 0 {
             return Err("queue-bound = 0: give at least 1".into());
         }
+        let spin_check = match flags.spin_check.or(file.spin_check).as_deref() {
+            None | Some("read") => SpinCheck::Read,
+            Some("epoll") => SpinCheck::Epoll,
+            Some(other) => return Err(format!("spin-check = {other:?}: use \"read\" or \"epoll\"")),
+        };
         let overload_allow = match flags.overload_answer.or(file.overload_answer).as_deref() {
             None | Some("allow") => true,
             Some("deny") => false,
@@ -279,6 +304,7 @@ impl DaemonConfig {
             spin: std::time::Duration::from_micros(spin_us),
             pollers,
             read_batch,
+            spin_check,
             apparmor,
             selinux,
             supervised_opens: flags.supervised_opens.or(file.supervised_opens).unwrap_or(true),
@@ -289,6 +315,19 @@ impl DaemonConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spin_check_is_read_unless_epoll_is_asked() {
+        let base = FileConfig { mark: Some(vec!["/a".into()]), ..Default::default() };
+        let resolve = |v: Option<&str>| {
+            let flags = FileConfig { spin_check: v.map(str::to_owned), ..base.clone() };
+            DaemonConfig::resolve(FileConfig::default(), flags).map(|c| c.spin_check)
+        };
+        assert_eq!(resolve(None), Ok(SpinCheck::Read));
+        assert_eq!(resolve(Some("read")), Ok(SpinCheck::Read));
+        assert_eq!(resolve(Some("epoll")), Ok(SpinCheck::Epoll));
+        assert!(resolve(Some("poll")).is_err_and(|e| e.contains("spin-check")));
+    }
 
     #[test]
     fn flags_override_the_file() {

@@ -95,7 +95,7 @@ mod sync;
 mod thread_creds;
 
 // Running the daemon.
-pub use config::{DaemonConfig, FileConfig};
+pub use config::{DaemonConfig, FileConfig, SpinCheck};
 pub use daemon::{run_daemon, DaemonError};
 
 // The control socket, client side,

@@ -27,7 +27,17 @@
 //! event comes within microseconds, and a running poller takes it
 //! without waking anyone, which on a virtual machine costs more than
 //! deciding the event. The price is bounded: `pollers` CPUs for `spin`
-//! after each event.
+//! after each event. A spinning poller looks for the next event with a
+//! non-blocking read (`--spin-check read`, the default), which takes the
+//! group's queue lock on every look, the lock every opener takes to
+//! queue its event and every answer to find its own: with several
+//! pollers spinning, that lock's cache line keeps moving between CPUs
+//! (seed 004's lesson). `--spin-check epoll` looks with `epoll_wait`
+//! without a timeout instead, which reads the ready list without a lock
+//! while it is empty, at one more system call per event. On 2 CPUs (one
+//! poller) the two are alike (docs/benchmarks.md); which holds more
+//! clients on 16 CPUs is still to be measured
+//! (contrib/repro/issue8-device.sh).
 //!
 //! Reads are small (`--read-batch`, 4 events): a thread that reads a
 //! burst answers it one event after the other, while the other pollers,
@@ -46,6 +56,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::config::SpinCheck;
 use crate::enforcer::Enforcer;
 use crate::event::{self, PermEvent, RecordError};
 use crate::fanotify::Group;
@@ -66,6 +77,8 @@ pub struct Settings {
     /// Events one read takes at most: few, so one thread does not take a
     /// burst the others could share (`--read-batch`).
     pub read_batch: usize,
+    /// How a spinning poller looks for the next event (`--spin-check`).
+    pub spin_check: SpinCheck,
 }
 
 /// A responder's role (see the module docs).
@@ -114,10 +127,10 @@ impl Responder<'_> {
             }
             let waited = if spinning {
                 self.groups.refresh_if_changed(&mut view);
-                match view.single() {
+                match (self.settings.spin_check, view.single()) {
                     // One group (no rotation in progress): read it directly.
-                    Some(g) => Ok(Some(g)),
-                    None => self.groups.wait(&mut view, 0),
+                    (SpinCheck::Read, Some(g)) => Ok(Some(g)),
+                    _ => self.groups.wait(&mut view, 0),
                 }
             } else {
                 self.groups.wait(&mut view, WAIT_MS)
