@@ -348,6 +348,16 @@ mod tests {
         assert_eq!(c.marks, vec![PathBuf::from("/srv")]);
         assert_eq!(c.socket, PathBuf::from(crate::control::DEFAULT_SOCKET));
         assert!(c.ignore_marks && c.overload_allow && !c.permissive);
+        // Every key it shows commented out is a key, with a valid value.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let keys: String = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# ").filter(|k| k.split_once(" = ").is_some_and(|(k, _)| !k.contains(' '))))
+            .map(|l| format!("{}\n", l.split_once("     #").map_or(l, |(k, _)| k)))
+            .collect();
+        assert!(keys.lines().count() >= 10, "{keys}");
+        let commented: FileConfig = toml::from_str(&format!("{text}\n{keys}")).unwrap();
+        DaemonConfig::resolve(commented, FileConfig::default()).unwrap();
     }
 
     #[test]
