@@ -33,8 +33,9 @@
 //! after a revocation) and `event.rs` (parsing records); `cgroups.rs`
 //! with `pidfd.rs` (which domain a thread runs in: the kernel keeps it,
 //! in cgroups) and `procs.rs` (exec contexts asked for); `own_threads.rs`
-//! (the daemon's own); `objects.rs` (object labels as SIDs) with
-//! `path_labels.rs` (when a file's path cannot change the answer);
+//! (the daemon's own); `objects.rs` (object labels as SIDs, cached per
+//! inode by `label_cache.rs`) with `path_labels.rs` (when a file's path
+//! cannot change the answer);
 //! `access.rs` (classes and permissions of an open); `enforcer.rs` (the
 //! decision) with `entry.rs` (who may enter a confined domain: only
 //! processes carrying the launcher's sandbox, `sandbox.rs`); `marks.rs`
@@ -72,6 +73,7 @@ mod fanotify;
 mod fd_store;
 mod fifo_opens;
 mod groups;
+mod label_cache;
 mod marks;
 mod mount_prefix;
 mod mountinfo;
@@ -126,8 +128,10 @@ pub mod testing {
     pub use crate::object_label::ObjectLabel;
     pub use crate::path_labels::{Grants, PathLabels};
 
-    // The ignore-mark protocol's epoch, model-checked (`tests/loom.rs`).
+    // The ignore-mark protocol's epoch and the label cache's forget,
+    // model-checked (`tests/loom.rs`).
     pub use crate::epoch::{Epoch, Ticket};
+    pub use crate::label_cache::{LabelCache, Miss};
 
     // The parsers of untrusted bytes, fuzzed: control lines
     // (`control_protocol`; its line limit is also tested in

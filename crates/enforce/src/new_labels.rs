@@ -98,6 +98,7 @@ pub fn write(e: &Enforcer, at: ObjectAt<'_>, inode: InodeKey, sid: Sid) -> io::R
         };
         return Err(io::Error::new(err.kind(), format!("writing the label {context}{name}: {err}")));
     }
+    e.objects.forget(inode);
     e.marks.relabeled(at, inode)
 }
 

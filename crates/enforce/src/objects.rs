@@ -1,7 +1,7 @@
 //! FileRef labels for the daemon: `(dev, ino)` -> SID, through the object
 //! label API of `rampart-label` (the `security.selinux` xattr, else
-//! file_contexts by path), cached per inode and revalidated by ctime
-//! (setting an xattr changes the ctime).
+//! file_contexts by path), cached per inode (crate::label_cache:
+//! revalidated by ctime, and forgotten when the daemon writes a label).
 //!
 //! An object with neither label gets the policy's `file` initial SID
 //! context, as the kernel gives a file without an xattr on a filesystem
@@ -12,21 +12,15 @@
 
 use std::os::fd::BorrowedFd;
 use std::os::unix::fs::MetadataExt;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
+use crate::label_cache::{Inode, LabelCache};
+use crate::object_label::ObjectLabel;
+use crate::path_labels::PathLabels;
 use rampart_avc::{Avc, ClassIdx, Perms, Sid};
 use rampart_label::{FileRef, FileType, ObjectLabeler};
 use rampart_policy::Policy;
-use rustc_hash::FxHashMap;
 
-use crate::object_label::ObjectLabel;
-use crate::path_labels::PathLabels;
-
-const SHARDS: usize = 64;
-/// Inodes whose SID is kept (about 50 bytes each): a daemon watching a
-/// busy filesystem sees new inodes without end, so the cache is bounded;
-/// an inode past the bound costs one label lookup when next seen.
-pub const MAX_CACHED_INODES: usize = 1 << 18;
 /// The kernel's `SECINITSID_FILE`.
 const INITIAL_SID_FILE: u32 = 5;
 /// The kernel's `SECINITSID_UNLABELED`.
@@ -54,24 +48,6 @@ pub fn unlabeled_context(policy: &Policy) -> String {
         .unwrap_or_else(|| "system_u:object_r:unlabeled_t:s0".to_owned())
 }
 
-#[derive(Clone, Copy)]
-struct Cached {
-    ctime: (i64, i64),
-    sid: Sid,
-}
-
-/// Inserts into a shard of at most `MAX_CACHED_INODES / SHARDS` entries,
-/// evicting the entry first in the table's order when it is full (an
-/// arbitrary one: the hash decides, not the age).
-fn insert_bounded<V>(shard: &mut FxHashMap<(u64, u64), V>, key: (u64, u64), value: V) {
-    if shard.len() >= MAX_CACHED_INODES / SHARDS && !shard.contains_key(&key) {
-        if let Some(victim) = shard.keys().next().copied() {
-            shard.remove(&victim);
-        }
-    }
-    shard.insert(key, value);
-}
-
 /// What an event asks of its object, so that its path is looked up only
 /// when the answer may depend on it.
 #[derive(Clone, Copy)]
@@ -89,7 +65,7 @@ pub struct ObjectSids {
     labeler: RwLock<Arc<ObjectLabeler>>,
     unlabeled: RwLock<Sid>,
     paths: PathLabels,
-    shards: Vec<Mutex<FxHashMap<(u64, u64), Cached>>>,
+    cache: LabelCache,
 }
 
 impl ObjectSids {
@@ -98,17 +74,13 @@ impl ObjectSids {
             paths: PathLabels::new(avc, labeler.contexts(), unlabeled),
             labeler: RwLock::new(labeler),
             unlabeled: RwLock::new(unlabeled),
-            shards: (0..SHARDS).map(|_| Mutex::new(FxHashMap::default())).collect(),
+            cache: LabelCache::default(),
         }
     }
 
     /// The labels files without xattrs may have.
     pub fn paths(&self) -> &PathLabels {
         &self.paths
-    }
-
-    fn shard(&self, key: (u64, u64)) -> &Mutex<FxHashMap<(u64, u64), Cached>> {
-        &self.shards[(key.1 ^ key.0.rotate_left(17)) as usize % SHARDS]
     }
 
     /// The SID of the object open as `fd`, whose metadata is `md`.
@@ -143,12 +115,10 @@ impl ObjectSids {
     ) -> ObjectLabel {
         let key = (md.dev(), md.ino());
         let ctime = (md.ctime(), md.ctime_nsec());
-        let shard = self.shard(key);
-        if let Some(c) = shard.lock().unwrap_or_else(PoisonError::into_inner).get(&key) {
-            if c.ctime == ctime {
-                return ObjectLabel::Sid(c.sid);
-            }
-        }
+        let miss = match self.cache.get(key, ctime) {
+            Ok(sid) => return ObjectLabel::Sid(sid),
+            Err(miss) => miss,
+        };
         let labeler = Arc::clone(&self.labeler.read().unwrap_or_else(PoisonError::into_inner));
         let label = match labeler.xattr_label(FileRef::Fd(fd)) {
             Some(label) => label,
@@ -164,15 +134,19 @@ impl ObjectSids {
         };
         let unlabeled = *self.unlabeled.read().unwrap_or_else(PoisonError::into_inner);
         let sid = label.context.and_then(|ctx| avc.intern(&ctx).ok()).unwrap_or(unlabeled);
-        insert_bounded(&mut shard.lock().unwrap_or_else(PoisonError::into_inner), key, Cached { ctime, sid });
+        self.cache.insert(key, ctime, sid, miss);
         ObjectLabel::Sid(sid)
     }
 
     /// Forgets every label (files were relabeled).
     pub fn clear(&self) {
-        for s in &self.shards {
-            s.lock().unwrap_or_else(PoisonError::into_inner).clear();
-        }
+        self.cache.clear();
+    }
+
+    /// Forgets `inode`'s label: the daemon just wrote another
+    /// (crate::label_cache, "Revalidation").
+    pub fn forget(&self, inode: Inode) {
+        self.cache.forget(inode);
     }
 
     /// Replaces file_contexts and the unlabeled context (a reload), and
@@ -182,29 +156,5 @@ impl ObjectSids {
         *self.labeler.write().unwrap_or_else(PoisonError::into_inner) = labeler;
         *self.unlabeled.write().unwrap_or_else(PoisonError::into_inner) = unlabeled;
         self.clear();
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_shard_never_holds_more_than_its_share() {
-        let cap = MAX_CACHED_INODES / SHARDS;
-        let mut shard = FxHashMap::default();
-        for ino in 0..(cap as u64 + 100) {
-            insert_bounded(&mut shard, (1, ino), ino);
-            assert!(shard.len() <= cap);
-        }
-        assert_eq!(shard.len(), cap);
-        // The newest entry is always kept, and updating a present key
-        // evicts nothing.
-        let newest = (1, cap as u64 + 99);
-        assert!(shard.contains_key(&newest));
-        insert_bounded(&mut shard, newest, 7);
-        assert_eq!(shard.len(), cap);
-        assert_eq!(shard.get(&newest), Some(&7));
     }
 }

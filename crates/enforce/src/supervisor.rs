@@ -796,8 +796,10 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
         relabel_allowed(cx, tid, subject.tgid, subject.sid, o, value, &gathered.creds)?;
         let done = perform(&resolved);
         if done.is_ok() {
-            // The file's label changed: the marks its old label justified
-            // go (its inode's only: every other answer cached is by label).
+            // The file's label changed: its cached label and the marks its
+            // old label justified go (its inode's only: every other answer
+            // cached is by label).
+            e.objects.forget((o.md.dev(), o.md.ino()));
             if let Err(err) = e.marks.relabeled(ObjectAt::Fd(o.fd.as_fd()), (o.md.dev(), o.md.ino())) {
                 eprintln!("rampartd: removing the marks of a relabeled file: {err}; flushing every mark");
                 let _ = e.marks.flush(None);

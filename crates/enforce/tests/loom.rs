@@ -12,15 +12,19 @@
 //! snapshot before `Marks::flush`. The property is the one `rampart
 //! setbool` promises: from the moment the change's flush returns, no mark
 //! decided under the old policy is in the kernel.
+//!
+//! Also the label cache's forget (`crates/enforce/src/label_cache.rs`):
+//! once the daemon wrote a label and forgot the inode, no lookup begun
+//! before puts the old label back, whatever the ctime says.
 #![cfg(loom)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::atomic::Ordering::{Acquire, Release};
 
-use loom::sync::atomic::AtomicBool;
+use loom::sync::atomic::{AtomicBool, AtomicU32};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use rampart_enforce::testing::Epoch;
+use rampart_enforce::testing::{Epoch, LabelCache};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
@@ -146,5 +150,35 @@ fn no_mark_outlives_a_new_objects_label() {
             p.join().unwrap();
         }
         assert!(!marks.lock().unwrap().contains(&0), "a mark on the new object was placed after its label");
+    });
+}
+
+/// The daemon writes an inode's label (the xattr: an atomic) and forgets
+/// it, while an event looks the inode up: on a miss it reads the label
+/// and inserts it, under a ctime that does not change (a coarse clock).
+/// From the moment the forget returns the cache holds the new label or
+/// nothing, and after the lookup too.
+#[test]
+fn a_forgotten_label_is_never_put_back() {
+    model(|| {
+        let cache = Arc::new(LabelCache::<u32>::default());
+        let xattr = Arc::new(AtomicU32::new(1));
+        let inode = (1, 2);
+        let lookup = {
+            let (cache, xattr) = (Arc::clone(&cache), Arc::clone(&xattr));
+            thread::spawn(move || {
+                if let Err(miss) = cache.get(inode, (0, 0)) {
+                    let label = xattr.load(Acquire);
+                    cache.insert(inode, (0, 0), label, miss);
+                }
+            })
+        };
+        xattr.store(2, Release);
+        cache.forget(inode);
+        let now = cache.get(inode, (0, 0));
+        assert!(now.as_ref().map_or(true, |&l| l == 2), "the old label was in the cache after the forget");
+        lookup.join().unwrap();
+        let after = cache.get(inode, (0, 0));
+        assert!(after.as_ref().map_or(true, |&l| l == 2), "the old label was put back after the forget");
     });
 }
