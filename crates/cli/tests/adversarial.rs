@@ -1283,8 +1283,10 @@ attempt RELABEL "$RAMPART" run --socket "$SOCK" --force --context "$MOD" -- /usr
 E2=$(events); cat "$T/data/d1.txt" > /dev/null; E3=$(events); cat "$T/data/d4.txt" > /dev/null; E4=$(events)
 echo "RELABELED_AFTER=$((E3 - E2))"
 echo "OTHER_AFTER=$((E4 - E3))"
+echo "STATUS=$("$RAMPART" status --socket "$SOCK" --json)"
 kill $HOLD; wait $HOLD 2>/dev/null || true
 stop_daemon
+sed 's/^/DAEMON> /' "$S/daemon.err" >&2
 "#,
     );
     r.report("relabel marks");
@@ -1292,7 +1294,7 @@ stop_daemon
     // allow modifier_t data_t:file relabelfrom; allow modifier_t public_t:file relabelto.
     r.assert_allowed("RELABEL", "modifier_t relabels data_t to public_t");
     assert!(r.num("RELABELED_AFTER") >= 1, "the relabeled file's marks went: {}", r.stderr);
-    assert_eq!(r.num("OTHER_AFTER"), 0, "the other file's marks stayed: {}", r.stderr);
+    assert_eq!(r.num("OTHER_AFTER"), 0, "the other file's marks stayed: {}\n{}", r.stdout, r.stderr);
 }
 
 /// A file keeps its label under a new name, as SELinux keeps it in the
