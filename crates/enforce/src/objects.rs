@@ -14,12 +14,13 @@ use std::os::fd::BorrowedFd;
 use std::os::unix::fs::MetadataExt;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use crate::label_cache::{Inode, LabelCache};
-use crate::object_label::ObjectLabel;
-use crate::path_labels::PathLabels;
 use rampart_avc::{Avc, ClassIdx, Perms, Sid};
 use rampart_label::{FileRef, FileType, ObjectLabeler};
 use rampart_policy::Policy;
+
+use crate::label_cache::{Inode, LabelCache};
+use crate::object_label::ObjectLabel;
+use crate::path_labels::PathLabels;
 
 /// The kernel's `SECINITSID_FILE`.
 const INITIAL_SID_FILE: u32 = 5;
