@@ -541,7 +541,9 @@ attack() {
     echo "$1.MARKS_MOUNT=$(marks)"
     mount --bind "$T/data/pub" "$S/elsewhere"; sleep 0.3
     echo "$1.MOUNT=$(aa_read marked "$S/elsewhere/c")"
-    umount "$S/elsewhere"
+    # The daemon may still hold the event's descriptor, opened through
+    # this mount: detach it then.
+    umount "$S/elsewhere" 2>/dev/null || umount -l "$S/elsewhere"
     kill $SLEEPER; wait $SLEEPER 2>/dev/null || true
     rm -rf "$T/data/pub" "$T/data/priv"
 }

@@ -60,6 +60,9 @@ pub struct Counters {
     pub without_path: AtomicU64,
 }
 
+/// Relaxed: a count. One bumped before an answer is seen by a `status`
+/// request its opener makes after the answer: the answer's write and
+/// the opener's wake-up order it, as system calls and locks do.
 fn bump(c: &AtomicU64) {
     c.fetch_add(1, Ordering::Relaxed);
 }
@@ -691,8 +694,10 @@ impl Enforcer {
     }
 
     fn answer(&self, group: &Group, fd: BorrowedFd<'_>, allow: bool) {
-        let _ = group.respond(fd, allow);
+        // Counted first: a process that saw its answer and then asks
+        // `rampart status` finds it counted (tests count events so).
         bump(if allow { &self.counters.allowed } else { &self.counters.denied });
+        let _ = group.respond(fd, allow);
     }
 
     /// Audits what the kernel would (after the answer): `pid=` is the

@@ -213,8 +213,10 @@ impl Responder<'_> {
         for ev in self.events.drain(..) {
             if over > 0 {
                 over -= 1;
-                let _ = group.respond(ev.fd.as_fd(), self.settings.overload_allow);
+                // Relaxed: a count, bumped before the answer (as
+                // `Enforcer::answer` does).
                 counters.overloaded.fetch_add(1, Ordering::Relaxed);
+                let _ = group.respond(ev.fd.as_fd(), self.settings.overload_allow);
             } else {
                 self.enforcer.handle(group, ev, &mut self.threads);
             }
