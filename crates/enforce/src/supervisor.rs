@@ -829,11 +829,10 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
     // A file given a new name keeps its label, as in SELinux: one its
     // path gave it goes into its xattr first (crate::new_labels::keep;
     // directories are not renamed there: the Landlock ruleset).
-    for o in resolved.renamed().into_iter().filter(|o| cx.writes_labels && cx.marked_devs.contains(&o.md.dev())) {
-        if !o.md.is_dir() {
-            if let Err(err) = new_labels::keep(&cx.enforcer, o.fd.as_fd(), &o.md) {
-                cx.label_failures.report(o.md.dev(), "a renamed or linked file keeps no label", &err);
-            }
+    let kept = |o: &&Object| cx.writes_labels && !o.md.is_dir() && cx.marked_devs.contains(&o.md.dev());
+    for o in resolved.renamed().into_iter().filter(kept) {
+        if let Err(err) = new_labels::keep(&cx.enforcer, o.fd.as_fd(), &o.md) {
+            cx.label_failures.report(o.md.dev(), "a renamed or linked file keeps no label", &err);
         }
     }
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
