@@ -5,24 +5,29 @@
 # by threads with theirs, and the openers' wait-queue herd.
 #
 # On the build machine (Debian 12, the policy and apparmor installed):
-#   bash contrib/repro/issue8-device.sh --prepare devrun
+#   bash contrib/repro/issue8-device.sh --prepare devrun [BEFORE]
+# BEFORE, optional: a `rampart` built with `--features bench` at an earlier
+# commit, run against this one (rampartd alone, first touch by clients).
 # (devrun/ must be ignored by git: .git/info/exclude; carry it.) On the
 # device, from the repository root, as root:
 #   OUT=/some/dir bash contrib/repro/issue8-device.sh devrun
-# Results land in $OUT: enforce.md and seeds.md with img/, herd.txt,
-# spin-check.txt, machine.txt. About 8 minutes on 16 CPUs. COUNTS (1,2,4,8,16): the client
-# and thread counts.
+# Results land in $OUT: enforce.md and seeds.md with img/, before-after.txt,
+# herd.txt, spin-check.txt, machine.txt. About 9 minutes on 16 CPUs, the
+# most telling first (a timeout loses the last). COUNTS (1,2,4,8,16): the
+# client and thread counts. PARTS (enforce,before-after,seeds,herd,spin-check):
+# which parts run.
 #
 # Every benchmark runs in a private mount namespace on a tmpfs of its own.
 set -euo pipefail
 if [[ "${1:-}" == "--prepare" ]]; then
-  dir=${2:?usage: $0 --prepare DIR}
+  dir=${2:?usage: $0 --prepare DIR [BEFORE]}
   mkdir -p "$dir"
   # The benchmarks are a feature: a plain `cargo test --release` rebuilds
   # the binary without them.
   cargo build --release -p rampart --features bench
   # Stripped: what a device call carries is limited (64 MiB).
   strip -o "$dir/rampart" target/release/rampart
+  if [[ -n "${3:-}" ]]; then strip -o "$dir/rampart-before" "$3"; fi
   cp /etc/selinux/default/policy/policy.33 /etc/selinux/default/contexts/files/file_contexts "$dir/"
   gcc -O2 -pthread -o "$dir/wait-queue-herd" contrib/repro/wait-queue-herd.c
   # The seed-003 profile, compiled here (the device has no apparmor_parser):
@@ -42,33 +47,55 @@ cp "$dir/file_contexts" /etc/selinux/default/contexts/files/
 B=$dir/rampart
 { nproc; uname -r; cat /proc/loadavg; grep -m1 'model name' /proc/cpuinfo || true; } > "$OUT/machine.txt"
 counts=${COUNTS:-1,2,4,8,16}
-echo "# enforce" > "$OUT/enforce.md"
-s=$SECONDS
-timeout 300 "$B" bench enforce --quick --no-pinned --no-split --variants none,trivial,rampartd \
-  --rampart "$B" --policy "$dir/policy.33" --clients "$counts" --write-docs --out "$OUT/enforce.md" \
-  > "$OUT/enforce.txt" 2>&1 || echo "bench enforce failed: rc=$?"
-echo "enforce: $((SECONDS - s)) s"
-echo "# seeds" > "$OUT/seeds.md"
-workloads=hits
-aa=()
-if [[ -e "$dir/lighttpd.bin" ]]; then workloads=hits,apparmor; aa=(--apparmor-policy "$dir/lighttpd.bin"); fi
-s=$SECONDS
-timeout 200 "$B" --policy "$dir/policy.33" bench seeds --quick --workloads "$workloads" "${aa[@]}" --threads "$counts" \
-  --out "$OUT/seeds.md" > "$OUT/seeds.txt" 2>&1 || echo "bench seeds failed: rc=$?"
-echo "seeds: $((SECONDS - s)) s"
-HERD=$dir/wait-queue-herd timeout 120 bash contrib/repro/wait-queue-herd.sh > "$OUT/herd.txt" 2>&1 \
-  || echo "herd failed: rc=$?"
+parts=,${PARTS:-enforce,before-after,seeds,herd,spin-check},
+# rampartd alone, first touch by clients: the table of `bench enforce`.
+alone() {
+  timeout 120 "$1" bench enforce --quick --rounds 3 --no-pinned --no-split --no-mixed --variants rampartd \
+    --rampart "$1" --policy "$dir/policy.33" --clients "$counts" 2>&1 | sed -n '/^Throughput by client/,/^$/p'
+}
+if [[ $parts == *,enforce,* ]]; then
+  echo "# enforce" > "$OUT/enforce.md"
+  s=$SECONDS
+  timeout 300 "$B" bench enforce --quick --no-pinned --no-split --variants none,trivial,rampartd \
+    --rampart "$B" --policy "$dir/policy.33" --clients "$counts" --write-docs --out "$OUT/enforce.md" \
+    > "$OUT/enforce.txt" 2>&1 || echo "bench enforce failed: rc=$?"
+  echo "enforce: $((SECONDS - s)) s"
+fi
+# This build against an earlier one, alternated (each run starts its own
+# rampartd from the binary that runs it).
+if [[ $parts == *,before-after,* && -x "$dir/rampart-before" ]]; then
+  s=$SECONDS
+  for i in 1 2; do for which in before after; do
+    b=$B; [[ $which == before ]] && b=$dir/rampart-before
+    echo "## $which, run $i" >> "$OUT/before-after.txt"
+    alone "$b" >> "$OUT/before-after.txt" || echo "$which $i failed: rc=$?"
+  done; done
+  echo "before-after: $((SECONDS - s)) s"
+fi
+if [[ $parts == *,seeds,* ]]; then
+  echo "# seeds" > "$OUT/seeds.md"
+  workloads=hits
+  aa=()
+  if [[ -e "$dir/lighttpd.bin" ]]; then workloads=hits,apparmor; aa=(--apparmor-policy "$dir/lighttpd.bin"); fi
+  s=$SECONDS
+  timeout 200 "$B" --policy "$dir/policy.33" bench seeds --quick --workloads "$workloads" "${aa[@]}" --threads "$counts" \
+    --out "$OUT/seeds.md" > "$OUT/seeds.txt" 2>&1 || echo "bench seeds failed: rc=$?"
+  echo "seeds: $((SECONDS - s)) s"
+fi
+if [[ $parts == *,herd,* ]]; then
+  HERD=$dir/wait-queue-herd timeout 120 bash contrib/repro/wait-queue-herd.sh > "$OUT/herd.txt" 2>&1 \
+    || echo "herd failed: rc=$?"
+fi
 # How a spinning poller looks for events (crates/enforce/src/responder.rs):
 # a read (the default) against epoll_wait, rampartd alone.
-s=$SECONDS
-for how in read epoll; do
-  echo "## spin-check $how" >> "$OUT/spin-check.txt"
-  RAMPART_BENCH_DAEMON_ARGS="--spin-check $how" timeout 120 "$B" bench enforce --quick --rounds 3 --no-pinned \
-    --no-split --no-mixed --variants rampartd --rampart "$B" --policy "$dir/policy.33" --clients "$counts" \
-    2>&1 | sed -n '/^Throughput by client/,/^$/p' >> "$OUT/spin-check.txt" || echo "spin-check $how failed: rc=$?"
-done
-echo "spin-check: $((SECONDS - s)) s"
-sed -n '/^### Throughput by client/,/^!\[/p' "$OUT/enforce.md" | grep '^|' || true
-sed -n '/^| opens of the content/,/^$/p' "$OUT/enforce.md" || true
-cat "$OUT/herd.txt"
-cat "$OUT/spin-check.txt"
+if [[ $parts == *,spin-check,* ]]; then
+  s=$SECONDS
+  for how in read epoll; do
+    echo "## spin-check $how" >> "$OUT/spin-check.txt"
+    RAMPART_BENCH_DAEMON_ARGS="--spin-check $how" alone "$B" >> "$OUT/spin-check.txt" || echo "spin-check $how failed: rc=$?"
+  done
+  echo "spin-check: $((SECONDS - s)) s"
+fi
+sed -n '/^### Throughput by client/,/^!\[/p' "$OUT/enforce.md" 2>/dev/null | grep '^|' || true
+sed -n '/^| opens of the content/,/^$/p' "$OUT/enforce.md" 2>/dev/null || true
+cat "$OUT"/before-after.txt "$OUT"/herd.txt "$OUT"/spin-check.txt 2>/dev/null || true

@@ -35,6 +35,7 @@ use crate::epoch::Ticket;
 use crate::event::PermEvent;
 use crate::fanotify::{self, Group};
 use crate::groups::Groups;
+use crate::handoff::Handoff;
 use crate::marks::{EventObject, InScope, Marks, ProfileInScope};
 use crate::object_label::ObjectLabel;
 use crate::objects::{EventAccess, ObjectSids};
@@ -109,6 +110,9 @@ pub struct Enforcer {
     /// Wakes helper responders ([`crate::backlog`]), also before a slow
     /// decision so it does not hold other processes' events.
     pub helpers: Backlog,
+    /// Events a responder read beyond the one it answers itself
+    /// ([`crate::handoff`]).
+    pub handed_off: Handoff<(Arc<Group>, PermEvent)>,
     /// Held from a domain's entry into the scope until what keeps it
     /// there (an exec in flight, a request) is recorded, and while the
     /// scope is recomputed from those records: a shrinking scope must not
@@ -146,6 +150,7 @@ impl Enforcer {
             self_pid: std::process::id(),
             counters: Counters::default(),
             helpers: Backlog::default(),
+            handed_off: Handoff::default(),
             scope_changes: std::sync::Mutex::new(()),
             apparmor,
         }

@@ -111,7 +111,7 @@ pub struct LiveView {
 impl LiveView {
     /// The group, when only one is live (no rotation in progress): a
     /// spinning responder reads it directly, without `epoll_wait`.
-    pub fn single(&self) -> Option<&Group> {
+    pub fn single(&self) -> Option<&Arc<Group>> {
         match self.groups.as_slice() {
             [(_, g)] => Some(g),
             _ => None,
@@ -238,7 +238,7 @@ impl Groups {
     /// Waits up to `timeout_ms` for a group with queued events. `view` is
     /// the caller's copy of the live groups; it also lets go of retired
     /// ones, so a responder calls this at least every `timeout_ms`.
-    pub fn wait<'v>(&self, view: &'v mut LiveView, timeout_ms: i32) -> io::Result<Option<&'v Group>> {
+    pub fn wait<'v>(&self, view: &'v mut LiveView, timeout_ms: i32) -> io::Result<Option<&'v Arc<Group>>> {
         self.refresh_if_changed(view);
         let mut event = libc::epoll_event { events: 0, u64: 0 };
         // SAFETY: one writable epoll_event for the duration of the call.
@@ -253,7 +253,7 @@ impl Groups {
         if !view.groups.iter().any(|(f, _)| *f == fd) {
             self.refresh(view);
         }
-        Ok(view.groups.iter().find(|(f, _)| *f == fd).map(|(_, g)| &**g))
+        Ok(view.groups.iter().find(|(f, _)| *f == fd).map(|(_, g)| g))
     }
 
     fn refresh(&self, view: &mut LiveView) {

@@ -41,7 +41,7 @@
 //! processes carrying the launcher's sandbox, `sandbox.rs`); `marks.rs`
 //! (the kernel-side cache of ignore marks, its races ordered by
 //! `epoch.rs`); `responder.rs` (the threads that read and answer, with
-//! `backlog.rs` waking helpers); `daemon.rs` (lifecycle, reload) with
+//! `backlog.rs` waking helpers and `handoff.rs` sharing a read's events); `daemon.rs` (lifecycle, reload) with
 //! `config.rs`, `overload_notice.rs` and `control/` (the control socket).
 //! Beside events, the calls a launched process makes that fanotify never
 //! sees: `supervised.rs` (which, and their arguments), `supervisor.rs`
@@ -73,6 +73,7 @@ mod fanotify;
 mod fd_store;
 mod fifo_opens;
 mod groups;
+mod handoff;
 mod label_cache;
 mod marks;
 mod mount_prefix;
@@ -128,9 +129,10 @@ pub mod testing {
     pub use crate::object_label::ObjectLabel;
     pub use crate::path_labels::{Grants, PathLabels};
 
-    // The ignore-mark protocol's epoch and the label cache's forget,
-    // model-checked (`tests/loom.rs`).
+    // The ignore-mark protocol's epoch, the label cache's forget and the
+    // responders' hand-off, model-checked (`tests/loom.rs`).
     pub use crate::epoch::{Epoch, Ticket};
+    pub use crate::handoff::Handoff;
     pub use crate::label_cache::{LabelCache, Miss};
 
     // The parsers of untrusted bytes, fuzzed: control lines

@@ -4,12 +4,13 @@
 //! fanotify groups: after answering they keep polling for `spin`, then
 //! block in `epoll_wait`. **Helpers** (the other responders) sleep on a
 //! condition variable and are woken only when a read brings more than one
-//! event (events are queuing faster than one thread answers them), and by
-//! the enforcer before a slow decision (an exec, or reading a denied
-//! opener's flags from `/proc`; [`Enforcer::helpers`]), which should not
-//! hold the next process's open. A woken
-//! helper reads without blocking until the queue is empty, then sleeps
-//! again.
+//! event (events are queuing faster than one thread answers them: the
+//! reader answers the first and hands the others off, [`crate::handoff`],
+//! to a woken helper or a spinning poller), and by the enforcer before a
+//! slow decision (an exec, or reading a denied opener's flags from
+//! `/proc`; [`Enforcer::helpers`]), which should not hold the next
+//! process's open. A woken helper takes what was handed off, then reads
+//! without blocking until the queue is empty, then sleeps again.
 //!
 //! Why not every responder in `epoll_wait`: fanotify wakes every waiter
 //! of a group as it queues an event, so a responder sleeping there is
@@ -39,12 +40,16 @@
 //! clients on 16 CPUs is still to be measured
 //! (contrib/repro/issue8-device.sh).
 //!
-//! Reads are small (`--read-batch`, 4 events): a thread that reads a
-//! burst answers it one event after the other, while the other pollers,
-//! woken for the same events, find the queue empty. On 16 CPUs at 16
-//! clients four events per read gave 2.57x one client's throughput,
-//! 42 gave 2.27x and one 1.97x (a read per event costs more than it
-//! spreads).
+//! Reads are small (`--read-batch`, 4 events): before the hand-off a
+//! thread that read a burst answered it one event after the other, while
+//! the other pollers, woken for the same events, found the queue empty.
+//! On 16 CPUs at 16 clients four events per read gave 2.57x one client's
+//! throughput, 42 gave 2.27x and one 1.97x (a read per event costs more
+//! than it spreads), and at 4 clients one event per read did best (2.53x
+//! against 2.17x). The hand-off keeps the batched read and spreads its
+//! events; what it gives on 16 CPUs is to be measured
+//! (contrib/repro/issue8-device.sh); on 2 CPUs it changes nothing
+//! measurable (docs/benchmarks.md).
 //!
 //! The backlog signal is a hint: a missed one delays help by at most
 //! `WAIT_MS` (a second), never an answer, because pollers alone read
@@ -98,6 +103,7 @@ pub fn run(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Settings, r
         settings,
         buf,
         events: Vec::with_capacity(32),
+        spare: Vec::with_capacity(32),
         threads: RecentThreads::default(),
     };
     match role {
@@ -112,6 +118,8 @@ struct Responder<'a> {
     settings: Settings,
     buf: Vec<u8>,
     events: Vec<PermEvent>,
+    /// The events of a read this thread hands off, before they are given.
+    spare: Vec<(Arc<Group>, PermEvent)>,
     threads: RecentThreads,
 }
 
@@ -121,6 +129,15 @@ impl Responder<'_> {
         let mut spin_until: Option<Instant> = None;
         // Relaxed: `stop` only ends the loop; the join orders everything else.
         while !stop.load(Ordering::Relaxed) {
+            // What another responder read and left comes first: it was
+            // queued before anything still in the group.
+            if let Some((group, event)) = self.enforcer.handed_off.take() {
+                self.answer(&group, event);
+                if !self.settings.spin.is_zero() {
+                    spin_until = Some(Instant::now() + self.settings.spin);
+                }
+                continue;
+            }
             let spinning = spin_until.is_some_and(|t| Instant::now() < t);
             if !spinning {
                 spin_until = None;
@@ -160,9 +177,6 @@ impl Responder<'_> {
                     continue;
                 }
             };
-            if self.events.len() > 1 {
-                self.enforcer.helpers.signal();
-            }
             self.answer_all(group);
             report(malformed);
             if !self.settings.spin.is_zero() {
@@ -175,7 +189,13 @@ impl Responder<'_> {
         let mut view = LiveView::default();
         // Relaxed: see `poll`.
         while !stop.load(Ordering::Relaxed) {
+            // Read before looking, so a signal given after the looks is
+            // not slept through.
             let seen = self.enforcer.helpers.generation();
+            if let Some((group, event)) = self.enforcer.handed_off.take() {
+                self.answer(&group, event);
+                continue;
+            }
             let group = match self.groups.wait(&mut view, 0) {
                 Ok(Some(group)) => group,
                 Ok(None) => {
@@ -194,22 +214,22 @@ impl Responder<'_> {
                     continue;
                 }
             };
-            if self.events.len() > 1 {
-                self.enforcer.helpers.signal();
-            }
             self.answer_all(group);
             report(malformed);
         }
     }
 
-    /// Answers every event read: decided, or given the overload answer
-    /// beyond the queue bound.
-    fn answer_all(&mut self, group: &Group) {
+    /// Answers every event read: the first (or, beyond the queue bound,
+    /// the overload answer) here; the others are handed off to whichever
+    /// responder is free ([`crate::handoff`]), a helper is woken for them,
+    /// and this thread then takes what is left of them.
+    fn answer_all(&mut self, group: &Arc<Group>) {
         let counters = &self.enforcer.counters;
         let n = self.events.len() as u64;
         // Relaxed: a gauge for the bound and for `status`.
         let depth = counters.in_flight.fetch_add(n, Ordering::Relaxed) + n;
         let mut over = depth.saturating_sub(self.settings.bound) as usize;
+        let mut own = None;
         for ev in self.events.drain(..) {
             if over > 0 {
                 over -= 1;
@@ -217,11 +237,31 @@ impl Responder<'_> {
                 // `Enforcer::answer` does).
                 counters.overloaded.fetch_add(1, Ordering::Relaxed);
                 let _ = group.respond(ev.fd.as_fd(), self.settings.overload_allow);
+                counters.in_flight.fetch_sub(1, Ordering::Relaxed);
+            } else if own.is_none() {
+                own = Some(ev);
             } else {
-                self.enforcer.handle(group, ev, &mut self.threads);
+                self.spare.push((Arc::clone(group), ev));
             }
-            counters.in_flight.fetch_sub(1, Ordering::Relaxed);
         }
+        if !self.spare.is_empty() {
+            self.enforcer.handed_off.give(self.spare.drain(..));
+            self.enforcer.helpers.signal();
+        }
+        if let Some(ev) = own {
+            self.answer(group, ev);
+        }
+        // The hand-off's promise: nothing given is left behind.
+        while let Some((group, ev)) = self.enforcer.handed_off.take() {
+            self.answer(&group, ev);
+        }
+    }
+
+    /// Decides and answers one event counted in flight.
+    fn answer(&mut self, group: &Group, event: PermEvent) {
+        self.enforcer.handle(group, event, &mut self.threads);
+        // Relaxed: see `answer_all`.
+        self.enforcer.counters.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

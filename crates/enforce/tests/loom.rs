@@ -15,7 +15,9 @@
 //!
 //! Also the label cache's forget (`crates/enforce/src/label_cache.rs`):
 //! once the daemon wrote a label and forgot the inode, no lookup begun
-//! before puts the old label back, whatever the ctime says.
+//! before puts the old label back, whatever the ctime says. And the
+//! responders' hand-off (`crates/enforce/src/handoff.rs`): an event one
+//! responder read and handed off is answered once, by somebody.
 #![cfg(loom)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -24,7 +26,7 @@ use std::sync::atomic::Ordering::{Acquire, Release};
 use loom::sync::atomic::{AtomicBool, AtomicU32};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use rampart_enforce::testing::{Epoch, LabelCache};
+use rampart_enforce::testing::{Epoch, Handoff, LabelCache};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
@@ -180,5 +182,43 @@ fn a_forgotten_label_is_never_put_back() {
         lookup.join().unwrap();
         let after = cache.get(inode, (0, 0));
         assert!(after.as_ref().map_or(true, |&l| l == 2), "the old label was put back after the forget");
+    });
+}
+
+/// Two responders each read a batch, hand off all but the first event,
+/// answer the first and then take until nothing is left, while a helper
+/// woken for them takes once. Every event is answered exactly once: none
+/// is left in the hand-off when they are done.
+#[test]
+fn every_event_handed_off_is_answered_once() {
+    model(|| {
+        let handoff = Arc::new(Handoff::<u32>::default());
+        let answered = Arc::new(Mutex::new(Vec::new()));
+        let responder = |batch: [u32; 3]| {
+            let (handoff, answered) = (Arc::clone(&handoff), Arc::clone(&answered));
+            move || {
+                let [own, rest @ ..] = batch;
+                handoff.give(rest);
+                answered.lock().unwrap().push(own);
+                while let Some(e) = handoff.take() {
+                    answered.lock().unwrap().push(e);
+                }
+            }
+        };
+        let first = thread::spawn(responder([0, 1, 2]));
+        let helper = {
+            let (handoff, answered) = (Arc::clone(&handoff), Arc::clone(&answered));
+            thread::spawn(move || {
+                if let Some(e) = handoff.take() {
+                    answered.lock().unwrap().push(e);
+                }
+            })
+        };
+        responder([3, 4, 5])();
+        first.join().unwrap();
+        helper.join().unwrap();
+        let mut answered = answered.lock().unwrap().clone();
+        answered.sort_unstable();
+        assert_eq!(answered, [0, 1, 2, 3, 4, 5], "an event handed off was left behind or answered twice");
     });
 }
