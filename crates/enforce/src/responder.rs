@@ -63,7 +63,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::SpinCheck;
 use crate::enforcer::Enforcer;
-use crate::event::{self, PermEvent, RecordError};
+use crate::event::{self, PermEvent};
 use crate::fanotify::Group;
 use crate::groups::{Groups, LiveView};
 use crate::own_threads;
@@ -133,9 +133,7 @@ impl Responder<'_> {
             // queued before anything still in the group.
             if let Some((group, event)) = self.enforcer.handed_off.take() {
                 self.answer(&group, event);
-                if !self.settings.spin.is_zero() {
-                    spin_until = Some(Instant::now() + self.settings.spin);
-                }
+                spin_until = self.spin_deadline();
                 continue;
             }
             let spinning = spin_until.is_some_and(|t| Instant::now() < t);
@@ -167,22 +165,21 @@ impl Responder<'_> {
                     continue;
                 }
             };
-            let malformed = match read_events(group, &mut self.buf, &mut self.events) {
-                Ok(malformed) => malformed,
+            match self.read_and_answer(group) {
+                Ok(()) => spin_until = self.spin_deadline(),
                 Err(e) => {
                     if e.kind() == io::ErrorKind::WouldBlock && spinning {
                         std::thread::yield_now();
                     }
                     pause_after(&e, "reading fanotify events");
-                    continue;
                 }
-            };
-            self.answer_all(group);
-            report(malformed);
-            if !self.settings.spin.is_zero() {
-                spin_until = Some(Instant::now() + self.settings.spin);
             }
         }
+    }
+
+    /// Until when a poller that just answered keeps polling (`--spin-us`).
+    fn spin_deadline(&self) -> Option<Instant> {
+        (!self.settings.spin.is_zero()).then(|| Instant::now() + self.settings.spin)
     }
 
     fn help(&mut self, stop: &AtomicBool) {
@@ -207,16 +204,23 @@ impl Responder<'_> {
                     continue;
                 }
             };
-            let malformed = match read_events(group, &mut self.buf, &mut self.events) {
-                Ok(malformed) => malformed,
-                Err(e) => {
-                    pause_after(&e, "reading fanotify events");
-                    continue;
-                }
-            };
-            self.answer_all(group);
-            report(malformed);
+            if let Err(e) = self.read_and_answer(group) {
+                pause_after(&e, "reading fanotify events");
+            }
         }
+    }
+
+    /// Reads one batch from `group` and answers it ([`Self::answer_all`]).
+    /// A malformed record ends the batch (the records before it are kept)
+    /// and is reported once they are answered: stderr may block.
+    fn read_and_answer(&mut self, group: &Arc<Group>) -> io::Result<()> {
+        let n = group.read(&mut self.buf)?;
+        let malformed = event::parse(self.buf.get(..n).unwrap_or_default(), &mut self.events).err();
+        self.answer_all(group);
+        if let Some(e) = malformed {
+            eprintln!("rampartd: {e}");
+        }
+        Ok(())
     }
 
     /// Answers every event read: the first (or, beyond the queue bound,
@@ -262,21 +266,6 @@ impl Responder<'_> {
         self.enforcer.handle(group, event, &mut self.threads);
         // Relaxed: see `answer_all`.
         self.enforcer.counters.in_flight.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// Reads one batch from `group` into `events`. A malformed record ends
-/// the batch (the records before it are kept) and is returned, to be
-/// reported once they are answered: stderr may block.
-fn read_events(group: &Group, buf: &mut [u8], events: &mut Vec<PermEvent>) -> io::Result<Option<RecordError>> {
-    let n = group.read(buf)?;
-    Ok(event::parse(buf.get(..n).unwrap_or_default(), events).err())
-}
-
-/// Reports a malformed record, after the batch it ended was answered.
-fn report(malformed: Option<RecordError>) {
-    if let Some(e) = malformed {
-        eprintln!("rampartd: {e}");
     }
 }
 
