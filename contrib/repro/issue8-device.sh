@@ -48,10 +48,11 @@ B=$dir/rampart
 { nproc; uname -r; cat /proc/loadavg; grep -m1 'model name' /proc/cpuinfo || true; } > "$OUT/machine.txt"
 counts=${COUNTS:-1,2,4,8,16}
 parts=,${PARTS:-enforce,before-after,seeds,herd,spin-check},
-# rampartd alone, first touch by clients: the table of `bench enforce`.
+# rampartd alone, first touch by clients: the tables of `bench enforce`
+# (throughput, and the clients' sleeps per open).
 alone() {
   timeout 120 "$1" bench enforce --quick --rounds 3 --no-pinned --no-split --no-mixed --variants rampartd \
-    --rampart "$1" --policy "$dir/policy.33" --clients "$counts" 2>&1 | sed -n '/^Throughput by client/,/^$/p'
+    --rampart "$1" --policy "$dir/policy.33" --clients "$counts" 2>&1 | sed -n '/^Throughput by client/,/^Targets/p' | grep -v '^Targets'
 }
 if [[ $parts == *,enforce,* ]]; then
   echo "# enforce" > "$OUT/enforce.md"

@@ -785,7 +785,7 @@ The mixed-domain workloads (no listener and rampartd: opens of httpd_t's
 content while an httpd_t process is alive, by a client in httpd_t, and a
 second after it exited) need Debian's policy; --no-mixed skips them.
 (--open-loop FILE, hidden, is their client: it opens FILE for
---measure-ms and prints OPS WALL_NS.)";
+--measure-ms and prints OPS WALL_NS SLEEPS.)";
 
 #[cfg(feature = "bench")]
 #[derive(Debug, Args)]

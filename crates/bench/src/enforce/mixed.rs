@@ -108,20 +108,22 @@ fn confined_client(confined: bool, s: &Setup<'_>) -> Result<Sample, String> {
     parse_sample(&String::from_utf8_lossy(&out.stdout))
 }
 
-/// The open-loop client's output: `OPS WALL_NS`.
+/// The open-loop client's output: `OPS WALL_NS SLEEPS`.
 pub fn parse_sample(text: &str) -> Result<Sample, String> {
     let mut words = text.split_whitespace().map(str::parse::<u64>);
-    match (words.next(), words.next()) {
-        (Some(Ok(ops)), Some(Ok(wall_ns))) => Ok(Sample { ops, threads: 1, wall_ns }),
-        _ => Err(format!("the open-loop client said {text:?}, not `OPS WALL_NS`")),
+    match (words.next(), words.next(), words.next(), words.next()) {
+        (Some(Ok(ops)), Some(Ok(wall_ns)), Some(Ok(sleeps)), None) => {
+            Ok(Sample { ops, threads: 1, wall_ns, sleeps: Some(sleeps) })
+        }
+        _ => Err(format!("the open-loop client said {text:?}, not `OPS WALL_NS SLEEPS`")),
     }
 }
 
 /// The open-loop client itself: opens `path` for `duration`, prints
-/// `OPS WALL_NS`.
+/// `OPS WALL_NS SLEEPS`.
 pub fn open_loop_client(path: &Path, duration: Duration) -> Result<String, String> {
     let s = workloads::open_loop(path, 1, duration)?;
-    Ok(format!("{} {}\n", s.ops, s.wall_ns))
+    Ok(format!("{} {} {}\n", s.ops, s.wall_ns, s.sleeps.unwrap_or(0)))
 }
 
 /// Removes rampartd's cgroup tree (empty directories only).
@@ -142,10 +144,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_client_output_is_two_numbers() {
-        let s = parse_sample("1200 3000000\n").unwrap();
-        assert_eq!((s.ops, s.threads, s.wall_ns), (1200, 1, 3_000_000));
+    fn the_client_output_is_three_numbers() {
+        let s = parse_sample("1200 3000000 7\n").unwrap();
+        assert_eq!((s.ops, s.threads, s.wall_ns, s.sleeps), (1200, 1, 3_000_000, Some(7)));
         assert!(parse_sample("oops").is_err());
-        assert!(parse_sample("12").is_err());
+        assert!(parse_sample("12 3000000").is_err());
+        assert!(parse_sample("12 3000000 1 4").is_err());
     }
 }

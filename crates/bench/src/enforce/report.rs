@@ -54,6 +54,10 @@ pub struct EnforceReport {
     pub split: Option<Box<EnforceReport>>,
 }
 
+/// The title of the client sleeps tables.
+const SLEEPS_TITLE: &str =
+    "Sleeps per first touch (voluntary context switches of the client threads per open, medians over rounds)";
+
 /// A row of the by-clients tables: its label, the variant, and the
 /// workload at a client count.
 type ClientsRow = (String, Listener, fn(usize) -> Workload);
@@ -75,6 +79,11 @@ impl EnforceReport {
     /// Median operations per second (all threads).
     pub fn ops_per_s(&self, l: Listener, w: Workload) -> Option<f64> {
         median(&self.samples(l, w).iter().map(Sample::ops_per_s).collect::<Vec<_>>())
+    }
+
+    /// Median sleeps of the client threads per operation.
+    pub fn sleeps_per_op(&self, l: Listener, w: Workload) -> Option<f64> {
+        median(&self.samples(l, w).iter().map(Sample::sleeps_per_op).collect::<Vec<_>>())
     }
 
     /// Median of per-round throughput ratios, `two` over `one` (same variant).
@@ -370,7 +379,36 @@ impl EnforceReport {
             }
             s.push('\n');
         }
+        s.push_str(&format!("\n{SLEEPS_TITLE}:\n"));
+        s.push_str(&format!("{:<22}", "variant"));
+        for n in &clients {
+            s.push_str(&format!(" {n:>10}"));
+        }
+        s.push('\n');
+        for (label, cells) in self.sleeps_rows() {
+            s.push_str(&format!("{label:<22}"));
+            for cell in cells {
+                s.push_str(&format!(" {cell:>10}"));
+            }
+            s.push('\n');
+        }
         s
+    }
+
+    /// Sleeps per first touch of each variant that ran, by client count.
+    fn sleeps_rows(&self) -> Vec<(String, Vec<String>)> {
+        self.variants
+            .iter()
+            .filter(|v| !v.rounds.is_empty())
+            .map(|v| {
+                let cells = self
+                    .clients()
+                    .into_iter()
+                    .map(|n| num(self.sleeps_per_op(v.listener, Workload::FirstTouch(n)), 2))
+                    .collect();
+                (v.listener.name().to_string(), cells)
+            })
+            .collect()
     }
 
     /// The rows of the by-clients tables: each variant that ran, steady
@@ -564,6 +602,16 @@ impl EnforceReport {
         for (label, l, workload) in self.clients_rows() {
             table.row_of(std::iter::once(label).chain(self.clients_cells(l, workload)));
         }
+        s.push_str(&format!(
+            "\n{SLEEPS_TITLE}: an open sleeps once if its answer is not there when it starts to wait \
+             (none if it is); each sleep more is a wake-up for another opener's answer (the group's one wait queue) \
+             or a wait for a lock.\n\n"
+        ));
+        let columns: Vec<&str> = std::iter::once("variant").chain(headers.iter().map(String::as_str)).collect();
+        let mut table = Table::new(&mut s, &columns);
+        for (label, cells) in self.sleeps_rows() {
+            table.row_of(std::iter::once(label).chain(cells));
+        }
         if let Some(dir) = img {
             s.push_str(&format!(
                 "\n![first-touch events per second by client threads]({dir}/{})\n\n\
@@ -733,7 +781,7 @@ mod report_tests {
     use serde_json::{json, Value};
 
     fn sample(ns_per_op: u64, threads: usize) -> Sample {
-        Sample { ops: 1000 * threads as u64, threads, wall_ns: ns_per_op * 1000 }
+        Sample { ops: 1000 * threads as u64, threads, wall_ns: ns_per_op * 1000, sleeps: Some(1000 * threads as u64) }
     }
 
     fn variant(l: Listener, open: u64, first: u64, first2: u64) -> VariantResult {
@@ -745,7 +793,7 @@ mod report_tests {
                 (Workload::Open(2), sample(open, 2)),
                 (Workload::FirstTouch(1), sample(first, 1)),
                 (Workload::FirstTouch(2), sample(first2, 2)),
-                (Workload::Exec, sample(300_000, 1)),
+                (Workload::Exec, Sample { sleeps: None, ..sample(300_000, 1) }),
             ],
         };
         VariantResult { listener: l, status: Status::Ran, rounds: vec![r(0), r(1), r(2)], marks: None }

@@ -32,6 +32,12 @@ pub struct Sample {
     pub threads: usize,
     /// From the first thread's start to the last thread's end.
     pub wall_ns: u64,
+    /// Voluntary context switches of the client threads while timed, all
+    /// together: an open that waits for a listener's answer sleeps once,
+    /// and more when other answers wake it for nothing (the openers' wait
+    /// queue, docs/architecture.md). `None` where not counted (exec).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sleeps: Option<u64>,
 }
 
 impl Sample {
@@ -41,6 +47,14 @@ impl Sample {
             return f64::NAN;
         }
         self.wall_ns as f64 * self.threads as f64 / self.ops as f64
+    }
+
+    /// Sleeps per operation, all threads together (NaN if not counted).
+    pub fn sleeps_per_op(&self) -> f64 {
+        match self.sleeps {
+            Some(n) if self.ops > 0 => n as f64 / self.ops as f64,
+            _ => f64::NAN,
+        }
     }
 
     /// Operations per second, all threads together.
@@ -68,6 +82,17 @@ fn open_close(path: &CString) -> Result<(), String> {
     Ok(())
 }
 
+/// The calling thread's voluntary context switches so far.
+fn thread_sleeps() -> u64 {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_THREAD with a valid, writable rusage.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
+        return 0;
+    }
+    u64::try_from(usage.ru_nvcsw).unwrap_or(0)
+}
+
 /// Runs `body(thread index, start)` on `threads` threads started together;
 /// each returns its operation count. Threads are spawned from the calling
 /// thread, so they share its mount namespace.
@@ -76,26 +101,28 @@ where
     F: Fn(usize) -> Result<u64, String> + Sync,
 {
     let barrier = Barrier::new(threads);
-    let results: Vec<Result<(u64, Instant, Instant), String>> = std::thread::scope(|s| {
+    let results: Vec<Result<(u64, Instant, Instant, u64), String>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let (barrier, body) = (&barrier, &body);
                 s.spawn(move || {
                     barrier.wait();
-                    let start = Instant::now();
+                    let (start, slept) = (Instant::now(), thread_sleeps());
                     let ops = body(t)?;
-                    Ok((ops, start, Instant::now()))
+                    Ok((ops, start, Instant::now(), thread_sleeps().saturating_sub(slept)))
                 })
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("workload thread panicked".into()))).collect()
     });
     let mut ops = 0;
+    let mut sleeps = 0;
     let mut first: Option<Instant> = None;
     let mut last: Option<Instant> = None;
     for r in results {
-        let (n, s, e) = r?;
+        let (n, s, e, slept) = r?;
         ops += n;
+        sleeps += slept;
         first = Some(first.map_or(s, |f| f.min(s)));
         last = Some(last.map_or(e, |l| l.max(e)));
     }
@@ -103,7 +130,7 @@ where
         (Some(f), Some(l)) => l.duration_since(f),
         _ => return Err("no thread ran".into()),
     };
-    Ok(Sample { ops, threads, wall_ns: u64::try_from(wall.as_nanos()).unwrap_or(u64::MAX) })
+    Ok(Sample { ops, threads, wall_ns: u64::try_from(wall.as_nanos()).unwrap_or(u64::MAX), sleeps: Some(sleeps) })
 }
 
 /// open + close of `path` on `threads` threads for `duration`.
@@ -186,7 +213,7 @@ pub fn exec_loop(exe: &Path, duration: Duration) -> Result<Sample, String> {
         }
     }
     let wall = start.elapsed();
-    Ok(Sample { ops, threads: 1, wall_ns: u64::try_from(wall.as_nanos()).unwrap_or(u64::MAX) })
+    Ok(Sample { ops, threads: 1, wall_ns: u64::try_from(wall.as_nanos()).unwrap_or(u64::MAX), sleeps: None })
 }
 
 fn exec_once(path: &CString, argv: &[*const libc::c_char; 2], envp: &[*const libc::c_char; 1]) -> Result<(), String> {
@@ -237,9 +264,34 @@ mod tests {
 
     #[test]
     fn sample_rates() {
-        let s = Sample { ops: 2000, threads: 2, wall_ns: 1_000_000 };
+        let s = Sample { ops: 2000, threads: 2, wall_ns: 1_000_000, sleeps: Some(3000) };
         assert_eq!(s.per_op_ns(), 1000.0);
         assert_eq!(s.ops_per_s(), 2_000_000.0);
-        assert!(Sample { ops: 0, threads: 1, wall_ns: 5 }.per_op_ns().is_nan());
+        assert_eq!(s.sleeps_per_op(), 1.5);
+        assert!(Sample { sleeps: None, ..s }.sleeps_per_op().is_nan());
+        assert!(Sample { ops: 0, threads: 1, wall_ns: 5, sleeps: Some(0) }.per_op_ns().is_nan());
+    }
+
+    /// A thread that sleeps is counted: each of two threads waits on the
+    /// other's turn through a channel, so every operation sleeps at least
+    /// once in one of them.
+    #[test]
+    fn sleeps_are_counted_per_thread() {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<()>(0);
+        let rx = std::sync::Mutex::new(rx);
+        let s = on_threads(2, |t| {
+            for _ in 0..50 {
+                if t == 0 {
+                    std::thread::sleep(Duration::from_micros(200));
+                    tx.send(()).map_err(|e| e.to_string())?;
+                } else {
+                    rx.lock().unwrap().recv().map_err(|e| e.to_string())?;
+                }
+            }
+            Ok(50)
+        })
+        .unwrap();
+        assert_eq!(s.ops, 100);
+        assert!(s.sleeps.is_some_and(|n| n >= 50), "{s:?}");
     }
 }
