@@ -6,8 +6,10 @@
 #
 # On the build machine (Debian 12, the policy and apparmor installed):
 #   bash contrib/repro/issue8-device.sh --prepare devrun [BEFORE]
-# BEFORE, optional: a `rampart` built with `--features bench` at an earlier
-# commit, run against this one (rampartd alone, first touch by clients).
+# BEFORE, optional: an earlier build run against this one (rampartd alone,
+# first touch by clients): a `rampart` built with `--features bench`, or a
+# commit to build (in a worktree, into target/before), e.g. 48bcd18, the
+# commit before responders hand a read's other events off.
 # (devrun/ must be ignored by git: .git/info/exclude; carry it.) On the
 # device, from the repository root, as root:
 #   OUT=/some/dir bash contrib/repro/issue8-device.sh devrun
@@ -27,7 +29,17 @@ if [[ "${1:-}" == "--prepare" ]]; then
   cargo build --release -p rampart --features bench
   # Stripped: what a device call carries is limited (64 MiB).
   strip -o "$dir/rampart" target/release/rampart
-  if [[ -n "${3:-}" ]]; then strip -o "$dir/rampart-before" "$3"; fi
+  if [[ -n "${3:-}" ]]; then
+    before=$3
+    if [[ ! -x "$before" ]]; then
+      wt=$(mktemp -d)
+      git worktree add --detach "$wt/src" "$3"
+      CARGO_TARGET_DIR="$PWD/target/before" cargo build --manifest-path "$wt/src/Cargo.toml" --release -p rampart --features bench
+      git worktree remove --force "$wt/src"
+      before=target/before/release/rampart
+    fi
+    strip -o "$dir/rampart-before" "$before"
+  fi
   cp /etc/selinux/default/policy/policy.33 /etc/selinux/default/contexts/files/file_contexts "$dir/"
   gcc -O2 -pthread -o "$dir/wait-queue-herd" contrib/repro/wait-queue-herd.c
   # The seed-003 profile, compiled here (the device has no apparmor_parser):
