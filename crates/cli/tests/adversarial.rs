@@ -39,8 +39,12 @@ mod common;
 use common::Run;
 
 /// The attack programs, tests/adversarial/NAME.c.
+/// The attack libraries in tests/adversarial/, built as shared objects
+/// (NAME.so).
+const LIBRARIES: &[&str] = &["preload_secret"];
 const PROGRAMS: &[&str] = &[
     "read_secret",
+    "ptrace_inject",
     "bind_read",
     "clone_parent",
     "connector_flood",
@@ -100,6 +104,15 @@ fn setup() -> &'static Setup {
                 Ok(out) => out,
                 Err(e) => common::missing(&format!("a C compiler to build the attack programs (cc: {e}; gcc)")),
             };
+            assert!(out.status.success(), "cc {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        }
+        for name in LIBRARIES {
+            let out = Command::new("cc")
+                .args(["-O2", "-Wall", "-shared", "-fPIC", "-o"])
+                .arg(bin.join(format!("{name}.so")))
+                .arg(here.join(format!("adversarial/{name}.c")))
+                .output()
+                .unwrap();
             assert!(out.status.success(), "cc {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
         }
         Setup { policy, bin }
@@ -772,6 +785,93 @@ stop_daemon
     // capabilities, the descriptor.
     assert_eq!(r.num("REFUSALS"), 5, "{}", r.stderr);
     assert_eq!(r.num("AUDIT_FD"), 1, "the descriptor's denial is audited:\n{}", r.stderr);
+}
+
+/// An exec transition runs its new image in secure-execution mode
+/// (AT_SECURE), as the kernel does when the policy does not grant
+/// `process noatsecure` from the old domain to the new one: uid 65534 in
+/// app_t runs a trusted_exec_t script (entering trusted_t, which reads
+/// the secret) with LD_PRELOAD naming a library of its own, on `/`, which
+/// the daemon does not mark. The dynamic loader ignores the library and
+/// the script says so. Under a permissive daemon (where SELinux's
+/// noatsecure check passes) the library runs in trusted_t and reads the
+/// secret. TRANSITION shows app_t does enter trusted_t. Each denial of
+/// `noatsecure` has its AVC line, as in the kernel.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn an_exec_transition_runs_in_secure_execution_mode() {
+    let s = setup();
+    let r = both_modes(
+        s,
+        "secure_exec",
+        &format!(
+            r#"{EXEC_PENDING_SETUP}
+printf '#!/bin/sh\necho "blocked: the preloaded library did not run"\nexit 1\n' > "$T/bin/trusted.sh"
+chmod 755 "$T/bin/trusted.sh"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted.sh"
+attack() {{
+    attempt "$1" as_attacker env LD_PRELOAD="$ADV/preload_secret.so" SECRET="$T/data/secret.txt" "$T/bin/trusted.sh"
+    if [ "$1" = ENFORCING ]; then
+        transition_control
+        echo "AUDIT_NOATSECURE=$(grep -c 'denied  {{ noatsecure }} for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:trusted_t:s0 tclass=process permissive=0' "$LOG")"
+    fi
+}}
+"#
+        ),
+    );
+    r.assert_allowed("TRANSITION", "app_t enters trusted_t by executing trusted_exec_t; trusted_t reads secret_t");
+    r.assert_blocked("ENFORCING", "no `process noatsecure` from app_t to trusted_t: AT_SECURE, the preload ignored");
+    r.assert_succeeded("PERMISSIVE");
+    // The attack's exec and TRANSITION's, each audited as SELinux does.
+    assert_eq!(r.num("AUDIT_NOATSECURE"), 2, "the noatsecure denials are audited:\n{}", r.stderr);
+}
+
+/// A process of the old domain cannot steer one that entered another
+/// domain: uid 65534 in app_t forks a child that asks to be traced and
+/// executes a trusted_exec_t program (entering trusted_t, which reads the
+/// secret), then makes it open and read the secret through injected
+/// system calls. The launcher's filter refuses `ptrace` (and
+/// `process_vm_readv`, `process_vm_writev`, `pidfd_getfd`) to every
+/// process it starts. Without the sandbox (`--no-sandbox`), under the
+/// same enforcing daemon, the secret is read.
+///
+/// Documented limit, pinned (MEM): `/proc/PID/mem` of such a child is
+/// still read (procfs cannot be marked, and a read-only open is not
+/// supervised): the same process reads the stack of a trusted_t child.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn the_old_domain_cannot_trace_the_new_one() {
+    let s = setup();
+    let r = scenario(
+        s,
+        &format!(
+            r#"{EXEC_PENDING_SETUP}
+cp /bin/true "$T/bin/trusted"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted"
+cp /bin/sleep "$T/bin/trusted-sleep"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sleep"
+# Reads 8 bytes of a trusted_t child's stack through /proc/PID/mem.
+cat > "$S/mem" <<'SH'
+"$1" 5 & pid=$!
+sleep 0.3
+grep -q trusted_t "/proc/$pid/cgroup" || {{ echo "broken: the child is not in trusted_t"; kill $pid; exit 2; }}
+addr=$(cut -d' ' -f28 "/proc/$pid/stat")
+if dd if="/proc/$pid/mem" bs=8 count=1 skip=$((addr / 8)) status=none | od -An -tx8 | grep -q .; then
+    echo "succeeded: read the stack of pid $pid, in trusted_t, through /proc/$pid/mem"; kill $pid; exit 0
+fi
+echo "blocked: /proc/$pid/mem could not be read"; kill $pid; exit 1
+SH
+start_daemon
+attempt ENFORCING as_attacker "$ADV/ptrace_inject" "$T/bin/trusted" "$T/data/secret.txt"
+attempt UNSANDBOXED as_unsandboxed "$ADV/ptrace_inject" "$T/bin/trusted" "$T/data/secret.txt"
+attempt MEM as_attacker sh "$S/mem" "$T/bin/trusted-sleep"
+transition_control
+stop_daemon
+"#
+        ),
+    );
+    r.report("trace");
+    r.assert_allowed("TRANSITION", "app_t enters trusted_t by executing trusted_exec_t; trusted_t reads secret_t");
+    r.assert_blocked("ENFORCING", "the launcher's filter refuses ptrace");
+    r.assert_allowed("UNSANDBOXED", "without the launcher's sandbox nothing stops the tracer: the check can fail");
+    r.assert_allowed("MEM", "documented limit: /proc/PID/mem of a process in another domain is read");
 }
 
 /// A daemon killed and started again (with the same `--cgroup`, which the

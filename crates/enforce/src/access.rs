@@ -63,7 +63,7 @@ const DIR_PERMS: &[&str] = &[
     "search",
     "rmdir",
 ];
-const PROCESS_PERMS: &[&str] = &["transition", "setexec"];
+const PROCESS_PERMS: &[&str] = &["transition", "setexec", "noatsecure"];
 /// The capabilities, in the kernel's numbering: `capability` holds 0 to
 /// 31, `capability2` 32 and up (what `rampart run` keeps: crate::sandbox).
 pub const CAPABILITY_PERMS: &[&str] = &[
@@ -190,6 +190,9 @@ pub struct Classes {
     pub process: ClassIdx,
     pub transition: Perms,
     pub setexec: Perms,
+    /// An exec transition without it runs in secure-execution mode
+    /// (crate::secure_exec).
+    pub noatsecure: Perms,
     pub security: ClassIdx,
     pub setenforce: Perms,
     pub setbool: Perms,
@@ -246,6 +249,7 @@ impl Classes {
             process,
             transition: m.perms(process, &["transition"])?,
             setexec: m.perms(process, &["setexec"])?,
+            noatsecure: m.perms(process, &["noatsecure"])?,
             security,
             setenforce: m.perms(security, &["setenforce"])?,
             setbool: m.perms(security, &["setbool"])?,

@@ -66,6 +66,7 @@ use rampart_avc::{Avc, Sid};
 use rustc_hash::FxHashMap;
 
 use crate::marks::{InScope, ProfileInScope};
+use crate::secure_exec;
 use crate::subject_label::{self, Label, EXEC_PREFIX};
 
 /// The xattr holding an exec in flight's parameters.
@@ -107,6 +108,10 @@ pub struct ExecPlan {
     /// The executable before the exec (an exec of the same file cannot
     /// be told from a failed one: it settles in the old domain).
     pub old_image: Option<FileId>,
+    /// The new image runs in secure-execution mode (AT_SECURE), as the
+    /// kernel runs it unless the policy grants `process noatsecure` (or,
+    /// under AppArmor, for `Px`, `Cx` and `Ux`): crate::secure_exec.
+    pub at_secure: bool,
 }
 
 /// The daemon's cgroup tree (see the module docs).
@@ -541,6 +546,27 @@ impl Cgroups {
         let frozen = is_frozen(dir);
         let committed = !exec.old_image.is_some_and(|old| exec.images.contains(&old))
             && image_of(exec.tgid).is_some_and(|now| exec.images.contains(&now));
+        if committed && exec.at_secure && !frozen {
+            // Its stack is written only when the exec returns to user
+            // space, where the freezer holds it: set AT_SECURE then.
+            return false;
+        }
+        if committed && exec.at_secure {
+            if let Err(e) = secure_exec::set_at_secure(exec.tgid) {
+                // The new image must not run without it: ended, as the
+                // kernel ends an exec that fails after its point of no
+                // return.
+                eprintln!(
+                    "rampartd: killed pid {}: its exec into a new domain must run in secure-execution mode, and \
+                     AT_SECURE could not be set ({e})",
+                    exec.tgid
+                );
+                // SAFETY: kill takes a pid and a signal number; the process
+                // is frozen in this exec's cgroup, so the pid is still its.
+                unsafe { libc::kill(exec.tgid as libc::pid_t, libc::SIGKILL) };
+                return false;
+            }
+        }
         if committed {
             if let Err(e) = self.enter_domain(avc, &exec.to, exec.tgid) {
                 eprintln!("rampartd: moving pid {} into its new domain: {e}", exec.tgid);
@@ -621,6 +647,9 @@ fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
     if let Some(o) = &e.origin {
         out.push_str(&format!("origin {}\n", o.display()));
     }
+    if !p.at_secure {
+        out.push_str("noatsecure 1\n");
+    }
     out
 }
 
@@ -631,6 +660,8 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     let (mut from_so, mut to_so) = (false, false);
     let profile = |rest: &str| subject_label::parse_dir_name(rest).and_then(|n| n.profile).map(Arc::<str>::from);
     let (mut images, mut old_image, mut origin) = (Vec::new(), None, None);
+    // Without the line (an older daemon's record): the safe side.
+    let mut at_secure = true;
     let id = |rest: &str| -> Option<FileId> {
         let (d, i) = rest.split_once(' ')?;
         Some((d.parse().ok()?, i.parse().ok()?))
@@ -649,11 +680,12 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
             "image" => images.push(id(rest)?),
             "old" => old_image = Some(id(rest)?),
             "origin" => origin = Some(PathBuf::from(rest)),
+            "noatsecure" => at_secure = false,
             _ => {}
         }
     }
     let from = Label { sid: from?, apparmor: from_aa, opens_supervised: from_so };
     let to = Label { sid: to?, apparmor: to_aa, opens_supervised: to_so };
-    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image };
+    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure };
     Some(ExecInFlight { dir: dir.to_path_buf(), plan, origin })
 }

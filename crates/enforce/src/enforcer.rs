@@ -443,11 +443,14 @@ impl Enforcer {
         let (checks, new_domain) = self.exec_checks(subject.sid, tsid, cp, request.as_ref());
         let mut allow = checks.iter().all(|c| c.decision.passes());
         let mut profile_change = None;
+        // AppArmor's share of secure-execution mode (crate::secure_exec).
+        let mut scrub_for_apparmor = false;
         match self.apparmor_exec(file, md, tid, tgid, subject) {
             ExecOutcome::Allowed => {}
             ExecOutcome::Transition { to, scrub, mode } => {
                 apparmor = to.as_deref().map(Arc::from);
-                profile_change = Some((to, scrub, mode));
+                scrub_for_apparmor = scrub;
+                profile_change = Some((to, mode));
             }
             ExecOutcome::Denied => allow = false,
             ExecOutcome::Unsupported(why) => {
@@ -460,9 +463,8 @@ impl Enforcer {
                 );
             }
         }
-        if let Some((to, scrub, mode)) = profile_change.filter(|_| allow) {
-            allow =
-                self.apparmor_transition_allowed(&exec_of(tid, tgid, file, md, subject), to.as_deref(), scrub, &mode);
+        if let Some((to, mode)) = profile_change.filter(|_| allow) {
+            allow = self.apparmor_transition_allowed(&exec_of(tid, tgid, file, md, subject), to.as_deref(), &mode);
         }
         // An unconfined process's exec of a program an enforce-mode
         // profile attaches to: AppArmor would put it under that profile,
@@ -489,6 +491,13 @@ impl Enforcer {
         // keeps the filters it runs under.
         let opens_supervised = request.as_ref().map_or(subject.opens_supervised, |r| r.opens_supervised);
         let new_label = new_domain.map(|sid| Label { sid, apparmor, opens_supervised });
+        // A domain change runs the new image in secure-execution mode
+        // unless the policy grants `process noatsecure`, as SELinux's
+        // exec hook decides (and audits) it; `--force` launches skip the
+        // policy's exec checks, this one too.
+        let noatsecure = new_domain
+            .filter(|&new| new != subject.sid && !request.as_ref().is_some_and(|r| r.force))
+            .map(|new| self.check(subject.sid, new, self.classes.process, self.classes.noatsecure));
         if let Some(new) = new_domain.filter(|&new| allow && !launcher && new != subject.sid) {
             if let Some(why) = crate::entry::refusal(&self.entry_checks(), &exec_of(tid, tgid, file, md, subject), new)
             {
@@ -514,7 +523,8 @@ impl Enforcer {
             }
             let mut images = vec![(md.dev(), md.ino())];
             images.extend(script_interpreter(file, tgid));
-            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image: image_of(tgid) };
+            let at_secure = scrub_for_apparmor || noatsecure.as_ref().is_some_and(|c| !c.decision.passes());
+            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image: image_of(tgid), at_secure };
             match self.cgroups.begin_exec(&self.avc, plan) {
                 Ok(()) => bump(&self.counters.exec_transitions),
                 Err(e) => {
@@ -527,21 +537,16 @@ impl Enforcer {
         }
         self.answer(group, file.as_fd(), allow);
         self.audit_checks(tid, Some(tgid), file.as_fd(), &checks);
+        if allow {
+            self.audit_checks(tid, Some(tgid), file.as_fd(), noatsecure.as_slice());
+        }
     }
 
     /// Whether an exec may move its process to the AppArmor profile `to`
     /// (`None`: unconfined) by an x rule qualified `mode`: the entry
     /// invariant (crate::entry::apparmor_refusal), enforced unless the
-    /// daemon is permissive or the new profile in complain mode. The
-    /// environment is not scrubbed (`scrub`: the kernel would set
-    /// AT_SECURE): noted.
-    fn apparmor_transition_allowed(
-        &self,
-        exec: &crate::entry::Exec<'_>,
-        to: Option<&str>,
-        scrub: bool,
-        mode: &str,
-    ) -> bool {
+    /// daemon is permissive or the new profile in complain mode.
+    fn apparmor_transition_allowed(&self, exec: &crate::entry::Exec<'_>, to: Option<&str>, mode: &str) -> bool {
         let Some(apparmor) = &self.apparmor else { return false };
         let enforcing = || self.avc.policy_state().2;
         let program =
@@ -553,15 +558,6 @@ impl Enforcer {
                 .unwrap_or_default()
         };
         let Some(why) = crate::entry::apparmor_refusal(exec, to, caps, unusable) else {
-            if scrub {
-                eprintln!(
-                    "rampartd: pid {} enters {} by {mode} (exec of {}): the kernel would scrub its environment \
-                     (AT_SECURE), rampartd cannot (docs/security.md)",
-                    exec.tgid,
-                    to.unwrap_or("unconfined"),
-                    program(),
-                );
-            }
             return true;
         };
         let enforced = enforcing() && to.is_some_and(|p| apparmor.enforces(p));

@@ -38,7 +38,8 @@
 //! cannot change the answer);
 //! `access.rs` (classes and permissions of an open); `enforcer.rs` (the
 //! decision) with `entry.rs` (who may enter a confined domain: only
-//! processes carrying the launcher's sandbox, `sandbox.rs`); `marks.rs`
+//! processes carrying the launcher's sandbox, `sandbox.rs`) and
+//! `secure_exec.rs` (a new domain's image in secure-execution mode); `marks.rs`
 //! (the kernel-side cache of ignore marks, its races ordered by
 //! `epoch.rs`); `responder.rs` (the threads that read and answer, with
 //! `backlog.rs` waking helpers and `handoff.rs` sharing a read's events); `daemon.rs` (lifecycle, reload) with
@@ -90,6 +91,7 @@ pub mod private_mounts;
 mod procs;
 mod responder;
 mod sandbox;
+mod secure_exec;
 mod subject_label;
 mod supervised;
 mod supervised_open;

@@ -63,10 +63,17 @@
 //! (`chattr`: SELinux's `setattr`, seen by nothing here) and namespace
 //! creation (`unshare` and
 //! `clone` with a `CLONE_NEW*` flag, `setns`, `clone3`, whose flags a
-//! filter cannot read: `ENOSYS`, and C libraries fall back to `clone`).
+//! filter cannot read: `ENOSYS`, and C libraries fall back to `clone`),
+//! and access to other processes' memory and descriptors (`ptrace`,
+//! `process_vm_readv`, `process_vm_writev`, `pidfd_getfd`): a process
+//! that entered another domain by an exec transition stays in its
+//! parent's Landlock domain, where Landlock lets them through, and
+//! SELinux's `process ptrace` check between the two domains has no
+//! counterpart here (`the_old_domain_cannot_trace_the_new_one`: a child
+//! traced into trusted_t was made to read the secret).
 //! All `EPERM`: coarser than SELinux (a domain the policy lets relabel
-//! cannot), never laxer. On x86-64 the 32-bit (`int 0x80`) numbers of the
-//! same calls are refused too.
+//! or trace cannot), never laxer. On x86-64 the 32-bit (`int 0x80`)
+//! numbers of the same calls are refused too.
 //!
 //! **What the policy grants on no type** ([`Forbidden`]). Where the
 //! domain may `write` no file of any type, the ruleset also handles
@@ -420,8 +427,9 @@ const X86_64: Refused = Refused {
     arch: AUDIT_ARCH_X86_64,
     // mount umount2 pivot_root setns open_tree move_mount fsopen fsconfig
     // fsmount fspick mount_setattr setxattrat removexattrat open_tree_attr
-    // file_setattr (inode flags by path: see INODE_FLAG_IOCTLS)
-    always: &[165, 166, 155, 308, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469],
+    // file_setattr (inode flags by path: see INODE_FLAG_IOCTLS); ptrace
+    // process_vm_readv process_vm_writev pidfd_getfd
+    always: &[165, 166, 155, 308, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469, 101, 310, 311, 438],
     // unshare clone
     with_new_namespace: &[272, 56],
     // clone3
@@ -440,9 +448,11 @@ const X86_64: Refused = Refused {
 const I386: Refused = Refused {
     arch: AUDIT_ARCH_I386,
     // setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
-    // mount umount umount2 pivot_root setns, then as on x86-64
+    // mount umount umount2 pivot_root setns, then as on x86-64; ptrace
+    // process_vm_readv process_vm_writev (pidfd_getfd: as on x86-64)
     always: &[
-        226, 227, 228, 235, 236, 237, 21, 22, 52, 217, 346, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469,
+        226, 227, 228, 235, 236, 237, 21, 22, 52, 217, 346, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469, 26,
+        347, 348, 438,
     ],
     // unshare clone
     with_new_namespace: &[310, 120],
