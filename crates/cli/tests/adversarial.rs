@@ -834,9 +834,11 @@ attack() {{
 /// process it starts. Without the sandbox (`--no-sandbox`), under the
 /// same enforcing daemon, the secret is read.
 ///
-/// Documented limit, pinned (MEM): `/proc/PID/mem` of such a child is
-/// still read (procfs cannot be marked, and a read-only open is not
-/// supervised): the same process reads the stack of a trusted_t child.
+/// Documented limits, pinned: `/proc/PID/mem` of such a child is still
+/// read (MEM: procfs cannot be marked, and a read-only open is not
+/// supervised): the same process reads the stack of a trusted_t child;
+/// and it signals one (SIGNAL: Landlock scopes signals to the sandbox,
+/// not to a domain).
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn the_old_domain_cannot_trace_the_new_one() {
@@ -862,6 +864,10 @@ start_daemon
 attempt ENFORCING as_attacker "$ADV/ptrace_inject" "$T/bin/trusted" "$T/data/secret.txt"
 attempt UNSANDBOXED as_unsandboxed "$ADV/ptrace_inject" "$T/bin/trusted" "$T/data/secret.txt"
 attempt MEM as_attacker sh "$S/mem" "$T/bin/trusted-sleep"
+attempt SIGNAL as_attacker sh -c '"$0" 5 & p=$!; sleep 0.3
+    grep -q trusted_t "/proc/$p/cgroup" || {{ echo "broken: the child is not in trusted_t"; exit 2; }}
+    if kill -TERM "$p"; then echo "succeeded: signalled pid $p in trusted_t"; exit 0; fi
+    echo "blocked: the signal was refused"; kill -KILL "$p"; exit 1' "$T/bin/trusted-sleep"
 transition_control
 stop_daemon
 "#
@@ -872,6 +878,7 @@ stop_daemon
     r.assert_blocked("ENFORCING", "the launcher's filter refuses ptrace");
     r.assert_allowed("UNSANDBOXED", "without the launcher's sandbox nothing stops the tracer: the check can fail");
     r.assert_allowed("MEM", "documented limit: /proc/PID/mem of a process in another domain is read");
+    r.assert_allowed("SIGNAL", "documented limit: a process in another domain of the same sandbox is signalled");
 }
 
 /// A daemon killed and started again (with the same `--cgroup`, which the
