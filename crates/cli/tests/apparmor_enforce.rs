@@ -53,7 +53,8 @@ fn setup() -> &'static PathBuf {
 /// * `confined` reads allowed.txt and link.txt, writes out.txt, reads,
 ///   writes and links the scratch files, runs
 ///   sh2 in its own profile (`ix`), px and e2big under `other` (`px`,
-///   which reads other.txt), cx under its child profile (`cx`, which
+///   which reads other.txt), spx under `other` with its environment
+///   scrubbed (`Px`), cx under its child profile (`cx`, which
 ///   reads the secret), ux unconfined, and stack under a stack of itself
 ///   and `other`; nothing else on the tmpfs.
 /// * `capable` may use CAP_DAC_OVERRIDE and runs px under `other`.
@@ -69,6 +70,7 @@ profile confined {
   $T/data/scratch* rwl,
   $T/bin/sh2 ix,
   $T/bin/px px -> other,
+  $T/bin/spx Px -> other,
   $T/bin/e2big px -> other,
   $T/bin/cx cx -> child,
   $T/bin/ux ux,
@@ -90,7 +92,7 @@ profile attached $T/bin/attached {
 }
 EOF
 echo allowed > "$T/data/allowed.txt"; echo other > "$T/data/other.txt"
-for b in sh2 px e2big cx ux stack denied attached; do cp /bin/dash "$T/bin/$b"; done
+for b in sh2 px spx e2big cx ux stack denied attached; do cp /bin/dash "$T/bin/$b"; done
 aa_daemon() { start_daemon --apparmor "$AA/profiles" --apparmor-cache "$AA/cache" "$@"; }
 aa() { local p=$1; shift; "$RAMPART" run --socket "$SOCK" --apparmor "$p" -- /bin/dash -c "$@"; }
 # "ok:<first line>" or "denied", for a read of $2 under profile $1.
@@ -441,6 +443,10 @@ attacks() {
 aa_daemon
 echo "T=$T"
 echo "PX_OTHER=$(aa_exec_read confined "$T/bin/px" "$T/data/other.txt")"
+# Px runs its program in secure-execution mode (AT_SECURE: the C library
+# drops TMPDIR and the loader's variables), px does not.
+echo "PX_ENV=$(aa confined "TMPDIR=/kept exec '$T/bin/px' -c 'echo \${TMPDIR:-scrubbed}'")"
+echo "SPX_ENV=$(aa confined "TMPDIR=/kept exec '$T/bin/spx' -c 'echo \${TMPDIR:-scrubbed}'")"
 echo "PX_OLD=$(aa_exec_read confined "$T/bin/px" "$T/data/allowed.txt")"
 echo "CX=$(aa_exec_read confined "$T/bin/cx" "$T/data/secret.txt")"
 echo "CX_OLD=$(aa_exec_read confined "$T/bin/cx" "$T/data/allowed.txt")"
@@ -467,6 +473,9 @@ sed "s/^/failed: /" "$S/failed.err" >&2
     // `other` reads other.txt, which `confined` may not; not allowed.txt.
     assert_eq!(r.get("PX_OTHER"), "ok:other", "{}", r.stderr);
     assert_eq!(r.get("PX_OLD"), "denied", "{}", r.stderr);
+    // AT_SECURE for `Px`, as the kernel sets it (crate::secure_exec).
+    assert_eq!(r.get("PX_ENV"), "/kept", "{}", r.stderr);
+    assert_eq!(r.get("SPX_ENV"), "scrubbed", "{}", r.stderr);
     assert_eq!(r.get("CX"), "ok:secret", "{}", r.stderr);
     assert_eq!(r.get("CX_OLD"), "denied", "{}", r.stderr);
     // Unconfined: SELinux's unconfined_t reads the secret.
