@@ -546,12 +546,12 @@ impl Cgroups {
         let frozen = is_frozen(dir);
         let committed = !exec.old_image.is_some_and(|old| exec.images.contains(&old))
             && image_of(exec.tgid).is_some_and(|now| exec.images.contains(&now));
-        if committed && exec.at_secure && !frozen {
-            // Its stack is written only when the exec returns to user
-            // space, where the freezer holds it: set AT_SECURE then.
-            return false;
-        }
         if committed && exec.at_secure {
+            if !frozen {
+                // Its stack is written only when the exec returns to user
+                // space, where the freezer holds it: set AT_SECURE then.
+                return false;
+            }
             if let Err(e) = secure_exec::set_at_secure(exec.tgid) {
                 // The new image must not run without it: ended, as the
                 // kernel ends an exec that fails after its point of no
