@@ -94,10 +94,12 @@ fn setup() -> &'static Setup {
             Err(e) => common::missing(&format!("checkpolicy ({e})")),
         };
         assert!(out.status.success(), "checkpolicy failed: {}", String::from_utf8_lossy(&out.stderr));
-        for name in PROGRAMS {
+        let cc = |flags: &[&str], name: &str, output: PathBuf| {
             let out = match Command::new("cc")
-                .args(["-O2", "-Wall", "-pthread", "-o"])
-                .arg(bin.join(name))
+                .args(["-O2", "-Wall"])
+                .args(flags)
+                .arg("-o")
+                .arg(output)
                 .arg(here.join(format!("adversarial/{name}.c")))
                 .output()
             {
@@ -105,15 +107,12 @@ fn setup() -> &'static Setup {
                 Err(e) => common::missing(&format!("a C compiler to build the attack programs (cc: {e}; gcc)")),
             };
             assert!(out.status.success(), "cc {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        };
+        for name in PROGRAMS {
+            cc(&["-pthread"], name, bin.join(name));
         }
         for name in LIBRARIES {
-            let out = Command::new("cc")
-                .args(["-O2", "-Wall", "-shared", "-fPIC", "-o"])
-                .arg(bin.join(format!("{name}.so")))
-                .arg(here.join(format!("adversarial/{name}.c")))
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "cc {name}.c failed:\n{}", String::from_utf8_lossy(&out.stderr));
+            cc(&["-shared", "-fPIC"], name, bin.join(format!("{name}.so")));
         }
         Setup { policy, bin }
     })
