@@ -63,7 +63,8 @@ const DIR_PERMS: &[&str] = &[
     "search",
     "rmdir",
 ];
-const PROCESS_PERMS: &[&str] = &["transition", "setexec", "noatsecure"];
+const PROCESS_PERMS: &[&str] =
+    &["transition", "setexec", "noatsecure", "sigchld", "sigkill", "sigstop", "signull", "signal"];
 /// The capabilities, in the kernel's numbering: `capability` holds 0 to
 /// 31, `capability2` 32 and up (what `rampart run` keeps: crate::sandbox).
 pub const CAPABILITY_PERMS: &[&str] = &[
@@ -183,6 +184,31 @@ impl ClassPerms {
     }
 }
 
+/// The `process` permissions a signal needs, one per kind of signal.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SignalPerms {
+    pub sigchld: Perms,
+    pub sigkill: Perms,
+    pub sigstop: Perms,
+    pub signull: Perms,
+    pub signal: Perms,
+}
+
+impl SignalPerms {
+    /// What sending `sig` needs, as SELinux's `signal_to_av` says: 0
+    /// (a probe) `signull`, SIGCHLD, SIGKILL and SIGSTOP their own,
+    /// every other signal `signal`.
+    pub fn of(&self, sig: i32) -> Perms {
+        match sig {
+            0 => self.signull,
+            libc::SIGCHLD => self.sigchld,
+            libc::SIGKILL => self.sigkill,
+            libc::SIGSTOP => self.sigstop,
+            _ => self.signal,
+        }
+    }
+}
+
 /// The checked classes, indexed by file type.
 #[derive(Clone, Debug)]
 pub struct Classes {
@@ -193,6 +219,8 @@ pub struct Classes {
     /// An exec transition without it runs in secure-execution mode
     /// (crate::secure_exec).
     pub noatsecure: Perms,
+    /// What sending a signal needs (crate::signals).
+    pub(crate) signals: SignalPerms,
     pub security: ClassIdx,
     pub setenforce: Perms,
     pub setbool: Perms,
@@ -250,6 +278,13 @@ impl Classes {
             transition: m.perms(process, &["transition"])?,
             setexec: m.perms(process, &["setexec"])?,
             noatsecure: m.perms(process, &["noatsecure"])?,
+            signals: SignalPerms {
+                sigchld: m.perms(process, &["sigchld"])?,
+                sigkill: m.perms(process, &["sigkill"])?,
+                sigstop: m.perms(process, &["sigstop"])?,
+                signull: m.perms(process, &["signull"])?,
+                signal: m.perms(process, &["signal"])?,
+            },
             security,
             setenforce: m.perms(security, &["setenforce"])?,
             setbool: m.perms(security, &["setbool"])?,

@@ -381,11 +381,17 @@ impl Cgroups {
 
     /// Processes in the tree.
     pub fn process_count(&self) -> usize {
+        self.processes().len()
+    }
+
+    /// The processes of the tree, by pid: every process `rampart run`
+    /// started and their descendants (crate::signals).
+    pub fn processes(&self) -> Vec<u32> {
         if !self.enabled() {
-            return 0;
+            return Vec::new();
         }
-        let Ok(entries) = fs::read_dir(&self.root) else { return 0 };
-        entries.flatten().map(|e| members(&e.path()).len()).sum()
+        let Ok(entries) = fs::read_dir(&self.root) else { return Vec::new() };
+        entries.flatten().flat_map(|e| members(&e.path())).collect()
     }
 
     /// Changes the node table; the caller holds `changes`, so the table

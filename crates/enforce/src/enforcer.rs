@@ -707,6 +707,21 @@ impl Enforcer {
     /// Audits `checks` of thread `tid` on the object open as `fd` (also a
     /// supervised call's: crate::supervisor).
     pub(crate) fn audit_checks(&self, tid: u32, tgid: Option<u32>, fd: BorrowedFd<'_>, checks: &[Checked]) {
+        self.audit(tid, tgid, || rampart_label::fd_link(fd).map(|p| p.to_string_lossy().into_owned()), checks);
+    }
+
+    /// Checks `perms` of class `process` from `ssid` (thread `tid`, of
+    /// process `tgid`) on `tsid`, and audits it as the kernel would (no
+    /// path: the object is a process). Whether it passes (a permissive
+    /// denial passes).
+    pub(crate) fn check_process(&self, tid: u32, tgid: Option<u32>, ssid: Sid, tsid: Sid, perms: Perms) -> bool {
+        let checked = self.check(ssid, tsid, self.classes.process, perms);
+        self.audit(tid, tgid, || None, std::slice::from_ref(&checked));
+        checked.decision.passes()
+    }
+
+    fn audit(&self, tid: u32, tgid: Option<u32>, path: impl FnOnce() -> Option<String>, checks: &[Checked]) {
+        let mut path = Some(path);
         let mut info = None;
         for c in checks {
             if c.decision.audited().is_empty() {
@@ -720,7 +735,7 @@ impl Enforcer {
                     pidfd::thread_pidfd(tid).and_then(|fd| pidfd::thread_info(fd.as_fd())).map_or(tid, |i| i.tgid)
                 })),
                 comm: pidfd::comm(tid),
-                path: rampart_label::fd_link(fd).map(|p| p.to_string_lossy().into_owned()),
+                path: path.take().and_then(|p| p()),
                 extra: Vec::new(),
             });
             self.avc.audit_decision(c.ssid, c.tsid, c.class, &c.decision, info);

@@ -48,7 +48,8 @@
 //! sees: `supervised.rs` (which, and their arguments), `supervisor.rs`
 //! (decided and made by the daemon), `supervised_open.rs` (opens asking
 //! to write), `new_labels.rs` (what they create, labeled as the kernel
-//! labels it).
+//! labels it), `signals.rs` (the signals they send, checked between
+//! domains).
 
 // The workspace denies these outside tests; unit tests may unwrap.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -92,6 +93,7 @@ mod procs;
 mod responder;
 mod sandbox;
 mod secure_exec;
+mod signals;
 mod subject_label;
 mod supervised;
 mod supervised_open;

@@ -8,6 +8,11 @@
 //! them (crate::supervisor). This module is what both sides agree on:
 //! which calls, and how their arguments read ([`decode`]).
 //!
+//! The calls that signal a process by its pid (kill, tkill, tgkill,
+//! rt_sigqueueinfo, rt_tgsigqueueinfo) are handed over too, for SELinux's
+//! check between the two domains (crate::signals); `pidfd_send_signal`,
+//! whose target is a descriptor, gets `ENOSYS`.
+//!
 //! Only the x86-64 numbers are handed over; the same calls made through
 //! the 32-bit entry (`int 0x80`) are refused (`EPERM`): coarser, never
 //! laxer.
@@ -90,6 +95,26 @@ pub enum Op {
     /// times at `times` (an address in the caller, 0: now), laid out as
     /// `layout` says.
     Times { target: FileArg, times: u64, layout: TimesLayout },
+    /// kill, tkill, tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo: signal
+    /// `sig` (0: only the checks) to `to`. Not made by the daemon: once
+    /// allowed, the kernel carries the call on (crate::signals).
+    Signal { to: SignalTarget, sig: i32 },
+}
+
+/// Whom a signal call names, as the kernel reads its pid arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SignalTarget {
+    /// The process holding thread `pid` (`kill` with a positive pid,
+    /// `rt_sigqueueinfo`); a pid of none, `ESRCH`.
+    Process(i32),
+    /// Thread `tid`, of process `tgid` when the call names it (`tkill`,
+    /// `tgkill`, `rt_tgsigqueueinfo`).
+    Thread { tgid: Option<i32>, tid: i32 },
+    /// Process group `pgid` (`kill` with 0: the caller's own, `-pgid`).
+    /// `kill(INT_MIN)` names none (the kernel's `ESRCH`).
+    Group(i32),
+    /// Every process the caller may signal but itself (`kill(-1)`).
+    Everyone,
 }
 
 /// How a call's two times are laid out in the caller's memory.
@@ -164,6 +189,19 @@ pub mod nr {
     pub const I386_CREAT: u32 = 8;
     pub const I386_OPENAT: u32 = 295;
     pub const I386_OPEN_BY_HANDLE_AT: u32 = 342;
+    pub const KILL: u32 = 62;
+    pub const RT_SIGQUEUEINFO: u32 = 129;
+    pub const TKILL: u32 = 200;
+    pub const TGKILL: u32 = 234;
+    pub const RT_TGSIGQUEUEINFO: u32 = 297;
+    /// The calls that send a signal to a pid, handed over (crate::signals).
+    pub const SIGNALS: [u32; 5] = [KILL, RT_SIGQUEUEINFO, TKILL, TGKILL, RT_TGSIGQUEUEINFO];
+    /// Its target is a descriptor, which another thread may replace
+    /// between the daemon's check and the kernel's call: `ENOSYS`
+    /// (callers fall back to `kill`). Same number on i386.
+    pub const PIDFD_SEND_SIGNAL: u32 = 424;
+    /// i386: kill, rt_sigqueueinfo, tkill, tgkill, rt_tgsigqueueinfo.
+    pub const I386_SIGNALS: [u32; 5] = [37, 178, 238, 270, 335];
     /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`).
     pub const X32_BIT: u32 = 0x4000_0000;
     pub const ALL: [u32; 33] = [
@@ -313,6 +351,20 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
             times: args[2],
             layout: TimesLayout::Timespec,
         },
+        nr::KILL => Op::Signal {
+            to: match int(0) {
+                0 => SignalTarget::Group(0),
+                -1 => SignalTarget::Everyone,
+                pid if pid < 0 => SignalTarget::Group(pid.wrapping_neg()),
+                pid => SignalTarget::Process(pid),
+            },
+            sig: int(1),
+        },
+        nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
+        nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
+        nr::TGKILL | nr::RT_TGSIGQUEUEINFO => {
+            Op::Signal { to: SignalTarget::Thread { tgid: Some(int(0)), tid: int(1) }, sig: int(2) }
+        }
         _ => return None,
     })
 }
@@ -423,22 +475,26 @@ fn block(
 fn program(opens: bool) -> Vec<libc::sock_filter> {
     let notify = libc::SECCOMP_RET_USER_NOTIF;
     let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
+    let mut handed = nr::ALL.to_vec();
+    handed.extend(nr::SIGNALS);
+    let mut i386_refused = nr::I386.to_vec();
+    i386_refused.extend(nr::I386_SIGNALS);
+    i386_refused.push(nr::PIDFD_SEND_SIGNAL);
     let x86_64 = if opens {
-        let mut to_action = nr::ALL.to_vec();
-        to_action.push(nr::CREAT);
+        handed.push(nr::CREAT);
         let mut refused = nr::IO_URING.to_vec();
         refused.extend([nr::OPEN_BY_HANDLE_AT, nr::FANOTIFY_INIT]);
-        block(notify, &to_action, &[(nr::OPEN, 1), (nr::OPENAT, 2)], &[nr::OPENAT2], &refused, true)
+        let enosys = [nr::OPENAT2, nr::PIDFD_SEND_SIGNAL];
+        block(notify, &handed, &[(nr::OPEN, 1), (nr::OPENAT, 2)], &enosys, &refused, true)
     } else {
-        block(notify, &nr::ALL, &[], &[], &[], false)
+        block(notify, &handed, &[], &[nr::PIDFD_SEND_SIGNAL], &[], false)
     };
     let i386 = if opens {
-        let mut refused = nr::I386.to_vec();
-        refused.extend([nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2, nr::I386_FANOTIFY_INIT]);
-        refused.extend(nr::IO_URING);
-        block(eperm, &refused, &[(nr::I386_OPEN, 1), (nr::I386_OPENAT, 2)], &[], &[], false)
+        i386_refused.extend([nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2, nr::I386_FANOTIFY_INIT]);
+        i386_refused.extend(nr::IO_URING);
+        block(eperm, &i386_refused, &[(nr::I386_OPEN, 1), (nr::I386_OPENAT, 2)], &[], &[], false)
     } else {
-        block(eperm, &nr::I386, &[], &[], &[], false)
+        block(eperm, &i386_refused, &[], &[], &[], false)
     };
     let mut prog = Vec::new();
     for (arch, block) in [(AUDIT_ARCH_X86_64, x86_64), (AUDIT_ARCH_I386, i386)] {
@@ -529,6 +585,14 @@ mod tests {
             for n in nr::I386 {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 {n}");
             }
+            for n in nr::SIGNALS {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0; 6]), NOTIFY, "signal {n}");
+                assert!(matches!(decode(n, [0; 6]), Some(Op::Signal { .. })), "{n} decodes");
+            }
+            for n in nr::I386_SIGNALS.into_iter().chain([nr::PIDFD_SEND_SIGNAL]) {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 signal {n}");
+            }
+            assert_eq!(run(&prog, nr::PIDFD_SEND_SIGNAL, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS);
             // read, ftruncate pass; reading opens pass; another arch passes.
             for n in [0, 77] {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0; 6]), ALLOW, "{n}");
@@ -650,6 +714,29 @@ mod tests {
         assert_eq!(
             decode(nr::UTIMENSAT, [fd(6), 0, 0, 0, 0, 0]),
             Some(Op::Times { target: FileArg::Fd(6), times: 0, layout: TimesLayout::Timespec })
+        );
+        // kill(pid, sig): the pid's sign says whom, as kill_something_info.
+        let kill = |pid: i32, sig: i32| decode(nr::KILL, [fd(pid), fd(sig), 0, 0, 0, 0]);
+        assert_eq!(kill(42, 15), Some(Op::Signal { to: SignalTarget::Process(42), sig: 15 }));
+        assert_eq!(kill(0, 9), Some(Op::Signal { to: SignalTarget::Group(0), sig: 9 }));
+        assert_eq!(kill(-1, 0), Some(Op::Signal { to: SignalTarget::Everyone, sig: 0 }));
+        assert_eq!(kill(-42, 19), Some(Op::Signal { to: SignalTarget::Group(42), sig: 19 }));
+        assert_eq!(kill(i32::MIN, 1), Some(Op::Signal { to: SignalTarget::Group(i32::MIN), sig: 1 }));
+        assert_eq!(
+            decode(nr::TGKILL, [fd(7), fd(8), fd(6), 0, 0, 0]),
+            Some(Op::Signal { to: SignalTarget::Thread { tgid: Some(7), tid: 8 }, sig: 6 })
+        );
+        assert_eq!(
+            decode(nr::TKILL, [fd(8), fd(6), 0, 0, 0, 0]),
+            Some(Op::Signal { to: SignalTarget::Thread { tgid: None, tid: 8 }, sig: 6 })
+        );
+        assert_eq!(
+            decode(nr::RT_SIGQUEUEINFO, [fd(7), fd(34), 0x1000, 0, 0, 0]),
+            Some(Op::Signal { to: SignalTarget::Process(7), sig: 34 })
+        );
+        assert_eq!(
+            decode(nr::RT_TGSIGQUEUEINFO, [fd(7), fd(8), fd(34), 0x1000, 0, 0]),
+            Some(Op::Signal { to: SignalTarget::Thread { tgid: Some(7), tid: 8 }, sig: 34 })
         );
         assert_eq!(
             decode(nr::UTIME, [0xa000, 0xb000, 0, 0, 0, 0]),

@@ -233,6 +233,16 @@ impl Supervisor {
     /// answers its error).
     fn dispatch(&self, listener: Arc<OwnedFd>, notif: &libc::seccomp_notif) {
         let entry = self.context.journal.as_ref().and_then(|j| j.record(notif));
+        if let Some(Op::Signal { to, sig }) = supervised::decode(notif.data.nr as u32, notif.data.args) {
+            // Decided here, without a worker's state: no path is read,
+            // and the kernel makes the call (crate::signals).
+            match crate::signals::decide(&self.context.enforcer, notif.pid, to, sig) {
+                Ok(()) => carry_on(listener.as_fd(), notif.id),
+                Err(errno) => respond(listener.as_fd(), notif.id, Err(errno)),
+            }
+            drop(entry);
+            return;
+        }
         match prepare(&self.context, listener.as_fd(), notif) {
             // Blocks while every worker is busy and the queue is full:
             // backpressure, the callers wait.
@@ -385,6 +395,16 @@ pub(crate) fn respond(listener: BorrowedFd<'_>, id: u64, result: Result<i64, i32
     let mut resp = libc::seccomp_notif_resp { id, val, error, flags: 0 };
     // SAFETY: NOTIF_SEND reads one seccomp_notif_resp. A caller that was
     // killed meanwhile makes it fail with ENOENT: nothing to do.
+    unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };
+}
+
+/// Lets the kernel make call `id` itself, as the caller asked it. Only
+/// for calls whose arguments the caller cannot change after the check:
+/// the kernel reads them again (crate::signals).
+fn carry_on(listener: BorrowedFd<'_>, id: u64) {
+    let flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32;
+    let mut resp = libc::seccomp_notif_resp { id, val: 0, error: 0, flags };
+    // SAFETY: as in `respond`.
     unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };
 }
 
@@ -728,8 +748,9 @@ fn resolve(
             Resolved::Xattr(resolve_object(&args[0])?, name, None)
         }
         Op::Times { .. } => Resolved::Times(resolve_object(&args[0])?, times),
-        // Served by `serve_open` and `serve_make`.
-        Op::Open { .. } | Op::Make { .. } => return Err(libc::ENOSYS),
+        // Served by `serve_open` and `serve_make`; signals by
+        // `Supervisor::dispatch`.
+        Op::Open { .. } | Op::Make { .. } | Op::Signal { .. } => return Err(libc::ENOSYS),
     })
 }
 
@@ -740,6 +761,8 @@ fn operands(op: &Op) -> Vec<FileArg> {
         Op::Rename { from, to, .. } | Op::Link { from, to } => vec![from, to],
         Op::SetXattr { target, .. } | Op::RemoveXattr { target, .. } | Op::Open { target, .. } => vec![target],
         Op::Make { name, .. } => vec![name],
+        // Decided without a worker (`Supervisor::dispatch`).
+        Op::Signal { .. } => Vec::new(),
     }
 }
 

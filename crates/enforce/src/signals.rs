@@ -1,0 +1,198 @@
+//! Signals sent by the processes `rampart run` started, checked as
+//! SELinux's `selinux_task_kill` checks them: `process { signal }` (or
+//! `sigkill`, `sigstop`, `signull`, `sigchld`: crate::access::SignalPerms) from
+//! the sender's domain to the receiver's.
+//!
+//! Why: Landlock's signal scoping keeps a sandboxed process from
+//! signalling anything outside its sandbox, but a process that entered
+//! another domain by an exec transition stays in its parent's sandbox:
+//! without this, the old domain stops, kills or signals the new one
+//! (`the_old_domain_cannot_signal_the_new_one`).
+//!
+//! How: the launcher's filter hands `kill`, `tkill`, `tgkill`,
+//! `rt_sigqueueinfo` and `rt_tgsigqueueinfo` to the daemon
+//! (crate::supervised). Their targets are integers in registers, which
+//! the notification carries and no other thread can change, so once the
+//! daemon has checked the processes they name, it lets the kernel carry
+//! the call on (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`): the caller sends the
+//! signal, with its own credentials and `si_pid`, and the kernel's own
+//! checks and Landlock's scoping still apply. (The daemon could not send
+//! it instead: the kernel refuses a forged `SI_USER` sender.)
+//! `pidfd_send_signal` names its target by a descriptor, which another
+//! thread could replace between the check and the call: the filter
+//! answers it `ENOSYS`, and callers fall back to `kill`.
+//!
+//! Whom a call reaches, as the kernel's `kill_something_info` says:
+//! * a pid or a thread: its process. A process in an exec in flight
+//!   (crate::cgroups) is checked in its old and its new domain, since
+//!   the exec may have committed.
+//! * a process group (`kill(0)`, `kill(-pgid)`): its members in the
+//!   daemon's cgroup tree and, since a process may move into another
+//!   group of its session (`setpgid`) between the check and the call,
+//!   every process of the tree in the caller's session or the group's.
+//!   A group with no member in the tree: `ESRCH` (processes outside the
+//!   tree are outside every sandbox, where Landlock refuses the signal).
+//! * every process (`kill(-1)`): every process of the tree but the
+//!   caller.
+//!
+//! A process named by its pid is checked wherever it is (outside the
+//! tree, Landlock then refuses it, after the AVC line SELinux would
+//! write). One denial refuses the whole call (`EACCES`), where the kernel
+//! would still signal a group's other members: coarser, never laxer.
+//! Each target domain is checked, and audited, once per call.
+//!
+//! What is left: the kernel looks the call's number up again after the
+//! daemon's answer. A target whose exec transition begins in between
+//! (microseconds) receives the signal in its new domain unchecked, as
+//! does a new process given a checked pid that exited and was reaped in
+//! between (the pid space must wrap around first).
+
+use std::fs;
+use std::os::fd::AsFd;
+
+use rampart_avc::Sid;
+
+use crate::enforcer::{Enforcer, Subject};
+use crate::pidfd::{self, RecentThreads};
+use crate::supervised::SignalTarget;
+
+/// The highest signal number (`_NSIG`).
+const NSIG: i32 = 64;
+
+/// Decides signal `sig` from thread `tid` to `to`: `Ok` lets the kernel
+/// make the call, `Err` is its error.
+pub(crate) fn decide(e: &Enforcer, tid: u32, to: SignalTarget, sig: i32) -> Result<(), i32> {
+    if !(0..=NSIG).contains(&sig) {
+        return Err(libc::EINVAL);
+    }
+    let caller = match e.subject(tid, &mut RecentThreads::default(), true) {
+        Ok(Some(s)) if s.tgid.is_some() => s,
+        Ok(_) => return Err(libc::ESRCH),
+        Err(err) => {
+            eprintln!("rampartd: refused a signal from thread {tid}: its cgroup is unknown ({err})");
+            return Err(libc::EPERM);
+        }
+    };
+    let perms = e.classes.signals.of(sig);
+    let mut checked: Vec<Sid> = Vec::new();
+    let mut allowed = true;
+    for sid in receivers(e, &caller, to)? {
+        if !checked.contains(&sid) {
+            checked.push(sid);
+            // Every domain is checked, so each denial is audited.
+            allowed &= e.check_process(tid, caller.tgid, caller.sid, sid, perms);
+        }
+    }
+    if allowed {
+        Ok(())
+    } else {
+        Err(libc::EACCES)
+    }
+}
+
+/// The domains of the processes `to` reaches (see the module docs).
+fn receivers(e: &Enforcer, caller: &Subject, to: SignalTarget) -> Result<Vec<Sid>, i32> {
+    match to {
+        SignalTarget::Process(pid) => named(e, pid, None),
+        SignalTarget::Thread { tid, tgid } if tid <= 0 || tgid.is_some_and(|g| g <= 0) => Err(libc::EINVAL),
+        SignalTarget::Thread { tid, tgid } => named(e, tid, tgid),
+        SignalTarget::Group(pgid) => group(e, caller, pgid),
+        SignalTarget::Everyone => Ok(e
+            .cgroups
+            .processes()
+            .into_iter()
+            .filter(|&p| Some(p) != caller.tgid)
+            .flat_map(|p| of_pid(e, p))
+            .collect()),
+    }
+}
+
+/// The domains of the process holding thread `tid` (of process `tgid`,
+/// if given); `ESRCH` if there is none.
+fn named(e: &Enforcer, tid: i32, tgid: Option<i32>) -> Result<Vec<Sid>, i32> {
+    let tid = u32::try_from(tid).map_err(|_| libc::ESRCH)?;
+    let info = pidfd::thread_pidfd(tid).and_then(|fd| pidfd::thread_info(fd.as_fd())).map_err(|_| libc::ESRCH)?;
+    if tgid.is_some_and(|g| u32::try_from(g).ok() != Some(info.tgid)) {
+        return Err(libc::ESRCH);
+    }
+    Ok(domains(&e.subject_in(info.tgid, info.cgroup_id)))
+}
+
+/// The domains of process `pid` (none once it is gone).
+fn of_pid(e: &Enforcer, pid: u32) -> Vec<Sid> {
+    e.subject_of_process(pid).map(|s| domains(&s)).unwrap_or_default()
+}
+
+/// A subject's domain, and the one its exec in flight enters.
+fn domains(s: &Subject) -> Vec<Sid> {
+    let mut sids = vec![s.sid];
+    sids.extend(s.exec.as_ref().map(|x| x.plan.to.sid));
+    sids
+}
+
+/// The domains a signal to process group `pgid` (0: the caller's) may
+/// reach (see the module docs).
+fn group(e: &Enforcer, caller: &Subject, pgid: i32) -> Result<Vec<Sid>, i32> {
+    let me = caller.tgid.and_then(ids_of).ok_or(libc::ESRCH)?;
+    let pgid = if pgid == 0 { me.pgrp } else { pgid };
+    let tree: Vec<(u32, Ids)> = e.cgroups.processes().into_iter().filter_map(|p| Some((p, ids_of(p)?))).collect();
+    let mut sessions = vec![me.session];
+    let mut members = false;
+    for (_, ids) in tree.iter().filter(|(_, ids)| ids.pgrp == pgid) {
+        members = true;
+        if !sessions.contains(&ids.session) {
+            sessions.push(ids.session);
+        }
+    }
+    if !members {
+        return Err(libc::ESRCH);
+    }
+    Ok(tree
+        .iter()
+        .filter(|(_, ids)| ids.pgrp == pgid || sessions.contains(&ids.session))
+        .flat_map(|&(p, _)| of_pid(e, p))
+        .collect())
+}
+
+/// A process's group and session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Ids {
+    pgrp: i32,
+    session: i32,
+}
+
+fn ids_of(pid: u32) -> Option<Ids> {
+    parse_ids(&fs::read(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// The group and session in a `/proc/PID/stat` line: the fifth and
+/// sixth fields, counted after the command name, which may hold spaces
+/// and parentheses and ends at the last `)`.
+fn parse_ids(stat: &[u8]) -> Option<Ids> {
+    let end = stat.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(stat.get(end + 1..)?).ok()?;
+    let mut fields = rest.split_ascii_whitespace().skip(2);
+    Some(Ids { pgrp: fields.next()?.parse().ok()?, session: fields.next()?.parse().ok()? })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_and_session_are_read_after_the_command_name() {
+        let line = b"4242 (a) b (c)) S 1 4240 4000 34816 4240 4194560 0 0 0 0\n";
+        assert_eq!(parse_ids(line), Some(Ids { pgrp: 4240, session: 4000 }));
+        assert_eq!(parse_ids(b"4242 (sh"), None);
+        assert_eq!(parse_ids(b"4242 (sh) S 1"), None);
+    }
+
+    #[test]
+    fn this_process_is_in_its_own_group_and_session() {
+        let ids = ids_of(std::process::id()).unwrap();
+        // SAFETY: getpgrp and getsid take no pointers.
+        let (pgrp, session) = unsafe { (libc::getpgrp(), libc::getsid(0)) };
+        assert_eq!(ids, Ids { pgrp, session });
+    }
+}
