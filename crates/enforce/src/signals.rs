@@ -22,6 +22,16 @@
 //! thread could replace between the check and the call: the filter
 //! answers it `ENOSYS`, and callers fall back to `kill`.
 //!
+//! A file's owner is signalled by the kernel when the file is ready
+//! (`SIGIO`, `SIGURG`, or what `F_SETSIG` chose), and SELinux checks
+//! each such signal from the domain that set the owner
+//! (`selinux_file_send_sigiotask`). Here `fcntl(F_SETOWN)` is checked
+//! when it is made, as a kill of `SIGIO` (`signal`) to the owner it
+//! names; the owner forms the kernel reads from memory
+//! (`F_SETOWN_EX`, the `FIOSETOWN` and `SIOCSPGRP` ioctls) and
+//! `F_SETSIG` of SIGKILL, SIGSTOP or SIGCHLD (which need their own
+//! permissions) are refused by the filter (`EPERM`).
+//!
 //! Whom a call reaches, as the kernel's `kill_something_info` says:
 //! * a pid or a thread: its process. A process in an exec in flight
 //!   (crate::cgroups) is checked in its old and its new domain, since
@@ -45,7 +55,13 @@
 //! daemon's answer. A target whose exec transition begins in between
 //! (microseconds) receives the signal in its new domain unchecked, as
 //! does a new process given a checked pid that exited and was reaped in
-//! between (the pid space must wrap around first).
+//! between (the pid space must wrap around first). A signal pending
+//! before an exec transition reaches the new image anyway (SELinux's
+//! `siginh`, not applied: docs/security.md), which gives the old domain
+//! as much without the race. A file's owner checked at `F_SETOWN` gets
+//! its `SIGIO` in whatever domain it has entered since
+//! (`the_old_domain_cannot_signal_the_new_one`, SIGIO_EARLY), and a
+//! group owner's new members are not checked.
 
 use std::fs;
 use std::os::fd::AsFd;
@@ -97,6 +113,7 @@ fn receivers(e: &Enforcer, caller: &Subject, to: SignalTarget) -> Result<Vec<Sid
         SignalTarget::Thread { tid, tgid } if tid <= 0 || tgid.is_some_and(|g| g <= 0) => Err(libc::EINVAL),
         SignalTarget::Thread { tid, tgid } => named(e, tid, tgid),
         SignalTarget::Group(pgid) => group(e, caller, pgid),
+        SignalTarget::Nobody => Ok(Vec::new()),
         SignalTarget::Everyone => Ok(e
             .cgroups
             .processes()

@@ -115,6 +115,8 @@ pub enum SignalTarget {
     Group(i32),
     /// Every process the caller may signal but itself (`kill(-1)`).
     Everyone,
+    /// No process (`F_SETOWN` 0: the file has no owner any more).
+    Nobody,
 }
 
 /// How a call's two times are laid out in the caller's memory.
@@ -202,6 +204,13 @@ pub mod nr {
     pub const PIDFD_SEND_SIGNAL: u32 = 424;
     /// i386: kill, rt_sigqueueinfo, tkill, tgkill, rt_tgsigqueueinfo.
     pub const I386_SIGNALS: [u32; 5] = [37, 178, 238, 270, 335];
+    /// `fcntl`, `ioctl`: handed over, or refused, for the commands that
+    /// set a file's owner (super::owner).
+    pub const FCNTL: u32 = 72;
+    pub const IOCTL: u32 = 16;
+    /// i386: fcntl, fcntl64; ioctl.
+    pub const I386_FCNTL: [u32; 2] = [55, 221];
+    pub const I386_IOCTL: u32 = 54;
     /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`).
     pub const X32_BIT: u32 = 0x4000_0000;
     pub const ALL: [u32; 33] = [
@@ -360,6 +369,17 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
             },
             sig: int(1),
         },
+        // The owner F_SETOWN names is signalled later (SIGIO, SIGURG, or
+        // the signal F_SETSIG set: never SIGKILL, SIGSTOP or SIGCHLD, see
+        // `owner`): checked as a kill now, `signal`.
+        nr::FCNTL if args[1] as u32 == owner::F_SETOWN => Op::Signal {
+            to: match int(2) {
+                0 => SignalTarget::Nobody,
+                pgid if pgid < 0 => SignalTarget::Group(pgid.wrapping_neg()),
+                pid => SignalTarget::Process(pid),
+            },
+            sig: libc::SIGIO,
+        },
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
         nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
         nr::TGKILL | nr::RT_TGSIGQUEUEINFO => {
@@ -381,6 +401,38 @@ enum Target {
     Enosys,
     Eperm,
     Flags(u32),
+    /// An `fcntl`'s command (see [`SignalOwners`]).
+    Fcntl,
+    /// The signal `F_SETSIG` names.
+    SetSig,
+    /// An `ioctl`'s command.
+    Ioctl,
+}
+
+/// `fcntl` and `ioctl` commands that name a process the kernel will
+/// signal (`SIGIO`, `SIGURG`, or what `F_SETSIG` sets) when the file is
+/// ready: the file's owner, whose signals SELinux checks
+/// (`selinux_file_send_sigiotask`) as it checks kill's.
+pub mod owner {
+    pub const F_SETOWN: u32 = 8;
+    pub const F_SETSIG: u32 = 10;
+    /// Its owner is in memory, which another thread may change after a
+    /// check: refused.
+    pub const F_SETOWN_EX: u32 = 15;
+    /// `FIOSETOWN`, `SIOCSPGRP`: the owner in memory, refused.
+    pub const IOCTLS: [u32; 2] = [0x8901, 0x8902];
+    /// Signals `F_SETSIG` may not choose: their own permissions
+    /// (`sigkill`, `sigstop`, `sigchld`) would have to be checked at
+    /// `F_SETOWN`, which checks `signal`.
+    pub const SETSIG_REFUSED: [u32; 3] = [libc::SIGKILL as u32, libc::SIGSTOP as u32, libc::SIGCHLD as u32];
+}
+
+/// Where one arch's filter looks for file owners (see [`owner`]).
+struct SignalOwners {
+    fcntl: &'static [u32],
+    ioctl: u32,
+    /// `F_SETOWN` goes to the daemon (x86-64); else it is refused.
+    hand_over: bool,
 }
 
 /// A filter under construction: instructions whose jumps name targets,
@@ -397,9 +449,16 @@ impl Asm {
     fn jump(&mut self, code: u16, k: u32, yes: Target) {
         self.code.push((bpf(code, k, 0, 0), Some(yes), None));
     }
+    /// The accumulator equal to one of `values`: `yes`; else allowed.
+    fn tests_then_allow(&mut self, values: &[u32], yes: Target) {
+        for (i, &v) in values.iter().enumerate() {
+            let no = (i + 1 == values.len()).then_some(Target::Allow);
+            self.code.push((bpf(BPF_JEQ_K, v, 0, 0), Some(yes), no));
+        }
+    }
     /// Appends the targets after the tests and resolves every jump:
     /// `action` for [`Target::Action`].
-    fn finish(mut self, action: u32, flag_args: &[u32]) -> Vec<libc::sock_filter> {
+    fn finish(mut self, action: u32, flag_args: &[u32], owners: &SignalOwners) -> Vec<libc::sock_filter> {
         let mut at = Vec::new();
         self.op(BPF_RET_K, libc::SECCOMP_RET_ALLOW);
         for &i in flag_args {
@@ -407,6 +466,17 @@ impl Asm {
             self.op(BPF_LD_W_ABS, data_arg(i));
             self.code.push((bpf(BPF_JSET_K, WRITE_FLAGS, 0, 0), Some(Target::Action), Some(Target::Allow)));
         }
+        at.push((Target::Fcntl, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(1));
+        self.jump(BPF_JEQ_K, owner::F_SETOWN, if owners.hand_over { Target::Action } else { Target::Eperm });
+        self.jump(BPF_JEQ_K, owner::F_SETOWN_EX, Target::Eperm);
+        self.code.push((bpf(BPF_JEQ_K, owner::F_SETSIG, 0, 0), Some(Target::SetSig), Some(Target::Allow)));
+        at.push((Target::SetSig, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(2));
+        self.tests_then_allow(&owner::SETSIG_REFUSED, Target::Eperm);
+        at.push((Target::Ioctl, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(1));
+        self.tests_then_allow(&owner::IOCTLS, Target::Eperm);
         for (t, k) in [
             (Target::Allow, libc::SECCOMP_RET_ALLOW),
             (Target::Action, action),
@@ -444,12 +514,17 @@ fn block(
     enosys: &[u32],
     eperm: &[u32],
     x32: bool,
+    owners: &SignalOwners,
 ) -> Vec<libc::sock_filter> {
     let mut asm = Asm::default();
     asm.op(BPF_LD_W_ABS, DATA_NR);
     if x32 {
         asm.jump(BPF_JGE_K, nr::X32_BIT, Target::Enosys);
     }
+    for &n in owners.fcntl {
+        asm.jump(BPF_JEQ_K, n, Target::Fcntl);
+    }
+    asm.jump(BPF_JEQ_K, owners.ioctl, Target::Ioctl);
     for &n in to_action {
         asm.jump(BPF_JEQ_K, n, Target::Action);
     }
@@ -466,7 +541,7 @@ fn block(
             flag_args.push(arg);
         }
     }
-    asm.finish(action, &flag_args)
+    asm.finish(action, &flag_args, owners)
 }
 
 /// The filter: on x86-64 the supervised calls go to the listener, on
@@ -480,21 +555,23 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.push(nr::PIDFD_SEND_SIGNAL);
+    let owners = SignalOwners { fcntl: &[nr::FCNTL], ioctl: nr::IOCTL, hand_over: true };
     let x86_64 = if opens {
         handed.push(nr::CREAT);
         let mut refused = nr::IO_URING.to_vec();
         refused.extend([nr::OPEN_BY_HANDLE_AT, nr::FANOTIFY_INIT]);
         let enosys = [nr::OPENAT2, nr::PIDFD_SEND_SIGNAL];
-        block(notify, &handed, &[(nr::OPEN, 1), (nr::OPENAT, 2)], &enosys, &refused, true)
+        block(notify, &handed, &[(nr::OPEN, 1), (nr::OPENAT, 2)], &enosys, &refused, true, &owners)
     } else {
-        block(notify, &handed, &[], &[nr::PIDFD_SEND_SIGNAL], &[], false)
+        block(notify, &handed, &[], &[nr::PIDFD_SEND_SIGNAL], &[], false, &owners)
     };
+    let owners = SignalOwners { fcntl: &nr::I386_FCNTL, ioctl: nr::I386_IOCTL, hand_over: false };
     let i386 = if opens {
         i386_refused.extend([nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2, nr::I386_FANOTIFY_INIT]);
         i386_refused.extend(nr::IO_URING);
-        block(eperm, &i386_refused, &[(nr::I386_OPEN, 1), (nr::I386_OPENAT, 2)], &[], &[], false)
+        block(eperm, &i386_refused, &[(nr::I386_OPEN, 1), (nr::I386_OPENAT, 2)], &[], &[], false, &owners)
     } else {
-        block(eperm, &i386_refused, &[], &[], &[], false)
+        block(eperm, &i386_refused, &[], &[], &[], false, &owners)
     };
     let mut prog = Vec::new();
     for (arch, block) in [(AUDIT_ARCH_X86_64, x86_64), (AUDIT_ARCH_I386, i386)] {
@@ -593,6 +670,30 @@ mod tests {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 signal {n}");
             }
             assert_eq!(run(&prog, nr::PIDFD_SEND_SIGNAL, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS);
+            // A file's owner: F_SETOWN handed over, the owner in memory
+            // refused, F_SETSIG refused the signals F_SETOWN's check
+            // does not cover; every other command passes.
+            let fcntl = |cmd: u32, arg: u32| [3, cmd, arg, 0, 0, 0];
+            assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, fcntl(owner::F_SETOWN, 42)), NOTIFY);
+            assert!(matches!(decode(nr::FCNTL, fcntl(owner::F_SETOWN, 42).map(u64::from)), Some(Op::Signal { .. })));
+            assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, fcntl(owner::F_SETOWN_EX, 0)), EPERM);
+            for sig in owner::SETSIG_REFUSED {
+                assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, fcntl(owner::F_SETSIG, sig)), EPERM, "{sig}");
+            }
+            for (cmd, arg) in [(owner::F_SETSIG, 34), (owner::F_SETSIG, 0), (libc::F_GETFL as u32, 0), (9, 0)] {
+                assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, fcntl(cmd, arg)), ALLOW, "fcntl {cmd} {arg}");
+                assert_eq!(decode(nr::FCNTL, fcntl(cmd, arg).map(u64::from)), None);
+            }
+            for cmd in owner::IOCTLS {
+                assert_eq!(run(&prog, nr::IOCTL, AUDIT_ARCH_X86_64, [3, cmd, 0, 0, 0, 0]), EPERM, "{cmd:#x}");
+                assert_eq!(run(&prog, nr::I386_IOCTL, AUDIT_ARCH_I386, [3, cmd, 0, 0, 0, 0]), EPERM, "{cmd:#x}");
+            }
+            assert_eq!(run(&prog, nr::IOCTL, AUDIT_ARCH_X86_64, [3, 0x5401, 0, 0, 0, 0]), ALLOW, "TCGETS");
+            for n in nr::I386_FCNTL {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, fcntl(owner::F_SETOWN, 42)), EPERM, "i386 {n}");
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, fcntl(owner::F_SETSIG, 9)), EPERM, "i386 {n}");
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, fcntl(libc::F_GETFL as u32, 0)), ALLOW, "i386 {n}");
+            }
             // read, ftruncate pass; reading opens pass; another arch passes.
             for n in [0, 77] {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0; 6]), ALLOW, "{n}");
@@ -716,6 +817,10 @@ mod tests {
             Some(Op::Times { target: FileArg::Fd(6), times: 0, layout: TimesLayout::Timespec })
         );
         // kill(pid, sig): the pid's sign says whom, as kill_something_info.
+        let setown = |pid: i32| decode(nr::FCNTL, [fd(3), u64::from(owner::F_SETOWN), fd(pid), 0, 0, 0]);
+        assert_eq!(setown(42), Some(Op::Signal { to: SignalTarget::Process(42), sig: libc::SIGIO }));
+        assert_eq!(setown(-42), Some(Op::Signal { to: SignalTarget::Group(42), sig: libc::SIGIO }));
+        assert_eq!(setown(0), Some(Op::Signal { to: SignalTarget::Nobody, sig: libc::SIGIO }));
         let kill = |pid: i32, sig: i32| decode(nr::KILL, [fd(pid), fd(sig), 0, 0, 0, 0]);
         assert_eq!(kill(42, 15), Some(Op::Signal { to: SignalTarget::Process(42), sig: 15 }));
         assert_eq!(kill(0, 9), Some(Op::Signal { to: SignalTarget::Group(0), sig: 9 }));

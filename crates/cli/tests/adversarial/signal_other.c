@@ -21,6 +21,10 @@
  *   all       kill(-1, SIGTERM) (the parent ignores SIGTERM; confined to
  *             the sandbox by Landlock: run it sandboxed only)
  *   pidfd     pidfd_send_signal(pidfd, SIGTERM)
+ *   sigio     fcntl(F_SETOWN) of a pipe's read end to the child, O_ASYNC,
+ *             then a write: the kernel sends SIGIO
+ *   sigio_early  the same, F_SETOWN made before the child's exec (while
+ *             it is in the parent's domain), the write after
  * It succeeds if the child died of the signal (stopped, for stop).
  */
 #include "adversarial.h"
@@ -46,6 +50,22 @@ static void wait_for_domain(pid_t pid, const char *domain) {
     verdict(BROKEN, "the child did not enter %s (cgroups: %s)", domain, text);
 }
 
+/* A pipe whose read end signals `pid` (SIGIO) when written to. */
+static int async_pipe[2] = {-1, -1};
+
+static int own_pipe(pid_t pid) {
+    if (pipe(async_pipe) != 0) verdict(BROKEN, "pipe: %s", strerror(errno));
+    if (fcntl(async_pipe[0], F_SETOWN, pid) != 0) return -1;
+    if (fcntl(async_pipe[0], F_SETFL, O_ASYNC | O_NONBLOCK) != 0) verdict(BROKEN, "O_ASYNC: %s", strerror(errno));
+    return 0;
+}
+
+static long ring(pid_t pid) {
+    (void)pid;
+    if (write(async_pipe[1], "x", 1) != 1) verdict(BROKEN, "write: %s", strerror(errno));
+    return 0;
+}
+
 static long send(const char *method, pid_t pid) {
     if (!strcmp(method, "kill")) return kill(pid, SIGTERM);
     if (!strcmp(method, "kill9")) return kill(pid, SIGKILL);
@@ -66,6 +86,11 @@ static long send(const char *method, pid_t pid) {
         if (fd < 0) return -1;
         return syscall(SYS_pidfd_send_signal, fd, SIGTERM, NULL, 0);
     }
+    if (!strcmp(method, "sigio")) {
+        if (own_pipe(pid) != 0) return -1;
+        return ring(pid);
+    }
+    if (!strcmp(method, "sigio_early")) return ring(pid);
     verdict(BROKEN, "unknown method %s", method);
 }
 
@@ -74,6 +99,8 @@ int main(int argc, char **argv) {
     const char *method = argv[3];
     int shared_group = !strcmp(method, "mygroup") || !strcmp(method, "all");
     if (shared_group) signal(SIGTERM, SIG_IGN);
+    int early = !strcmp(method, "sigio_early"), go[2];
+    if (pipe(go) != 0) verdict(BROKEN, "pipe: %s", strerror(errno));
     pid_t child = fork();
     if (child < 0) verdict(BROKEN, "fork: %s", strerror(errno));
     if (child == 0) {
@@ -82,9 +109,15 @@ int main(int argc, char **argv) {
         close(1);
         close(2);
         if (!strcmp(method, "group")) setpgid(0, 0);
+        char c;
+        close(go[1]);
+        if (read(go[0], &c, 1) != 1) _exit(126);
         execl(argv[1], argv[1], "5", (char *)NULL);
         _exit(127);
     }
+    close(go[0]);
+    if (early && own_pipe(child) != 0) verdict(BROKEN, "F_SETOWN before the exec: %s", strerror(errno));
+    if (write(go[1], "g", 1) != 1) verdict(BROKEN, "write: %s", strerror(errno));
     wait_for_domain(child, argv[2]);
     if (send(method, child) != 0) {
         int err = errno;
@@ -98,7 +131,7 @@ int main(int argc, char **argv) {
     }
     int status;
     if (waitpid(child, &status, WUNTRACED) != child) verdict(BROKEN, "waitpid: %s", strerror(errno));
-    int want = !strcmp(method, "kill9") ? SIGKILL : SIGTERM;
+    int want = !strcmp(method, "kill9") ? SIGKILL : !strncmp(method, "sigio", 5) ? SIGIO : SIGTERM;
     if (!strcmp(method, "stop") && WIFSTOPPED(status)) {
         kill(child, SIGKILL);
         verdict(SUCCEEDED, "stopped pid %d in %s", (int)child, argv[2]);
