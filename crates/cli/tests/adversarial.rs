@@ -938,6 +938,70 @@ done
     }
 }
 
+/// An exec transition starts with the soft resource limits reset, as
+/// SELinux resets them without `process rlimitinh`
+/// (crates/enforce/src/limits.rs): uid 65534 in app_t raises its soft
+/// core limit and lowers its open-file limit, then executes a
+/// trusted_exec_t script (entering trusted_t) that reports its own
+/// limits: reset to the lower of the hard limit and the init task's
+/// (core 0, open files 1024). Nor can the old domain set them again with
+/// prlimit (`process setrlimit`, PRLIMIT). Under a permissive daemon the
+/// script runs with the old domain's limits and prlimit raises the
+/// child's core limit.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn an_exec_transition_resets_the_soft_limits() {
+    let s = setup();
+    let r = scenario(
+        s,
+        &format!(
+            r#"{EXEC_PENDING_SETUP}
+cat > "$T/bin/limits.sh" <<'SH'
+#!/bin/sh
+grep -q trusted_t /proc/self/cgroup || {{ echo "broken: the script does not run in trusted_t"; exit 2; }}
+core=$(ulimit -S -c) files=$(ulimit -S -n)
+if [ "$core" != 0 ] || [ "$files" = 20 ]; then
+    echo "succeeded: trusted_t runs with the old domain's limits (core $core, open files $files)"; exit 0
+fi
+echo "blocked: trusted_t's limits were reset (core $core, open files $files)"; exit 1
+SH
+chmod 755 "$T/bin/limits.sh"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/limits.sh"
+cp /bin/sleep "$T/bin/trusted-sleep"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sleep"
+cat > "$S/prlimit" <<'SH'
+"$1" 5 >/dev/null 2>&1 & p=$!
+sleep 0.3
+grep -q trusted_t "/proc/$p/cgroup" || {{ echo "broken: the child is not in trusted_t"; exit 2; }}
+if prlimit --pid "$p" --core=unlimited: 2>&1; then echo "succeeded: raised the core limit of pid $p in trusted_t"; exit 0; fi
+echo "blocked: prlimit of pid $p was refused"; exit 1
+SH
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    # prlimit sets its own limits, then executes the script (an exec from
+    # sh itself, the script's interpreter, would not tell a committed exec
+    # from a failed one and stay in app_t: crates/enforce/src/cgroups.rs).
+    attempt "${{mode}}_EXEC" as_attacker prlimit --core=unlimited: --nofile=20: "$T/bin/limits.sh"
+    attempt "${{mode}}_PRLIMIT" as_attacker sh "$S/prlimit" "$T/bin/trusted-sleep"
+    if [ $mode = ENFORCING ]; then
+        # util-linux's prlimit reads the old limit first: getrlimit.
+        for p in rlimitinh getrlimit; do
+            echo "AUDIT_$p=$(grep -c "denied  {{ $p }} for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:trusted_t:s0 tclass=process permissive=0" "$LOG")"
+        done
+    fi
+    stop_daemon
+done
+"#
+        ),
+    );
+    r.report("limits");
+    r.assert_blocked("ENFORCING_EXEC", "app_t -> trusted_t has no `process rlimitinh`: the soft limits are reset");
+    r.assert_blocked("ENFORCING_PRLIMIT", "app_t may not `process getrlimit setrlimit` trusted_t");
+    r.assert_succeeded("PERMISSIVE_EXEC");
+    r.assert_succeeded("PERMISSIVE_PRLIMIT");
+    for perm in ["rlimitinh", "getrlimit"] {
+        assert!(r.num(&format!("AUDIT_{perm}")) >= 1, "{perm} denials are audited:\n{}", r.stderr);
+    }
+}
+
 /// A daemon killed and started again (with the same `--cgroup`, which the
 /// prelude passes) still knows which processes are confined: an app_t
 /// shell started before the kill is denied the secret after the restart.

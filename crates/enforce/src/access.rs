@@ -63,8 +63,19 @@ const DIR_PERMS: &[&str] = &[
     "search",
     "rmdir",
 ];
-const PROCESS_PERMS: &[&str] =
-    &["transition", "setexec", "noatsecure", "sigchld", "sigkill", "sigstop", "signull", "signal"];
+const PROCESS_PERMS: &[&str] = &[
+    "transition",
+    "setexec",
+    "noatsecure",
+    "sigchld",
+    "sigkill",
+    "sigstop",
+    "signull",
+    "signal",
+    "rlimitinh",
+    "setrlimit",
+    "getrlimit",
+];
 /// The capabilities, in the kernel's numbering: `capability` holds 0 to
 /// 31, `capability2` 32 and up (what `rampart run` keeps: crate::sandbox).
 pub const CAPABILITY_PERMS: &[&str] = &[
@@ -221,6 +232,12 @@ pub struct Classes {
     pub noatsecure: Perms,
     /// What sending a signal needs (crate::signals).
     pub(crate) signals: SignalPerms,
+    /// An exec transition without it starts with the soft resource
+    /// limits reset (crate::limits).
+    pub rlimitinh: Perms,
+    /// `prlimit` of another process: setting, reading (crate::limits).
+    pub setrlimit: Perms,
+    pub getrlimit: Perms,
     pub security: ClassIdx,
     pub setenforce: Perms,
     pub setbool: Perms,
@@ -285,6 +302,9 @@ impl Classes {
                 signull: m.perms(process, &["signull"])?,
                 signal: m.perms(process, &["signal"])?,
             },
+            rlimitinh: m.perms(process, &["rlimitinh"])?,
+            setrlimit: m.perms(process, &["setrlimit"])?,
+            getrlimit: m.perms(process, &["getrlimit"])?,
             security,
             setenforce: m.perms(security, &["setenforce"])?,
             setbool: m.perms(security, &["setbool"])?,

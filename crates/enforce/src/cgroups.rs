@@ -65,6 +65,7 @@ use arc_swap::ArcSwap;
 use rampart_avc::{Avc, Sid};
 use rustc_hash::FxHashMap;
 
+use crate::limits;
 use crate::marks::{InScope, ProfileInScope};
 use crate::secure_exec;
 use crate::subject_label::{self, Label, EXEC_PREFIX};
@@ -112,6 +113,10 @@ pub struct ExecPlan {
     /// kernel runs it unless the policy grants `process noatsecure` (or,
     /// under AppArmor, for `Px`, `Cx` and `Ux`): crate::secure_exec.
     pub at_secure: bool,
+    /// The new image starts with its soft resource limits reset, as the
+    /// kernel resets them unless the policy grants `process rlimitinh`:
+    /// crate::limits.
+    pub reset_limits: bool,
 }
 
 /// The daemon's cgroup tree (see the module docs).
@@ -573,6 +578,22 @@ impl Cgroups {
                 return false;
             }
         }
+        if committed && exec.reset_limits {
+            if !frozen {
+                return false;
+            }
+            if let Err(e) = limits::reset(exec.tgid) {
+                // The old domain's limits must not reach the new one.
+                eprintln!(
+                    "rampartd: killed pid {}: its exec into a new domain must start with its soft resource \
+                     limits reset, and they could not be ({e})",
+                    exec.tgid
+                );
+                // SAFETY: as above.
+                unsafe { libc::kill(exec.tgid as libc::pid_t, libc::SIGKILL) };
+                return false;
+            }
+        }
         if committed {
             if let Err(e) = self.enter_domain(avc, &exec.to, exec.tgid) {
                 eprintln!("rampartd: moving pid {} into its new domain: {e}", exec.tgid);
@@ -656,6 +677,9 @@ fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
     if !p.at_secure {
         out.push_str("noatsecure 1\n");
     }
+    if !p.reset_limits {
+        out.push_str("rlimitinh 1\n");
+    }
     out
 }
 
@@ -668,6 +692,7 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     let (mut images, mut old_image, mut origin) = (Vec::new(), None, None);
     // Without the line (an older daemon's record): the safe side.
     let mut at_secure = true;
+    let mut reset_limits = true;
     let id = |rest: &str| -> Option<FileId> {
         let (d, i) = rest.split_once(' ')?;
         Some((d.parse().ok()?, i.parse().ok()?))
@@ -687,11 +712,12 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
             "old" => old_image = Some(id(rest)?),
             "origin" => origin = Some(PathBuf::from(rest)),
             "noatsecure" => at_secure = false,
+            "rlimitinh" => reset_limits = false,
             _ => {}
         }
     }
     let from = Label { sid: from?, apparmor: from_aa, opens_supervised: from_so };
     let to = Label { sid: to?, apparmor: to_aa, opens_supervised: to_so };
-    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure };
+    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure, reset_limits };
     Some(ExecInFlight { dir: dir.to_path_buf(), plan, origin })
 }

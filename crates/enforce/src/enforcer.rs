@@ -495,9 +495,14 @@ impl Enforcer {
         // unless the policy grants `process noatsecure`, as SELinux's
         // exec hook decides (and audits) it; `--force` launches skip the
         // policy's exec checks, this one too.
-        let noatsecure = new_domain
-            .filter(|&new| new != subject.sid && !request.as_ref().is_some_and(|r| r.force))
-            .map(|new| self.check(subject.sid, new, self.classes.process, self.classes.noatsecure));
+        let checked_transition =
+            new_domain.filter(|&new| new != subject.sid && !request.as_ref().is_some_and(|r| r.force));
+        let noatsecure =
+            checked_transition.map(|new| self.check(subject.sid, new, self.classes.process, self.classes.noatsecure));
+        // Likewise the soft resource limits, unless `process rlimitinh`
+        // (SELinux's `selinux_bprm_committing_creds`): crate::limits.
+        let rlimitinh =
+            checked_transition.map(|new| self.check(subject.sid, new, self.classes.process, self.classes.rlimitinh));
         if let Some(new) = new_domain.filter(|&new| allow && !launcher && new != subject.sid) {
             if let Some(why) = crate::entry::refusal(&self.entry_checks(), &exec_of(tid, tgid, file, md, subject), new)
             {
@@ -524,7 +529,9 @@ impl Enforcer {
             let mut images = vec![(md.dev(), md.ino())];
             images.extend(script_interpreter(file, tgid));
             let at_secure = scrub_for_apparmor || noatsecure.as_ref().is_some_and(|c| !c.decision.passes());
-            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image: image_of(tgid), at_secure };
+            let reset_limits = rlimitinh.as_ref().is_some_and(|c| !c.decision.passes());
+            let old_image = image_of(tgid);
+            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image, at_secure, reset_limits };
             match self.cgroups.begin_exec(&self.avc, plan) {
                 Ok(()) => bump(&self.counters.exec_transitions),
                 Err(e) => {
@@ -539,6 +546,7 @@ impl Enforcer {
         self.audit_checks(tid, Some(tgid), file.as_fd(), &checks);
         if allow {
             self.audit_checks(tid, Some(tgid), file.as_fd(), noatsecure.as_slice());
+            self.audit_checks(tid, Some(tgid), file.as_fd(), rlimitinh.as_slice());
         }
     }
 

@@ -39,7 +39,8 @@
 //! `access.rs` (classes and permissions of an open); `enforcer.rs` (the
 //! decision) with `entry.rs` (who may enter a confined domain: only
 //! processes carrying the launcher's sandbox, `sandbox.rs`) and
-//! `secure_exec.rs` (a new domain's image in secure-execution mode); `marks.rs`
+//! `secure_exec.rs` (a new domain's image in secure-execution mode) and
+//! `limits.rs` (its soft resource limits reset); `marks.rs`
 //! (the kernel-side cache of ignore marks, its races ordered by
 //! `epoch.rs`); `responder.rs` (the threads that read and answer, with
 //! `backlog.rs` waking helpers and `handoff.rs` sharing a read's events); `daemon.rs` (lifecycle, reload) with
@@ -49,7 +50,7 @@
 //! (decided and made by the daemon), `supervised_open.rs` (opens asking
 //! to write), `new_labels.rs` (what they create, labeled as the kernel
 //! labels it), `signals.rs` (the signals they send, checked between
-//! domains).
+//! domains), `limits.rs` (their `prlimit` of another process).
 
 // The workspace denies these outside tests; unit tests may unwrap.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -77,6 +78,7 @@ mod fifo_opens;
 mod groups;
 mod handoff;
 mod label_cache;
+mod limits;
 mod marks;
 mod mount_prefix;
 mod mountinfo;

@@ -109,9 +109,9 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, to: SignalTarget, sig: i32) -> Resu
 /// The domains of the processes `to` reaches (see the module docs).
 fn receivers(e: &Enforcer, caller: &Subject, to: SignalTarget) -> Result<Vec<Sid>, i32> {
     match to {
-        SignalTarget::Process(pid) => named(e, pid, None),
+        SignalTarget::Process(pid) => domains_of(e, pid, None),
         SignalTarget::Thread { tid, tgid } if tid <= 0 || tgid.is_some_and(|g| g <= 0) => Err(libc::EINVAL),
-        SignalTarget::Thread { tid, tgid } => named(e, tid, tgid),
+        SignalTarget::Thread { tid, tgid } => domains_of(e, tid, tgid),
         SignalTarget::Group(pgid) => group(e, caller, pgid),
         SignalTarget::Nobody => Ok(Vec::new()),
         SignalTarget::Everyone => Ok(e
@@ -125,8 +125,8 @@ fn receivers(e: &Enforcer, caller: &Subject, to: SignalTarget) -> Result<Vec<Sid
 }
 
 /// The domains of the process holding thread `tid` (of process `tgid`,
-/// if given); `ESRCH` if there is none.
-fn named(e: &Enforcer, tid: i32, tgid: Option<i32>) -> Result<Vec<Sid>, i32> {
+/// if given); `ESRCH` if there is none. Also crate::limits'.
+pub(crate) fn domains_of(e: &Enforcer, tid: i32, tgid: Option<i32>) -> Result<Vec<Sid>, i32> {
     let tid = u32::try_from(tid).map_err(|_| libc::ESRCH)?;
     let info = pidfd::thread_pidfd(tid).and_then(|fd| pidfd::thread_info(fd.as_fd())).map_err(|_| libc::ESRCH)?;
     if tgid.is_some_and(|g| u32::try_from(g).ok() != Some(info.tgid)) {

@@ -10,8 +10,10 @@
 //!
 //! The calls that signal a process by its pid (kill, tkill, tgkill,
 //! rt_sigqueueinfo, rt_tgsigqueueinfo) are handed over too, for SELinux's
-//! check between the two domains (crate::signals); `pidfd_send_signal`,
-//! whose target is a descriptor, gets `ENOSYS`.
+//! check between the two domains (crate::signals; `pidfd_send_signal`,
+//! whose target is a descriptor, gets `ENOSYS`), and so are
+//! `fcntl(F_SETOWN)` (the process the kernel will signal: checked as a
+//! kill) and `prlimit64` naming another process (crate::limits).
 //!
 //! Only the x86-64 numbers are handed over; the same calls made through
 //! the 32-bit entry (`int 0x80`) are refused (`EPERM`): coarser, never
@@ -99,6 +101,10 @@ pub enum Op {
     /// `sig` (0: only the checks) to `to`. Not made by the daemon: once
     /// allowed, the kernel carries the call on (crate::signals).
     Signal { to: SignalTarget, sig: i32 },
+    /// prlimit64 of another process (`pid`), setting its limits if
+    /// `write`, reading them if `read`: checked, then made by the kernel
+    /// (crate::limits).
+    Prlimit { pid: i32, write: bool, read: bool },
 }
 
 /// Whom a signal call names, as the kernel reads its pid arguments.
@@ -208,6 +214,10 @@ pub mod nr {
     /// set a file's owner (super::owner).
     pub const FCNTL: u32 = 72;
     pub const IOCTL: u32 = 16;
+    /// `prlimit64`: handed over (x86-64) or refused (i386) when it
+    /// names another process (crate::limits).
+    pub const PRLIMIT64: u32 = 302;
+    pub const I386_PRLIMIT64: u32 = 340;
     /// i386: fcntl, fcntl64; ioctl.
     pub const I386_FCNTL: [u32; 2] = [55, 221];
     pub const I386_IOCTL: u32 = 54;
@@ -380,6 +390,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
             },
             sig: libc::SIGIO,
         },
+        nr::PRLIMIT64 if int(0) != 0 => Op::Prlimit { pid: int(0), write: args[2] != 0, read: args[3] != 0 },
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
         nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
         nr::TGKILL | nr::RT_TGSIGQUEUEINFO => {
@@ -407,6 +418,8 @@ enum Target {
     SetSig,
     /// An `ioctl`'s command.
     Ioctl,
+    /// A `prlimit64`'s pid.
+    Prlimit,
 }
 
 /// `fcntl` and `ioctl` commands that name a process the kernel will
@@ -427,11 +440,14 @@ pub mod owner {
     pub const SETSIG_REFUSED: [u32; 3] = [libc::SIGKILL as u32, libc::SIGSTOP as u32, libc::SIGCHLD as u32];
 }
 
-/// Where one arch's filter looks for file owners (see [`owner`]).
-struct SignalOwners {
+/// The calls one arch's filter decides by an argument: file owners (see
+/// [`owner`]) and `prlimit64` of another process.
+struct ByArgument {
     fcntl: &'static [u32],
     ioctl: u32,
-    /// `F_SETOWN` goes to the daemon (x86-64); else it is refused.
+    prlimit: u32,
+    /// `F_SETOWN` and `prlimit64` of another process go to the daemon
+    /// (x86-64); else they are refused.
     hand_over: bool,
 }
 
@@ -458,7 +474,7 @@ impl Asm {
     }
     /// Appends the targets after the tests and resolves every jump:
     /// `action` for [`Target::Action`].
-    fn finish(mut self, action: u32, flag_args: &[u32], owners: &SignalOwners) -> Vec<libc::sock_filter> {
+    fn finish(mut self, action: u32, flag_args: &[u32], owners: &ByArgument) -> Vec<libc::sock_filter> {
         let mut at = Vec::new();
         self.op(BPF_RET_K, libc::SECCOMP_RET_ALLOW);
         for &i in flag_args {
@@ -477,6 +493,11 @@ impl Asm {
         at.push((Target::Ioctl, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(1));
         self.tests_then_allow(&owner::IOCTLS, Target::Eperm);
+        // prlimit64(0, ...): the caller itself, allowed; another pid not.
+        at.push((Target::Prlimit, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(0));
+        let other = if owners.hand_over { Target::Action } else { Target::Eperm };
+        self.code.push((bpf(BPF_JEQ_K, 0, 0, 0), Some(Target::Allow), Some(other)));
         for (t, k) in [
             (Target::Allow, libc::SECCOMP_RET_ALLOW),
             (Target::Action, action),
@@ -514,7 +535,7 @@ fn block(
     enosys: &[u32],
     eperm: &[u32],
     x32: bool,
-    owners: &SignalOwners,
+    owners: &ByArgument,
 ) -> Vec<libc::sock_filter> {
     let mut asm = Asm::default();
     asm.op(BPF_LD_W_ABS, DATA_NR);
@@ -525,6 +546,7 @@ fn block(
         asm.jump(BPF_JEQ_K, n, Target::Fcntl);
     }
     asm.jump(BPF_JEQ_K, owners.ioctl, Target::Ioctl);
+    asm.jump(BPF_JEQ_K, owners.prlimit, Target::Prlimit);
     for &n in to_action {
         asm.jump(BPF_JEQ_K, n, Target::Action);
     }
@@ -555,7 +577,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.push(nr::PIDFD_SEND_SIGNAL);
-    let owners = SignalOwners { fcntl: &[nr::FCNTL], ioctl: nr::IOCTL, hand_over: true };
+    let owners = ByArgument { fcntl: &[nr::FCNTL], ioctl: nr::IOCTL, prlimit: nr::PRLIMIT64, hand_over: true };
     let x86_64 = if opens {
         handed.push(nr::CREAT);
         let mut refused = nr::IO_URING.to_vec();
@@ -565,7 +587,8 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     } else {
         block(notify, &handed, &[], &[nr::PIDFD_SEND_SIGNAL], &[], false, &owners)
     };
-    let owners = SignalOwners { fcntl: &nr::I386_FCNTL, ioctl: nr::I386_IOCTL, hand_over: false };
+    let owners =
+        ByArgument { fcntl: &nr::I386_FCNTL, ioctl: nr::I386_IOCTL, prlimit: nr::I386_PRLIMIT64, hand_over: false };
     let i386 = if opens {
         i386_refused.extend([nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2, nr::I386_FANOTIFY_INIT]);
         i386_refused.extend(nr::IO_URING);
@@ -689,6 +712,12 @@ mod tests {
                 assert_eq!(run(&prog, nr::I386_IOCTL, AUDIT_ARCH_I386, [3, cmd, 0, 0, 0, 0]), EPERM, "{cmd:#x}");
             }
             assert_eq!(run(&prog, nr::IOCTL, AUDIT_ARCH_X86_64, [3, 0x5401, 0, 0, 0, 0]), ALLOW, "TCGETS");
+            // prlimit64 of itself passes; of another pid, handed over.
+            assert_eq!(run(&prog, nr::PRLIMIT64, AUDIT_ARCH_X86_64, [0, 4, 0x1000, 0, 0, 0]), ALLOW);
+            assert_eq!(decode(nr::PRLIMIT64, [0, 4, 0x1000, 0, 0, 0]), None);
+            assert_eq!(run(&prog, nr::PRLIMIT64, AUDIT_ARCH_X86_64, [42, 4, 0x1000, 0, 0, 0]), NOTIFY);
+            assert_eq!(run(&prog, nr::I386_PRLIMIT64, AUDIT_ARCH_I386, [42, 4, 0x1000, 0, 0, 0]), EPERM);
+            assert_eq!(run(&prog, nr::I386_PRLIMIT64, AUDIT_ARCH_I386, [0, 4, 0x1000, 0, 0, 0]), ALLOW);
             for n in nr::I386_FCNTL {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, fcntl(owner::F_SETOWN, 42)), EPERM, "i386 {n}");
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, fcntl(owner::F_SETSIG, 9)), EPERM, "i386 {n}");
@@ -821,6 +850,14 @@ mod tests {
         assert_eq!(setown(42), Some(Op::Signal { to: SignalTarget::Process(42), sig: libc::SIGIO }));
         assert_eq!(setown(-42), Some(Op::Signal { to: SignalTarget::Group(42), sig: libc::SIGIO }));
         assert_eq!(setown(0), Some(Op::Signal { to: SignalTarget::Nobody, sig: libc::SIGIO }));
+        assert_eq!(
+            decode(nr::PRLIMIT64, [fd(42), 4, 0x1000, 0, 0, 0]),
+            Some(Op::Prlimit { pid: 42, write: true, read: false })
+        );
+        assert_eq!(
+            decode(nr::PRLIMIT64, [fd(42), 4, 0, 0x2000, 0, 0]),
+            Some(Op::Prlimit { pid: 42, write: false, read: true })
+        );
         let kill = |pid: i32, sig: i32| decode(nr::KILL, [fd(pid), fd(sig), 0, 0, 0, 0]);
         assert_eq!(kill(42, 15), Some(Op::Signal { to: SignalTarget::Process(42), sig: 15 }));
         assert_eq!(kill(0, 9), Some(Op::Signal { to: SignalTarget::Group(0), sig: 9 }));

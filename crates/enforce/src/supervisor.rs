@@ -233,10 +233,17 @@ impl Supervisor {
     /// answers its error).
     fn dispatch(&self, listener: Arc<OwnedFd>, notif: &libc::seccomp_notif) {
         let entry = self.context.journal.as_ref().and_then(|j| j.record(notif));
-        if let Some(Op::Signal { to, sig }) = supervised::decode(notif.data.nr as u32, notif.data.args) {
-            // Decided here, without a worker's state: no path is read,
-            // and the kernel makes the call (crate::signals).
-            match crate::signals::decide(&self.context.enforcer, notif.pid, to, sig) {
+        // Calls on other processes are decided here, without a worker's
+        // state: no path is read, and the kernel makes the call
+        // (crate::signals, crate::limits).
+        let e = &self.context.enforcer;
+        let on_process = match supervised::decode(notif.data.nr as u32, notif.data.args) {
+            Some(Op::Signal { to, sig }) => Some(crate::signals::decide(e, notif.pid, to, sig)),
+            Some(Op::Prlimit { pid, write, read }) => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
+            _ => None,
+        };
+        if let Some(answer) = on_process {
+            match answer {
                 Ok(()) => carry_on(listener.as_fd(), notif.id),
                 Err(errno) => respond(listener.as_fd(), notif.id, Err(errno)),
             }
@@ -750,7 +757,7 @@ fn resolve(
         Op::Times { .. } => Resolved::Times(resolve_object(&args[0])?, times),
         // Served by `serve_open` and `serve_make`; signals by
         // `Supervisor::dispatch`.
-        Op::Open { .. } | Op::Make { .. } | Op::Signal { .. } => return Err(libc::ENOSYS),
+        Op::Open { .. } | Op::Make { .. } | Op::Signal { .. } | Op::Prlimit { .. } => return Err(libc::ENOSYS),
     })
 }
 
@@ -762,7 +769,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         Op::SetXattr { target, .. } | Op::RemoveXattr { target, .. } | Op::Open { target, .. } => vec![target],
         Op::Make { name, .. } => vec![name],
         // Decided without a worker (`Supervisor::dispatch`).
-        Op::Signal { .. } => Vec::new(),
+        Op::Signal { .. } | Op::Prlimit { .. } => Vec::new(),
     }
 }
 

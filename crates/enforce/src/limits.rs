@@ -1,0 +1,175 @@
+//! Resource limits across an exec transition, and `prlimit` of another
+//! process.
+//!
+//! Why: SELinux resets the soft limits of a process that changes domain
+//! by an exec unless the policy grants `process rlimitinh` from the old
+//! domain to the new one (`selinux_bprm_committing_creds`): each soft
+//! limit becomes the lower of the process's hard limit and the init
+//! task's soft limit. Otherwise the old domain chooses the new one's
+//! limits: a raised `RLIMIT_CORE` lets a crash of the new image write its
+//! memory into a core file; a low `RLIMIT_NOFILE`, `RLIMIT_FSIZE` or
+//! `RLIMIT_CPU` makes it fail where its author did not expect
+//! (`an_exec_transition_resets_the_soft_limits`).
+//!
+//! How: the new image is held frozen before its first instruction
+//! (crate::cgroups), and the housekeeper sets its soft limits with
+//! `prlimit`. On another process that needs `CAP_SYS_RESOURCE` (which
+//! root on these machines lacks) unless the caller's real user and group
+//! are the target's real, effective and saved ones
+//! (`check_prlimit_permission`): so a thread of its own takes the
+//! target's real user and group, makes the calls and ends. Credentials
+//! are per thread in the kernel; the raw system calls change only the
+//! calling thread's (libc's change every thread). The init task's soft
+//! limits are kthreadd's (pid 2), which inherits them and never changes
+//! them.
+//!
+//! The same `prlimit` lets any process of that user set them again.
+//! SELinux checks `process setrlimit` (and `getrlimit` to read) from the
+//! caller's domain to the target's (`selinux_task_prlimit`), so the
+//! launcher's filter hands `prlimit64` naming another process to the
+//! daemon (crate::supervised), which checks it and lets the kernel make
+//! the call: the pid is a register, and the limits' addresses matter to
+//! the check only by being null or not, registers too. The same races
+//! as a signal's are left (crate::signals).
+
+use std::fs;
+use std::io;
+
+use crate::enforcer::Enforcer;
+use crate::pidfd::RecentThreads;
+
+/// `RLIM_NLIMITS`.
+const LIMITS: u32 = 16;
+/// kthreadd, the init task's first child.
+const KTHREADD: u32 = 2;
+
+/// Resets the soft limits of process `pid`, which must not run until this
+/// returns (see the module docs).
+pub fn reset(pid: u32) -> io::Result<()> {
+    let init = init_soft_limits()?;
+    let (uid, gid) = owner(&fs::read_to_string(format!("/proc/{pid}/status"))?)?;
+    let worker = std::thread::Builder::new().name("limits".into()).spawn(move || -> io::Result<()> {
+        // SAFETY: setresgid and setresuid take integers; the raw calls
+        // change this thread's credentials only, and the thread ends
+        // after these calls. Only the real ids change: the effective
+        // ones (root) and the capabilities stay.
+        unsafe {
+            if libc::syscall(libc::SYS_setresgid, gid, u32::MAX, u32::MAX) != 0
+                || libc::syscall(libc::SYS_setresuid, uid, u32::MAX, u32::MAX) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        for (resource, &init_soft) in (0..LIMITS).zip(init.iter()) {
+            let now = get(pid, resource)?;
+            let soft = now.rlim_max.min(init_soft);
+            if soft != now.rlim_cur {
+                set(pid, resource, libc::rlimit64 { rlim_cur: soft, rlim_max: now.rlim_max })?;
+            }
+        }
+        Ok(())
+    })?;
+    worker.join().map_err(|_| io::Error::other("the limits thread panicked"))?
+}
+
+/// The init task's soft limits.
+fn init_soft_limits() -> io::Result<Vec<u64>> {
+    if fs::read_to_string(format!("/proc/{KTHREADD}/comm"))?.trim_end() != "kthreadd" {
+        return Err(io::Error::other("pid 2 is not kthreadd (a pid namespace?): the init task's limits are unknown"));
+    }
+    (0..LIMITS).map(|r| get(KTHREADD, r).map(|l| l.rlim_cur)).collect()
+}
+
+fn get(pid: u32, resource: u32) -> io::Result<libc::rlimit64> {
+    let mut out = libc::rlimit64 { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: prlimit64 writes one rlimit64 into `out`, valid for the call.
+    let rc = unsafe { libc::syscall(libc::SYS_prlimit64, pid, resource, std::ptr::null::<libc::rlimit64>(), &mut out) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(out)
+}
+
+fn set(pid: u32, resource: u32, limit: libc::rlimit64) -> io::Result<()> {
+    // SAFETY: prlimit64 reads one rlimit64 from `limit`, valid for the call.
+    let rc =
+        unsafe { libc::syscall(libc::SYS_prlimit64, pid, resource, &limit, std::ptr::null_mut::<libc::rlimit64>()) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The real user and group of a `/proc/PID/status`, which `prlimit` by
+/// a process of the same ids needs to be its effective and saved ones
+/// too.
+fn owner(status: &str) -> io::Result<(u32, u32)> {
+    let ids = |key: &str| -> io::Result<u32> {
+        let line =
+            status.lines().find_map(|l| l.strip_prefix(key)).ok_or_else(|| io::Error::other(format!("no {key}")))?;
+        let v: Vec<u32> = line.split_whitespace().take(3).filter_map(|x| x.parse().ok()).collect();
+        match v[..] {
+            [r, e, s] if r == e && e == s => Ok(r),
+            _ => Err(io::Error::other(format!("{key} {line}: real, effective and saved ids differ"))),
+        }
+    };
+    Ok((ids("Uid:")?, ids("Gid:")?))
+}
+
+/// Decides `prlimit64` by thread `tid` on process `pid` (0: itself),
+/// setting the limits if `write`, reading them if `read`: `Ok` lets the
+/// kernel make the call, `Err` is its error.
+pub(crate) fn decide(e: &Enforcer, tid: u32, pid: i32, write: bool, read: bool) -> Result<(), i32> {
+    // The kernel checks nothing for the calling thread itself, nor a
+    // call that neither sets nor reads.
+    if pid == 0 || u32::try_from(pid).ok() == Some(tid) || !(write || read) {
+        return Ok(());
+    }
+    let caller = match e.subject(tid, &mut RecentThreads::default(), true) {
+        Ok(Some(s)) if s.tgid.is_some() => s,
+        Ok(_) => return Err(libc::ESRCH),
+        Err(err) => {
+            eprintln!("rampartd: refused a prlimit of thread {tid}: its cgroup is unknown ({err})");
+            return Err(libc::EPERM);
+        }
+    };
+    let mut perms = rampart_avc::Perms::NONE;
+    if write {
+        perms |= e.classes.setrlimit;
+    }
+    if read {
+        perms |= e.classes.getrlimit;
+    }
+    let mut allowed = true;
+    for sid in crate::signals::domains_of(e, pid, None)? {
+        allowed &= e.check_process(tid, caller.tgid, caller.sid, sid, perms);
+    }
+    if allowed {
+        Ok(())
+    } else {
+        Err(libc::EACCES)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_owner_is_read_when_its_ids_agree() {
+        let status = "Name:\tsh\nUid:\t65534\t65534\t65534\t65534\nGid:\t100\t100\t100\t100\n";
+        assert_eq!(owner(status).unwrap(), (65534, 100));
+        let setuid = "Uid:\t1000\t0\t0\t0\nGid:\t100\t100\t100\t100\n";
+        assert!(owner(setuid).is_err());
+        assert!(owner("Name:\tsh\n").is_err());
+    }
+
+    #[test]
+    fn the_init_tasks_limits_are_kthreadds() {
+        let init = init_soft_limits().unwrap();
+        assert_eq!(init.len(), LIMITS as usize);
+        // RLIMIT_CORE: the init task dumps no core.
+        assert_eq!(init[libc::RLIMIT_CORE as usize], 0);
+    }
+}
