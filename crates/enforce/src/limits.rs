@@ -36,7 +36,6 @@ use std::fs;
 use std::io;
 
 use crate::enforcer::Enforcer;
-use crate::pidfd::RecentThreads;
 
 /// `RLIM_NLIMITS`.
 const LIMITS: u32 = 16;
@@ -125,14 +124,7 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, pid: i32, write: bool, read: bool) 
     if pid == 0 || u32::try_from(pid).ok() == Some(tid) || !(write || read) {
         return Ok(());
     }
-    let caller = match e.subject(tid, &mut RecentThreads::default(), true) {
-        Ok(Some(s)) if s.tgid.is_some() => s,
-        Ok(_) => return Err(libc::ESRCH),
-        Err(err) => {
-            eprintln!("rampartd: refused a prlimit of thread {tid}: its cgroup is unknown ({err})");
-            return Err(libc::EPERM);
-        }
-    };
+    let caller = crate::signals::caller(e, tid, "a prlimit")?;
     let mut perms = rampart_avc::Perms::NONE;
     if write {
         perms |= e.classes.setrlimit;
@@ -140,15 +132,7 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, pid: i32, write: bool, read: bool) 
     if read {
         perms |= e.classes.getrlimit;
     }
-    let mut allowed = true;
-    for sid in crate::signals::domains_of(e, pid, None)? {
-        allowed &= e.check_process(tid, caller.tgid, caller.sid, sid, perms);
-    }
-    if allowed {
-        Ok(())
-    } else {
-        Err(libc::EACCES)
-    }
+    crate::signals::check_all(e, tid, &caller, crate::signals::domains_of(e, pid, None)?, perms)
 }
 
 #[cfg(test)]

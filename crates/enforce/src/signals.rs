@@ -66,7 +66,7 @@
 use std::fs;
 use std::os::fd::AsFd;
 
-use rampart_avc::Sid;
+use rampart_avc::{Perms, Sid};
 
 use crate::enforcer::{Enforcer, Subject};
 use crate::pidfd::{self, RecentThreads};
@@ -81,18 +81,31 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, to: SignalTarget, sig: i32) -> Resu
     if !(0..=NSIG).contains(&sig) {
         return Err(libc::EINVAL);
     }
-    let caller = match e.subject(tid, &mut RecentThreads::default(), true) {
-        Ok(Some(s)) if s.tgid.is_some() => s,
-        Ok(_) => return Err(libc::ESRCH),
-        Err(err) => {
-            eprintln!("rampartd: refused a signal from thread {tid}: its cgroup is unknown ({err})");
-            return Err(libc::EPERM);
-        }
-    };
+    let caller = caller(e, tid, "a signal")?;
     let perms = e.classes.signals.of(sig);
+    check_all(e, tid, &caller, receivers(e, &caller, to)?, perms)
+}
+
+/// The subject of thread `tid`, which asks `what` of other processes
+/// (also crate::limits').
+pub(crate) fn caller(e: &Enforcer, tid: u32, what: &str) -> Result<Subject, i32> {
+    match e.subject(tid, &mut RecentThreads::default(), true) {
+        Ok(Some(s)) if s.tgid.is_some() => Ok(s),
+        Ok(_) => Err(libc::ESRCH),
+        Err(err) => {
+            eprintln!("rampartd: refused {what} of thread {tid}: its cgroup is unknown ({err})");
+            Err(libc::EPERM)
+        }
+    }
+}
+
+/// Checks `perms` of class `process` from `caller` (thread `tid`) on
+/// each domain of `targets` once, auditing every check: `EACCES` if one
+/// is denied (also crate::limits').
+pub(crate) fn check_all(e: &Enforcer, tid: u32, caller: &Subject, targets: Vec<Sid>, perms: Perms) -> Result<(), i32> {
     let mut checked: Vec<Sid> = Vec::new();
     let mut allowed = true;
-    for sid in receivers(e, &caller, to)? {
+    for sid in targets {
         if !checked.contains(&sid) {
             checked.push(sid);
             // Every domain is checked, so each denial is audited.
