@@ -59,6 +59,8 @@ fn setup() -> &'static PathBuf {
 ///   and `other`; nothing else on the tmpfs.
 /// * `capable` may use CAP_DAC_OVERRIDE and runs px under `other`.
 /// * `learner`, in complain mode, has no rule.
+/// * `limited` holds at most 100 open files (`set rlimit`); `limiter`
+///   2000, and runs px under `other`.
 /// * `attached` attaches to `$T/bin/attached` and has no rule.
 const PROFILES: &str = r#"
 AA="$S/aa"; mkdir -p "$AA/profiles" "$AA/cache"
@@ -87,6 +89,13 @@ profile capable {
   $T/bin/px px -> other,
 }
 profile learner flags=(complain) {
+}
+profile limited {
+  set rlimit nofile <= 100,
+}
+profile limiter {
+  set rlimit nofile <= 2000,
+  $T/bin/px px -> other,
 }
 profile attached $T/bin/attached {
 }
@@ -505,6 +514,37 @@ sed "s/^/failed: /" "$S/failed.err" >&2
         "{}",
         r.stdout
     );
+}
+
+/// A profile's `set rlimit` rules hold as the kernel applies them at an
+/// exec into the profile (`__aa_transition_rlimits`, crates/enforce/src/limits.rs):
+/// `rampart run --apparmor limited` starts its process with at most 100
+/// open files, hard and soft; and leaving a profile that sets a limit
+/// resets that soft limit to the lower of the hard limit and the init
+/// task's (1024 open files): a shell under `limiter` lowers its own to 20
+/// and executes px (into `other`), which finds 1024, where the same exec
+/// from `confined` (no rlimit rule) keeps 20. Under `other`, the hard
+/// limit is the launcher's.
+#[test]
+#[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
+fn a_profiles_rlimit_rules_hold() {
+    let p = setup();
+    let r = scenario(
+        p,
+        r#"
+aa_daemon
+echo "LIMITED=$(aa limited 'echo $(ulimit -H -n) $(ulimit -S -n)')"
+echo "OTHER_HARD=$(aa other 'ulimit -H -n')"
+echo "LAUNCHER_HARD=$(ulimit -H -n)"
+echo "PX_RESET=$(aa limiter "ulimit -S -n 20; exec '$T/bin/px' -c 'ulimit -S -n'")"
+echo "PX_KEPT=$(aa confined "ulimit -S -n 20; exec '$T/bin/px' -c 'ulimit -S -n'")"
+stop_daemon
+"#,
+    );
+    assert_eq!(r.get("LIMITED"), "100 100", "{}", r.stderr);
+    assert_eq!(r.get("OTHER_HARD"), r.get("LAUNCHER_HARD"), "{}", r.stderr);
+    assert_eq!(r.get("PX_RESET"), "1024", "{}", r.stderr);
+    assert_eq!(r.get("PX_KEPT"), "20", "{}", r.stderr);
 }
 
 /// Issue 11, item 3 and the steady-state target: ignore marks under a

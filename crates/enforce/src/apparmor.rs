@@ -62,6 +62,7 @@ use rampart_apparmor::{domain, LiveProfiles, Mode, Profile, Subject};
 use rustc_hash::FxHashSet;
 
 use crate::apparmor_log::AppArmorLog;
+use crate::limits::LimitChange;
 use crate::marks::{NameGrant, ProfileInScope};
 
 /// Everything an open may ask of AppArmor.
@@ -212,6 +213,30 @@ impl AppArmor {
                 None => 0,
             }
         })
+    }
+
+    /// What an exec from label `from` to label `to` (`None`: unconfined)
+    /// does to the resource limits, added to `change`, as
+    /// `apparmor_bprm_committing_creds` and `__aa_transition_rlimits`
+    /// do it: nothing when the label stays or the new one is unconfined;
+    /// else the soft limits the old profiles set are reset and the new
+    /// profiles' `set rlimit` rules lower the hard limits (whatever the
+    /// profiles' modes: limits are not permissions).
+    pub(crate) fn transition_limits(&self, from: Option<&str>, to: Option<&str>, change: &mut LimitChange) {
+        let Some(to) = to.filter(|&to| Some(to) != from) else { return };
+        let set = self.profiles.current();
+        for p in from.into_iter().flat_map(stacked).filter_map(|name| set.policy.profile(name)) {
+            change.reset_soft |= p.rlimit_mask;
+        }
+        for p in stacked(to).filter_map(|name| set.policy.profile(name)) {
+            for (r, &max) in p.rlimits.iter().enumerate() {
+                if let Ok(r) = u32::try_from(r) {
+                    if r < 32 && p.rlimit_mask & (1 << r) != 0 {
+                        change.cap(r, max);
+                    }
+                }
+            }
+        }
     }
 
     /// Whether `name` is enforced (not complain mode): a refusal of an

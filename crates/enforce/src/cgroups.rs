@@ -65,7 +65,7 @@ use arc_swap::ArcSwap;
 use rampart_avc::{Avc, Sid};
 use rustc_hash::FxHashMap;
 
-use crate::limits;
+use crate::limits::{self, LimitChange};
 use crate::marks::{InScope, ProfileInScope};
 use crate::secure_exec;
 use crate::subject_label::{self, Label, EXEC_PREFIX};
@@ -113,10 +113,10 @@ pub struct ExecPlan {
     /// kernel runs it unless the policy grants `process noatsecure` (or,
     /// under AppArmor, for `Px`, `Cx` and `Ux`): crate::secure_exec.
     pub at_secure: bool,
-    /// The new image starts with its soft resource limits reset, as the
-    /// kernel resets them unless the policy grants `process rlimitinh`:
+    /// What the exec does to the process's resource limits before the
+    /// new image runs (SELinux's `rlimitinh`, AppArmor's `set rlimit`):
     /// crate::limits.
-    pub reset_limits: bool,
+    pub(crate) limits: LimitChange,
 }
 
 /// The daemon's cgroup tree (see the module docs).
@@ -578,15 +578,15 @@ impl Cgroups {
                 return false;
             }
         }
-        if committed && exec.reset_limits {
+        if committed && !exec.limits.is_empty() {
             if !frozen {
                 return false;
             }
-            if let Err(e) = limits::reset(exec.tgid) {
+            if let Err(e) = limits::apply(exec.tgid, &exec.limits) {
                 // The old domain's limits must not reach the new one.
                 eprintln!(
-                    "rampartd: killed pid {}: its exec into a new domain must start with its soft resource \
-                     limits reset, and they could not be ({e})",
+                    "rampartd: killed pid {}: its exec into a new domain must start with the resource limits \
+                     the policy gives it, and they could not be set ({e})",
                     exec.tgid
                 );
                 // SAFETY: as above.
@@ -677,8 +677,9 @@ fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
     if !p.at_secure {
         out.push_str("noatsecure 1\n");
     }
-    if !p.reset_limits {
-        out.push_str("rlimitinh 1\n");
+    out.push_str(&format!("limits_reset {}\n", p.limits.reset_soft));
+    for (r, max) in &p.limits.lower_hard {
+        out.push_str(&format!("limits_max {r} {max}\n"));
     }
     out
 }
@@ -692,7 +693,8 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     let (mut images, mut old_image, mut origin) = (Vec::new(), None, None);
     // Without the line (an older daemon's record): the safe side.
     let mut at_secure = true;
-    let mut reset_limits = true;
+    // Without the line (an older daemon's record): every soft limit reset.
+    let mut limits = LimitChange { reset_soft: LimitChange::ALL, lower_hard: Vec::new() };
     let id = |rest: &str| -> Option<FileId> {
         let (d, i) = rest.split_once(' ')?;
         Some((d.parse().ok()?, i.parse().ok()?))
@@ -712,12 +714,16 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
             "old" => old_image = Some(id(rest)?),
             "origin" => origin = Some(PathBuf::from(rest)),
             "noatsecure" => at_secure = false,
-            "rlimitinh" => reset_limits = false,
+            "limits_reset" => limits.reset_soft = rest.parse().ok()?,
+            "limits_max" => {
+                let (r, max) = rest.split_once(' ')?;
+                limits.cap(r.parse().ok()?, max.parse().ok()?);
+            }
             _ => {}
         }
     }
     let from = Label { sid: from?, apparmor: from_aa, opens_supervised: from_so };
     let to = Label { sid: to?, apparmor: to_aa, opens_supervised: to_so };
-    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure, reset_limits };
+    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure, limits };
     Some(ExecInFlight { dir: dir.to_path_buf(), plan, origin })
 }

@@ -36,6 +36,7 @@ use crate::event::PermEvent;
 use crate::fanotify::{self, Group};
 use crate::groups::Groups;
 use crate::handoff::Handoff;
+use crate::limits::LimitChange;
 use crate::marks::{EventObject, InScope, Marks, ProfileInScope};
 use crate::object_label::ObjectLabel;
 use crate::objects::{EventAccess, ObjectSids};
@@ -529,9 +530,15 @@ impl Enforcer {
             let mut images = vec![(md.dev(), md.ino())];
             images.extend(script_interpreter(file, tgid));
             let at_secure = scrub_for_apparmor || noatsecure.as_ref().is_some_and(|c| !c.decision.passes());
-            let reset_limits = rlimitinh.as_ref().is_some_and(|c| !c.decision.passes());
+            let mut limits = LimitChange::default();
+            if rlimitinh.as_ref().is_some_and(|c| !c.decision.passes()) {
+                limits.reset_soft = LimitChange::ALL;
+            }
+            if let Some(aa) = &self.apparmor {
+                aa.transition_limits(from.apparmor.as_deref(), new.apparmor.as_deref(), &mut limits);
+            }
             let old_image = image_of(tgid);
-            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image, at_secure, reset_limits };
+            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image, at_secure, limits };
             match self.cgroups.begin_exec(&self.avc, plan) {
                 Ok(()) => bump(&self.counters.exec_transitions),
                 Err(e) => {

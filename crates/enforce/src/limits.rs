@@ -39,14 +39,59 @@ use crate::enforcer::Enforcer;
 
 /// `RLIM_NLIMITS`.
 const LIMITS: u32 = 16;
+
+/// What an exec transition does to its process's resource limits: the
+/// soft limits of `reset_soft` (bit `r`: resource `r`) become the lower
+/// of the hard limit and the init task's soft limit (SELinux without
+/// `rlimitinh`: all; AppArmor: those the old profile sets), then the
+/// hard limits of `lower_hard` are lowered to at most its values, the
+/// soft ones with them (AppArmor: the new profile's `set rlimit` rules,
+/// `__aa_transition_rlimits`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct LimitChange {
+    pub(crate) reset_soft: u32,
+    pub(crate) lower_hard: Vec<(u32, u64)>,
+}
+
+impl LimitChange {
+    /// Every resource.
+    pub const ALL: u32 = (1 << LIMITS) - 1;
+
+    pub fn is_empty(&self) -> bool {
+        self.reset_soft == 0 && self.lower_hard.is_empty()
+    }
+
+    /// Lowers resource `r`'s hard limit to at most `max`.
+    pub fn cap(&mut self, r: u32, max: u64) {
+        match self.lower_hard.iter_mut().find(|(x, _)| *x == r) {
+            Some((_, m)) => *m = (*m).min(max),
+            None => self.lower_hard.push((r, max)),
+        }
+    }
+
+    /// The limit resource `r` gets from `now` (`init_soft`: the init
+    /// task's soft limit).
+    fn applied(&self, r: u32, now: libc::rlimit64, init_soft: u64) -> libc::rlimit64 {
+        let mut new = now;
+        if self.reset_soft & (1 << r) != 0 {
+            new.rlim_cur = new.rlim_max.min(init_soft);
+        }
+        if let Some(&(_, max)) = self.lower_hard.iter().find(|(x, _)| *x == r) {
+            new.rlim_max = new.rlim_max.min(max);
+            new.rlim_cur = new.rlim_cur.min(new.rlim_max);
+        }
+        new
+    }
+}
 /// kthreadd, the init task's first child.
 const KTHREADD: u32 = 2;
 
-/// Resets the soft limits of process `pid`, which must not run until this
-/// returns (see the module docs).
-pub fn reset(pid: u32) -> io::Result<()> {
-    let init = init_soft_limits()?;
+/// Applies `change` to the limits of process `pid`, which must not run
+/// until this returns (see the module docs).
+pub fn apply(pid: u32, change: &LimitChange) -> io::Result<()> {
+    let init = if change.reset_soft != 0 { init_soft_limits()? } else { vec![u64::MAX; LIMITS as usize] };
     let (uid, gid) = owner(&fs::read_to_string(format!("/proc/{pid}/status"))?)?;
+    let change = change.clone();
     let worker = std::thread::Builder::new().name("limits".into()).spawn(move || -> io::Result<()> {
         // SAFETY: setresgid and setresuid take integers; the raw calls
         // change this thread's credentials only, and the thread ends
@@ -61,9 +106,9 @@ pub fn reset(pid: u32) -> io::Result<()> {
         }
         for (resource, &init_soft) in (0..LIMITS).zip(init.iter()) {
             let now = get(pid, resource)?;
-            let soft = now.rlim_max.min(init_soft);
-            if soft != now.rlim_cur {
-                set(pid, resource, libc::rlimit64 { rlim_cur: soft, rlim_max: now.rlim_max })?;
+            let new = change.applied(resource, now, init_soft);
+            if (new.rlim_cur, new.rlim_max) != (now.rlim_cur, now.rlim_max) {
+                set(pid, resource, new)?;
             }
         }
         Ok(())
@@ -147,6 +192,26 @@ mod tests {
         let setuid = "Uid:\t1000\t0\t0\t0\nGid:\t100\t100\t100\t100\n";
         assert!(owner(setuid).is_err());
         assert!(owner("Name:\tsh\n").is_err());
+    }
+
+    #[test]
+    fn soft_limits_reset_before_hard_limits_lower() {
+        let lim = |cur, max| libc::rlimit64 { rlim_cur: cur, rlim_max: max };
+        let pair = |l: libc::rlimit64| (l.rlim_cur, l.rlim_max);
+        let reset = LimitChange { reset_soft: LimitChange::ALL, lower_hard: Vec::new() };
+        // min(hard, init's soft), up or down.
+        assert_eq!(pair(reset.applied(4, lim(u64::MAX, u64::MAX), 0)), (0, u64::MAX));
+        assert_eq!(pair(reset.applied(7, lim(20, 4096), 1024)), (1024, 4096));
+        assert_eq!(pair(reset.applied(7, lim(20, 512), 1024)), (512, 512));
+        let mut cap = LimitChange::default();
+        cap.cap(7, 200);
+        cap.cap(7, 100);
+        assert_eq!(cap.lower_hard, vec![(7, 100)]);
+        assert_eq!(pair(cap.applied(7, lim(1024, 4096), 0)), (100, 100));
+        assert_eq!(pair(cap.applied(7, lim(50, 4096), 0)), (50, 100));
+        assert_eq!(pair(cap.applied(6, lim(50, 4096), 0)), (50, 4096));
+        let both = LimitChange { reset_soft: 1 << 7, lower_hard: vec![(7, 100)] };
+        assert_eq!(pair(both.applied(7, lim(20, 4096), 1024)), (100, 100));
     }
 
     #[test]
