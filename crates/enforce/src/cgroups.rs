@@ -727,3 +727,50 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure, limits };
     Some(ExecInFlight { dir: dir.to_path_buf(), plan, origin })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rampart_avc::{AvcConfig, NullSink};
+
+    fn avc() -> Avc {
+        let policy = rampart_policy::Policy::from_bytes(crate::daemon::APPARMOR_ALONE_POLICY).unwrap();
+        let config = AvcConfig::new(Arc::new(policy), crate::access::mapping().unwrap(), Arc::new(NullSink));
+        Avc::new(config).unwrap()
+    }
+
+    #[test]
+    fn an_exec_in_flight_reads_back_as_it_was_written() {
+        let avc = avc();
+        let sid = avc.intern("system_u:system_r:unconfined_t").unwrap();
+        let label = |profile: Option<&str>| Label { sid, apparmor: profile.map(Arc::from), opens_supervised: false };
+        let mut limits = LimitChange { reset_soft: 1 << 4, lower_hard: Vec::new() };
+        limits.cap(7, 100);
+        let plan = ExecPlan {
+            from: label(None),
+            to: label(Some("a//b")),
+            tgid: 42,
+            tid: 43,
+            images: vec![(1, 2)],
+            old_image: Some((1, 3)),
+            at_secure: false,
+            limits: limits.clone(),
+        };
+        let x = ExecInFlight { dir: PathBuf::from("/x"), plan, origin: None };
+        let text = encode_exec(&x, &avc);
+        let back = decode_exec(text.as_bytes(), Path::new("/x"), &avc).unwrap();
+        assert_eq!(back.plan.limits, limits);
+        assert!(!back.plan.at_secure);
+        assert_eq!((back.plan.tgid, back.plan.tid, back.plan.old_image), (42, 43, Some((1, 3))));
+        assert_eq!(back.plan.to.apparmor.as_deref(), Some("a//b"));
+        // An older daemon's record, without the lines: the safe side.
+        let older: String = text
+            .lines()
+            .filter(|l| !l.starts_with("limits_") && *l != "noatsecure 1")
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let back = decode_exec(older.as_bytes(), Path::new("/x"), &avc).unwrap();
+        assert_eq!(back.plan.limits.reset_soft, LimitChange::ALL);
+        assert!(back.plan.at_secure);
+    }
+}
