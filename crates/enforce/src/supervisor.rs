@@ -237,9 +237,12 @@ impl Supervisor {
         // state: no path is read, and the kernel makes the call
         // (crate::signals, crate::limits).
         let e = &self.context.enforcer;
-        let on_process = match supervised::decode(notif.data.nr as u32, notif.data.args) {
-            Some(Op::Signal { to, sig }) => Some(crate::signals::decide(e, notif.pid, to, sig)),
-            Some(Op::Prlimit { pid, write, read }) => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
+        let Some(op) = supervised::decode(notif.data.nr as u32, notif.data.args) else {
+            return respond(listener.as_fd(), notif.id, Err(libc::ENOSYS));
+        };
+        let on_process = match op {
+            Op::Signal { to, sig } => Some(crate::signals::decide(e, notif.pid, to, sig)),
+            Op::Prlimit { pid, write, read } => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
             _ => None,
         };
         if let Some(answer) = on_process {
@@ -250,7 +253,7 @@ impl Supervisor {
             drop(entry);
             return;
         }
-        match prepare(&self.context, listener.as_fd(), notif) {
+        match prepare(&self.context, listener.as_fd(), notif, op) {
             // Blocks while every worker is busy and the queue is full:
             // backpressure, the callers wait.
             Ok(call) => {
@@ -407,7 +410,7 @@ pub(crate) fn respond(listener: BorrowedFd<'_>, id: u64, result: Result<i64, i32
 
 /// Lets the kernel make call `id` itself, as the caller asked it. Only
 /// for calls whose arguments the caller cannot change after the check:
-/// the kernel reads them again (crate::signals).
+/// the kernel reads them again (crate::signals, crate::limits).
 fn carry_on(listener: BorrowedFd<'_>, id: u64) {
     let flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32;
     let mut resp = libc::seccomp_notif_resp { id, val: 0, error: 0, flags };
@@ -525,8 +528,7 @@ struct Call {
 /// Step 1 of the call `notif` (in the thread that received it: workers
 /// are Landlock-restricted, and Landlock refuses them ptrace access, so
 /// `/proc/TID/mem` and `/proc/TID/root`, to the caller).
-fn prepare(cx: &Context, listener: BorrowedFd<'_>, notif: &libc::seccomp_notif) -> Result<Call, i32> {
-    let Some(op) = supervised::decode(notif.data.nr as u32, notif.data.args) else { return Err(libc::ENOSYS) };
+fn prepare(cx: &Context, listener: BorrowedFd<'_>, notif: &libc::seccomp_notif, op: Op) -> Result<Call, i32> {
     let tid = notif.pid;
     let gathered = gather(tid, &op)?;
     let subject = match cx.enforcer.subject(tid, &mut RecentThreads::default(), true) {
@@ -755,7 +757,7 @@ fn resolve(
             Resolved::Xattr(resolve_object(&args[0])?, name, None)
         }
         Op::Times { .. } => Resolved::Times(resolve_object(&args[0])?, times),
-        // Served by `serve_open` and `serve_make`; signals by
+        // Served by `serve_open` and `serve_make`; calls on processes by
         // `Supervisor::dispatch`.
         Op::Open { .. } | Op::Make { .. } | Op::Signal { .. } | Op::Prlimit { .. } => return Err(libc::ENOSYS),
     })
