@@ -1002,6 +1002,56 @@ done
     }
 }
 
+/// An exec transition does not keep the personality flags the old
+/// domain chose (crates/enforce/src/entry.rs): uid 65534 in app_t runs a
+/// trusted_exec_t program (entering trusted_t) under `setarch -R`, which
+/// would run it without address randomization; the kernel clears the
+/// flag at every exec that changes the domain, and since the daemon
+/// cannot (the exec lays the image out by it), the exec is refused
+/// (ENFORCING). Under a permissive daemon the program runs in trusted_t
+/// with ASLR off (PERMISSIVE). An exec that stays in app_t keeps it
+/// (SAME_DOMAIN: the refusal is no wider than the transition), and the
+/// launcher clears it from its own (LAUNCH: `setarch -R rampart run`).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn an_exec_transition_refuses_the_old_domains_personality() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+cp /bin/cat "$T/bin/trusted-cat"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-cat"
+# Runs CAT (a cat) on its own personality and cgroup under `setarch -R`;
+# DOMAIN: where it must run.
+cat > "$S/aslr" <<'SH'
+cat=$1 domain=$2; shift 2
+out=$("$@" setarch -R "$cat" /proc/self/personality /proc/self/cgroup 2>&1) || { echo "blocked: $out" | tr '\n' ' '; echo; exit 1; }
+printf '%s\n' "$out" | grep -q "$domain" || { echo "broken: not in $domain: $out" | tr '\n' ' '; echo; exit 2; }
+flags=$(printf '%s\n' "$out" | head -n 1)
+if [ $((0x$flags & 0x40000)) -ne 0 ]; then echo "succeeded: $domain runs without ASLR (personality $flags)"; exit 0; fi
+echo "blocked: $domain runs with ASLR (personality $flags)"; exit 1
+SH
+launch() { setarch -R "$RAMPART" run --socket "$SOCK" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt $mode as_attacker sh "$S/aslr" "$T/bin/trusted-cat" trusted_t
+    if [ $mode = ENFORCING ]; then
+        attempt SAME_DOMAIN as_attacker sh "$S/aslr" cat app_t
+        attempt LAUNCH launch cat /proc/self/personality
+        echo "REFUSED=$(grep -c 'refused the exec of .*trusted-cat.*ADDR_NO_RANDOMIZE' "$S/daemon.err")"
+    fi
+    stop_daemon
+done
+"#,
+    );
+    r.report("personality");
+    r.assert_blocked("ENFORCING", "a domain change clears ADDR_NO_RANDOMIZE, which the daemon cannot: refused");
+    r.assert_succeeded("PERMISSIVE");
+    r.assert_allowed("SAME_DOMAIN", "an exec that keeps app_t keeps its personality");
+    assert_eq!(r.num("REFUSED"), 1, "the refusal names the flag:\n{}", r.stderr);
+    let (code, flags) = r.attack("LAUNCH");
+    assert_eq!((code, flags), (0, "00000000"), "the launcher clears ADDR_NO_RANDOMIZE from its own personality");
+}
+
 /// A daemon killed and started again (with the same `--cgroup`, which the
 /// prelude passes) still knows which processes are confined: an app_t
 /// shell started before the kill is denied the secret after the restart.

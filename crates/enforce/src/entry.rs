@@ -18,10 +18,12 @@
 //! * Inside the tree an exec transition keeps the sandbox (the Landlock
 //!   ruleset, seccomp filter, capability bounding set and no_new_privs
 //!   survive exec), so it is allowed unless the process would hold
-//!   capabilities the new domain lacks (the daemon cannot drop them) or
-//!   descriptors the new domain may not use (SELinux's
-//!   `flush_unauthorized_files` replaces them; the daemon cannot, so the
-//!   exec is refused, each descriptor's denial audited).
+//!   capabilities the new domain lacks (the daemon cannot drop them),
+//!   runs with personality flags a domain change clears (they shape the
+//!   image as the exec loads it), or holds descriptors the new domain may
+//!   not use (SELinux's `flush_unauthorized_files` replaces them; the
+//!   daemon cannot, so the exec is refused, each descriptor's denial
+//!   audited).
 //!
 //! A refusal is not enforced while the daemon or the new domain is
 //! permissive (logged only), as SELinux's denials are not.
@@ -81,6 +83,17 @@ pub fn refusal(e: &Checks<'_>, exec: &Exec<'_>, new: Sid) -> Option<String> {
 /// beyond `allowed`, or the descriptors `unusable` finds (computed only
 /// if the capabilities pass).
 fn held_beyond(exec: &Exec<'_>, whom: &str, allowed: u64, unusable: impl FnOnce() -> Vec<i32>) -> Option<String> {
+    match personality(exec.tid) {
+        Err(err) => return Some(format!("cannot read its personality: {err}")),
+        Ok(flags) if flags & PER_CLEAR_ON_SETID != 0 => {
+            return Some(format!(
+                "it runs with personality flags a domain change clears ({}), and the daemon cannot clear them: run \
+                 it without them (setarch without -R, -L, -Z or -X)",
+                personality_names(flags & PER_CLEAR_ON_SETID).join(" ")
+            ))
+        }
+        Ok(_) => {}
+    }
     let held = match capabilities_after_exec(exec.tid, exec.file, exec.md) {
         Ok(caps) => caps,
         Err(err) => return Some(format!("cannot read its capabilities: {err}")),
@@ -95,6 +108,38 @@ fn held_beyond(exec: &Exec<'_>, whom: &str, allowed: u64, unusable: impl FnOnce(
         return Some(format!("it holds descriptors {whom} may not use: {}", list.join(" ")));
     }
     None
+}
+
+/// The personality flags the kernel clears when an exec changes the
+/// domain (`PER_CLEAR_ON_SETID`, which SELinux's and AppArmor's exec hooks
+/// put in `bprm->per_clear`): each weakens the new image against the old
+/// domain, which chose it (`setarch -R` runs it without address
+/// randomization). They act while the exec loads the image, so the
+/// daemon cannot clear them afterwards: an exec transition carrying them
+/// is refused (`an_exec_transition_refuses_the_old_domains_personality`).
+pub const PER_CLEAR_ON_SETID: u32 =
+    (libc::ADDR_NO_RANDOMIZE | libc::ADDR_COMPAT_LAYOUT | libc::MMAP_PAGE_ZERO | libc::READ_IMPLIES_EXEC) as u32;
+
+/// Thread `tid`'s personality (`/proc/TID/personality`, hexadecimal).
+fn personality(tid: u32) -> io::Result<u32> {
+    let text = std::fs::read_to_string(format!("/proc/{tid}/personality"))?;
+    u32::from_str_radix(text.trim(), 16).map_err(|_| {
+        io::Error::new(io::ErrorKind::InvalidData, format!("/proc/{tid}/personality holds {:?}", text.trim()))
+    })
+}
+
+/// The names of the flags of [`PER_CLEAR_ON_SETID`] in `flags`.
+fn personality_names(flags: u32) -> Vec<&'static str> {
+    [
+        (libc::ADDR_NO_RANDOMIZE, "ADDR_NO_RANDOMIZE"),
+        (libc::ADDR_COMPAT_LAYOUT, "ADDR_COMPAT_LAYOUT"),
+        (libc::MMAP_PAGE_ZERO, "MMAP_PAGE_ZERO"),
+        (libc::READ_IMPLIES_EXEC, "READ_IMPLIES_EXEC"),
+    ]
+    .into_iter()
+    .filter(|(flag, _)| flags & *flag as u32 != 0)
+    .map(|(_, name)| name)
+    .collect()
 }
 
 /// Why an exec that moves a process (under a profile, so launched) to
@@ -213,5 +258,25 @@ mod tests {
     fn capability_names_follow_the_kernel_numbering() {
         // CAP_CHOWN is 0, CAP_KILL 5, CAP_SYS_ADMIN 21, CAP_MAC_OVERRIDE 32.
         assert_eq!(capability_names(1 | 1 << 5 | 1 << 21 | 1 << 32), ["chown", "kill", "sys_admin", "mac_override"]);
+    }
+
+    #[test]
+    fn a_threads_personality_reads_back_as_the_kernel_keeps_it() {
+        // personality(2) sets the calling thread's only.
+        let (tid, flags) = std::thread::spawn(|| {
+            // SAFETY: personality takes a flags word; 0xffffffff queries.
+            let before = unsafe { libc::personality(0xffff_ffff) };
+            // SAFETY: as above; this thread ends after the reads below.
+            unsafe { libc::personality((before | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong) };
+            // SAFETY: gettid has no arguments.
+            let tid = unsafe { libc::gettid() } as u32;
+            (tid, personality(tid).unwrap())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(personality_names(flags & PER_CLEAR_ON_SETID), ["ADDR_NO_RANDOMIZE"], "thread {tid}: {flags:#x}");
+        // SAFETY: gettid has no arguments.
+        let own = personality(unsafe { libc::gettid() } as u32).unwrap();
+        assert_eq!(own & libc::ADDR_NO_RANDOMIZE as u32, 0, "another thread's flag is not this one's");
     }
 }

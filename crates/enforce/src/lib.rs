@@ -19,7 +19,7 @@
 //! * **The launcher's sandbox** (`rampart run`, set on itself before its
 //!   exec, for what fanotify cannot see): [`restrict_filesystem`],
 //!   [`refuse_system_calls`] (the [`Forbidden`] operations),
-//!   [`revoke_descriptors`], [`bound_capabilities`].
+//!   [`revoke_descriptors`], [`bound_capabilities`], [`clear_personality_flags`].
 //! * [`private_mounts`]: the private mount namespace `rampart demo` and
 //!   the enforcement benchmark run in.
 //!
@@ -115,7 +115,10 @@ pub use control::{
 pub use control::{Caller, ControlHandler, ControlServer, Reply, Request, ServerConfig, PERMISSION_DENIED};
 
 // The launcher's sandbox.
-pub use sandbox::{bound_capabilities, refuse_system_calls, restrict_filesystem, revoke_descriptors, Forbidden};
+pub use sandbox::{
+    bound_capabilities, clear_personality_flags, refuse_system_calls, restrict_filesystem, revoke_descriptors,
+    Forbidden,
+};
 pub use supervised::install_filter as supervise_system_calls;
 
 /// Internals exposed for this crate's integration tests

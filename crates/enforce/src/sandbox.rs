@@ -97,6 +97,14 @@
 //! ([`revoke_descriptors`]), as SELinux's `flush_unauthorized_files` does
 //! at a transition.
 //!
+//! **Personality flags** ([`clear_personality_flags`]). A launch enters a
+//! domain, and the kernel clears `PER_CLEAR_ON_SETID` (no address
+//! randomization, the legacy layout, page zero, readable implies
+//! executable) at every exec that changes the domain: the launcher clears
+//! them on itself before its exec (`setarch -R rampart run ...` still
+//! runs the program with ASLR). Inside the sandbox an exec transition
+//! carrying them is refused instead (crate::entry).
+//!
 //! **The daemon's policy files.** rampartd reloads its policy and
 //! file_contexts when an authorized caller asks; a confined process that
 //! rewrote them first would choose what is loaded. Wherever they are
@@ -573,6 +581,22 @@ pub fn refuse_system_calls(forbid: &[Forbidden], supervised: bool) -> io::Result
         },
         "seccomp",
     )?;
+    Ok(())
+}
+
+/// Clears the personality flags a domain change clears (see the module
+/// docs) from this thread's personality, which its exec keeps.
+pub fn clear_personality_flags() -> io::Result<()> {
+    // SAFETY: personality takes a flags word; 0xffffffff only queries.
+    let now = unsafe { libc::personality(0xffff_ffff) };
+    if now < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let cleared = now as u32 & !crate::entry::PER_CLEAR_ON_SETID;
+    // SAFETY: as above, with the current flags less the cleared ones.
+    if cleared != now as u32 && unsafe { libc::personality(libc::c_ulong::from(cleared)) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
     Ok(())
 }
 

@@ -129,6 +129,10 @@ pub fn run_in_context(args: RunArgs) -> u8 {
         use rampart_enforce::Forbidden::{LinkRename, TruncateByName};
         grant.forbid.retain(|f| !matches!(f, TruncateByName | LinkRename));
     }
+    // Entering a domain clears these, sandbox or not (crate::sandbox).
+    if let Err(e) = rampart_enforce::clear_personality_flags() {
+        return fail(format!("cannot clear the personality flags a domain change clears: {e}"), 125);
+    }
     if !no_sandbox {
         if let Err(code) = confine_self(&marked, &protected, &grant, supervise.is_some(), supervise.is_some() && opens)
         {
