@@ -18,6 +18,7 @@ packages=(
   python3-apparmor        # apparmor.aare / rule classes: the independent reference of crates/apparmor's tests
   apparmor-profiles       # shipped profiles in /etc/apparmor.d: test and benchmark corpus
   apparmor-profiles-extra # more shipped profiles in /usr/share/apparmor/extra-profiles
+  strace                  # an unconfined tracer for the adversarial tests' traced exec transitions
 )
 
 missing=()

@@ -73,6 +73,8 @@ const PROCESS_PERMS: &[&str] = &[
     "signull",
     "signal",
     "rlimitinh",
+    "siginh",
+    "ptrace",
     "setrlimit",
     "getrlimit",
 ];
@@ -235,6 +237,12 @@ pub struct Classes {
     /// An exec transition without it starts with the soft resource
     /// limits reset (crate::limits).
     pub rlimitinh: Perms,
+    /// An exec transition without it starts with its signal state reset
+    /// (crate::signal_state).
+    pub siginh: Perms,
+    /// A traced exec transition needs it from the tracer to the new
+    /// domain (crate::entry::tracer).
+    pub ptrace: Perms,
     /// `prlimit` of another process: setting, reading (crate::limits).
     pub setrlimit: Perms,
     pub getrlimit: Perms,
@@ -303,6 +311,8 @@ impl Classes {
                 signal: m.perms(process, &["signal"])?,
             },
             rlimitinh: m.perms(process, &["rlimitinh"])?,
+            siginh: m.perms(process, &["siginh"])?,
+            ptrace: m.perms(process, &["ptrace"])?,
             setrlimit: m.perms(process, &["setrlimit"])?,
             getrlimit: m.perms(process, &["getrlimit"])?,
             security,

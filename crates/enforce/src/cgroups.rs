@@ -68,6 +68,7 @@ use rustc_hash::FxHashMap;
 use crate::limits::{self, LimitChange};
 use crate::marks::{InScope, ProfileInScope};
 use crate::secure_exec;
+use crate::signal_state::{self, SignalReset};
 use crate::subject_label::{self, Label, EXEC_PREFIX};
 
 /// The xattr holding an exec in flight's parameters.
@@ -117,6 +118,9 @@ pub struct ExecPlan {
     /// new image runs (SELinux's `rlimitinh`, AppArmor's `set rlimit`):
     /// crate::limits.
     pub(crate) limits: LimitChange,
+    /// The new image starts with its signal state reset (SELinux without
+    /// `process siginh`): crate::signal_state.
+    pub reset_signals: bool,
 }
 
 /// The daemon's cgroup tree (see the module docs).
@@ -594,10 +598,34 @@ impl Cgroups {
                 return false;
             }
         }
+        let signals = SignalReset { signals: exec.reset_signals, parent_death: exec.at_secure };
+        // Stopped while frozen, reset once thawed in its new domain.
+        let mut stopped = None;
+        if committed && !signals.is_empty() {
+            if !frozen {
+                return false;
+            }
+            match signal_state::stop(exec.tgid) {
+                Ok(t) => stopped = Some(t),
+                Err(e) => {
+                    kill_unsettled(exec.tgid, &format!("its signal state could not be reset ({e})"));
+                    return false;
+                }
+            }
+        }
         if committed {
             if let Err(e) = self.enter_domain(avc, &exec.to, exec.tgid) {
                 eprintln!("rampartd: moving pid {} into its new domain: {e}", exec.tgid);
+                // Let go unchanged: still frozen here, settled next round.
+                if let Some(Err(e)) = stopped.map(|t| t.release()) {
+                    kill_unsettled(exec.tgid, &format!("it could not be let go after a failed move ({e})"));
+                }
                 return false;
+            }
+            if let Some(t) = stopped {
+                if let Err(e) = signal_state::reset(exec.tgid, t, signals) {
+                    kill_unsettled(exec.tgid, &format!("its signal state could not be reset ({e})"));
+                }
             }
         } else if !frozen {
             // The exec may still commit: its thread has not come back.
@@ -649,6 +677,18 @@ impl Cgroups {
     }
 }
 
+/// Ends `pid`, whose exec into a new domain cannot start as the policy
+/// says (`why`), as the kernel ends an exec that fails after its point of
+/// no return.
+fn kill_unsettled(pid: u32, why: &str) {
+    eprintln!(
+        "rampartd: killed pid {pid}: its exec into a new domain must start in the state the policy gives it: {why}"
+    );
+    // SAFETY: kill takes a pid and a signal number; the process is held
+    // by this exec (frozen in its cgroup, or stopped by this thread).
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+}
+
 fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
     let ctx = |s: Sid| avc.context(s).unwrap_or("").to_owned();
     let p = &e.plan;
@@ -677,6 +717,9 @@ fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
     if !p.at_secure {
         out.push_str("noatsecure 1\n");
     }
+    if !p.reset_signals {
+        out.push_str("siginh 1\n");
+    }
     out.push_str(&format!("limits_reset {}\n", p.limits.reset_soft));
     for (r, max) in &p.limits.lower_hard {
         out.push_str(&format!("limits_max {r} {max}\n"));
@@ -693,6 +736,8 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     let (mut images, mut old_image, mut origin) = (Vec::new(), None, None);
     // Without the line (an older daemon's record): the safe side.
     let mut at_secure = true;
+    // Without the line (an older daemon's record): the safe side.
+    let mut reset_signals = true;
     // Without the line (an older daemon's record): every soft limit reset.
     let mut limits = LimitChange { reset_soft: LimitChange::ALL, lower_hard: Vec::new() };
     let id = |rest: &str| -> Option<FileId> {
@@ -714,6 +759,7 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
             "old" => old_image = Some(id(rest)?),
             "origin" => origin = Some(PathBuf::from(rest)),
             "noatsecure" => at_secure = false,
+            "siginh" => reset_signals = false,
             "limits_reset" => limits.reset_soft = rest.parse().ok()?,
             "limits_max" => {
                 let (r, max) = rest.split_once(' ')?;
@@ -724,7 +770,7 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     }
     let from = Label { sid: from?, apparmor: from_aa, opens_supervised: from_so };
     let to = Label { sid: to?, apparmor: to_aa, opens_supervised: to_so };
-    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure, limits };
+    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure, limits, reset_signals };
     Some(ExecInFlight { dir: dir.to_path_buf(), plan, origin })
 }
 
@@ -755,22 +801,25 @@ mod tests {
             old_image: Some((1, 3)),
             at_secure: false,
             limits: limits.clone(),
+            reset_signals: false,
         };
         let x = ExecInFlight { dir: PathBuf::from("/x"), plan, origin: None };
         let text = encode_exec(&x, &avc);
         let back = decode_exec(text.as_bytes(), Path::new("/x"), &avc).unwrap();
         assert_eq!(back.plan.limits, limits);
         assert!(!back.plan.at_secure);
+        assert!(!back.plan.reset_signals);
         assert_eq!((back.plan.tgid, back.plan.tid, back.plan.old_image), (42, 43, Some((1, 3))));
         assert_eq!(back.plan.to.apparmor.as_deref(), Some("a//b"));
         // An older daemon's record, without the lines: the safe side.
         let older: String = text
             .lines()
-            .filter(|l| !l.starts_with("limits_") && *l != "noatsecure 1")
+            .filter(|l| !l.starts_with("limits_") && *l != "noatsecure 1" && *l != "siginh 1")
             .map(|l| format!("{l}\n"))
             .collect();
         let back = decode_exec(older.as_bytes(), Path::new("/x"), &avc).unwrap();
         assert_eq!(back.plan.limits.reset_soft, LimitChange::ALL);
         assert!(back.plan.at_secure);
+        assert!(back.plan.reset_signals);
     }
 }

@@ -504,6 +504,20 @@ impl Enforcer {
         // (SELinux's `selinux_bprm_committing_creds`): crate::limits.
         let rlimitinh =
             checked_transition.map(|new| self.check(subject.sid, new, self.classes.process, self.classes.rlimitinh));
+        // And the signal state, unless `process siginh` (SELinux's
+        // `selinux_bprm_committed_creds`): crate::signal_state.
+        let siginh =
+            checked_transition.map(|new| self.check(subject.sid, new, self.classes.process, self.classes.siginh));
+        // A traced process changes domain only if its tracer may trace it
+        // there (SELinux's `ptrace_parent_sid` check in its exec hook).
+        let tracer = new_label.as_ref().filter(|new| **new != from).and_then(|_| crate::entry::tracer(tid));
+        let ptrace = tracer.zip(checked_transition).map(|(tracer, new)| {
+            let sid = self.subject_of_process(tracer).map_or(self.default_sid, |s| s.sid);
+            self.check(sid, new, self.classes.process, self.classes.ptrace)
+        });
+        if ptrace.as_ref().is_some_and(|c| !c.decision.passes()) {
+            allow = false;
+        }
         if let Some(new) = new_domain.filter(|&new| allow && !launcher && new != subject.sid) {
             if let Some(why) = crate::entry::refusal(&self.entry_checks(), &exec_of(tid, tgid, file, md, subject), new)
             {
@@ -538,22 +552,39 @@ impl Enforcer {
                 aa.transition_limits(from.apparmor.as_deref(), new.apparmor.as_deref(), &mut limits);
             }
             let old_image = image_of(tgid);
-            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image, at_secure, limits };
-            match self.cgroups.begin_exec(&self.avc, plan) {
-                Ok(()) => bump(&self.counters.exec_transitions),
-                Err(e) => {
-                    // Without its cgroup the new domain could not hold:
-                    // the exec is refused.
-                    allow = false;
-                    eprintln!("rampartd: refused an exec of pid {tgid}: its transition cannot be recorded ({e})");
+            let reset_signals = siginh.as_ref().is_some_and(|c| !c.decision.passes());
+            if let Some(tracer) = tracer.filter(|_| reset_signals || at_secure) {
+                // The reset needs ptrace of the daemon's own, and a process
+                // has one tracer (crate::signal_state).
+                allow = false;
+                eprintln!(
+                    "rampartd: refused the exec of {} by pid {tgid}: it is traced by pid {tracer}, and its signal \
+                     state must be reset as it enters {}, which the daemon does with ptrace: run it untraced \
+                     (docs/security.md)",
+                    rampart_label::fd_link(file.as_fd()).map_or("?".into(), |p| p.to_string_lossy().into_owned()),
+                    self.avc.context(new.sid).unwrap_or("?"),
+                );
+            }
+            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image, at_secure, limits, reset_signals };
+            if allow {
+                match self.cgroups.begin_exec(&self.avc, plan) {
+                    Ok(()) => bump(&self.counters.exec_transitions),
+                    Err(e) => {
+                        // Without its cgroup the new domain could not hold:
+                        // the exec is refused.
+                        allow = false;
+                        eprintln!("rampartd: refused an exec of pid {tgid}: its transition cannot be recorded ({e})");
+                    }
                 }
             }
         }
         self.answer(group, file.as_fd(), allow);
         self.audit_checks(tid, Some(tgid), file.as_fd(), &checks);
+        self.audit_checks(tid, Some(tgid), file.as_fd(), ptrace.as_slice());
         if allow {
             self.audit_checks(tid, Some(tgid), file.as_fd(), noatsecure.as_slice());
             self.audit_checks(tid, Some(tgid), file.as_fd(), rlimitinh.as_slice());
+            self.audit_checks(tid, Some(tgid), file.as_fd(), siginh.as_slice());
         }
     }
 

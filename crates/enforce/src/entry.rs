@@ -25,6 +25,11 @@
 //!   daemon cannot, so the exec is refused, each descriptor's denial
 //!   audited).
 //!
+//! * A traced process changes domain only if its tracer may `ptrace` the
+//!   new domain (SELinux's exec hook checks it, audited), and only if the
+//!   daemon need not reset its signal state, which it does with ptrace of
+//!   its own (crate::signal_state): a process has one tracer.
+//!
 //! A refusal is not enforced while the daemon or the new domain is
 //! permissive (logged only), as SELinux's denials are not.
 
@@ -140,6 +145,13 @@ fn personality_names(flags: u32) -> Vec<&'static str> {
     .filter(|(flag, _)| flags & *flag as u32 != 0)
     .map(|(_, name)| name)
     .collect()
+}
+
+/// The process tracing thread `tid` (`TracerPid` of its status), if any.
+pub fn tracer(tid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    let pid: u32 = status.lines().find_map(|l| l.strip_prefix("TracerPid:"))?.trim().parse().ok()?;
+    (pid != 0).then_some(pid)
 }
 
 /// Why an exec that moves a process (under a profile, so launched) to

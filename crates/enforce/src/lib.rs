@@ -40,7 +40,9 @@
 //! decision) with `entry.rs` (who may enter a confined domain: only
 //! processes carrying the launcher's sandbox, `sandbox.rs`) and
 //! `secure_exec.rs` (a new domain's image in secure-execution mode) and
-//! `limits.rs` (its soft resource limits reset); `marks.rs`
+//! `limits.rs` (its soft resource limits reset) and `signal_state.rs`
+//! (its signal state reset, by calls `injected_calls.rs` has it make);
+//! `marks.rs`
 //! (the kernel-side cache of ignore marks, its races ordered by
 //! `epoch.rs`); `responder.rs` (the threads that read and answer, with
 //! `backlog.rs` waking helpers and `handoff.rs` sharing a read's events); `daemon.rs` (lifecycle, reload) with
@@ -77,6 +79,8 @@ mod fd_store;
 mod fifo_opens;
 mod groups;
 mod handoff;
+#[cfg(target_arch = "x86_64")]
+mod injected_calls;
 mod label_cache;
 mod limits;
 mod marks;
@@ -95,6 +99,7 @@ mod procs;
 mod responder;
 mod sandbox;
 mod secure_exec;
+mod signal_state;
 mod signals;
 mod subject_label;
 mod supervised;

@@ -55,10 +55,9 @@
 //! daemon's answer. A target whose exec transition begins in between
 //! (microseconds) receives the signal in its new domain unchecked, as
 //! does a new process given a checked pid that exited and was reaped in
-//! between (the pid space must wrap around first). A signal pending
-//! before an exec transition reaches the new image anyway (SELinux's
-//! `siginh`, not applied: docs/security.md), which gives the old domain
-//! as much without the race. A file's owner checked at `F_SETOWN` gets
+//! between (the pid space must wrap around first). A signal left
+//! pending before an exec transition is flushed unless the policy grants
+//! `process siginh` (crate::signal_state). A file's owner checked at `F_SETOWN` gets
 //! its `SIGIO` in whatever domain it has entered since
 //! (`the_old_domain_cannot_signal_the_new_one`, SIGIO_EARLY), and a
 //! group owner's new members are not checked.

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
+#include <signal.h>
 #include <unistd.h>
 
 #define SUCCEEDED 0
@@ -69,6 +70,27 @@ static inline double now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Waits (at most 3 s) until `pid` runs in `domain` (the name of its
+ * cgroup v2, the line "0::/..." of /proc/PID/cgroup); else kills it and
+ * gives up (BROKEN).
+ */
+static inline void wait_for_domain(pid_t pid, const char *domain) {
+    char path[64], text[4096] = "";
+    snprintf(path, sizeof path, "/proc/%d/cgroup", (int)pid);
+    for (double end = now_s() + 3; now_s() < end;) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
+        if (fd >= 0) close(fd);
+        text[n > 0 ? n : 0] = 0;
+        const char *v2 = strstr(text, "0::/");
+        if (v2 && strstr(v2, domain) && !strstr(v2, "/exec.")) return;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    verdict(BROKEN, "the child did not enter %s (cgroups: %s)", domain, text);
 }
 
 #endif
