@@ -1017,11 +1017,13 @@ done
 /// child with SIGTERM ignored and SIGUSR1 blocked and pending (STATE), a
 /// real interval timer (TIMER) or a parent-death signal (PDEATH), then
 /// the child executes a trusted_exec_t sleep (entering trusted_t). app_t
-/// -> trusted_t has neither `process siginh` nor `noatsecure`, so SELinux
-/// resets the first three and the secure exec clears the fourth: the
-/// daemon has the frozen new image make the calls itself (ptrace). Under
-/// a permissive daemon each reaches trusted_t; a child that stays in
-/// app_t keeps its state while enforcing (SAME_DOMAIN).
+/// -> trusted_t has no `process siginh`, so SELinux resets the first
+/// three, and it clears the parent-death signal at every change of
+/// domain: the daemon has the frozen new image make the calls itself
+/// (ptrace). Under a permissive daemon the first three reach trusted_t
+/// (the parent-death signal is cleared there too, as SELinux clears it
+/// without a permission); a child that stays in app_t keeps all of it
+/// while enforcing (SAME_DOMAIN_*).
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn an_exec_transition_resets_the_signal_state() {
@@ -1036,7 +1038,9 @@ for mode in ENFORCING PERMISSIVE; do
         attempt "${mode}_$method" as_attacker "$ADV/signal_inherit" "$T/bin/trusted-sleep" trusted_t $method
     done
     if [ $mode = ENFORCING ]; then
-        attempt SAME_DOMAIN as_attacker "$ADV/signal_inherit" /bin/sleep app_t state
+        for method in state timer pdeath; do
+            attempt "SAME_DOMAIN_$method" as_attacker "$ADV/signal_inherit" /bin/sleep app_t $method
+        done
         # Traced by strace (unconfined_t, which may trace every domain):
         # the reset needs a ptrace of the daemon's own, so the exec is
         # refused rather than left unreset.
@@ -1061,9 +1065,12 @@ done
         r.assert_blocked(&format!("ENFORCING_{method}"), "app_t -> trusted_t has no `process siginh`: reset");
         r.assert_succeeded(&format!("PERMISSIVE_{method}"));
     }
-    r.assert_blocked("ENFORCING_pdeath", "app_t -> trusted_t has no `process noatsecure`: a secure exec clears it");
-    r.assert_succeeded("PERMISSIVE_pdeath");
-    r.assert_allowed("SAME_DOMAIN", "an exec that keeps app_t keeps its signal state");
+    for mode in ["ENFORCING", "PERMISSIVE"] {
+        r.assert_blocked(&format!("{mode}_pdeath"), "SELinux clears the parent-death signal at every change of domain");
+    }
+    for method in ["state", "timer", "pdeath"] {
+        r.assert_allowed(&format!("SAME_DOMAIN_{method}"), "an exec that keeps app_t keeps its signal state");
+    }
     assert!(r.num("AUDIT_siginh") >= 3, "the siginh denials are audited:\n{}", r.stderr);
     assert_eq!(r.num("KILLED"), 0, "no process was killed for want of a reset:\n{}", r.stderr);
     assert_ne!(r.num("TRACED"), 0, "a traced exec that needs a reset is refused:\n{}", r.stdout);

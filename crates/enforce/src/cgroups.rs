@@ -118,9 +118,9 @@ pub struct ExecPlan {
     /// new image runs (SELinux's `rlimitinh`, AppArmor's `set rlimit`):
     /// crate::limits.
     pub(crate) limits: LimitChange,
-    /// The new image starts with its signal state reset (SELinux without
-    /// `process siginh`): crate::signal_state.
-    pub reset_signals: bool,
+    /// What of the signal state the new image starts without (SELinux's
+    /// `siginh`, the parent-death signal): crate::signal_state.
+    pub signals: SignalReset,
 }
 
 /// The daemon's cgroup tree (see the module docs).
@@ -598,7 +598,7 @@ impl Cgroups {
                 return false;
             }
         }
-        let signals = SignalReset { signals: exec.reset_signals, parent_death: exec.at_secure };
+        let signals = exec.signals;
         // Stopped while frozen, reset once thawed in its new domain.
         let mut stopped = None;
         if committed && !signals.is_empty() {
@@ -717,8 +717,11 @@ fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
     if !p.at_secure {
         out.push_str("noatsecure 1\n");
     }
-    if !p.reset_signals {
+    if !p.signals.signals {
         out.push_str("siginh 1\n");
+    }
+    if !p.signals.parent_death {
+        out.push_str("pdeath_keep 1\n");
     }
     out.push_str(&format!("limits_reset {}\n", p.limits.reset_soft));
     for (r, max) in &p.limits.lower_hard {
@@ -736,8 +739,8 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     let (mut images, mut old_image, mut origin) = (Vec::new(), None, None);
     // Without the line (an older daemon's record): the safe side.
     let mut at_secure = true;
-    // Without the line (an older daemon's record): the safe side.
-    let mut reset_signals = true;
+    // Without the lines (an older daemon's record): the safe side.
+    let mut signals = SignalReset { signals: true, parent_death: true };
     // Without the line (an older daemon's record): every soft limit reset.
     let mut limits = LimitChange { reset_soft: LimitChange::ALL, lower_hard: Vec::new() };
     let id = |rest: &str| -> Option<FileId> {
@@ -759,7 +762,8 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
             "old" => old_image = Some(id(rest)?),
             "origin" => origin = Some(PathBuf::from(rest)),
             "noatsecure" => at_secure = false,
-            "siginh" => reset_signals = false,
+            "siginh" => signals.signals = false,
+            "pdeath_keep" => signals.parent_death = false,
             "limits_reset" => limits.reset_soft = rest.parse().ok()?,
             "limits_max" => {
                 let (r, max) = rest.split_once(' ')?;
@@ -770,7 +774,7 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     }
     let from = Label { sid: from?, apparmor: from_aa, opens_supervised: from_so };
     let to = Label { sid: to?, apparmor: to_aa, opens_supervised: to_so };
-    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure, limits, reset_signals };
+    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure, limits, signals };
     Some(ExecInFlight { dir: dir.to_path_buf(), plan, origin })
 }
 
@@ -801,25 +805,25 @@ mod tests {
             old_image: Some((1, 3)),
             at_secure: false,
             limits: limits.clone(),
-            reset_signals: false,
+            signals: SignalReset { signals: false, parent_death: false },
         };
         let x = ExecInFlight { dir: PathBuf::from("/x"), plan, origin: None };
         let text = encode_exec(&x, &avc);
         let back = decode_exec(text.as_bytes(), Path::new("/x"), &avc).unwrap();
         assert_eq!(back.plan.limits, limits);
         assert!(!back.plan.at_secure);
-        assert!(!back.plan.reset_signals);
+        assert_eq!(back.plan.signals, SignalReset { signals: false, parent_death: false });
         assert_eq!((back.plan.tgid, back.plan.tid, back.plan.old_image), (42, 43, Some((1, 3))));
         assert_eq!(back.plan.to.apparmor.as_deref(), Some("a//b"));
         // An older daemon's record, without the lines: the safe side.
         let older: String = text
             .lines()
-            .filter(|l| !l.starts_with("limits_") && *l != "noatsecure 1" && *l != "siginh 1")
+            .filter(|l| !l.starts_with("limits_") && !["noatsecure 1", "siginh 1", "pdeath_keep 1"].contains(l))
             .map(|l| format!("{l}\n"))
             .collect();
         let back = decode_exec(older.as_bytes(), Path::new("/x"), &avc).unwrap();
         assert_eq!(back.plan.limits.reset_soft, LimitChange::ALL);
         assert!(back.plan.at_secure);
-        assert!(back.plan.reset_signals);
+        assert_eq!(back.plan.signals, SignalReset { signals: true, parent_death: true });
     }
 }

@@ -44,6 +44,7 @@ use crate::own_threads;
 use crate::path_labels::Grants;
 use crate::pidfd::{self, RecentThreads};
 use crate::procs::{ExecRequest, ExecRequests};
+use crate::signal_state::SignalReset;
 use crate::subject_label::Label;
 
 /// Event counters (Relaxed: statistics only; nothing is ordered by them).
@@ -553,19 +554,28 @@ impl Enforcer {
             }
             let old_image = image_of(tgid);
             let reset_signals = siginh.as_ref().is_some_and(|c| !c.decision.passes());
-            if let Some(tracer) = tracer.filter(|_| reset_signals || at_secure) {
+            // SELinux clears it at every change of domain, AppArmor at
+            // every change into a profile; the launcher clears its own.
+            let reset_parent_death =
+                !launcher && (new.sid != from.sid || (new.apparmor.is_some() && new.apparmor != from.apparmor));
+            let mut signals = SignalReset { signals: reset_signals, parent_death: reset_parent_death };
+            if let Some(tracer) = tracer.filter(|_| !signals.is_empty()) {
                 // The reset needs ptrace of the daemon's own, and a process
-                // has one tracer (crate::signal_state).
-                allow = false;
+                // has one tracer (crate::signal_state): refused, or while
+                // permissive let through without it.
+                let enforced = self.avc.enforced_for(new.sid);
+                allow = !enforced;
+                signals = SignalReset::default();
                 eprintln!(
-                    "rampartd: refused the exec of {} by pid {tgid}: it is traced by pid {tracer}, and its signal \
+                    "rampartd: {} the exec of {} by pid {tgid}: it is traced by pid {tracer}, and its signal \
                      state must be reset as it enters {}, which the daemon does with ptrace: run it untraced \
                      (docs/security.md)",
+                    if enforced { "refused" } else { "permissive: allowed, not reset," },
                     rampart_label::fd_link(file.as_fd()).map_or("?".into(), |p| p.to_string_lossy().into_owned()),
                     self.avc.context(new.sid).unwrap_or("?"),
                 );
             }
-            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image, at_secure, limits, reset_signals };
+            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image, at_secure, limits, signals };
             if allow {
                 match self.cgroups.begin_exec(&self.avc, plan) {
                     Ok(()) => bump(&self.counters.exec_transitions),

@@ -40,6 +40,10 @@ pub const ZEROS: usize = 64;
 const SCRATCH_BELOW_SP: u64 = 1024;
 /// How long the process may take to reach each stop.
 const STOP_WITHIN: Duration = Duration::from_secs(2);
+/// How long [`Tracee::wait`] yields between polls before it sleeps: a
+/// stop takes microseconds, and a sleep costs a timer's slack (50 µs and
+/// more) per call, which the process waits for frozen.
+const YIELD_FOR: Duration = Duration::from_millis(10);
 /// The `si_code` of the SIGTRAP an `int3` raises.
 const SI_KERNEL: i32 = 0x80;
 
@@ -221,6 +225,7 @@ impl Tracee {
 
     /// The next stop (or its end), polled until `deadline`.
     fn wait(&self, deadline: Instant) -> io::Result<Stop> {
+        let sleep_after = Instant::now() + YIELD_FOR;
         loop {
             let mut status = 0;
             // SAFETY: waitpid writes one int into `status`.
@@ -234,10 +239,15 @@ impl Tracee {
                 }
                 return Ok(Stop::Gone);
             }
-            if Instant::now() > deadline {
+            let now = Instant::now();
+            if now > deadline {
                 return Err(io::Error::new(io::ErrorKind::TimedOut, "the process did not stop in time"));
             }
-            std::thread::sleep(Duration::from_micros(20));
+            if now < sleep_after {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(100));
+            }
         }
     }
 }

@@ -19,7 +19,7 @@
 //! * **The launcher's sandbox** (`rampart run`, set on itself before its
 //!   exec, for what fanotify cannot see): [`restrict_filesystem`],
 //!   [`refuse_system_calls`] (the [`Forbidden`] operations),
-//!   [`revoke_descriptors`], [`bound_capabilities`], [`clear_personality_flags`].
+//!   [`revoke_descriptors`], [`bound_capabilities`], [`clear_inherited_state`].
 //! * [`private_mounts`]: the private mount namespace `rampart demo` and
 //!   the enforcement benchmark run in.
 //!
@@ -121,8 +121,7 @@ pub use control::{Caller, ControlHandler, ControlServer, Reply, Request, ServerC
 
 // The launcher's sandbox.
 pub use sandbox::{
-    bound_capabilities, clear_personality_flags, refuse_system_calls, restrict_filesystem, revoke_descriptors,
-    Forbidden,
+    bound_capabilities, clear_inherited_state, refuse_system_calls, restrict_filesystem, revoke_descriptors, Forbidden,
 };
 pub use supervised::install_filter as supervise_system_calls;
 

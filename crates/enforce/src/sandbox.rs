@@ -97,13 +97,16 @@
 //! ([`revoke_descriptors`]), as SELinux's `flush_unauthorized_files` does
 //! at a transition.
 //!
-//! **Personality flags** ([`clear_personality_flags`]). A launch enters a
-//! domain, and the kernel clears `PER_CLEAR_ON_SETID` (no address
-//! randomization, the legacy layout, page zero, readable implies
-//! executable) at every exec that changes the domain: the launcher clears
-//! them on itself before its exec (`setarch -R rampart run ...` still
-//! runs the program with ASLR). Inside the sandbox an exec transition
-//! carrying them is refused instead (crate::entry).
+//! **What a change of domain clears** ([`clear_inherited_state`]). A
+//! launch enters a domain, and the kernel clears at every exec that
+//! changes the domain the personality flags `PER_CLEAR_ON_SETID` (no
+//! address randomization, the legacy layout, page zero, readable implies
+//! executable) and, under SELinux and AppArmor, the parent-death signal:
+//! the launcher clears both on itself before its exec (`setarch -R
+//! rampart run ...` still runs the program with ASLR). Inside the sandbox
+//! an exec transition carrying the flags is refused instead (crate::entry),
+//! and its parent-death signal is cleared by the daemon
+//! (crate::signal_state).
 //!
 //! **The daemon's policy files.** rampartd reloads its policy and
 //! file_contexts when an authorized caller asks; a confined process that
@@ -584,9 +587,9 @@ pub fn refuse_system_calls(forbid: &[Forbidden], supervised: bool) -> io::Result
     Ok(())
 }
 
-/// Clears the personality flags a domain change clears (see the module
-/// docs) from this thread's personality, which its exec keeps.
-pub fn clear_personality_flags() -> io::Result<()> {
+/// Clears what a change of domain clears (see the module docs) from this
+/// thread, whose exec keeps it.
+pub fn clear_inherited_state() -> io::Result<()> {
     // SAFETY: personality takes a flags word; 0xffffffff only queries.
     let now = unsafe { libc::personality(0xffff_ffff) };
     if now < 0 {
@@ -595,6 +598,10 @@ pub fn clear_personality_flags() -> io::Result<()> {
     let cleared = now as u32 & !crate::entry::PER_CLEAR_ON_SETID;
     // SAFETY: as above, with the current flags less the cleared ones.
     if cleared != now as u32 && unsafe { libc::personality(libc::c_ulong::from(cleared)) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: prctl with integer arguments only.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, 0, 0, 0, 0) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())

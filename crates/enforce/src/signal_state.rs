@@ -9,9 +9,11 @@
 //! transition unless the policy grants `process siginh` from the old
 //! domain to the new one (`selinux_bprm_committed_creds`: interval timers
 //! cleared, pending signals flushed, every handler back to `SIG_DFL`,
-//! nothing blocked), and the kernel clears the parent-death signal of a
-//! secure exec (`begin_new_exec`, crate::secure_exec)
-//! (`an_exec_transition_resets_the_signal_state`).
+//! nothing blocked), and clears the parent-death signal at every change
+//! of domain, with no permission to keep it (`selinux_bprm_committing_creds`;
+//! AppArmor at every change into a profile)
+//! (`an_exec_transition_resets_the_signal_state`). The launcher clears
+//! its own (crate::sandbox).
 //!
 //! How: the new image is held frozen before its first instruction
 //! (crate::cgroups); the housekeeper stops it with ptrace while it is
@@ -39,7 +41,7 @@ pub use crate::injected_calls::Tracee;
 pub struct SignalReset {
     /// SELinux without `siginh`: timers, pending, ignored and blocked.
     pub signals: bool,
-    /// A secure exec: the parent-death signal.
+    /// Every change of domain but a launch: the parent-death signal.
     pub parent_death: bool,
 }
 

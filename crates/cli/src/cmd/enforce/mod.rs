@@ -130,8 +130,11 @@ pub fn run_in_context(args: RunArgs) -> u8 {
         grant.forbid.retain(|f| !matches!(f, TruncateByName | LinkRename));
     }
     // Entering a domain clears these, sandbox or not (crate::sandbox).
-    if let Err(e) = rampart_enforce::clear_personality_flags() {
-        return fail(format!("cannot clear the personality flags a domain change clears: {e}"), 125);
+    if let Err(e) = rampart_enforce::clear_inherited_state() {
+        return fail(
+            format!("cannot clear what a change of domain clears (personality, parent-death signal): {e}"),
+            125,
+        );
     }
     if !no_sandbox {
         if let Err(code) = confine_self(&marked, &protected, &grant, supervise.is_some(), supervise.is_some() && opens)

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# What an exec costs, and what an exec transition adds
+# (crates/enforce/src/cgroups.rs, secure_exec.rs, limits.rs,
+# signal_state.rs): N spawns of /bin/true copied onto a marked tmpfs, by
+# root in the default domain (an exec event, no domain), uid 65534 in app_t
+# executing an app_exec_t copy (no transition), and uid 65534 in app_t
+# executing a trusted_exec_t copy (a transition into trusted_t: the new
+# image frozen, settled, its parent-death signal cleared by an injected
+# call) under two policies: the adversarial tests' own
+# (crates/cli/tests/data/adversarial.conf: no `siginh`, `rlimitinh` or
+# `noatsecure` from app_t to trusted_t, so AT_SECURE is written, the
+# limits reset and the signal state reset by injected calls too), and
+# the same with those three granted.
+# Needs root, checkpolicy, python3. Run from the repository root after
+# `cargo build --release`:
+#   bash contrib/repro/exec-transitions.sh [N]
+set -euo pipefail
+N=${1:-300}
+RAMPART=${RAMPART:-$PWD/target/release/rampart}
+W=$(mktemp -d /tmp/rampart-exec.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+# uid 65534 reaches the copies beneath it.
+chmod 755 "$W"
+mkdir "$W/run"
+checkpolicy -M -c 33 -o "$W/run/resets.33" crates/cli/tests/data/adversarial.conf >/dev/null
+sed 's/^allow app_t trusted_t:process transition;$/allow app_t trusted_t:process { transition siginh rlimitinh noatsecure };/' \
+    crates/cli/tests/data/adversarial.conf > "$W/run/inherits.conf"
+grep -q 'transition siginh rlimitinh noatsecure' "$W/run/inherits.conf"
+checkpolicy -M -c 33 -o "$W/run/inherits.33" "$W/run/inherits.conf" >/dev/null
+printf '/.*\tsystem_u:object_r:file_t:s0\n' > "$W/run/file_contexts"
+unshare -m --propagation private bash -euc '
+set -o pipefail
+W=$1; N=$2; RAMPART=$3
+# The sandboxed rows print through a pipe: a file opened for writing that
+# app_t may not write would be revoked at the launch (/dev/null).
+mkdir "$W/t"; mount -t tmpfs none "$W/t"
+label() { python3 -c "import os,sys; os.setxattr(sys.argv[2], \"security.selinux\", sys.argv[1].encode() + b\"\0\")" "$@"; }
+for t in bin app trusted; do cp /bin/true "$W/t/$t-true"; done
+label system_u:object_r:bin_t:s0 "$W/t/bin-true"
+label system_u:object_r:app_exec_t:s0 "$W/t/app-true"
+label system_u:object_r:trusted_exec_t:s0 "$W/t/trusted-true"
+SPAWN="import os, sys, time
+prog, n = sys.argv[1], int(sys.argv[2])
+t = time.perf_counter()
+for _ in range(n):
+    pid = os.posix_spawn(prog, [prog], {})
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        sys.exit(f\"{prog} failed: status {status}\")
+print(f\"{sys.argv[3]}: {(time.perf_counter() - t) / n * 1e6:.0f} us per spawn\")"
+APP=system_u:system_r:app_t:s0
+for policy in resets inherits; do
+    CG="rampart-exec.$$.$policy"
+    "$RAMPART" daemon --mark "$W/t" --policy "$W/run/$policy.33" --file-contexts "$W/run/file_contexts" \
+        --default-context system_u:system_r:unconfined_t:s0 --socket "$W/sock" --cgroup "$CG" 2>"$W/daemon.err" &
+    D=$!
+    for _ in $(seq 200); do "$RAMPART" status --socket "$W/sock" >/dev/null 2>&1 && break; sleep 0.05; done
+    for round in 1 2 3; do
+        if [ $policy = resets ]; then
+            /usr/bin/python3 -c "$SPAWN" "$W/t/bin-true" "$N" "round $round, default domain, no transition"
+            "$RAMPART" run --socket "$W/sock" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$SPAWN" "$W/t/app-true" "$N" "round $round, app_t, no transition" | cat
+        fi
+        "$RAMPART" run --socket "$W/sock" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$SPAWN" "$W/t/trusted-true" "$N" "round $round, app_t -> trusted_t, policy $policy" | cat || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
+    done
+    kill -TERM $D; wait $D || true
+done
+umount "$W/t"
+' _ "$W" "$N" "$RAMPART"
