@@ -840,6 +840,10 @@ attack() {{
 /// Documented limit, pinned: `/proc/PID/mem` of such a child is still
 /// read (MEM: procfs cannot be marked, and a read-only open is not
 /// supervised): the same process reads the stack of a trusted_t child.
+/// Unless the entrypoint is execute-only for the old domain's user
+/// (MEM_EXECUTE_ONLY, mode 0711): the kernel then makes the new image
+/// non-dumpable as it execs it (`would_dump`), and refuses its memory to
+/// every process of that user without `CAP_SYS_PTRACE`.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn the_old_domain_cannot_trace_the_new_one() {
@@ -850,6 +854,8 @@ fn the_old_domain_cannot_trace_the_new_one() {
             r#"{EXEC_PENDING_SETUP}
 cp /bin/true "$T/bin/trusted"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted"
 cp /bin/sleep "$T/bin/trusted-sleep"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sleep"
+cp /bin/sleep "$T/bin/trusted-sleep-xo"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sleep-xo"
+chmod 711 "$T/bin/trusted-sleep-xo"
 # Reads 8 bytes of a trusted_t child's stack through /proc/PID/mem.
 cat > "$S/mem" <<'SH'
 "$1" 5 & pid=$!
@@ -866,6 +872,7 @@ start_daemon
 attempt ENFORCING as_attacker "$ADV/ptrace_inject" "$T/bin/trusted" "$T/data/secret.txt"
 attempt UNSANDBOXED as_unsandboxed "$ADV/ptrace_inject" "$T/bin/trusted" "$T/data/secret.txt"
 attempt MEM as_attacker sh "$S/mem" "$T/bin/trusted-sleep"
+attempt MEM_EXECUTE_ONLY as_attacker sh "$S/mem" "$T/bin/trusted-sleep-xo"
 transition_control
 echo "AUDIT_ptrace=$(grep -c "denied  {{ ptrace }} for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:trusted_t:s0 tclass=process permissive=0" "$LOG")"
 stop_daemon
@@ -882,6 +889,7 @@ stop_daemon
     assert_eq!(r.num("AUDIT_ptrace"), 1, "the ptrace denial is audited:\n{}", r.stderr);
     r.assert_allowed("UNSANDBOXED_PERMISSIVE", "a permissive daemon lets the tracer in: the check can fail");
     r.assert_allowed("MEM", "documented limit: /proc/PID/mem of a process in another domain is read");
+    r.assert_blocked("MEM_EXECUTE_ONLY", "an execute-only entrypoint makes the new image non-dumpable");
 }
 
 /// The signal calls a confined process makes are checked as SELinux
