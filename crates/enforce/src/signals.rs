@@ -52,12 +52,15 @@
 //! Each target domain is checked, and audited, once per call.
 //!
 //! What is left: the kernel looks the call's number up again after the
-//! daemon's answer. A target whose exec transition begins in between
-//! (microseconds) receives the signal in its new domain unchecked, as
-//! does a new process given a checked pid that exited and was reaped in
-//! between (the pid space must wrap around first). A signal left
-//! pending before an exec transition is flushed unless the policy grants
-//! `process siginh` (crate::signal_state). A file's owner checked at `F_SETOWN` gets
+//! daemon's answer (microseconds later). A target whose exec transition
+//! begins in between gets the signal while its new image is held frozen,
+//! and the reset discards it unless the policy grants `process siginh`
+//! (crate::signal_state, which also flushes what the old domain left
+//! pending before the exec); with `siginh` granted, or if the transition
+//! also settled in between (a millisecond or more, the sender kept off
+//! its CPU that long), it reaches the new domain unchecked, as it does a
+//! new process given a checked pid that exited and was reaped in between
+//! (the pid space must wrap around first). A file's owner checked at `F_SETOWN` gets
 //! its `SIGIO` in whatever domain it has entered since
 //! (`the_old_domain_cannot_signal_the_new_one`, SIGIO_EARLY), and a
 //! group owner's new members are not checked.
