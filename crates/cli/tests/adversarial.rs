@@ -902,10 +902,10 @@ stop_daemon
 /// gets ENOSYS from the launcher's filter. Under a permissive daemon
 /// each reaches the child (pidfd_send_signal without the sandbox), and a
 /// child that stays in app_t is signalled while enforcing (SAME_DOMAIN:
-/// the checks refuse no more than the policy).
-///
-/// Documented limit, pinned: an owner set before the child's exec, while
-/// it was in app_t, gets its SIGIO in trusted_t (SIGIO_EARLY).
+/// the checks refuse no more than the policy). An owner set before the
+/// child's exec, while it was in app_t (sigio_early), is taken from the
+/// pipe as the child enters trusted_t (crates/enforce/src/file_owners.rs):
+/// the child outlives the write.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn the_old_domain_cannot_signal_the_new_one() {
@@ -915,7 +915,7 @@ fn the_old_domain_cannot_signal_the_new_one() {
         &format!(
             r#"{EXEC_PENDING_SETUP}
 cp /bin/sleep "$T/bin/trusted-sleep"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sleep"
-METHODS="kill kill9 stop probe tkill tgkill sigqueue tgqueue group mygroup all pidfd sigio"
+METHODS="kill kill9 stop probe tkill tgkill sigqueue tgqueue group mygroup all pidfd sigio sigio_early"
 for mode in ENFORCING PERMISSIVE; do
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
     for m in $METHODS; do
@@ -923,7 +923,7 @@ for mode in ENFORCING PERMISSIVE; do
     done
     if [ $mode = ENFORCING ]; then
         attempt SAME_DOMAIN as_attacker "$ADV/signal_other" /bin/sleep app_t kill
-        attempt SIGIO_EARLY as_attacker "$ADV/signal_other" "$T/bin/trusted-sleep" trusted_t sigio_early
+        echo "OWNER_CLEARED=$(grep -c 'files lost it as their owner' "$S/daemon.err")"
         attempt UNSANDBOXED_pidfd as_unsandboxed "$ADV/signal_other" "$T/bin/trusted-sleep" trusted_t pidfd
         for p in signal sigkill sigstop signull; do
             echo "AUDIT_$p=$(grep -c "denied  {{ $p }} for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:trusted_t:s0 tclass=process permissive=0" "$LOG")"
@@ -936,7 +936,19 @@ done
     );
     r.report("signal");
     let methods = [
-        "kill", "kill9", "stop", "probe", "tkill", "tgkill", "sigqueue", "tgqueue", "group", "mygroup", "all", "sigio",
+        "kill",
+        "kill9",
+        "stop",
+        "probe",
+        "tkill",
+        "tgkill",
+        "sigqueue",
+        "tgqueue",
+        "group",
+        "mygroup",
+        "all",
+        "sigio",
+        "sigio_early",
     ];
     for m in methods {
         r.assert_blocked(&format!("ENFORCING_{m}"), "app_t may not signal trusted_t");
@@ -946,10 +958,7 @@ done
     r.assert_blocked("PERMISSIVE_pidfd", "the launcher's filter answers pidfd_send_signal ENOSYS");
     r.assert_allowed("UNSANDBOXED_pidfd", "without the sandbox's filter pidfd_send_signal reaches the child");
     r.assert_allowed("SAME_DOMAIN", "app_t may signal app_t");
-    r.assert_allowed(
-        "SIGIO_EARLY",
-        "documented limit: F_SETOWN is checked when made, and the child was in app_t then; SELinux checks each SIGIO",
-    );
+    assert_eq!(r.num("OWNER_CLEARED"), 1, "the early owner was taken away:\n{}", r.stderr);
     // kill, tkill, tgkill, sigqueue, tgqueue, group, mygroup, all: signal.
     for (perm, at_least) in [("signal", 8), ("sigkill", 1), ("sigstop", 1), ("signull", 1)] {
         assert!(r.num(&format!("AUDIT_{perm}")) >= at_least, "{perm} denials are audited:\n{}", r.stderr);

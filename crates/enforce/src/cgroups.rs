@@ -55,6 +55,7 @@
 use std::ffi::CString;
 use std::fs;
 use std::io;
+use std::os::fd::AsFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -65,6 +66,7 @@ use arc_swap::ArcSwap;
 use rampart_avc::{Avc, Sid};
 use rustc_hash::FxHashMap;
 
+use crate::file_owners::NamedOwners;
 use crate::limits::{self, LimitChange};
 use crate::marks::{InScope, ProfileInScope};
 use crate::secure_exec;
@@ -137,6 +139,9 @@ pub struct Cgroups {
     /// Rung when an exec goes in flight, so the housekeeper settles it
     /// without waiting for its next round.
     doorbell: (Mutex<bool>, Condvar),
+    /// Whom granted `F_SETOWN`s named: their files lose that owner when
+    /// they change domain (crate::file_owners).
+    pub owners: NamedOwners,
 }
 
 fn file_id(md: &fs::Metadata) -> FileId {
@@ -242,6 +247,7 @@ impl Cgroups {
             changes: Mutex::new(()),
             next_exec: AtomicU64::new(0),
             doorbell: (Mutex::new(false), Condvar::new()),
+            owners: NamedOwners::default(),
         }
     }
 
@@ -509,6 +515,17 @@ impl Cgroups {
         made
     }
 
+    /// The domain process `pid` runs in (the old one during its exec in
+    /// flight; the default one outside the tree or once it is gone).
+    fn domain_of(&self, pid: u32) -> Sid {
+        let id = crate::pidfd::pidfd_open(pid).and_then(|fd| crate::pidfd::thread_info(fd.as_fd()));
+        match id.ok().and_then(|info| self.node(info.cgroup_id)) {
+            Some(Node::Domain(label)) => label.sid,
+            Some(Node::Exec(x)) => x.plan.from.sid,
+            None => self.default_sid,
+        }
+    }
+
     /// The cgroup `pid` is in now, if outside the tree.
     fn cgroup_of(&self, pid: u32) -> Option<PathBuf> {
         let text = fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
@@ -518,8 +535,9 @@ impl Cgroups {
     }
 
     /// Settles every exec in flight that can be (see the module docs);
-    /// returns how many are still in flight.
-    pub fn settle(&self, avc: &Avc) -> usize {
+    /// returns how many are still in flight. `may_signal(from, to)`: the
+    /// policy lets domain `from` signal domain `to`.
+    pub fn settle(&self, avc: &Avc, may_signal: &dyn Fn(Sid, Sid) -> bool) -> usize {
         let execs: Vec<(u64, Arc<ExecInFlight>)> = self
             .nodes
             .load()
@@ -531,7 +549,7 @@ impl Cgroups {
             .collect();
         let mut left = 0;
         for (id, exec) in execs {
-            if !self.settle_one(avc, &exec) {
+            if !self.settle_one(avc, &exec, may_signal) {
                 left += 1;
                 continue;
             }
@@ -548,7 +566,7 @@ impl Cgroups {
     }
 
     /// One exec: true once its cgroup is empty.
-    fn settle_one(&self, avc: &Avc, x: &ExecInFlight) -> bool {
+    fn settle_one(&self, avc: &Avc, x: &ExecInFlight, may_signal: &dyn Fn(Sid, Sid) -> bool) -> bool {
         let (exec, dir) = (&x.plan, &x.dir);
         let procs = members(dir);
         if procs.is_empty() {
@@ -614,6 +632,17 @@ impl Cgroups {
             }
         }
         if committed {
+            // Before it runs (it cannot yet: frozen, or stopped above).
+            let may_keep = |holder: u32| may_signal(self.domain_of(holder), exec.to.sid);
+            let cleared = self.owners.clear(exec.tgid, || self.processes(), may_keep);
+            if cleared > 0 {
+                eprintln!(
+                    "rampartd: pid {} enters {}: {cleared} files lost it as their owner, their holders may not \
+                     signal it there (docs/security.md)",
+                    exec.tgid,
+                    avc.context(exec.to.sid).unwrap_or("?"),
+                );
+            }
             if let Err(e) = self.enter_domain(avc, &exec.to, exec.tgid) {
                 eprintln!("rampartd: moving pid {} into its new domain: {e}", exec.tgid);
                 // Let go unchanged: still frozen here, settled next round.
@@ -660,7 +689,8 @@ impl Cgroups {
         if !self.enabled() {
             return;
         }
-        self.settle(avc);
+        // Coarser than the policy: every owner named is taken away.
+        self.settle(avc, &|_, _| false);
         for node in self.nodes.load().values() {
             if let Node::Exec(x) = node {
                 let _ = fs::write(x.dir.join("cgroup.freeze"), "0");

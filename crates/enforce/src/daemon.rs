@@ -779,7 +779,7 @@ fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
     let mut last_round = Instant::now();
     // Relaxed: `stop` only ends the loop.
     while !stop.load(Ordering::Relaxed) {
-        if e.cgroups.settle(&e.avc) > 0 {
+        if e.cgroups.settle(&e.avc, &|from, to| e.may_signal(from, to)) > 0 {
             std::thread::sleep(SETTLING);
         } else {
             e.cgroups.wait_for_exec(HOUSEKEEPING);
@@ -796,6 +796,7 @@ fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
             }
         }
         e.marks.target().reap();
+        e.cgroups.owners.prune();
         daemon.sample_rate();
         if last_reap.elapsed() >= REAP_EVERY {
             let gone = e.requests.prune(|pid, id| match (crate::pidfd::process_id(pid), id) {

@@ -280,6 +280,12 @@ impl Enforcer {
         Ok(self.subject_in(info.tgid, info.cgroup_id))
     }
 
+    /// Whether domain `from` may signal domain `to` (`process signal`),
+    /// without an audit (crate::file_owners).
+    pub fn may_signal(&self, from: Sid, to: Sid) -> bool {
+        self.avc.has_perm_noaudit(from, to, self.classes.process, self.classes.signals.signal).passes()
+    }
+
     /// What crate::entry's checks read.
     pub fn entry_checks(&self) -> crate::entry::Checks<'_> {
         crate::entry::Checks {

@@ -52,7 +52,8 @@
 //! (decided and made by the daemon), `supervised_open.rs` (opens asking
 //! to write), `new_labels.rs` (what they create, labeled as the kernel
 //! labels it), `signals.rs` (the signals they send, checked between
-//! domains), `limits.rs` (their `prlimit` of another process).
+//! domains) with `file_owners.rs` (owners named before an exec
+//! transition), `limits.rs` (their `prlimit` of another process).
 
 // The workspace denies these outside tests; unit tests may unwrap.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -77,6 +78,7 @@ mod event;
 mod fanotify;
 mod fd_store;
 mod fifo_opens;
+mod file_owners;
 mod groups;
 mod handoff;
 #[cfg(target_arch = "x86_64")]

@@ -60,10 +60,10 @@
 //! also settled in between (a millisecond or more, the sender kept off
 //! its CPU that long), it reaches the new domain unchecked, as it does a
 //! new process given a checked pid that exited and was reaped in between
-//! (the pid space must wrap around first). A file's owner checked at `F_SETOWN` gets
-//! its `SIGIO` in whatever domain it has entered since
-//! (`the_old_domain_cannot_signal_the_new_one`, SIGIO_EARLY), and a
-//! group owner's new members are not checked.
+//! (the pid space must wrap around first). A file's owner checked at
+//! `F_SETOWN` loses the file when it later enters a domain the file's
+//! holders may not signal (crate::file_owners); a group owner's members
+//! that join it later, or enter a domain by other means, are not checked.
 
 use std::fs;
 use std::os::fd::AsFd;

@@ -101,6 +101,11 @@ pub enum Op {
     /// `sig` (0: only the checks) to `to`. Not made by the daemon: once
     /// allowed, the kernel carries the call on (crate::signals).
     Signal { to: SignalTarget, sig: i32 },
+    /// fcntl(F_SETOWN): `to` becomes the file's owner, which the kernel
+    /// signals later (SIGIO, SIGURG, or the signal F_SETSIG set: never
+    /// SIGKILL, SIGSTOP or SIGCHLD, see `owner`): checked as a kill of
+    /// SIGIO now, and remembered (crate::file_owners).
+    SetOwner { to: SignalTarget },
     /// prlimit64 of another process (`pid`), setting its limits if
     /// `write`, reading them if `read`: checked, then made by the kernel
     /// (crate::limits).
@@ -379,16 +384,12 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
             },
             sig: int(1),
         },
-        // The owner F_SETOWN names is signalled later (SIGIO, SIGURG, or
-        // the signal F_SETSIG set: never SIGKILL, SIGSTOP or SIGCHLD, see
-        // `owner`): checked as a kill now, `signal`.
-        nr::FCNTL if args[1] as u32 == owner::F_SETOWN => Op::Signal {
+        nr::FCNTL if args[1] as u32 == owner::F_SETOWN => Op::SetOwner {
             to: match int(2) {
                 0 => SignalTarget::Nobody,
                 pgid if pgid < 0 => SignalTarget::Group(pgid.wrapping_neg()),
                 pid => SignalTarget::Process(pid),
             },
-            sig: libc::SIGIO,
         },
         nr::PRLIMIT64 if int(0) != 0 => Op::Prlimit { pid: int(0), write: args[2] != 0, read: args[3] != 0 },
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
@@ -698,7 +699,7 @@ mod tests {
             // does not cover; every other command passes.
             let fcntl = |cmd: u32, arg: u32| [3, cmd, arg, 0, 0, 0];
             assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, fcntl(owner::F_SETOWN, 42)), NOTIFY);
-            assert!(matches!(decode(nr::FCNTL, fcntl(owner::F_SETOWN, 42).map(u64::from)), Some(Op::Signal { .. })));
+            assert!(matches!(decode(nr::FCNTL, fcntl(owner::F_SETOWN, 42).map(u64::from)), Some(Op::SetOwner { .. })));
             assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, fcntl(owner::F_SETOWN_EX, 0)), EPERM);
             for sig in owner::SETSIG_REFUSED {
                 assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, fcntl(owner::F_SETSIG, sig)), EPERM, "{sig}");
@@ -847,9 +848,9 @@ mod tests {
         );
         // kill(pid, sig): the pid's sign says whom, as kill_something_info.
         let setown = |pid: i32| decode(nr::FCNTL, [fd(3), u64::from(owner::F_SETOWN), fd(pid), 0, 0, 0]);
-        assert_eq!(setown(42), Some(Op::Signal { to: SignalTarget::Process(42), sig: libc::SIGIO }));
-        assert_eq!(setown(-42), Some(Op::Signal { to: SignalTarget::Group(42), sig: libc::SIGIO }));
-        assert_eq!(setown(0), Some(Op::Signal { to: SignalTarget::Nobody, sig: libc::SIGIO }));
+        assert_eq!(setown(42), Some(Op::SetOwner { to: SignalTarget::Process(42) }));
+        assert_eq!(setown(-42), Some(Op::SetOwner { to: SignalTarget::Group(42) }));
+        assert_eq!(setown(0), Some(Op::SetOwner { to: SignalTarget::Nobody }));
         assert_eq!(
             decode(nr::PRLIMIT64, [fd(42), 4, 0x1000, 0, 0, 0]),
             Some(Op::Prlimit { pid: 42, write: true, read: false })

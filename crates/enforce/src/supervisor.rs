@@ -242,6 +242,9 @@ impl Supervisor {
         };
         let on_process = match op {
             Op::Signal { to, sig } => Some(crate::signals::decide(e, notif.pid, to, sig)),
+            Op::SetOwner { to } => Some(crate::signals::decide(e, notif.pid, to, libc::SIGIO).inspect(|()| {
+                e.cgroups.owners.note(to);
+            })),
             Op::Prlimit { pid, write, read } => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
             _ => None,
         };
@@ -759,7 +762,9 @@ fn resolve(
         Op::Times { .. } => Resolved::Times(resolve_object(&args[0])?, times),
         // Served by `serve_open` and `serve_make`; calls on processes by
         // `Supervisor::dispatch`.
-        Op::Open { .. } | Op::Make { .. } | Op::Signal { .. } | Op::Prlimit { .. } => return Err(libc::ENOSYS),
+        Op::Open { .. } | Op::Make { .. } | Op::Signal { .. } | Op::SetOwner { .. } | Op::Prlimit { .. } => {
+            return Err(libc::ENOSYS)
+        }
     })
 }
 
@@ -771,7 +776,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         Op::SetXattr { target, .. } | Op::RemoveXattr { target, .. } | Op::Open { target, .. } => vec![target],
         Op::Make { name, .. } => vec![name],
         // Decided without a worker (`Supervisor::dispatch`).
-        Op::Signal { .. } | Op::Prlimit { .. } => Vec::new(),
+        Op::Signal { .. } | Op::SetOwner { .. } | Op::Prlimit { .. } => Vec::new(),
     }
 }
 

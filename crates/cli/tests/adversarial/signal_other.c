@@ -24,7 +24,8 @@
  *   sigio     fcntl(F_SETOWN) of a pipe's read end to the child, O_ASYNC,
  *             then a write: the kernel sends SIGIO
  *   sigio_early  the same, F_SETOWN made before the child's exec (while
- *             it is in the parent's domain), the write after
+ *             it is in the parent's domain), the write after: blocked if
+ *             the child outlives it (its owner was taken away)
  * It succeeds if the child died of the signal (stopped, for stop).
  */
 #include "adversarial.h"
@@ -120,5 +121,8 @@ int main(int argc, char **argv) {
     }
     if (WIFSIGNALED(status) && WTERMSIG(status) == want)
         verdict(SUCCEEDED, "%s killed pid %d in %s", method, (int)child, argv[2]);
+    /* The file was ready, and no SIGIO came: it has no owner any more. */
+    if (!strncmp(method, "sigio", 5) && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        verdict(BLOCKED, "pid %d in %s outlived the SIGIO of its file", (int)child, argv[2]);
     verdict(BROKEN, "%s returned 0 but the child ended with status %#x", method, status);
 }
