@@ -586,17 +586,8 @@ impl Cgroups {
                 return false;
             }
             if let Err(e) = secure_exec::set_at_secure(exec.tgid) {
-                // The new image must not run without it: ended, as the
-                // kernel ends an exec that fails after its point of no
-                // return.
-                eprintln!(
-                    "rampartd: killed pid {}: its exec into a new domain must run in secure-execution mode, and \
-                     AT_SECURE could not be set ({e})",
-                    exec.tgid
-                );
-                // SAFETY: kill takes a pid and a signal number; the process
-                // is frozen in this exec's cgroup, so the pid is still its.
-                unsafe { libc::kill(exec.tgid as libc::pid_t, libc::SIGKILL) };
+                // The new image must not run without it.
+                kill_unsettled(exec.tgid, &format!("secure-execution mode, and AT_SECURE could not be set ({e})"));
                 return false;
             }
         }
@@ -606,13 +597,7 @@ impl Cgroups {
             }
             if let Err(e) = limits::apply(exec.tgid, &exec.limits) {
                 // The old domain's limits must not reach the new one.
-                eprintln!(
-                    "rampartd: killed pid {}: its exec into a new domain must start with the resource limits \
-                     the policy gives it, and they could not be set ({e})",
-                    exec.tgid
-                );
-                // SAFETY: as above.
-                unsafe { libc::kill(exec.tgid as libc::pid_t, libc::SIGKILL) };
+                kill_unsettled(exec.tgid, &format!("its resource limits could not be set ({e})"));
                 return false;
             }
         }

@@ -31,6 +31,7 @@ use std::sync::{Mutex, PoisonError};
 use rustc_hash::FxHashSet;
 
 use crate::pidfd;
+use crate::signals::ids_of;
 use crate::supervised::SignalTarget;
 
 /// `F_GETOWN_EX`, and the owner types it reports.
@@ -88,7 +89,7 @@ impl NamedOwners {
         if self.named.lock().unwrap_or_else(PoisonError::into_inner).is_empty() {
             return 0;
         }
-        let Some(pgid) = group_of(pid) else { return 0 };
+        let Some(pgid) = ids_of(pid).map(|ids| ids.pgrp) else { return 0 };
         if !self.named(pid, pgid) {
             return 0;
         }
@@ -120,15 +121,6 @@ impl NamedOwners {
         }
         cleared
     }
-}
-
-/// The process group of `pid` (`/proc/PID/stat`).
-fn group_of(pid: u32) -> Option<i32> {
-    let stat = fs::read(format!("/proc/{pid}/stat")).ok()?;
-    let end = stat.iter().rposition(|&b| b == b')')?;
-    let rest = std::str::from_utf8(stat.get(end + 1..)?).ok()?;
-    // After the command name: state, ppid, pgrp.
-    rest.split_whitespace().nth(2)?.parse().ok()
 }
 
 #[cfg(test)]
@@ -170,7 +162,7 @@ mod tests {
         assert_eq!(owner(&read), 0);
 
         // A group owner counts for its members.
-        let pgid = group_of(me).unwrap();
+        let pgid = ids_of(me).unwrap().pgrp;
         // SAFETY: getpgrp has no arguments.
         assert_eq!(pgid, unsafe { libc::getpgrp() });
         // SAFETY: F_SETOWN with a negative id names a group.

@@ -188,12 +188,13 @@ fn group(e: &Enforcer, caller: &Subject, pgid: i32) -> Result<Vec<Sid>, i32> {
 
 /// A process's group and session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Ids {
-    pgrp: i32,
+pub(crate) struct Ids {
+    pub(crate) pgrp: i32,
     session: i32,
 }
 
-fn ids_of(pid: u32) -> Option<Ids> {
+/// Process `pid`'s group and session (none once it is gone).
+pub(crate) fn ids_of(pid: u32) -> Option<Ids> {
     parse_ids(&fs::read(format!("/proc/{pid}/stat")).ok()?)
 }
 
