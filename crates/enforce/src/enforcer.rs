@@ -505,16 +505,15 @@ impl Enforcer {
         // policy's exec checks, this one too.
         let checked_transition =
             new_domain.filter(|&new| new != subject.sid && !request.as_ref().is_some_and(|r| r.force));
-        let noatsecure =
-            checked_transition.map(|new| self.check(subject.sid, new, self.classes.process, self.classes.noatsecure));
+        let transition_check =
+            |perm| checked_transition.map(|new| self.check(subject.sid, new, self.classes.process, perm));
+        let noatsecure = transition_check(self.classes.noatsecure);
         // Likewise the soft resource limits, unless `process rlimitinh`
         // (SELinux's `selinux_bprm_committing_creds`): crate::limits.
-        let rlimitinh =
-            checked_transition.map(|new| self.check(subject.sid, new, self.classes.process, self.classes.rlimitinh));
+        let rlimitinh = transition_check(self.classes.rlimitinh);
         // And the signal state, unless `process siginh` (SELinux's
         // `selinux_bprm_committed_creds`): crate::signal_state.
-        let siginh =
-            checked_transition.map(|new| self.check(subject.sid, new, self.classes.process, self.classes.siginh));
+        let siginh = transition_check(self.classes.siginh);
         // A traced process changes domain only if its tracer may trace it
         // there (SELinux's `ptrace_parent_sid` check in its exec hook).
         let tracer = new_label.as_ref().filter(|new| **new != from).and_then(|_| crate::entry::tracer(tid));
