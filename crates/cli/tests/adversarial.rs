@@ -1029,6 +1029,52 @@ done
     }
 }
 
+/// A secure exec caps the stack limit (crates/enforce/src/limits.rs):
+/// uid 65534 in app_t raises its soft stack limit (and its core limit)
+/// to unlimited, then executes an inherit_exec_t script, entering
+/// inherit_t: app_t may pass its limits on (`process rlimitinh`), but not
+/// `noatsecure`, so the image runs in secure-execution mode, and the
+/// kernel caps the soft stack limit of every such exec at 8 MiB
+/// (`begin_new_exec`): a stack the old domain let grow without bound
+/// would reach the new image's other mappings (stack clash). KERNEL is
+/// the reference, the kernel's own secure exec: a setuid-root `cat`,
+/// outside the daemon, reads its limits. While enforcing inherit_t gets
+/// 8 MiB and keeps the core limit (rlimitinh: it is the cap, not the
+/// reset); under a permissive daemon (`noatsecure` passes, no secure
+/// exec) the unlimited stack reaches inherit_t.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_secure_exec_caps_the_stack_limit() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+cp /bin/cat "$S/bin/setuid-cat"; chmod 4755 "$S/bin/setuid-cat"
+echo "KERNEL=$(setpriv --reuid=65534 --regid=65534 --clear-groups prlimit --stack=unlimited: "$S/bin/setuid-cat" /proc/self/limits | awk '/^Max stack size/ { print $4 }')"
+cat > "$T/bin/stack.sh" <<'SH'
+#!/bin/sh
+grep -q inherit_t /proc/self/cgroup || { echo "broken: the script does not run in inherit_t"; exit 2; }
+stack=$(ulimit -S -s) core=$(ulimit -S -c)
+[ "$core" = unlimited ] || { echo "broken: rlimitinh passes the limits on, yet the core limit is $core"; exit 2; }
+if [ "$stack" = unlimited ]; then echo "succeeded: inherit_t runs with an unlimited stack"; exit 0; fi
+echo "blocked: inherit_t's stack limit is $stack KiB"; exit 1
+SH
+chmod 755 "$T/bin/stack.sh"; label system_u:object_r:inherit_exec_t:s0 "$T/bin/stack.sh"
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt "$mode" as_attacker prlimit --stack=unlimited: --core=unlimited: "$T/bin/stack.sh"
+    stop_daemon
+done
+"#,
+    );
+    r.report("stack");
+    assert_eq!(r.get("KERNEL"), "8388608", "the kernel caps a setuid exec's stack at 8 MiB:\n{}", r.stderr);
+    r.assert_blocked("ENFORCING", "app_t -> inherit_t has no `process noatsecure`: a secure exec");
+    let (_, why) = r.attack("ENFORCING");
+    assert!(why.ends_with(" 8192 KiB"), "capped at the kernel's 8 MiB: {why}");
+    r.assert_succeeded("PERMISSIVE");
+}
+
 /// An exec transition starts with the signal state reset
 /// (crates/enforce/src/signal_state.rs): uid 65534 in app_t leaves a
 /// child with SIGTERM ignored and SIGUSR1 blocked and pending (STATE), a

@@ -757,7 +757,7 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     // Without the lines (an older daemon's record): the safe side.
     let mut signals = SignalReset { signals: true, parent_death: true };
     // Without the line (an older daemon's record): every soft limit reset.
-    let mut limits = LimitChange { reset_soft: LimitChange::ALL, lower_hard: Vec::new() };
+    let mut limits = LimitChange { reset_soft: LimitChange::ALL, ..LimitChange::default() };
     let id = |rest: &str| -> Option<FileId> {
         let (d, i) = rest.split_once(' ')?;
         Some((d.parse().ok()?, i.parse().ok()?))
@@ -789,6 +789,8 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     }
     let from = Label { sid: from?, apparmor: from_aa, opens_supervised: from_so };
     let to = Label { sid: to?, apparmor: to_aa, opens_supervised: to_so };
+    // Not a line of its own: a secure exec caps its stack (crate::limits).
+    limits.secure_exec = at_secure;
     let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure, limits, signals };
     Some(ExecInFlight { dir: dir.to_path_buf(), plan, origin })
 }
@@ -809,7 +811,7 @@ mod tests {
         let avc = avc();
         let sid = avc.intern("system_u:system_r:unconfined_t").unwrap();
         let label = |profile: Option<&str>| Label { sid, apparmor: profile.map(Arc::from), opens_supervised: false };
-        let mut limits = LimitChange { reset_soft: 1 << 4, lower_hard: Vec::new() };
+        let mut limits = LimitChange { reset_soft: 1 << 4, ..LimitChange::default() };
         limits.cap(7, 100);
         let plan = ExecPlan {
             from: label(None),
@@ -838,7 +840,7 @@ mod tests {
             .collect();
         let back = decode_exec(older.as_bytes(), Path::new("/x"), &avc).unwrap();
         assert_eq!(back.plan.limits.reset_soft, LimitChange::ALL);
-        assert!(back.plan.at_secure);
+        assert!(back.plan.at_secure && back.plan.limits.secure_exec);
         assert_eq!(back.plan.signals, SignalReset { signals: true, parent_death: true });
     }
 }

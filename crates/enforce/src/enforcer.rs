@@ -550,7 +550,7 @@ impl Enforcer {
             let mut images = vec![(md.dev(), md.ino())];
             images.extend(script_interpreter(file, tgid));
             let at_secure = scrub_for_apparmor || noatsecure.as_ref().is_some_and(|c| !c.decision.passes());
-            let mut limits = LimitChange::default();
+            let mut limits = LimitChange { secure_exec: at_secure, ..LimitChange::default() };
             if rlimitinh.as_ref().is_some_and(|c| !c.decision.passes()) {
                 limits.reset_soft = LimitChange::ALL;
             }

@@ -40,17 +40,24 @@ use crate::enforcer::Enforcer;
 /// `RLIM_NLIMITS`.
 const LIMITS: u32 = 16;
 
+/// `_STK_LIM`: the soft stack limit a secure exec gets at most.
+const SECURE_STACK: u64 = 8 << 20;
+
 /// What an exec transition does to its process's resource limits: the
 /// soft limits of `reset_soft` (bit `r`: resource `r`) become the lower
 /// of the hard limit and the init task's soft limit (SELinux without
 /// `rlimitinh`: all; AppArmor: those the old profile sets), then the
 /// hard limits of `lower_hard` are lowered to at most its values, the
 /// soft ones with them (AppArmor: the new profile's `set rlimit` rules,
-/// `__aa_transition_rlimits`).
+/// `__aa_transition_rlimits`). A `secure_exec` then caps the soft stack
+/// limit at 8 MiB, as the kernel caps it for an exec in secure-execution
+/// mode (`begin_new_exec`): a stack the old domain let grow without
+/// bound could grow into the new image's other mappings (stack clash).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct LimitChange {
     pub(crate) reset_soft: u32,
     pub(crate) lower_hard: Vec<(u32, u64)>,
+    pub(crate) secure_exec: bool,
 }
 
 impl LimitChange {
@@ -58,7 +65,7 @@ impl LimitChange {
     pub const ALL: u32 = (1 << LIMITS) - 1;
 
     pub fn is_empty(&self) -> bool {
-        self.reset_soft == 0 && self.lower_hard.is_empty()
+        self.reset_soft == 0 && self.lower_hard.is_empty() && !self.secure_exec
     }
 
     /// Lowers resource `r`'s hard limit to at most `max`.
@@ -80,6 +87,9 @@ impl LimitChange {
             new.rlim_max = new.rlim_max.min(max);
             new.rlim_cur = new.rlim_cur.min(new.rlim_max);
         }
+        if self.secure_exec && r == libc::RLIMIT_STACK {
+            new.rlim_cur = new.rlim_cur.min(SECURE_STACK);
+        }
         new
     }
 }
@@ -89,6 +99,12 @@ const KTHREADD: u32 = 2;
 /// Applies `change` to the limits of process `pid`, which must not run
 /// until this returns (see the module docs).
 pub fn apply(pid: u32, change: &LimitChange) -> io::Result<()> {
+    let stack_alone = LimitChange { secure_exec: true, ..LimitChange::default() };
+    if *change == stack_alone && soft_stack(&fs::read_to_string(format!("/proc/{pid}/limits"))?)? <= SECURE_STACK {
+        // Nothing to change (the kernel caps it itself for a setuid
+        // exec, whose ids would keep the thread below from the call).
+        return Ok(());
+    }
     let init = if change.reset_soft != 0 { init_soft_limits()? } else { vec![u64::MAX; LIMITS as usize] };
     let (uid, gid) = owner(&fs::read_to_string(format!("/proc/{pid}/status"))?)?;
     let change = change.clone();
@@ -142,6 +158,20 @@ fn set(pid: u32, resource: u32, limit: libc::rlimit64) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// The soft stack limit of a `/proc/PID/limits`, which any process may
+/// read.
+fn soft_stack(limits: &str) -> io::Result<u64> {
+    let line = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max stack size"))
+        .ok_or_else(|| io::Error::other("no \"Max stack size\" line in /proc/PID/limits"))?;
+    match line.split_whitespace().next() {
+        Some("unlimited") => Ok(u64::MAX),
+        Some(v) => v.parse().map_err(|_| io::Error::other(format!("stack size {v:?} in /proc/PID/limits"))),
+        None => Err(io::Error::other("an empty stack size in /proc/PID/limits")),
+    }
 }
 
 /// The real user and group of a `/proc/PID/status`, which `prlimit` by
@@ -198,7 +228,7 @@ mod tests {
     fn soft_limits_reset_before_hard_limits_lower() {
         let lim = |cur, max| libc::rlimit64 { rlim_cur: cur, rlim_max: max };
         let pair = |l: libc::rlimit64| (l.rlim_cur, l.rlim_max);
-        let reset = LimitChange { reset_soft: LimitChange::ALL, lower_hard: Vec::new() };
+        let reset = LimitChange { reset_soft: LimitChange::ALL, ..LimitChange::default() };
         // min(hard, init's soft), up or down.
         assert_eq!(pair(reset.applied(4, lim(u64::MAX, u64::MAX), 0)), (0, u64::MAX));
         assert_eq!(pair(reset.applied(7, lim(20, 4096), 1024)), (1024, 4096));
@@ -210,8 +240,30 @@ mod tests {
         assert_eq!(pair(cap.applied(7, lim(1024, 4096), 0)), (100, 100));
         assert_eq!(pair(cap.applied(7, lim(50, 4096), 0)), (50, 100));
         assert_eq!(pair(cap.applied(6, lim(50, 4096), 0)), (50, 4096));
-        let both = LimitChange { reset_soft: 1 << 7, lower_hard: vec![(7, 100)] };
+        let both = LimitChange { reset_soft: 1 << 7, lower_hard: vec![(7, 100)], secure_exec: false };
         assert_eq!(pair(both.applied(7, lim(20, 4096), 1024)), (100, 100));
+        // A secure exec caps the soft stack limit alone, after the rest.
+        let stack = libc::RLIMIT_STACK;
+        let secure = LimitChange { secure_exec: true, ..LimitChange::default() };
+        assert!(!secure.is_empty());
+        assert_eq!(pair(secure.applied(stack, lim(u64::MAX, u64::MAX), 0)), (8 << 20, u64::MAX));
+        assert_eq!(pair(secure.applied(stack, lim(1 << 20, u64::MAX), 0)), (1 << 20, u64::MAX));
+        assert_eq!(pair(secure.applied(7, lim(u64::MAX, u64::MAX), 0)), (u64::MAX, u64::MAX));
+        let reset_then_cap = LimitChange { reset_soft: LimitChange::ALL, lower_hard: Vec::new(), secure_exec: true };
+        assert_eq!(pair(reset_then_cap.applied(stack, lim(u64::MAX, u64::MAX), u64::MAX)), (8 << 20, u64::MAX));
+    }
+
+    #[test]
+    fn the_soft_stack_limit_is_read_from_proc() {
+        let limits = "Limit                     Soft Limit           Hard Limit           Units     \n\
+                      Max file size             unlimited            unlimited            bytes     \n\
+                      Max stack size            8388608              unlimited            bytes     \n";
+        assert_eq!(soft_stack(limits).unwrap(), 8 << 20);
+        assert_eq!(soft_stack(&limits.replace("8388608  ", "unlimited")).unwrap(), u64::MAX);
+        assert!(soft_stack("Max file size  unlimited  unlimited  bytes\n").is_err());
+        assert!(soft_stack("Max stack size  lots  unlimited  bytes\n").is_err());
+        let own = soft_stack(&fs::read_to_string("/proc/self/limits").unwrap()).unwrap();
+        assert_eq!(own, get(0, libc::RLIMIT_STACK).unwrap().rlim_cur);
     }
 
     #[test]
