@@ -55,6 +55,7 @@ const PROGRAMS: &[&str] = &[
     "exec_noexec",
     "marker",
     "path_move",
+    "exec_memory",
 ];
 
 /// Exit statuses of the attack programs (tests/adversarial/adversarial.h).
@@ -1073,6 +1074,153 @@ done
     let (_, why) = r.attack("ENFORCING");
     assert!(why.ends_with(" 8192 KiB"), "capped at the kernel's 8 MiB: {why}");
     r.assert_succeeded("PERMISSIVE");
+}
+
+/// A transition from a mount that may not grant privileges
+/// (crates/enforce/src/exec_mount.rs): SELinux's `check_nnp_nosuid`. The
+/// marked tmpfs's `bin` is bind-mounted again, `nosuid`, at `$T/nosuid`;
+/// the policy declares `nnp_nosuid_transition` and grants `process2
+/// nosuid_transition` from app_t to inherit_t, not to trusted_t. uid
+/// 65534 in app_t executes the trusted_exec_t reader through the nosuid
+/// mount (NOSUID): the computed transition falls back to app_t, which may
+/// not `execute_no_trans` it, so the exec fails, both denials audited;
+/// through the plain mount it enters trusted_t (DIRECT), and an
+/// inherit_exec_t script through the nosuid mount enters inherit_t
+/// (GRANTED). FOREIGN executes the reader through `/proc/PID/root` of a
+/// process in another mount namespace (without the launcher's sandbox,
+/// whose Landlock scoping keeps a launched process out of other
+/// processes' roots): a mount of another namespace counts as nosuid.
+/// `rampart run` asking for app_t from the nosuid mount is refused
+/// (LAUNCH; from the plain mount it starts). Under a permissive daemon
+/// NOSUID and FOREIGN enter trusted_t, and LAUNCH starts.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_transition_from_a_nosuid_mount_needs_nosuid_transition() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+cp "$ADV/read_secret" "$T/bin/trusted-read"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-read"
+cat > "$T/bin/inherit.sh" <<'SH'
+#!/bin/sh
+grep -q inherit_t /proc/self/cgroup && { echo "succeeded: runs in inherit_t"; exit 0; }
+echo "blocked: runs in $(cat /proc/self/cgroup)"; exit 1
+SH
+chmod 755 "$T/bin/inherit.sh"; label system_u:object_r:inherit_exec_t:s0 "$T/bin/inherit.sh"
+mkdir "$T/nosuid"; mount --bind "$T/bin" "$T/nosuid"; mount -o remount,bind,nosuid "$T/nosuid"
+unshare -m --propagation private sh -c 'exec setpriv --reuid=65534 --regid=65534 --clear-groups sleep 30' \
+    >/dev/null 2>&1 &
+SLEEPER=$!
+trap 'kill "$SLEEPER" 2>/dev/null || true; cleanup' EXIT
+for _ in $(seq 200); do [ "$(cat /proc/$SLEEPER/comm 2>/dev/null)" = sleep ] && break; sleep 0.05; done
+# A refused exec is the shell's 126: blocked.
+exec_or_refused() {
+    "$@" && return 0
+    rc=$?; [ $rc = 126 ] && { echo "blocked: the exec of $1 was refused"; return 1; }; return $rc
+}
+export -f exec_or_refused
+# `rampart run` asks for app_t, which unconfined_t may not enter from a
+# nosuid mount either (SELinux fails an asked transition there).
+cp /bin/true "$T/bin/app-true"; label system_u:object_r:app_exec_t:s0 "$T/bin/app-true"
+launch() {
+    local out
+    out=$("$RAMPART" run --socket "$SOCK" --context "$APP" -- "$1" 2>&1) && { echo "succeeded: launched $1"; return 0; }
+    echo "blocked: $(printf '%s\n' "$out" | tail -n 1)"; return 1
+}
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt "${mode}_NOSUID" as_attacker bash -c 'exec_or_refused "$@"' sh "$T/nosuid/trusted-read" "$T/data/secret.txt"
+    attempt "${mode}_FOREIGN" as_unsandboxed bash -c 'exec_or_refused "$@"' sh \
+        "/proc/$SLEEPER/root$T/bin/trusted-read" "$T/data/secret.txt"
+    attempt "${mode}_LAUNCH" launch "$T/nosuid/app-true"
+    if [ $mode = ENFORCING ]; then
+        attempt LAUNCH_DIRECT launch "$T/bin/app-true"
+        attempt DIRECT as_attacker "$T/bin/trusted-read" "$T/data/secret.txt"
+        attempt GRANTED as_attacker "$T/nosuid/inherit.sh"
+        for p in nosuid_transition execute_no_trans; do
+            echo "AUDIT_$p=$(grep -c "denied  { $p } for .*scontext=system_u:system_r:app_t:s0 .*permissive=0" "$LOG")"
+        done
+        echo "BOUNDED=$(grep -c 'op=security_bounded_transition seresult=denied oldcontext=system_u:system_r:app_t:s0 newcontext=system_u:system_r:trusted_t:s0' "$S/daemon.err")"
+    fi
+    stop_daemon
+done
+"#,
+    );
+    r.report("nosuid");
+    r.assert_blocked("ENFORCING_NOSUID", "no `process2 nosuid_transition` from app_t to trusted_t: stays in app_t");
+    r.assert_blocked("ENFORCING_FOREIGN", "another mount namespace's mount counts as nosuid");
+    r.assert_blocked("ENFORCING_LAUNCH", "unconfined_t may not enter app_t from a nosuid mount");
+    let (_, why) = r.attack("ENFORCING_LAUNCH");
+    assert!(why.contains("op=security_bounded_transition seresult=denied"), "refused for the mount: {why}");
+    r.assert_allowed("LAUNCH_DIRECT", "unconfined_t enters app_t by app_exec_t");
+    r.assert_allowed("DIRECT", "the plain mount may grant the transition");
+    r.assert_allowed("GRANTED", "app_t may enter inherit_t from a nosuid mount");
+    // NOSUID and FOREIGN: one of each denial apiece.
+    for perm in ["nosuid_transition", "execute_no_trans"] {
+        assert_eq!(r.num(&format!("AUDIT_{perm}")), 2, "{perm} denials are audited:\n{}", r.stderr);
+    }
+    assert_eq!(r.num("BOUNDED"), 2, "the kernel's bounded-transition line:\n{}", r.stderr);
+    r.assert_succeeded("PERMISSIVE_NOSUID");
+    r.assert_succeeded("PERMISSIVE_FOREIGN");
+    r.assert_succeeded("PERMISSIVE_LAUNCH");
+}
+
+/// Code a confined process writes itself (crates/enforce/src/exec_memory.rs):
+/// uid 65534 in app_t, which has none of `process execmem execheap
+/// execstack` nor `file execmod`, makes memory it wrote executable
+/// (tests/adversarial/exec_memory.c): anonymous memory mapped executable
+/// (ANON) or made so (MPROTECT), a page of the heap (HEAP), of the stack
+/// (STACK), a System V segment attached with SHM_EXEC (SHM), a data_t
+/// file mapped privately and written (FILE). While enforcing each is
+/// refused with the AVC line SELinux writes (`execmem`, `execheap`,
+/// `execstack`, `execmod`); under a permissive daemon each runs, and so
+/// does each in a launched unconfined_t, which the policy lets run such
+/// code (ALLOWED). PERSONALITY asks for READ_IMPLIES_EXEC, which makes
+/// readable memory executable unseen: the launcher's filter refuses it;
+/// without the sandbox it runs (UNSANDBOXED).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_confined_process_runs_only_the_code_its_domain_may_write() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+UNCONFINED=system_u:system_r:unconfined_t:s0
+as_launched_unconfined() { "$RAMPART" run --socket "$SOCK" --force --context "$UNCONFINED" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+modes="anon mprotect heap stack shm file"
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    for m in $modes; do
+        attempt "${mode}_$m" as_attacker "$ADV/exec_memory" $m "$T/data/data.txt"
+    done
+    if [ $mode = ENFORCING ]; then
+        for m in $modes; do
+            attempt "ALLOWED_$m" as_launched_unconfined "$ADV/exec_memory" $m "$T/data/data.txt"
+        done
+        attempt PERSONALITY as_attacker "$ADV/exec_memory" personality
+        attempt UNSANDBOXED as_unsandboxed "$ADV/exec_memory" personality
+        for p in execmem execheap execstack execmod; do
+            echo "AUDIT_$p=$(grep -c "denied  { $p } for .*scontext=system_u:system_r:app_t:s0 .*permissive=0" "$LOG")"
+        done
+        grep "denied  { exec" "$LOG" >&2 || true
+    fi
+    stop_daemon
+done
+"#,
+    );
+    r.report("exec_memory");
+    for m in ["anon", "mprotect", "heap", "stack", "shm", "file"] {
+        r.assert_blocked(&format!("ENFORCING_{m}"), "app_t may not run code it wrote");
+        r.assert_succeeded(&format!("PERMISSIVE_{m}"));
+        r.assert_allowed(&format!("ALLOWED_{m}"), "unconfined_t may run code it writes");
+    }
+    // anon, mprotect and shm need execmem; heap execheap, stack
+    // execstack (each refused before execmem is asked); file execmod.
+    for (perm, n) in [("execmem", 3), ("execheap", 1), ("execstack", 1), ("execmod", 1)] {
+        assert_eq!(r.num(&format!("AUDIT_{perm}")), n, "{perm} denials:\n{}", r.stderr);
+    }
+    r.assert_blocked("PERSONALITY", "the launcher's filter refuses READ_IMPLIES_EXEC");
+    r.assert_succeeded("UNSANDBOXED");
 }
 
 /// An exec transition starts with the signal state reset

@@ -42,6 +42,7 @@ const FILE_PERMS: &[&str] = &[
     "execute",
     "execute_no_trans",
     "entrypoint",
+    "execmod",
     "open",
 ];
 const OPEN_PERMS: &[&str] =
@@ -77,7 +78,15 @@ const PROCESS_PERMS: &[&str] = &[
     "ptrace",
     "setrlimit",
     "getrlimit",
+    "execmem",
+    "execstack",
+    "execheap",
 ];
+/// A transition from a file on a mount that may not grant privileges
+/// (crate::exec_mount) needs `nosuid_transition`; `nnp_transition` is
+/// not checked: every launched process runs under no_new_privs, the
+/// launcher's (docs/security.md).
+const PROCESS2_PERMS: &[&str] = &["nosuid_transition"];
 /// The capabilities, in the kernel's numbering: `capability` holds 0 to
 /// 31, `capability2` 32 and up (what `rampart run` keeps: crate::sandbox).
 pub const CAPABILITY_PERMS: &[&str] = &[
@@ -137,6 +146,7 @@ pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
         file.1 = FILE_PERMS;
     }
     classes.push(("process", PROCESS_PERMS));
+    classes.push(("process2", PROCESS2_PERMS));
     classes.push(("security", SECURITY_PERMS));
     classes.push(("capability", CAPABILITY_PERMS));
     classes.push(("capability2", CAPABILITY2_PERMS));
@@ -155,6 +165,9 @@ pub struct ClassPerms {
     pub execute: Perms,
     pub execute_no_trans: Perms,
     pub entrypoint: Perms,
+    /// `execmod` (files only): a written private mapping made
+    /// executable (crate::exec_memory).
+    pub execmod: Perms,
     pub setattr: Perms,
     pub relabelfrom: Perms,
     pub relabelto: Perms,
@@ -246,6 +259,14 @@ pub struct Classes {
     /// `prlimit` of another process: setting, reading (crate::limits).
     pub setrlimit: Perms,
     pub getrlimit: Perms,
+    /// Executable memory (crate::exec_memory).
+    pub execmem: Perms,
+    pub execstack: Perms,
+    pub execheap: Perms,
+    pub process2: ClassIdx,
+    /// A transition from a mount that may not grant one needs it, or a
+    /// bounded new domain (crate::exec_mount).
+    pub nosuid_transition: Perms,
     pub security: ClassIdx,
     pub setenforce: Perms,
     pub setbool: Perms,
@@ -269,6 +290,7 @@ fn resolve(m: &Mapping, name: &str) -> Option<ClassPerms> {
         execute: p("execute"),
         execute_no_trans: p("execute_no_trans"),
         entrypoint: p("entrypoint"),
+        execmod: p("execmod"),
         setattr: p("setattr"),
         relabelfrom: p("relabelfrom"),
         relabelto: p("relabelto"),
@@ -286,6 +308,7 @@ impl Classes {
             *slot = Some(resolve(m, name)?);
         }
         let process = m.class("process")?;
+        let process2 = m.class("process2")?;
         let security = m.class("security")?;
         let dir = m.class("dir")?;
         let d = |n: &str| m.perms(dir, &[n]).unwrap_or(Perms::NONE);
@@ -315,6 +338,11 @@ impl Classes {
             ptrace: m.perms(process, &["ptrace"])?,
             setrlimit: m.perms(process, &["setrlimit"])?,
             getrlimit: m.perms(process, &["getrlimit"])?,
+            execmem: m.perms(process, &["execmem"])?,
+            execstack: m.perms(process, &["execstack"])?,
+            execheap: m.perms(process, &["execheap"])?,
+            process2,
+            nosuid_transition: m.perms(process2, &["nosuid_transition"])?,
             security,
             setenforce: m.perms(security, &["setenforce"])?,
             setbool: m.perms(security, &["setbool"])?,

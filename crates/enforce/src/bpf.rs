@@ -13,6 +13,7 @@ pub const BPF_JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
 pub const BPF_JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
 pub const BPF_JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
 pub const BPF_RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+pub const BPF_AND_K: u16 = (libc::BPF_ALU | libc::BPF_AND | libc::BPF_K) as u16;
 pub const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
 pub const AUDIT_ARCH_I386: u32 = 0x4000_0003;
 /// Offsets in `struct seccomp_data`: the call's number, its arch.

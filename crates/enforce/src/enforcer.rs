@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use rampart_avc::{AuditInfo, Avc, ClassIdx, Decision, Perms, Sid};
 use rampart_label::FileType;
-use rampart_policy::CreateKind;
+use rampart_policy::{CreateKind, POLICYCAP_NNP_NOSUID_TRANSITION};
 
 use crate::access::{opener_flags, ClassPerms, Classes};
 use crate::apparmor::{AppArmor, ExecOutcome, FileEvent};
@@ -76,6 +76,19 @@ pub(crate) struct Checked {
     pub tsid: Sid,
     pub class: ClassIdx,
     pub decision: Decision,
+}
+
+/// An exec's checks (Enforcer::exec_checks).
+struct ExecChecks {
+    /// What decides the exec, each audited.
+    checks: Vec<Checked>,
+    /// The domain it enters, if it may.
+    entered: Option<Sid>,
+    /// `process2 nosuid_transition`, audited, deciding only `entered`
+    /// (a computed transition falls back to the old domain without it).
+    nosuid: Option<Checked>,
+    /// Why an asked domain may not be entered beyond `checks`.
+    refused: Option<String>,
 }
 
 /// Who an event is about.
@@ -448,8 +461,11 @@ impl Enforcer {
         // The AppArmor label after the exec: the launcher's request, else
         // the subject's, or where the profile's x rule moves it.
         let mut apparmor = request.as_ref().and_then(|r| r.apparmor.clone()).or_else(|| subject.apparmor.clone());
-        let (checks, new_domain) = self.exec_checks(subject.sid, tsid, cp, request.as_ref());
-        let mut allow = checks.iter().all(|c| c.decision.passes());
+        let x = self.exec_checks(subject.sid, tsid, cp, request.as_ref(), || {
+            crate::exec_mount::may_grant(file.as_fd(), tid).unwrap_or(false)
+        });
+        let (checks, new_domain, nosuid) = (x.checks, x.entered, x.nosuid);
+        let mut allow = x.refused.is_none() && checks.iter().all(|c| c.decision.passes());
         let mut profile_change = None;
         // AppArmor's share of secure-execution mode (crate::secure_exec).
         let mut scrub_for_apparmor = false;
@@ -594,6 +610,7 @@ impl Enforcer {
             }
         }
         self.answer(group, file.as_fd(), allow);
+        self.audit_checks(tid, Some(tgid), file.as_fd(), nosuid.as_slice());
         self.audit_checks(tid, Some(tgid), file.as_fd(), &checks);
         self.audit_checks(tid, Some(tgid), file.as_fd(), ptrace.as_slice());
         if allow {
@@ -652,19 +669,42 @@ impl Enforcer {
     /// (`execute`; then `execute_no_trans`, or `process transition` and
     /// `entrypoint` of the new domain, which `request` may name and whose
     /// checks `request.force` skips), and the domain the exec enters if
-    /// they all pass.
+    /// they all pass. `may_grant` says whether the file's mount may grant
+    /// a transition (crate::exec_mount), asked only for one.
     fn exec_checks(
         &self,
         subject: Sid,
         tsid: Sid,
         cp: ClassPerms,
         request: Option<&ExecRequest>,
-    ) -> (Vec<Checked>, Option<Sid>) {
+        may_grant: impl FnOnce() -> bool,
+    ) -> ExecChecks {
         let mut checks = vec![self.check(subject, tsid, cp.class, cp.execute)];
-        let new = match request {
+        let mut new = match request {
             Some(r) => Some(r.sid),
             None => self.transition(subject, tsid),
         };
+        let (mut nosuid, mut refused) = (None, None);
+        if let Some(to) = new.filter(|&to| to != subject && !request.is_some_and(|r| r.force) && !may_grant()) {
+            let (check, passes) = self.nosuid_transition(subject, to);
+            nosuid = check;
+            if !passes {
+                let context = |sid| self.avc.context(sid).unwrap_or("?");
+                let why = format!(
+                    "op=security_bounded_transition seresult=denied oldcontext={} newcontext={}: the file's mount \
+                     may not grant a transition (nosuid, or another mount namespace's)",
+                    context(subject),
+                    context(to)
+                );
+                eprintln!("rampartd: {why}");
+                // SELinux's `check_nnp_nosuid`: a computed transition falls
+                // back to the old domain, an asked one fails.
+                match request {
+                    None => new = Some(subject),
+                    Some(_) => refused = Some(why),
+                }
+            }
+        }
         match new {
             None => checks.push(self.denial(subject, tsid, cp.class, cp.execute_no_trans)),
             Some(new) if new == subject => {
@@ -673,14 +713,32 @@ impl Enforcer {
                 }
             }
             Some(new) => {
-                if !request.is_some_and(|r| r.force) {
+                if !request.is_some_and(|r| r.force) && refused.is_none() {
                     checks.push(self.check(subject, new, self.classes.process, self.classes.transition));
                     checks.push(self.check(new, tsid, cp.class, cp.entrypoint));
                 }
             }
         }
-        let entered = new.filter(|_| checks.iter().all(|c| c.decision.passes()));
-        (checks, entered)
+        let entered = new.filter(|_| refused.is_none() && checks.iter().all(|c| c.decision.passes()));
+        ExecChecks { checks, entered, nosuid, refused }
+    }
+
+    /// SELinux's `check_nnp_nosuid` for a transition from `old` to `new`
+    /// by a file whose mount may not grant one: the `process2
+    /// nosuid_transition` check, made if the policy declares the
+    /// `nnp_nosuid_transition` capability, and whether the transition
+    /// passes (that check, or `new` bounded by `old`: typebounds).
+    fn nosuid_transition(&self, old: Sid, new: Sid) -> (Option<Checked>, bool) {
+        let (policy, _, _) = self.avc.policy_state();
+        let check = policy
+            .has_policycap(POLICYCAP_NNP_NOSUID_TRANSITION)
+            .then(|| self.check(old, new, self.classes.process2, self.classes.nosuid_transition));
+        if check.as_ref().is_some_and(|c| c.decision.passes()) {
+            return (check, true);
+        }
+        let ty = |sid| self.avc.context(sid).and_then(|c| policy.parse_context(c).ok()).map(|c| c.ty);
+        let bounded = ty(old).zip(ty(new)).is_some_and(|(old, new)| policy.bounded_transition(old, new));
+        (check, bounded)
     }
 
     /// Checks an exec request (`rampart run`) against the file it will
@@ -690,10 +748,15 @@ impl Enforcer {
         let md = file.metadata().map_err(|e| e.to_string())?;
         let cp = self.classes.file().filter(|_| md.is_file()).ok_or("not a regular file")?;
         let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
-        let (checks, entered) = self.exec_checks(subject, tsid, cp, Some(request));
-        self.audit_checks(pid, Some(pid), file.as_fd(), &checks);
-        match entered {
+        let x = self.exec_checks(subject, tsid, cp, Some(request), || {
+            crate::exec_mount::may_grant(file.as_fd(), pid).unwrap_or(false)
+        });
+        self.audit_checks(pid, Some(pid), file.as_fd(), x.nosuid.as_slice());
+        self.audit_checks(pid, Some(pid), file.as_fd(), &x.checks);
+        let checks = x.checks;
+        match x.entered {
             Some(_) => Ok(()),
+            None if x.refused.is_some() => Err(format!("Permission denied: {}", x.refused.unwrap_or_default())),
             None => {
                 let denied: Vec<String> = checks
                     .iter()
@@ -778,6 +841,17 @@ impl Enforcer {
     pub(crate) fn check_process(&self, tid: u32, tgid: Option<u32>, ssid: Sid, tsid: Sid, perms: Perms) -> bool {
         let checked = self.check(ssid, tsid, self.classes.process, perms);
         self.audit(tid, tgid, || None, std::slice::from_ref(&checked));
+        checked.decision.passes()
+    }
+
+    /// Checks and audits `execmod` of thread `tid` (in `ssid`) on `file`
+    /// (crate::exec_memory).
+    pub(crate) fn check_execmod(&self, tid: u32, tgid: Option<u32>, ssid: Sid, file: &File) -> bool {
+        let Some(cp) = self.classes.file() else { return false };
+        let Ok(md) = file.metadata() else { return false };
+        let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
+        let checked = self.check(ssid, tsid, cp.class, cp.execmod);
+        self.audit_checks(tid, tgid, file.as_fd(), std::slice::from_ref(&checked));
         checked.decision.passes()
     }
 

@@ -38,7 +38,8 @@
 //! cannot change the answer);
 //! `access.rs` (classes and permissions of an open); `enforcer.rs` (the
 //! decision) with `entry.rs` (who may enter a confined domain: only
-//! processes carrying the launcher's sandbox, `sandbox.rs`) and
+//! processes carrying the launcher's sandbox, `sandbox.rs`),
+//! `exec_mount.rs` (whether an exec's mount may grant a transition) and
 //! `secure_exec.rs` (a new domain's image in secure-execution mode) and
 //! `limits.rs` (its soft resource limits reset) and `signal_state.rs`
 //! (its signal state reset, by calls `injected_calls.rs` has it make);
@@ -53,7 +54,8 @@
 //! to write), `new_labels.rs` (what they create, labeled as the kernel
 //! labels it), `signals.rs` (the signals they send, checked between
 //! domains) with `file_owners.rs` (owners named before an exec
-//! transition), `limits.rs` (their `prlimit` of another process).
+//! transition), `limits.rs` (their `prlimit` of another process),
+//! `exec_memory.rs` (the memory they make executable).
 
 // The workspace denies these outside tests; unit tests may unwrap.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -75,6 +77,8 @@ mod enforcer;
 mod entry;
 mod epoch;
 mod event;
+mod exec_memory;
+mod exec_mount;
 mod fanotify;
 mod fd_store;
 mod fifo_opens;

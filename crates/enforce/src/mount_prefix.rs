@@ -25,7 +25,7 @@
 //! docs/security.md describes for marks that rest on names).
 
 use std::collections::HashMap;
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -80,7 +80,7 @@ impl MountPrefixes {
         if !self.watched.load(Ordering::SeqCst) {
             return None;
         }
-        let id = mount_id(fd)?;
+        let id = crate::mountinfo::mount_id(fd)?;
         let prefix = self.prefix(id)?;
         let key = (p.name.clone(), id, prefix);
         if let Some(u) =
@@ -110,14 +110,4 @@ impl MountPrefixes {
         });
         table.get(&id).cloned().flatten()
     }
-}
-
-/// `statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID)`.
-fn mount_id(fd: BorrowedFd<'_>) -> Option<u64> {
-    // SAFETY: statx is plain data; all zeroes is valid.
-    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: `stx` is writable for the call; the path is an empty
-    // NUL-terminated string with AT_EMPTY_PATH.
-    let rc = unsafe { libc::statx(fd.as_raw_fd(), c"".as_ptr(), libc::AT_EMPTY_PATH, libc::STATX_MNT_ID, &mut stx) };
-    (rc == 0 && stx.stx_mask & libc::STATX_MNT_ID != 0).then_some(stx.stx_mnt_id)
 }

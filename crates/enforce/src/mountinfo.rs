@@ -1,9 +1,11 @@
 //! Reading `/proc/self/mountinfo`: which mounts are which. The daemon
 //! finds the cgroup v2 hierarchy there ([`crate::cgroups`]); `rampart run`
 //! finds the mounts of the marked filesystems and of the cgroup hierarchy
-//! in its own mount namespace ([`crate::sandbox`]).
+//! in its own mount namespace ([`crate::sandbox`]); an exec's mount is
+//! looked up in the exec'ing thread's ([`crate::exec_mount`]).
 
 use std::collections::HashMap;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::path::PathBuf;
 
 /// The fields of one mountinfo line the callers need: the device
@@ -53,6 +55,22 @@ pub fn whole_mount_prefixes(mountinfo: &str) -> HashMap<u64, Option<Vec<u8>>> {
             Some((id, (root == "/").then_some(prefix)))
         })
         .collect()
+}
+
+/// Whether mount `id` is one of `mountinfo`'s (of the namespace it was
+/// read in).
+pub fn has_mount(mountinfo: &str, id: u64) -> bool {
+    mountinfo.lines().any(|line| line.split(' ').next().and_then(|f| f.parse::<u64>().ok()) == Some(id))
+}
+
+/// The mount of `fd`: `statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID)`.
+pub fn mount_id(fd: BorrowedFd<'_>) -> Option<u64> {
+    // SAFETY: statx is plain data; all zeroes is valid.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: `stx` is writable for the call; the path is an empty
+    // NUL-terminated string with AT_EMPTY_PATH.
+    let rc = unsafe { libc::statx(fd.as_raw_fd(), c"".as_ptr(), libc::AT_EMPTY_PATH, libc::STATX_MNT_ID, &mut stx) };
+    (rc == 0 && stx.stx_mask & libc::STATX_MNT_ID != 0).then_some(stx.stx_mnt_id)
 }
 
 /// The mount points of cgroup v2 hierarchies, in mountinfo order.

@@ -106,10 +106,11 @@ pub fn mount(
     Ok(())
 }
 
-/// Mounts a tmpfs named `name` on `target` (nosuid, nodev) with mount
-/// options `data` (`size=64m`, ...).
+/// Mounts a tmpfs named `name` on `target` (nodev) with mount options
+/// `data` (`size=64m`, ...). Not nosuid: the programs put there enter
+/// domains, which SELinux refuses from a nosuid mount (crate::exec_mount).
 pub fn mount_tmpfs(name: &str, target: &Path, data: &str) -> io::Result<()> {
-    mount(name, target, Some("tmpfs"), libc::MS_NOSUID | libc::MS_NODEV, Some(data))
+    mount(name, target, Some("tmpfs"), libc::MS_NODEV, Some(data))
 }
 
 /// Unmounts `target` lazily (`MNT_DETACH`).

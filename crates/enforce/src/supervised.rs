@@ -13,7 +13,14 @@
 //! check between the two domains (crate::signals; `pidfd_send_signal`,
 //! whose target is a descriptor, gets `ENOSYS`), and so are
 //! `fcntl(F_SETOWN)` (the process the kernel will signal: checked as a
-//! kill) and `prlimit64` naming another process (crate::limits).
+//! kill), `prlimit64` naming another process (crate::limits), and the
+//! calls that make memory executable where SELinux checks `execmem` and
+//! the like (crate::exec_memory): `mmap` of anonymous memory or of a
+//! private writable file mapping with `PROT_EXEC`, `shmat` with
+//! `SHM_EXEC`, `mprotect` and `pkey_mprotect` adding `PROT_EXEC`, each
+//! told apart by the filter from its registers; `personality` setting
+//! `READ_IMPLIES_EXEC` (every readable mapping executable, unseen) is
+//! refused (`EPERM`).
 //!
 //! Only the x86-64 numbers are handed over; the same calls made through
 //! the 32-bit entry (`int 0x80`) are refused (`EPERM`): coarser, never
@@ -43,8 +50,8 @@ use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
 
 use crate::bpf::{
-    bpf, data_arg, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, BPF_JEQ_K, BPF_JGE_K, BPF_JSET_K, BPF_LD_W_ABS, BPF_RET_K,
-    DATA_ARCH, DATA_NR,
+    bpf, data_arg, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, BPF_AND_K, BPF_JEQ_K, BPF_JGE_K, BPF_JSET_K, BPF_LD_W_ABS,
+    BPF_RET_K, DATA_ARCH, DATA_NR,
 };
 
 /// An operand naming a file: a path (in the caller's memory) relative to
@@ -110,6 +117,15 @@ pub enum Op {
     /// `write`, reading them if `read`: checked, then made by the kernel
     /// (crate::limits).
     Prlimit { pid: i32, write: bool, read: bool },
+    /// mmap with `prot` and `flags` as the call gave them (handed over
+    /// when it needs `execmem`): checked, then made by the kernel
+    /// (crate::exec_memory).
+    Mmap { prot: u32, flags: u32 },
+    /// shmat with `flags` (handed over with `SHM_EXEC`).
+    Shmat { flags: u32 },
+    /// mprotect, pkey_mprotect of `[addr, addr + len)` to `prot` (handed
+    /// over with `PROT_EXEC`): checked on the mappings there.
+    Mprotect { addr: u64, len: u64, prot: u32 },
 }
 
 /// Whom a signal call names, as the kernel reads its pid arguments.
@@ -226,6 +242,22 @@ pub mod nr {
     /// i386: fcntl, fcntl64; ioctl.
     pub const I386_FCNTL: [u32; 2] = [55, 221];
     pub const I386_IOCTL: u32 = 54;
+    /// Executable memory (crate::exec_memory): handed over (x86-64) or
+    /// refused (i386) when it needs a check; `personality` setting
+    /// `READ_IMPLIES_EXEC` refused.
+    pub const MMAP: u32 = 9;
+    pub const MPROTECT: [u32; 2] = [10, 329];
+    pub const SHMAT: u32 = 30;
+    pub const PERSONALITY: u32 = 135;
+    /// i386: mmap2; mprotect, pkey_mprotect; shmat; ipc (its SHMAT call);
+    /// personality. The old `mmap`, whose arguments are in memory, is
+    /// refused.
+    pub const I386_MMAP2: u32 = 192;
+    pub const I386_MPROTECT: [u32; 2] = [125, 380];
+    pub const I386_SHMAT: u32 = 397;
+    pub const I386_IPC: u32 = 117;
+    pub const I386_PERSONALITY: u32 = 136;
+    pub const I386_OLD_MMAP: u32 = 90;
     /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`).
     pub const X32_BIT: u32 = 0x4000_0000;
     pub const ALL: [u32; 33] = [
@@ -392,6 +424,9 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
             },
         },
         nr::PRLIMIT64 if int(0) != 0 => Op::Prlimit { pid: int(0), write: args[2] != 0, read: args[3] != 0 },
+        nr::MMAP => Op::Mmap { prot: args[2] as u32, flags: args[3] as u32 },
+        nr::SHMAT => Op::Shmat { flags: args[2] as u32 },
+        n if nr::MPROTECT.contains(&n) => Op::Mprotect { addr: args[0], len: args[1], prot: args[2] as u32 },
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
         nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
         nr::TGKILL | nr::RT_TGSIGQUEUEINFO => {
@@ -421,7 +456,33 @@ enum Target {
     Ioctl,
     /// A `prlimit64`'s pid.
     Prlimit,
+    /// An `mmap`'s protection and flags.
+    Mmap,
+    /// An `mprotect`'s protection.
+    Mprotect,
+    /// A `shmat`'s flags.
+    Shmat,
+    /// An `ipc`'s call (i386).
+    Ipc,
+    /// A `personality`'s flags.
+    Personality,
 }
+
+/// Bits the filter tests (uapi mman, shm and personality headers).
+mod bits {
+    pub const PROT_WRITE: u32 = 0x2;
+    pub const PROT_EXEC: u32 = 0x4;
+    pub const MAP_TYPE: u32 = 0x0f;
+    pub const MAP_SHARED: u32 = 0x01;
+    pub const MAP_ANONYMOUS: u32 = 0x20;
+    pub const SHM_EXEC: u32 = 0o100000;
+    /// `ipc(2)`'s call number for shmat (its low 16 bits).
+    pub const IPC_SHMAT: u32 = 21;
+    pub const READ_IMPLIES_EXEC: u32 = 0x040_0000;
+    /// `personality(0xffffffff)` only reads it.
+    pub const PERSONALITY_QUERY: u32 = u32::MAX;
+}
+pub use bits::{MAP_ANONYMOUS, MAP_SHARED, MAP_TYPE, PROT_EXEC, PROT_WRITE, SHM_EXEC};
 
 /// `fcntl` and `ioctl` commands that name a process the kernel will
 /// signal (`SIGIO`, `SIGURG`, or what `F_SETSIG` sets) when the file is
@@ -442,13 +503,19 @@ pub mod owner {
 }
 
 /// The calls one arch's filter decides by an argument: file owners (see
-/// [`owner`]) and `prlimit64` of another process.
+/// [`owner`]), `prlimit64` of another process, and executable memory.
 struct ByArgument {
     fcntl: &'static [u32],
     ioctl: u32,
     prlimit: u32,
-    /// `F_SETOWN` and `prlimit64` of another process go to the daemon
-    /// (x86-64); else they are refused.
+    mmap: u32,
+    mprotect: [u32; 2],
+    shmat: u32,
+    /// i386's `ipc`, whose `SHMAT` call is a shmat.
+    ipc: Option<u32>,
+    personality: u32,
+    /// `F_SETOWN`, `prlimit64` of another process and executable memory
+    /// go to the daemon (x86-64); else they are refused.
     hand_over: bool,
 }
 
@@ -499,6 +566,33 @@ impl Asm {
         self.op(BPF_LD_W_ABS, data_arg(0));
         let other = if owners.hand_over { Target::Action } else { Target::Eperm };
         self.code.push((bpf(BPF_JEQ_K, 0, 0, 0), Some(Target::Allow), Some(other)));
+        // Executable memory where SELinux checks it (crate::exec_memory):
+        // mmap with PROT_EXEC of anonymous memory, or private and writable.
+        at.push((Target::Mmap, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(2));
+        self.code.push((bpf(BPF_JSET_K, bits::PROT_EXEC, 0, 0), None, Some(Target::Allow)));
+        self.op(BPF_LD_W_ABS, data_arg(3));
+        self.jump(BPF_JSET_K, bits::MAP_ANONYMOUS, other);
+        self.op(BPF_LD_W_ABS, data_arg(2));
+        self.code.push((bpf(BPF_JSET_K, bits::PROT_WRITE, 0, 0), None, Some(Target::Allow)));
+        self.op(BPF_LD_W_ABS, data_arg(3));
+        self.op(BPF_AND_K, bits::MAP_TYPE);
+        self.code.push((bpf(BPF_JEQ_K, bits::MAP_SHARED, 0, 0), Some(Target::Allow), Some(other)));
+        at.push((Target::Mprotect, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(2));
+        self.code.push((bpf(BPF_JSET_K, bits::PROT_EXEC, 0, 0), Some(other), Some(Target::Allow)));
+        at.push((Target::Ipc, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(0));
+        self.op(BPF_AND_K, 0xffff);
+        self.code.push((bpf(BPF_JEQ_K, bits::IPC_SHMAT, 0, 0), None, Some(Target::Allow)));
+        // shmat's flags and ipc(SHMAT)'s are both the third argument.
+        at.push((Target::Shmat, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(2));
+        self.code.push((bpf(BPF_JSET_K, bits::SHM_EXEC, 0, 0), Some(other), Some(Target::Allow)));
+        at.push((Target::Personality, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(0));
+        self.jump(BPF_JEQ_K, bits::PERSONALITY_QUERY, Target::Allow);
+        self.code.push((bpf(BPF_JSET_K, bits::READ_IMPLIES_EXEC, 0, 0), Some(Target::Eperm), Some(Target::Allow)));
         for (t, k) in [
             (Target::Allow, libc::SECCOMP_RET_ALLOW),
             (Target::Action, action),
@@ -548,6 +642,15 @@ fn block(
     }
     asm.jump(BPF_JEQ_K, owners.ioctl, Target::Ioctl);
     asm.jump(BPF_JEQ_K, owners.prlimit, Target::Prlimit);
+    asm.jump(BPF_JEQ_K, owners.mmap, Target::Mmap);
+    for &n in &owners.mprotect {
+        asm.jump(BPF_JEQ_K, n, Target::Mprotect);
+    }
+    asm.jump(BPF_JEQ_K, owners.shmat, Target::Shmat);
+    if let Some(ipc) = owners.ipc {
+        asm.jump(BPF_JEQ_K, ipc, Target::Ipc);
+    }
+    asm.jump(BPF_JEQ_K, owners.personality, Target::Personality);
     for &n in to_action {
         asm.jump(BPF_JEQ_K, n, Target::Action);
     }
@@ -578,7 +681,17 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.push(nr::PIDFD_SEND_SIGNAL);
-    let owners = ByArgument { fcntl: &[nr::FCNTL], ioctl: nr::IOCTL, prlimit: nr::PRLIMIT64, hand_over: true };
+    let owners = ByArgument {
+        fcntl: &[nr::FCNTL],
+        ioctl: nr::IOCTL,
+        prlimit: nr::PRLIMIT64,
+        mmap: nr::MMAP,
+        mprotect: nr::MPROTECT,
+        shmat: nr::SHMAT,
+        ipc: None,
+        personality: nr::PERSONALITY,
+        hand_over: true,
+    };
     let x86_64 = if opens {
         handed.push(nr::CREAT);
         let mut refused = nr::IO_URING.to_vec();
@@ -588,8 +701,18 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     } else {
         block(notify, &handed, &[], &[nr::PIDFD_SEND_SIGNAL], &[], false, &owners)
     };
-    let owners =
-        ByArgument { fcntl: &nr::I386_FCNTL, ioctl: nr::I386_IOCTL, prlimit: nr::I386_PRLIMIT64, hand_over: false };
+    let owners = ByArgument {
+        fcntl: &nr::I386_FCNTL,
+        ioctl: nr::I386_IOCTL,
+        prlimit: nr::I386_PRLIMIT64,
+        mmap: nr::I386_MMAP2,
+        mprotect: nr::I386_MPROTECT,
+        shmat: nr::I386_SHMAT,
+        ipc: Some(nr::I386_IPC),
+        personality: nr::I386_PERSONALITY,
+        hand_over: false,
+    };
+    i386_refused.push(nr::I386_OLD_MMAP);
     let i386 = if opens {
         i386_refused.extend([nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2, nr::I386_FANOTIFY_INIT]);
         i386_refused.extend(nr::IO_URING);
@@ -663,6 +786,7 @@ mod tests {
                 BPF_JEQ_K => pc += jump(acc == i.k),
                 BPF_JGE_K => pc += jump(acc >= i.k),
                 BPF_JSET_K => pc += jump(acc & i.k != 0),
+                BPF_AND_K => acc &= i.k,
                 BPF_RET_K => return i.k,
                 other => panic!("unexpected instruction {other:#x}"),
             }
@@ -763,6 +887,64 @@ mod tests {
         }
         for n in [nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2] {
             assert_eq!(run(&with, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 {n}");
+        }
+    }
+
+    /// mmap: handed over exactly where `file_map_prot_check` needs
+    /// `execmem` (the daemon's rule, crate::exec_memory, decides the same
+    /// from the decoded call); mprotect and shmat with their exec bits;
+    /// `READ_IMPLIES_EXEC` refused; on i386 all refused.
+    #[test]
+    fn executable_memory_is_handed_over_where_selinux_checks_it() {
+        let (r, w, x) = (libc::PROT_READ as u32, PROT_WRITE, PROT_EXEC);
+        let (private, shared, anon) = (libc::MAP_PRIVATE as u32, MAP_SHARED, MAP_ANONYMOUS);
+        let validate = libc::MAP_SHARED_VALIDATE as u32;
+        for opens in [false, true] {
+            let prog = program(opens);
+            for (prot, flags, handed) in [
+                (r | x, private | anon, true),
+                (r | w | x, shared | anon, true),
+                (r | w | x, private, true),
+                (r | w | x, validate, true),
+                (r | x, private, false),
+                (r | w | x, shared, false),
+                (r | w, private | anon, false),
+                (r, shared | anon, false),
+            ] {
+                let args = [0, 4096, prot, flags, 3, 0];
+                let (want, i386) = if handed { (NOTIFY, EPERM) } else { (ALLOW, ALLOW) };
+                assert_eq!(run(&prog, nr::MMAP, AUDIT_ARCH_X86_64, args), want, "mmap {prot:#x} {flags:#x}");
+                assert_eq!(run(&prog, nr::I386_MMAP2, AUDIT_ARCH_I386, args), i386, "mmap2 {prot:#x} {flags:#x}");
+                assert_eq!(decode(nr::MMAP, args.map(u64::from)), Some(Op::Mmap { prot, flags }));
+            }
+            assert_eq!(run(&prog, nr::I386_OLD_MMAP, AUDIT_ARCH_I386, [0; 6]), EPERM, "old mmap");
+            for n in nr::MPROTECT {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0x1000, 4096, r | x, 0, 0, 0]), NOTIFY, "{n}");
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0x1000, 4096, r | w, 0, 0, 0]), ALLOW, "{n}");
+                assert_eq!(
+                    decode(n, [0x1000, 4096, u64::from(r | x), 0, 0, 0]),
+                    Some(Op::Mprotect { addr: 0x1000, len: 4096, prot: r | x })
+                );
+            }
+            for n in nr::I386_MPROTECT {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0x1000, 4096, r | x, 0, 0, 0]), EPERM, "i386 {n}");
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0x1000, 4096, r, 0, 0, 0]), ALLOW, "i386 {n}");
+            }
+            assert_eq!(run(&prog, nr::SHMAT, AUDIT_ARCH_X86_64, [1, 0, SHM_EXEC, 0, 0, 0]), NOTIFY);
+            assert_eq!(run(&prog, nr::SHMAT, AUDIT_ARCH_X86_64, [1, 0, 0o10000, 0, 0, 0]), ALLOW, "SHM_RDONLY");
+            assert_eq!(decode(nr::SHMAT, [1, 0, u64::from(SHM_EXEC), 0, 0, 0]), Some(Op::Shmat { flags: SHM_EXEC }));
+            assert_eq!(run(&prog, nr::I386_SHMAT, AUDIT_ARCH_I386, [1, 0, SHM_EXEC, 0, 0, 0]), EPERM);
+            // ipc(SHMAT | version << 16, shmid, shmflg, ...).
+            assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [21, 1, SHM_EXEC, 0, 0, 0]), EPERM);
+            assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [1 << 16 | 21, 1, SHM_EXEC, 0, 0, 0]), EPERM);
+            assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [21, 1, 0, 0, 0, 0]), ALLOW);
+            assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [22, 1, SHM_EXEC, 0, 0, 0]), ALLOW, "shmdt");
+            for (n, arch) in [(nr::PERSONALITY, AUDIT_ARCH_X86_64), (nr::I386_PERSONALITY, AUDIT_ARCH_I386)] {
+                let read_implies_exec = 0x040_0000;
+                assert_eq!(run(&prog, n, arch, [read_implies_exec, 0, 0, 0, 0, 0]), EPERM, "{n}");
+                assert_eq!(run(&prog, n, arch, [u32::MAX, 0, 0, 0, 0, 0]), ALLOW, "{n}: a query");
+                assert_eq!(run(&prog, n, arch, [0x0008, 0, 0, 0, 0, 0]), ALLOW, "{n}: PER_LINUX32");
+            }
         }
     }
 

@@ -233,9 +233,9 @@ impl Supervisor {
     /// answers its error).
     fn dispatch(&self, listener: Arc<OwnedFd>, notif: &libc::seccomp_notif) {
         let entry = self.context.journal.as_ref().and_then(|j| j.record(notif));
-        // Calls on other processes are decided here, without a worker's
-        // state: no path is read, and the kernel makes the call
-        // (crate::signals, crate::limits).
+        // Calls on processes are decided here, without a worker's state:
+        // no path is read, and the kernel makes the call (crate::signals,
+        // crate::limits, crate::exec_memory).
         let e = &self.context.enforcer;
         let Some(op) = supervised::decode(notif.data.nr as u32, notif.data.args) else {
             return respond(listener.as_fd(), notif.id, Err(libc::ENOSYS));
@@ -246,6 +246,9 @@ impl Supervisor {
                 e.cgroups.owners.note(to);
             })),
             Op::Prlimit { pid, write, read } => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
+            Op::Mmap { .. } | Op::Shmat { .. } | Op::Mprotect { .. } => {
+                Some(crate::exec_memory::decide(e, notif.pid, op))
+            }
             _ => None,
         };
         if let Some(answer) = on_process {
@@ -762,9 +765,14 @@ fn resolve(
         Op::Times { .. } => Resolved::Times(resolve_object(&args[0])?, times),
         // Served by `serve_open` and `serve_make`; calls on processes by
         // `Supervisor::dispatch`.
-        Op::Open { .. } | Op::Make { .. } | Op::Signal { .. } | Op::SetOwner { .. } | Op::Prlimit { .. } => {
-            return Err(libc::ENOSYS)
-        }
+        Op::Open { .. }
+        | Op::Make { .. }
+        | Op::Signal { .. }
+        | Op::SetOwner { .. }
+        | Op::Prlimit { .. }
+        | Op::Mmap { .. }
+        | Op::Shmat { .. }
+        | Op::Mprotect { .. } => return Err(libc::ENOSYS),
     })
 }
 
@@ -776,7 +784,12 @@ fn operands(op: &Op) -> Vec<FileArg> {
         Op::SetXattr { target, .. } | Op::RemoveXattr { target, .. } | Op::Open { target, .. } => vec![target],
         Op::Make { name, .. } => vec![name],
         // Decided without a worker (`Supervisor::dispatch`).
-        Op::Signal { .. } | Op::SetOwner { .. } | Op::Prlimit { .. } => Vec::new(),
+        Op::Signal { .. }
+        | Op::SetOwner { .. }
+        | Op::Prlimit { .. }
+        | Op::Mmap { .. }
+        | Op::Shmat { .. }
+        | Op::Mprotect { .. } => Vec::new(),
     }
 }
 

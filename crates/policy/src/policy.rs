@@ -281,4 +281,35 @@ impl Policy {
     pub fn is_permissive(&self, t: TypeId) -> bool {
         self.permissive.contains(t.0)
     }
+
+    /// Whether the policy declares capability `cap` (`policycap`; one of
+    /// the `POLICYCAP_` numbers).
+    pub fn has_policycap(&self, cap: u32) -> bool {
+        self.policycaps.contains(cap)
+    }
+
+    /// Whether a process of type `old` may change to `new` where only a
+    /// domain with a subset of its permissions may be entered: `new` is
+    /// `old`, or `old` is on `new`'s typebounds chain (the kernel's
+    /// `security_bounded_transition`).
+    pub fn bounded_transition(&self, old: TypeId, new: TypeId) -> bool {
+        if old == new {
+            return true;
+        }
+        let mut at = new;
+        // The reader refused bounds cycles; the count bounds the walk anyway.
+        for _ in 0..self.types.len() {
+            match self.types.get(at.index()).map(|t| t.bounds) {
+                None | Some(0) => return false,
+                Some(b) if b == old.0 => return true,
+                Some(b) => at = TypeId(b),
+            }
+        }
+        false
+    }
 }
+
+/// `POLICYDB_CAP_NNP_NOSUID_TRANSITION`: a domain transition under
+/// no_new_privs or from a nosuid mount is allowed by `process2`
+/// permissions, not only into a bounded domain.
+pub const POLICYCAP_NNP_NOSUID_TRANSITION: u32 = 5;

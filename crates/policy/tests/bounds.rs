@@ -26,3 +26,19 @@ fn bounds_chain_masks_every_level() {
     assert_eq!(av("b_t"), read, "b_t is bounded by c_t");
     assert_eq!(av("a_t"), read, "a_t is bounded by b_t, itself bounded by c_t");
 }
+
+/// The kernel's `security_bounded_transition` walks the new type's
+/// bounds up to the old type: c_t may enter b_t and a_t, b_t may enter
+/// a_t, never the other way, and f_t, outside the chain, neither.
+#[test]
+fn a_bounded_transition_follows_the_chain_upwards() {
+    let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bounds_chain.bin")).unwrap();
+    let p = Policy::from_bytes(&bytes).unwrap();
+    let t = |name: &str| p.type_by_name(name).unwrap();
+    for (old, new) in [("c_t", "b_t"), ("c_t", "a_t"), ("b_t", "a_t"), ("a_t", "a_t")] {
+        assert!(p.bounded_transition(t(old), t(new)), "{old} -> {new} is bounded");
+    }
+    for (old, new) in [("a_t", "b_t"), ("b_t", "c_t"), ("a_t", "c_t"), ("f_t", "a_t"), ("a_t", "f_t")] {
+        assert!(!p.bounded_transition(t(old), t(new)), "{old} -> {new} is not bounded");
+    }
+}

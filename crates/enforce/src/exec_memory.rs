@@ -1,0 +1,313 @@
+//! Executable memory: SELinux's `execmem`, `execheap`, `execstack` and
+//! `execmod`, for the processes `rampart run` started.
+//!
+//! Why: a policy keeps a domain from running code it writes itself (a
+//! JIT, or an exploit's injected code) by not granting it `process
+//! execmem` (Debian's `deny_execmem` and `*_execmem` booleans). SELinux
+//! checks it whenever anonymous memory, or a private file mapping that
+//! is also writable, becomes executable (`file_map_prot_check`, for
+//! `mmap`, `shmat` and `mprotect`), and when `mprotect` makes executable
+//! the heap (`execheap`), a stack (`execstack`) or a file mapping whose
+//! pages were written since (`execmod` on the file: text relocations;
+//! `selinux_file_mprotect`).
+//!
+//! How: the launcher's filter hands over exactly the calls that may need
+//! a check (crate::supervised), told apart by registers the filter reads
+//! itself: `mmap` with `PROT_EXEC` of anonymous memory or private and
+//! `PROT_WRITE`, `shmat` with `SHM_EXEC` (a System V segment is kernel
+//! memory: `execmem`), `mprotect` and `pkey_mprotect` adding `PROT_EXEC`.
+//! The daemon checks the caller's domain, audits, and lets the kernel
+//! make the call. For `mprotect` it reads the mappings of the range as
+//! the kernel's hook would see them: `/proc/PID/maps` (without `x`: the
+//! hook checks only mappings not yet executable; `[heap]` and `[stack]`),
+//! the calling thread's stack pointer from `/proc/TID/syscall` (the
+//! kernel counts the mapping it points into as a stack), whether a file
+//! mapping has private pages from `/proc/PID/smaps`, and the file itself
+//! through `/proc/PID/map_files`. One denied mapping refuses the call
+//! (`EACCES`), where the kernel would have changed the mappings before
+//! it: coarser. A handed-over call costs a round trip to the daemon
+//! (about 0.1 ms here: docs/benchmarks.md), decided on the thread that
+//! serves the calls of processes.
+//!
+//! What is left: the mappings of an `mprotect`'s range are read before
+//! the kernel makes the call, and another thread of the caller may
+//! replace them in between (the kernel checks under the mapping lock);
+//! the file checks SELinux makes of every mapping (`read`, `execute`,
+//! `write`) are not made (docs/security.md, "Executable mappings").
+
+use std::fs::{self, File};
+
+use rampart_avc::Perms;
+
+use crate::enforcer::Enforcer;
+use crate::supervised::{Op, MAP_ANONYMOUS, MAP_SHARED, MAP_TYPE, PROT_EXEC, PROT_WRITE, SHM_EXEC};
+
+/// Decides `op` (mmap, shmat or mprotect) by thread `tid`: `Ok` lets
+/// the kernel make the call, `Err` is its error.
+pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op) -> Result<(), i32> {
+    let caller = crate::signals::caller(e, tid, "an executable mapping")?;
+    let c = &e.classes;
+    let needs = match op {
+        Op::Mmap { prot, flags } => {
+            let anonymous = flags & MAP_ANONYMOUS != 0;
+            let shared = flags & MAP_TYPE == MAP_SHARED;
+            vec![Need { execmem: map_needs_execmem(prot, anonymous, shared), ..Need::default() }]
+        }
+        Op::Shmat { flags } => vec![Need { execmem: flags & SHM_EXEC != 0, ..Need::default() }],
+        Op::Mprotect { addr, len, prot } => {
+            // A thread's stack needs execstack and execmem, other
+            // anonymous memory execmem: the same answer (audits aside)
+            // when execstack is granted, so its stack pointer is read
+            // only when it is not.
+            let stacks_free = || e.avc.peek(caller.sid, caller.sid, c.process, c.execstack).denied.is_empty();
+            mprotect_needs(tid, addr, len, prot, stacks_free)?
+        }
+        _ => return Err(libc::ENOSYS),
+    };
+    let process = |perms: Perms| e.check_process(tid, caller.tgid, caller.sid, caller.sid, perms);
+    for need in needs.into_iter().filter(|n| !n.is_empty()) {
+        // In the hook's order, each denial ending the call there.
+        let allowed = (!need.execheap || process(c.execheap))
+            && (!need.execstack || process(c.execstack))
+            && need.execmod.as_ref().map_or(true, |file| e.check_execmod(tid, caller.tgid, caller.sid, file))
+            && (!need.execmem || process(c.execmem));
+        if !allowed {
+            return Err(libc::EACCES);
+        }
+    }
+    Ok(())
+}
+
+/// What making one mapping executable needs.
+#[derive(Debug, Default)]
+struct Need {
+    execheap: bool,
+    execstack: bool,
+    /// The mapped file, whose pages were written: `execmod` on it.
+    execmod: Option<File>,
+    execmem: bool,
+}
+
+impl Need {
+    fn is_empty(&self) -> bool {
+        !self.execheap && !self.execstack && self.execmod.is_none() && !self.execmem
+    }
+}
+
+/// `file_map_prot_check`'s `execmem` condition: executable, and
+/// anonymous (or a kernel-private file: System V segments, shared
+/// anonymous memory), or a private mapping that is also writable.
+fn map_needs_execmem(prot: u32, anonymous: bool, shared: bool) -> bool {
+    prot & PROT_EXEC != 0 && (anonymous || (!shared && prot & PROT_WRITE != 0))
+}
+
+/// One line of `/proc/PID/maps`.
+#[derive(Debug, PartialEq, Eq)]
+struct Mapping<'a> {
+    start: u64,
+    end: u64,
+    perms: &'a str,
+    inode: u64,
+    path: &'a str,
+}
+
+impl Mapping<'_> {
+    fn executable(&self) -> bool {
+        self.perms.as_bytes().get(2) == Some(&b'x')
+    }
+    fn shared(&self) -> bool {
+        self.perms.as_bytes().get(3) == Some(&b's')
+    }
+    /// No file: anonymous memory and the kernel's special mappings.
+    fn anonymous(&self) -> bool {
+        self.inode == 0
+    }
+    /// A file of the kernel's own (`S_PRIVATE`): shared anonymous memory
+    /// (`/dev/zero (deleted)`) and System V segments (`/SYSV...`).
+    fn kernel_private(&self) -> bool {
+        self.shared() && (self.path.starts_with("/dev/zero ") || self.path.starts_with("/SYSV"))
+    }
+}
+
+fn parse_mapping(line: &str) -> Option<Mapping<'_>> {
+    let mut f = line.splitn(6, ' ');
+    let (start, end) = f.next()?.split_once('-')?;
+    let perms = f.next()?;
+    let _offset = f.next()?;
+    let _dev = f.next()?;
+    let inode = f.next()?.parse().ok()?;
+    let path = f.next().unwrap_or("").trim_start();
+    Some(Mapping {
+        start: u64::from_str_radix(start, 16).ok()?,
+        end: u64::from_str_radix(end, 16).ok()?,
+        perms,
+        inode,
+        path,
+    })
+}
+
+/// The stack pointer of a thread blocked in a call (`/proc/TID/syscall`:
+/// the number, six arguments, then the stack and instruction pointers).
+fn parse_stack_pointer(syscall: &str) -> Option<u64> {
+    let sp = syscall.split_whitespace().nth(7)?;
+    u64::from_str_radix(sp.strip_prefix("0x")?, 16).ok()
+}
+
+/// Whether the mapping at `start` has private (written) pages: its
+/// `Anonymous:` line in `/proc/PID/smaps`.
+fn has_private_pages(smaps: &str, start: u64) -> bool {
+    let mut in_it = false;
+    for line in smaps.lines() {
+        if let Some(m) = parse_mapping(line) {
+            in_it = m.start == start;
+        } else if in_it {
+            if let Some(kb) = line.strip_prefix("Anonymous:") {
+                return kb.trim().trim_end_matches("kB").trim().parse::<u64>().map_or(true, |kb| kb > 0);
+            }
+        }
+    }
+    false
+}
+
+/// What `mprotect(addr, len, prot)` by thread `tid` needs for each
+/// mapping of its range that is not executable yet. `/proc/PID/maps`
+/// names the kernel's heap and initial stack: `[heap]` a mapping that
+/// overlaps the heap, where the hook asks for one within it (so
+/// `execheap` is asked of a few more, never of fewer), `[stack]` exactly
+/// the hook's initial stack. `stacks_free`: whether `execstack` would be
+/// granted anyway (then the thread's stack is not looked for).
+fn mprotect_needs(
+    tid: u32,
+    addr: u64,
+    len: u64,
+    prot: u32,
+    stacks_free: impl FnOnce() -> bool,
+) -> Result<Vec<Need>, i32> {
+    // The kernel does nothing with an empty range.
+    if prot & PROT_EXEC == 0 || len == 0 {
+        return Ok(Vec::new());
+    }
+    let read = |what: &str| fs::read_to_string(format!("/proc/{tid}/{what}")).map_err(|_| libc::ESRCH);
+    let end = addr.saturating_add(len);
+    let maps = read("maps")?;
+    let touched: Vec<Mapping<'_>> =
+        maps.lines().filter_map(parse_mapping).filter(|m| m.start < end && m.end > addr && !m.executable()).collect();
+    let other_anonymous = touched.iter().any(|m| m.anonymous() && m.path != "[heap]" && m.path != "[stack]");
+    let sp = if other_anonymous && !stacks_free() {
+        Some(parse_stack_pointer(&read("syscall")?).ok_or(libc::EPERM)?)
+    } else {
+        None
+    };
+    let mut smaps = None;
+    let mut needs = Vec::new();
+    for m in touched {
+        let mut need = Need::default();
+        if m.path == "[heap]" {
+            need.execheap = true;
+        } else if m.anonymous() && (m.path == "[stack]" || sp.is_some_and(|sp| m.start <= sp && m.end >= sp)) {
+            need.execstack = true;
+        } else if !m.anonymous() && !m.shared() {
+            let smaps = match &smaps {
+                Some(s) => s,
+                None => smaps.insert(read("smaps")?),
+            };
+            if has_private_pages(smaps, m.start) {
+                let file =
+                    File::open(format!("/proc/{tid}/map_files/{:x}-{:x}", m.start, m.end)).map_err(|_| libc::EACCES)?;
+                need.execmod = Some(file);
+            }
+        }
+        need.execmem = map_needs_execmem(prot, m.anonymous() || m.kernel_private(), m.shared());
+        needs.push(need);
+    }
+    Ok(needs)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    /// file_map_prot_check's condition, case by case.
+    #[test]
+    fn execmem_is_for_anonymous_or_private_writable_code() {
+        let (r, w, x) = (libc::PROT_READ as u32, PROT_WRITE, PROT_EXEC);
+        assert!(map_needs_execmem(r | x, true, false), "anonymous code");
+        assert!(map_needs_execmem(r | x, true, true), "shared anonymous code");
+        assert!(map_needs_execmem(r | w | x, false, false), "a private writable file mapping");
+        assert!(!map_needs_execmem(r | x, false, false), "a file's code");
+        assert!(!map_needs_execmem(r | w | x, false, true), "a shared writable file mapping");
+        assert!(!map_needs_execmem(r | w, true, false), "anonymous data");
+    }
+
+    #[test]
+    fn maps_and_syscall_lines_read_as_the_kernel_writes_them() {
+        let file = "7f12a0000000-7f12a0021000 r-xp 00002000 fe:00 326269                     /usr/lib/x86_64-linux-gnu/libc.so.6";
+        let m = parse_mapping(file).unwrap();
+        assert_eq!(
+            (m.start, m.end, m.inode, m.path),
+            (0x7f12a0000000, 0x7f12a0021000, 326269, "/usr/lib/x86_64-linux-gnu/libc.so.6")
+        );
+        assert!(m.executable() && !m.shared() && !m.anonymous());
+        let anon = parse_mapping("7ffd1000-7ffd2000 rw-p 00000000 00:00 0 ").unwrap();
+        assert!(anon.anonymous() && !anon.executable() && anon.path.is_empty());
+        let zero = parse_mapping(
+            "7f0000000000-7f0000001000 rw-s 00000000 00:01 2049                       /dev/zero (deleted)",
+        )
+        .unwrap();
+        assert!(zero.kernel_private() && !zero.anonymous());
+        assert_eq!(parse_stack_pointer("10 0x1000 0x2000 0x7 0x0 0x0 0x0 0x7ffd1234 0x4011aa"), Some(0x7ffd1234));
+        assert_eq!(parse_stack_pointer("running"), None);
+    }
+
+    /// This process's own files, read by the parsers above: its heap and
+    /// stack are where libc says, and a file mapping written privately
+    /// counts its pages.
+    #[test]
+    fn this_process_reads_back_its_own_layout() {
+        // A heap of this process's own, whatever the allocator did.
+        // SAFETY: sbrk moves the break; nothing below uses the pages.
+        assert_ne!(unsafe { libc::sbrk(8192) }, usize::MAX as *mut libc::c_void);
+        // SAFETY: sbrk(0) only reads the break.
+        let brk = || unsafe { libc::sbrk(0) } as u64;
+        // Read again if another test thread's allocation moved the break.
+        let (maps, at) = (0..100)
+            .find_map(|_| {
+                let before = brk();
+                let maps = fs::read_to_string("/proc/self/maps").unwrap();
+                (brk() == before).then_some((maps, before))
+            })
+            .unwrap();
+        let heap = maps.lines().filter_map(parse_mapping).find(|m| m.path == "[heap]").unwrap();
+        assert!(heap.start < at && at <= heap.end && heap.end - at < 4096, "{heap:?} {at:#x}");
+        let local = 0u8;
+        let here = std::ptr::addr_of!(local) as u64;
+        let stack = maps.lines().filter_map(parse_mapping).find(|m| m.start <= here && here < m.end).unwrap();
+        assert!(stack.anonymous() && !stack.executable(), "{stack:?}");
+        // A private file mapping, written: its page becomes anonymous.
+        let path = std::env::temp_dir().join(format!("rampart-exec-memory-{}", std::process::id()));
+        fs::write(&path, [0u8; 4096]).unwrap();
+        let f = File::open(&path).unwrap();
+        use std::os::fd::AsRawFd;
+        // SAFETY: a fresh private mapping of one page of `f`, unmapped below.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE,
+                f.as_raw_fd(),
+                0,
+            )
+        };
+        assert_ne!(p, libc::MAP_FAILED);
+        let start = p as u64;
+        assert!(!has_private_pages(&fs::read_to_string("/proc/self/smaps").unwrap(), start));
+        // SAFETY: `p` is a writable page of this mapping.
+        unsafe { p.cast::<u8>().write_volatile(1) };
+        assert!(has_private_pages(&fs::read_to_string("/proc/self/smaps").unwrap(), start));
+        // SAFETY: unmapping what was mapped above.
+        unsafe { libc::munmap(p, 4096) };
+        fs::remove_file(&path).unwrap();
+    }
+}
