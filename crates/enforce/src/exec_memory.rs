@@ -40,6 +40,7 @@ use std::fs::{self, File};
 use rampart_avc::Perms;
 
 use crate::enforcer::Enforcer;
+use crate::mappings::{self, Mapping};
 use crate::supervised::{Op, MAP_ANONYMOUS, MAP_SHARED, MAP_TYPE, PROT_EXEC, PROT_WRITE, SHM_EXEC};
 
 /// Decides `op` (mmap, shmat or mprotect) by thread `tid`: `Ok` lets
@@ -101,51 +102,6 @@ fn map_needs_execmem(prot: u32, anonymous: bool, shared: bool) -> bool {
     prot & PROT_EXEC != 0 && (anonymous || (!shared && prot & PROT_WRITE != 0))
 }
 
-/// One line of `/proc/PID/maps`.
-#[derive(Debug, PartialEq, Eq)]
-struct Mapping<'a> {
-    start: u64,
-    end: u64,
-    perms: &'a str,
-    inode: u64,
-    path: &'a str,
-}
-
-impl Mapping<'_> {
-    fn executable(&self) -> bool {
-        self.perms.as_bytes().get(2) == Some(&b'x')
-    }
-    fn shared(&self) -> bool {
-        self.perms.as_bytes().get(3) == Some(&b's')
-    }
-    /// No file: anonymous memory and the kernel's special mappings.
-    fn anonymous(&self) -> bool {
-        self.inode == 0
-    }
-    /// A file of the kernel's own (`S_PRIVATE`): shared anonymous memory
-    /// (`/dev/zero (deleted)`) and System V segments (`/SYSV...`).
-    fn kernel_private(&self) -> bool {
-        self.shared() && (self.path.starts_with("/dev/zero ") || self.path.starts_with("/SYSV"))
-    }
-}
-
-fn parse_mapping(line: &str) -> Option<Mapping<'_>> {
-    let mut f = line.splitn(6, ' ');
-    let (start, end) = f.next()?.split_once('-')?;
-    let perms = f.next()?;
-    let _offset = f.next()?;
-    let _dev = f.next()?;
-    let inode = f.next()?.parse().ok()?;
-    let path = f.next().unwrap_or("").trim_start();
-    Some(Mapping {
-        start: u64::from_str_radix(start, 16).ok()?,
-        end: u64::from_str_radix(end, 16).ok()?,
-        perms,
-        inode,
-        path,
-    })
-}
-
 /// The stack pointer of a thread blocked in a call (`/proc/TID/syscall`:
 /// the number, six arguments, then the stack and instruction pointers).
 fn parse_stack_pointer(syscall: &str) -> Option<u64> {
@@ -158,7 +114,7 @@ fn parse_stack_pointer(syscall: &str) -> Option<u64> {
 fn has_private_pages(smaps: &str, start: u64) -> bool {
     let mut in_it = false;
     for line in smaps.lines() {
-        if let Some(m) = parse_mapping(line) {
+        if let Some(m) = mappings::parse_line(line) {
             in_it = m.start == start;
         } else if in_it {
             if let Some(kb) = line.strip_prefix("Anonymous:") {
@@ -188,11 +144,12 @@ fn mprotect_needs(
         return Ok(Vec::new());
     }
     let read = |what: &str| fs::read_to_string(format!("/proc/{tid}/{what}")).map_err(|_| libc::ESRCH);
-    let end = addr.saturating_add(len);
-    let maps = read("maps")?;
-    let touched: Vec<Mapping<'_>> =
-        maps.lines().filter_map(parse_mapping).filter(|m| m.start < end && m.end > addr && !m.executable()).collect();
-    let other_anonymous = touched.iter().any(|m| m.anonymous() && m.path != "[heap]" && m.path != "[stack]");
+    let touched: Vec<Mapping> = mappings::in_range(tid, addr, addr.saturating_add(len))
+        .map_err(|_| libc::ESRCH)?
+        .into_iter()
+        .filter(|m| !m.executable)
+        .collect();
+    let other_anonymous = touched.iter().any(|m| m.anonymous() && m.name != "[heap]" && m.name != "[stack]");
     let sp = if other_anonymous && !stacks_free() {
         Some(parse_stack_pointer(&read("syscall")?).ok_or(libc::EPERM)?)
     } else {
@@ -202,11 +159,11 @@ fn mprotect_needs(
     let mut needs = Vec::new();
     for m in touched {
         let mut need = Need::default();
-        if m.path == "[heap]" {
+        if m.name == "[heap]" {
             need.execheap = true;
-        } else if m.anonymous() && (m.path == "[stack]" || sp.is_some_and(|sp| m.start <= sp && m.end >= sp)) {
+        } else if m.anonymous() && (m.name == "[stack]" || sp.is_some_and(|sp| m.start <= sp && m.end >= sp)) {
             need.execstack = true;
-        } else if !m.anonymous() && !m.shared() {
+        } else if !m.anonymous() && !m.shared {
             let smaps = match &smaps {
                 Some(s) => s,
                 None => smaps.insert(read("smaps")?),
@@ -217,7 +174,7 @@ fn mprotect_needs(
                 need.execmod = Some(file);
             }
         }
-        need.execmem = map_needs_execmem(prot, m.anonymous() || m.kernel_private(), m.shared());
+        need.execmem = map_needs_execmem(prot, m.anonymous() || m.kernel_private(), m.shared);
         needs.push(need);
     }
     Ok(needs)
@@ -241,21 +198,7 @@ mod tests {
     }
 
     #[test]
-    fn maps_and_syscall_lines_read_as_the_kernel_writes_them() {
-        let file = "7f12a0000000-7f12a0021000 r-xp 00002000 fe:00 326269                     /usr/lib/x86_64-linux-gnu/libc.so.6";
-        let m = parse_mapping(file).unwrap();
-        assert_eq!(
-            (m.start, m.end, m.inode, m.path),
-            (0x7f12a0000000, 0x7f12a0021000, 326269, "/usr/lib/x86_64-linux-gnu/libc.so.6")
-        );
-        assert!(m.executable() && !m.shared() && !m.anonymous());
-        let anon = parse_mapping("7ffd1000-7ffd2000 rw-p 00000000 00:00 0 ").unwrap();
-        assert!(anon.anonymous() && !anon.executable() && anon.path.is_empty());
-        let zero = parse_mapping(
-            "7f0000000000-7f0000001000 rw-s 00000000 00:01 2049                       /dev/zero (deleted)",
-        )
-        .unwrap();
-        assert!(zero.kernel_private() && !zero.anonymous());
+    fn the_stack_pointer_is_read_after_the_arguments() {
         assert_eq!(parse_stack_pointer("10 0x1000 0x2000 0x7 0x0 0x0 0x0 0x7ffd1234 0x4011aa"), Some(0x7ffd1234));
         assert_eq!(parse_stack_pointer("running"), None);
     }
@@ -278,12 +221,12 @@ mod tests {
                 (brk() == before).then_some((maps, before))
             })
             .unwrap();
-        let heap = maps.lines().filter_map(parse_mapping).find(|m| m.path == "[heap]").unwrap();
+        let heap = maps.lines().filter_map(mappings::parse_line).find(|m| m.name == "[heap]").unwrap();
         assert!(heap.start < at && at <= heap.end && heap.end - at < 4096, "{heap:?} {at:#x}");
         let local = 0u8;
         let here = std::ptr::addr_of!(local) as u64;
-        let stack = maps.lines().filter_map(parse_mapping).find(|m| m.start <= here && here < m.end).unwrap();
-        assert!(stack.anonymous() && !stack.executable(), "{stack:?}");
+        let stack = maps.lines().filter_map(mappings::parse_line).find(|m| m.start <= here && here < m.end).unwrap();
+        assert!(stack.anonymous() && !stack.executable, "{stack:?}");
         // A private file mapping, written: its page becomes anonymous.
         let path = std::env::temp_dir().join(format!("rampart-exec-memory-{}", std::process::id()));
         fs::write(&path, [0u8; 4096]).unwrap();

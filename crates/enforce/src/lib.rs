@@ -55,7 +55,8 @@
 //! labels it), `signals.rs` (the signals they send, checked between
 //! domains) with `file_owners.rs` (owners named before an exec
 //! transition), `limits.rs` (their `prlimit` of another process),
-//! `exec_memory.rs` (the memory they make executable).
+//! `exec_memory.rs` (the memory they make executable, with `mappings.rs`:
+//! another process's mappings).
 
 // The workspace denies these outside tests; unit tests may unwrap.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -89,6 +90,7 @@ mod handoff;
 mod injected_calls;
 mod label_cache;
 mod limits;
+mod mappings;
 mod marks;
 mod mount_prefix;
 mod mountinfo;
