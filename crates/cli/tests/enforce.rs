@@ -513,7 +513,10 @@ echo "FAILED=$(cat "$S"/fail.* | awk '{ n += $1 } END { print n }')"
     );
     assert_eq!(r.num("FAILED"), 0, "opens were denied or failed:\n{}", r.stdout);
     assert!(r.num("EVENTS") >= 12000, "every open is an event without ignore marks:\n{}", r.stdout);
-    assert!(r.num("HELPER_RUNS") > 50, "the helpers did not answer a queue of events:\n{}", r.stdout);
+    // Idle, the two helpers wake a few times in the run (their timeouts);
+    // busy, hundreds to thousands of times here, and once 49 on a loaded
+    // machine: 20 still tells the two apart.
+    assert!(r.num("HELPER_RUNS") > 20, "the helpers did not answer a queue of events:\n{}", r.stdout);
 }
 
 /// Beyond `--queue-bound` events read and not yet answered, the
