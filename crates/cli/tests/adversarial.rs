@@ -1223,6 +1223,66 @@ done
     r.assert_succeeded("UNSANDBOXED");
 }
 
+/// Another domain's scheduling is its own (crates/enforce/src/sched.rs):
+/// uid 65534 in app_t starts a trusted_t child (an exec transition) and,
+/// as its parent and of the same user, lowers its priority (`renice`),
+/// pins it to one CPU (`sched_setaffinity`), makes it `SCHED_IDLE` (`chrt -i`),
+/// gives it the idle I/O class (`ionice -c 3`), or reads its policy
+/// (`chrt -p`). app_t has no `process setsched` or `getsched` on
+/// trusted_t: each is refused with an AVC line while enforcing, and
+/// succeeds under a permissive daemon; the same calls on a child that
+/// stays in app_t succeed (SAME_DOMAIN).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn another_domains_scheduling_is_its_own() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+cp /bin/sleep "$T/bin/trusted-sleep"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sleep"
+cat > "$S/sched" <<'SH'
+"$1" 3 >/dev/null 2>&1 & p=$!
+sleep 0.3
+grep -q "$2" "/proc/$p/cgroup" || { echo "broken: the child is not in $2"; exit 2; }
+case $3 in
+    renice) out=$(renice -n 19 -p "$p" 2>&1) ;;
+    affinity) out=$(python3 -c 'import os, sys; os.sched_setaffinity(int(sys.argv[1]), {0})' "$p" 2>&1) ;;
+    chrt) out=$(chrt -i -p 0 "$p" 2>&1) ;;
+    ionice) out=$(ionice -c 3 -p "$p" 2>&1) ;;
+    getsched) out=$(chrt -p "$p" 2>&1) ;;
+esac && { echo "succeeded: $3 of pid $p in $2"; exit 0; }
+last=$(printf '%s\n' "$out" | tail -n 1)
+case $out in *"Permission denied"*) echo "blocked: $last"; exit 1 ;; esac
+echo "broken: $last"; exit 2
+SH
+methods="renice affinity chrt ionice getsched"
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    for m in $methods; do
+        attempt "${mode}_$m" as_attacker sh "$S/sched" "$T/bin/trusted-sleep" trusted_t $m
+    done
+    if [ $mode = ENFORCING ]; then
+        for m in $methods; do
+            attempt "SAME_DOMAIN_$m" as_attacker sh "$S/sched" /bin/sleep app_t $m
+        done
+        for p in setsched getsched; do
+            echo "AUDIT_$p=$(grep -c "denied  { $p } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:trusted_t:s0 tclass=process permissive=0" "$LOG")"
+        done
+    fi
+    stop_daemon
+done
+"#,
+    );
+    r.report("sched");
+    for m in ["renice", "affinity", "chrt", "ionice", "getsched"] {
+        r.assert_blocked(&format!("ENFORCING_{m}"), "app_t has no `process setsched getsched` on trusted_t");
+        r.assert_succeeded(&format!("PERMISSIVE_{m}"));
+        r.assert_allowed(&format!("SAME_DOMAIN_{m}"), "app_t schedules its own");
+    }
+    assert_eq!(r.num("AUDIT_setsched"), 4, "setsched denials:\n{}", r.stderr);
+    assert!(r.num("AUDIT_getsched") >= 1, "getsched denials:\n{}", r.stderr);
+}
+
 /// An exec transition starts with the signal state reset
 /// (crates/enforce/src/signal_state.rs): uid 65534 in app_t leaves a
 /// child with SIGTERM ignored and SIGUSR1 blocked and pending (STATE), a

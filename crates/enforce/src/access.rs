@@ -81,6 +81,8 @@ const PROCESS_PERMS: &[&str] = &[
     "execmem",
     "execstack",
     "execheap",
+    "setsched",
+    "getsched",
 ];
 /// A transition from a file on a mount that may not grant privileges
 /// (crate::exec_mount) needs `nosuid_transition`; `nnp_transition` is
@@ -259,6 +261,9 @@ pub struct Classes {
     /// `prlimit` of another process: setting, reading (crate::limits).
     pub setrlimit: Perms,
     pub getrlimit: Perms,
+    /// Another process's scheduling: changing, reading (crate::sched).
+    pub setsched: Perms,
+    pub getsched: Perms,
     /// Executable memory (crate::exec_memory).
     pub execmem: Perms,
     pub execstack: Perms,
@@ -338,6 +343,8 @@ impl Classes {
             ptrace: m.perms(process, &["ptrace"])?,
             setrlimit: m.perms(process, &["setrlimit"])?,
             getrlimit: m.perms(process, &["getrlimit"])?,
+            setsched: m.perms(process, &["setsched"])?,
+            getsched: m.perms(process, &["getsched"])?,
             execmem: m.perms(process, &["execmem"])?,
             execstack: m.perms(process, &["execstack"])?,
             execheap: m.perms(process, &["execheap"])?,

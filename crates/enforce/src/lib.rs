@@ -55,6 +55,7 @@
 //! labels it), `signals.rs` (the signals they send, checked between
 //! domains) with `file_owners.rs` (owners named before an exec
 //! transition), `limits.rs` (their `prlimit` of another process),
+//! `sched.rs` (another process's scheduling),
 //! `exec_memory.rs` (the memory they make executable, with `mappings.rs`:
 //! another process's mappings).
 
@@ -106,6 +107,7 @@ pub mod private_mounts;
 mod procs;
 mod responder;
 mod sandbox;
+mod sched;
 mod secure_exec;
 mod signal_state;
 mod signals;

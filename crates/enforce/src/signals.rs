@@ -150,8 +150,9 @@ pub(crate) fn domains_of(e: &Enforcer, tid: i32, tgid: Option<i32>) -> Result<Ve
     Ok(domains(&e.subject_in(info.tgid, info.cgroup_id)))
 }
 
-/// The domains of process `pid` (none once it is gone).
-fn of_pid(e: &Enforcer, pid: u32) -> Vec<Sid> {
+/// The domains of process `pid` (none once it is gone; also
+/// crate::sched's).
+pub(crate) fn of_pid(e: &Enforcer, pid: u32) -> Vec<Sid> {
     e.subject_of_process(pid).map(|s| domains(&s)).unwrap_or_default()
 }
 
@@ -163,8 +164,8 @@ fn domains(s: &Subject) -> Vec<Sid> {
 }
 
 /// The domains a signal to process group `pgid` (0: the caller's) may
-/// reach (see the module docs).
-fn group(e: &Enforcer, caller: &Subject, pgid: i32) -> Result<Vec<Sid>, i32> {
+/// reach (see the module docs; also crate::sched's).
+pub(crate) fn group(e: &Enforcer, caller: &Subject, pgid: i32) -> Result<Vec<Sid>, i32> {
     let me = caller.tgid.and_then(ids_of).ok_or(libc::ESRCH)?;
     let pgid = if pgid == 0 { me.pgrp } else { pgid };
     let tree: Vec<(u32, Ids)> = e.cgroups.processes().into_iter().filter_map(|p| Some((p, ids_of(p)?))).collect();

@@ -13,7 +13,9 @@
 //! check between the two domains (crate::signals; `pidfd_send_signal`,
 //! whose target is a descriptor, gets `ENOSYS`), and so are
 //! `fcntl(F_SETOWN)` (the process the kernel will signal: checked as a
-//! kill), `prlimit64` naming another process (crate::limits), and the
+//! kill), `prlimit64` naming another process (crate::limits), the calls
+//! that change or read another process's scheduling (crate::sched), and
+//! the
 //! calls that make memory executable where SELinux checks `execmem` and
 //! the like (crate::exec_memory): `mmap` of anonymous memory or of a
 //! private writable file mapping with `PROT_EXEC`, `shmat` with
@@ -117,6 +119,12 @@ pub enum Op {
     /// `write`, reading them if `read`: checked, then made by the kernel
     /// (crate::limits).
     Prlimit { pid: i32, write: bool, read: bool },
+    /// A change (`set`: setpriority, sched_setparam, sched_setscheduler,
+    /// sched_setattr, sched_setaffinity, ioprio_set, migrate_pages,
+    /// move_pages) or a read (sched_get*, sched_rr_get_interval,
+    /// ioprio_get) of the scheduling of `to`: checked, then made by the
+    /// kernel (crate::sched).
+    Sched { to: SchedTarget, set: bool },
     /// mmap with `prot` and `flags` as the call gave them (handed over
     /// when it needs `execmem`): checked, then made by the kernel
     /// (crate::exec_memory).
@@ -143,6 +151,19 @@ pub enum SignalTarget {
     /// Every process the caller may signal but itself (`kill(-1)`).
     Everyone,
     /// No process (`F_SETOWN` 0: the file has no owner any more).
+    Nobody,
+}
+
+/// Whose scheduling a call names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchedTarget {
+    /// Thread `tid` (0: the caller).
+    Thread(i32),
+    /// Process group `pgid` (0: the caller's).
+    Group(i32),
+    /// Every process of a user (`PRIO_USER`, `IOPRIO_WHO_USER`).
+    User,
+    /// None: an argument the kernel refuses (`EINVAL`).
     Nobody,
 }
 
@@ -242,6 +263,26 @@ pub mod nr {
     /// i386: fcntl, fcntl64; ioctl.
     pub const I386_FCNTL: [u32; 2] = [55, 221];
     pub const I386_IOCTL: u32 = 54;
+    /// Scheduling of another process (crate::sched), named by its pid in
+    /// the first argument (0: the caller): sched_setparam,
+    /// sched_setscheduler, sched_setaffinity, sched_setattr,
+    /// migrate_pages, move_pages change it; sched_getparam,
+    /// sched_getscheduler, sched_rr_get_interval, sched_getaffinity,
+    /// sched_getattr read it.
+    pub const SCHED_SET_BY_PID: [u32; 6] = [142, 144, 203, 314, 256, 279];
+    pub const SCHED_GET_BY_PID: [u32; 5] = [143, 145, 148, 204, 315];
+    /// setpriority(which, who, prio); ioprio_set, ioprio_get (which, who).
+    pub const SETPRIORITY: u32 = 141;
+    pub const IOPRIO_SET: u32 = 251;
+    pub const IOPRIO_GET: u32 = 252;
+    /// The same on i386 (refused when they name another process):
+    /// sched_setparam sched_getparam sched_setscheduler
+    /// sched_getscheduler sched_rr_get_interval
+    /// sched_rr_get_interval_time64 sched_setaffinity sched_getaffinity
+    /// sched_setattr sched_getattr migrate_pages move_pages.
+    pub const I386_SCHED_BY_PID: [u32; 12] = [154, 155, 156, 157, 161, 423, 241, 242, 351, 352, 294, 317];
+    pub const I386_SETPRIORITY: u32 = 97;
+    pub const I386_IOPRIO: [u32; 2] = [289, 290];
     /// Executable memory (crate::exec_memory): handed over (x86-64) or
     /// refused (i386) when it needs a check; `personality` setting
     /// `READ_IMPLIES_EXEC` refused.
@@ -424,6 +465,26 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
             },
         },
         nr::PRLIMIT64 if int(0) != 0 => Op::Prlimit { pid: int(0), write: args[2] != 0, read: args[3] != 0 },
+        n if nr::SCHED_SET_BY_PID.contains(&n) || nr::SCHED_GET_BY_PID.contains(&n) => {
+            let to = match int(0) {
+                pid if pid < 0 => SchedTarget::Nobody,
+                pid => SchedTarget::Thread(pid),
+            };
+            Op::Sched { to, set: nr::SCHED_SET_BY_PID.contains(&n) }
+        }
+        // PRIO_PROCESS, PRIO_PGRP, PRIO_USER; IOPRIO_WHO_PROCESS, _PGRP,
+        // _USER.
+        nr::SETPRIORITY | nr::IOPRIO_SET | nr::IOPRIO_GET => {
+            let which = int(0) - i32::from(nr != nr::SETPRIORITY);
+            let to = match (which, int(1)) {
+                (_, who) if who < 0 => SchedTarget::Nobody,
+                (0, who) => SchedTarget::Thread(who),
+                (1, who) => SchedTarget::Group(who),
+                (2, _) => SchedTarget::User,
+                _ => SchedTarget::Nobody,
+            };
+            Op::Sched { to, set: nr != nr::IOPRIO_GET }
+        }
         nr::MMAP => Op::Mmap { prot: args[2] as u32, flags: args[3] as u32 },
         nr::SHMAT => Op::Shmat { flags: args[2] as u32 },
         n if nr::MPROTECT.contains(&n) => Op::Mprotect { addr: args[0], len: args[1], prot: args[2] as u32 },
@@ -454,8 +515,12 @@ enum Target {
     SetSig,
     /// An `ioctl`'s command.
     Ioctl,
-    /// A `prlimit64`'s pid.
-    Prlimit,
+    /// The pid of a call naming a process in its first argument
+    /// (`prlimit64`, the `sched_*` calls): 0 is the caller.
+    ByPid,
+    /// A `setpriority` or `ioprio_*`'s `which` and `who`: `who` 0 with
+    /// `which` `k` (the kind that names a thread) is the caller.
+    Who(u32),
     /// An `mmap`'s protection and flags.
     Mmap,
     /// An `mprotect`'s protection.
@@ -507,15 +572,19 @@ pub mod owner {
 struct ByArgument {
     fcntl: &'static [u32],
     ioctl: u32,
-    prlimit: u32,
+    /// Calls naming a process by the pid in their first argument.
+    by_pid: &'static [&'static [u32]],
+    /// `setpriority`, then `ioprio_set` and `ioprio_get`.
+    setpriority: u32,
+    ioprio: [u32; 2],
     mmap: u32,
     mprotect: [u32; 2],
     shmat: u32,
     /// i386's `ipc`, whose `SHMAT` call is a shmat.
     ipc: Option<u32>,
     personality: u32,
-    /// `F_SETOWN`, `prlimit64` of another process and executable memory
-    /// go to the daemon (x86-64); else they are refused.
+    /// `F_SETOWN`, calls on another process and executable memory go to
+    /// the daemon (x86-64); else they are refused.
     hand_over: bool,
 }
 
@@ -561,11 +630,21 @@ impl Asm {
         at.push((Target::Ioctl, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(1));
         self.tests_then_allow(&owner::IOCTLS, Target::Eperm);
-        // prlimit64(0, ...): the caller itself, allowed; another pid not.
-        at.push((Target::Prlimit, self.code.len()));
+        // prlimit64(0, ...), sched_*(0, ...): the caller itself, allowed;
+        // another pid not.
+        at.push((Target::ByPid, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(0));
         let other = if owners.hand_over { Target::Action } else { Target::Eperm };
         self.code.push((bpf(BPF_JEQ_K, 0, 0, 0), Some(Target::Allow), Some(other)));
+        // setpriority(PRIO_PROCESS, 0), ioprio_*(IOPRIO_WHO_PROCESS, 0):
+        // the caller; any other `which` or `who` another process.
+        for k in [0, 1] {
+            at.push((Target::Who(k), self.code.len()));
+            self.op(BPF_LD_W_ABS, data_arg(0));
+            self.code.push((bpf(BPF_JEQ_K, k, 0, 0), None, Some(other)));
+            self.op(BPF_LD_W_ABS, data_arg(1));
+            self.code.push((bpf(BPF_JEQ_K, 0, 0, 0), Some(Target::Allow), Some(other)));
+        }
         // Executable memory where SELinux checks it (crate::exec_memory):
         // mmap with PROT_EXEC of anonymous memory, or private and writable.
         at.push((Target::Mmap, self.code.len()));
@@ -641,7 +720,13 @@ fn block(
         asm.jump(BPF_JEQ_K, n, Target::Fcntl);
     }
     asm.jump(BPF_JEQ_K, owners.ioctl, Target::Ioctl);
-    asm.jump(BPF_JEQ_K, owners.prlimit, Target::Prlimit);
+    for &n in owners.by_pid.iter().copied().flatten() {
+        asm.jump(BPF_JEQ_K, n, Target::ByPid);
+    }
+    asm.jump(BPF_JEQ_K, owners.setpriority, Target::Who(0));
+    for &n in &owners.ioprio {
+        asm.jump(BPF_JEQ_K, n, Target::Who(1));
+    }
     asm.jump(BPF_JEQ_K, owners.mmap, Target::Mmap);
     for &n in &owners.mprotect {
         asm.jump(BPF_JEQ_K, n, Target::Mprotect);
@@ -684,7 +769,9 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let owners = ByArgument {
         fcntl: &[nr::FCNTL],
         ioctl: nr::IOCTL,
-        prlimit: nr::PRLIMIT64,
+        by_pid: &[&[nr::PRLIMIT64], &nr::SCHED_SET_BY_PID, &nr::SCHED_GET_BY_PID],
+        setpriority: nr::SETPRIORITY,
+        ioprio: [nr::IOPRIO_SET, nr::IOPRIO_GET],
         mmap: nr::MMAP,
         mprotect: nr::MPROTECT,
         shmat: nr::SHMAT,
@@ -704,7 +791,9 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let owners = ByArgument {
         fcntl: &nr::I386_FCNTL,
         ioctl: nr::I386_IOCTL,
-        prlimit: nr::I386_PRLIMIT64,
+        by_pid: &[&[nr::I386_PRLIMIT64], &nr::I386_SCHED_BY_PID],
+        setpriority: nr::I386_SETPRIORITY,
+        ioprio: nr::I386_IOPRIO,
         mmap: nr::I386_MMAP2,
         mprotect: nr::I386_MPROTECT,
         shmat: nr::I386_SHMAT,
@@ -887,6 +976,57 @@ mod tests {
         }
         for n in [nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2] {
             assert_eq!(run(&with, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 {n}");
+        }
+    }
+
+    /// Scheduling calls naming another process are handed over, those on
+    /// the caller itself pass; on i386 the former are refused.
+    #[test]
+    fn scheduling_of_another_process_is_handed_over() {
+        for opens in [false, true] {
+            let prog = program(opens);
+            for (n, set) in
+                nr::SCHED_SET_BY_PID.map(|n| (n, true)).into_iter().chain(nr::SCHED_GET_BY_PID.map(|n| (n, false)))
+            {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0, 8, 0x1000, 0, 0, 0]), ALLOW, "{n} of itself");
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [42, 8, 0x1000, 0, 0, 0]), NOTIFY, "{n}");
+                assert_eq!(decode(n, [42, 8, 0x1000, 0, 0, 0]), Some(Op::Sched { to: SchedTarget::Thread(42), set }));
+                assert_eq!(decode(n, [u64::MAX, 0, 0, 0, 0, 0]), Some(Op::Sched { to: SchedTarget::Nobody, set }));
+            }
+            for n in nr::I386_SCHED_BY_PID {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0, 8, 0x1000, 0, 0, 0]), ALLOW, "i386 {n} of itself");
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [42, 8, 0x1000, 0, 0, 0]), EPERM, "i386 {n}");
+            }
+            // setpriority(which, who, prio): PRIO_PROCESS 0 is the caller.
+            let prio = |which: u32, who: u32| [which, who, 19, 0, 0, 0];
+            assert_eq!(run(&prog, nr::SETPRIORITY, AUDIT_ARCH_X86_64, prio(0, 0)), ALLOW);
+            for (which, who, to) in [
+                (0, 42, SchedTarget::Thread(42)),
+                (1, 0, SchedTarget::Group(0)),
+                (1, 42, SchedTarget::Group(42)),
+                (2, 0, SchedTarget::User),
+                (7, 0, SchedTarget::Nobody),
+            ] {
+                assert_eq!(run(&prog, nr::SETPRIORITY, AUDIT_ARCH_X86_64, prio(which, who)), NOTIFY, "{which} {who}");
+                assert_eq!(run(&prog, nr::I386_SETPRIORITY, AUDIT_ARCH_I386, prio(which, who)), EPERM, "{which} {who}");
+                let args = prio(which, who).map(u64::from);
+                assert_eq!(decode(nr::SETPRIORITY, args), Some(Op::Sched { to, set: true }), "{which} {who}");
+            }
+            // ioprio_set/get(which, who): IOPRIO_WHO_PROCESS (1) 0 is the caller.
+            for (n, set) in [(nr::IOPRIO_SET, true), (nr::IOPRIO_GET, false)] {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, prio(1, 0)), ALLOW, "{n}");
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, prio(1, 42)), NOTIFY, "{n}");
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, prio(3, 0)), NOTIFY, "{n}");
+                assert_eq!(decode(n, prio(1, 42).map(u64::from)), Some(Op::Sched { to: SchedTarget::Thread(42), set }));
+                assert_eq!(decode(n, prio(2, 7).map(u64::from)), Some(Op::Sched { to: SchedTarget::Group(7), set }));
+                assert_eq!(decode(n, prio(3, 0).map(u64::from)), Some(Op::Sched { to: SchedTarget::User, set }));
+            }
+            for n in nr::I386_IOPRIO {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, prio(1, 0)), ALLOW, "i386 {n}");
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, prio(1, 42)), EPERM, "i386 {n}");
+            }
+            // getpriority: no SELinux check, never handed over.
+            assert_eq!(run(&prog, 140, AUDIT_ARCH_X86_64, prio(0, 42)), ALLOW);
         }
     }
 

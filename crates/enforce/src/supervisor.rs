@@ -235,7 +235,7 @@ impl Supervisor {
         let entry = self.context.journal.as_ref().and_then(|j| j.record(notif));
         // Calls on processes are decided here, without a worker's state:
         // no path is read, and the kernel makes the call (crate::signals,
-        // crate::limits, crate::exec_memory).
+        // crate::limits, crate::sched, crate::exec_memory).
         let e = &self.context.enforcer;
         let Some(op) = supervised::decode(notif.data.nr as u32, notif.data.args) else {
             return respond(listener.as_fd(), notif.id, Err(libc::ENOSYS));
@@ -246,6 +246,7 @@ impl Supervisor {
                 e.cgroups.owners.note(to);
             })),
             Op::Prlimit { pid, write, read } => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
+            Op::Sched { to, set } => Some(crate::sched::decide(e, notif.pid, to, set)),
             Op::Mmap { .. } | Op::Shmat { .. } | Op::Mprotect { .. } => {
                 Some(crate::exec_memory::decide(e, notif.pid, op))
             }
@@ -770,6 +771,7 @@ fn resolve(
         | Op::Signal { .. }
         | Op::SetOwner { .. }
         | Op::Prlimit { .. }
+        | Op::Sched { .. }
         | Op::Mmap { .. }
         | Op::Shmat { .. }
         | Op::Mprotect { .. } => return Err(libc::ENOSYS),
@@ -787,6 +789,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         Op::Signal { .. }
         | Op::SetOwner { .. }
         | Op::Prlimit { .. }
+        | Op::Sched { .. }
         | Op::Mmap { .. }
         | Op::Shmat { .. }
         | Op::Mprotect { .. } => Vec::new(),
