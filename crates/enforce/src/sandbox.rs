@@ -73,7 +73,9 @@
 //! traced into trusted_t was made to read the secret).
 //! All `EPERM`: coarser than SELinux (a domain the policy lets relabel
 //! or trace cannot), never laxer. On x86-64 the 32-bit (`int 0x80`)
-//! numbers of the same calls are refused too.
+//! numbers of the same calls are refused too, and the x32 numbers all
+//! (`ENOSYS`: the same calls under other numbers, where a kernel enables
+//! x32).
 //!
 //! **What the policy grants on no type** ([`Forbidden`]). Where the
 //! domain may `write` no file of any type, the ruleset also handles
@@ -130,8 +132,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::bpf::{
-    bpf, data_arg, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, BPF_JEQ_K, BPF_JSET_K, BPF_LD_W_ABS, BPF_RET_K, DATA_ARCH,
-    DATA_NR,
+    bpf, data_arg, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, BPF_JEQ_K, BPF_JGE_K, BPF_JSET_K, BPF_LD_W_ABS, BPF_RET_K,
+    DATA_ARCH, DATA_NR,
 };
 
 const LANDLOCK_ACCESS_FS_WRITE_FILE: u64 = 1 << 1;
@@ -481,13 +483,25 @@ const I386: Refused = Refused {
     ioctl: 54,
 };
 
-/// The filter for `abis`: every other ABI (x32 included) is left alone
+/// `__X32_SYSCALL_BIT`.
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// The filter for `abis`, x32 refused; every other ABI is left alone
 /// only where it is not x86 at all; see the module docs.
 fn filter_program(abis: &[Refused], forbid: &[Forbidden], supervised: bool) -> Vec<libc::sock_filter> {
     let allow = bpf(BPF_RET_K, libc::SECCOMP_RET_ALLOW, 0, 0);
     let eperm = bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32, 0, 0);
     let enosys = bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32, 0, 0);
-    let mut prog = Vec::new();
+    // The x32 numbers (x86-64's arch, the x32 bit set) name the same
+    // calls under other numbers: refused, every one (`ENOSYS`, as on a
+    // kernel without x32).
+    let mut prog = vec![
+        bpf(BPF_LD_W_ABS, DATA_ARCH, 0, 0),
+        bpf(BPF_JEQ_K, AUDIT_ARCH_X86_64, 0, 3),
+        bpf(BPF_LD_W_ABS, DATA_NR, 0, 0),
+        bpf(BPF_JGE_K, X32_SYSCALL_BIT, 0, 1),
+        enosys,
+    ];
     for abi in abis {
         // seccomp(SECCOMP_SET_MODE_FILTER, NEW_LISTENER, ...): refused.
         prog.extend([
@@ -669,6 +683,9 @@ mod tests {
                 BPF_JSET_K => {
                     pc += usize::from(if a & i.k != 0 { i.jt } else { i.jf });
                 }
+                BPF_JGE_K => {
+                    pc += usize::from(if a >= i.k { i.jt } else { i.jf });
+                }
                 BPF_RET_K => return i.k,
                 other => panic!("instruction {other:#x}"),
             }
@@ -718,6 +735,10 @@ mod tests {
         assert_eq!(run(&prog, 188, AUDIT_ARCH_I386, 0), libc::SECCOMP_RET_ALLOW);
         assert_eq!(run(&prog, 226, AUDIT_ARCH_X86_64, 0), libc::SECCOMP_RET_ALLOW);
         assert_eq!(run(&prog, 188, 0xC000_00B7, 0), libc::SECCOMP_RET_ALLOW, "another arch");
+        // x32: every number refused, mount and getpid alike.
+        for nr in [165, 39, 0] {
+            assert_eq!(run(&prog, X32_SYSCALL_BIT | nr, AUDIT_ARCH_X86_64, 0), enosys, "x32 {nr}");
+        }
         // chmod and truncate pass unless forbidden; then they and their
         // relatives are refused on both ABIs, ftruncate and clone still
         // work.

@@ -786,7 +786,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         let enosys = [nr::OPENAT2, nr::PIDFD_SEND_SIGNAL];
         block(notify, &handed, &[(nr::OPEN, 1), (nr::OPENAT, 2)], &enosys, &refused, true, &owners)
     } else {
-        block(notify, &handed, &[], &[nr::PIDFD_SEND_SIGNAL], &[], false, &owners)
+        block(notify, &handed, &[], &[nr::PIDFD_SEND_SIGNAL], &[], true, &owners)
     };
     let owners = ByArgument {
         fcntl: &nr::I386_FCNTL,
@@ -970,6 +970,7 @@ mod tests {
         assert_eq!(run(&with, nr::FANOTIFY_INIT, AUDIT_ARCH_X86_64, [0; 6]), EPERM);
         assert_eq!(run(&with, nr::I386_FANOTIFY_INIT, AUDIT_ARCH_I386, [0; 6]), EPERM);
         assert_eq!(run(&with, nr::X32_BIT | nr::OPEN, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS, "x32");
+        assert_eq!(run(&without, nr::X32_BIT | nr::MMAP, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS, "x32");
         for n in nr::IO_URING {
             assert_eq!(run(&with, n, AUDIT_ARCH_X86_64, [0; 6]), EPERM, "io_uring {n}");
             assert_eq!(run(&with, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 io_uring {n}");
