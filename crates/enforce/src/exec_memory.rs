@@ -18,8 +18,9 @@
 //! memory: `execmem`), `mprotect` and `pkey_mprotect` adding `PROT_EXEC`.
 //! The daemon checks the caller's domain, audits, and lets the kernel
 //! make the call. For `mprotect` it reads the mappings of the range as
-//! the kernel's hook would see them: `/proc/PID/maps` (without `x`: the
-//! hook checks only mappings not yet executable; `[heap]` and `[stack]`),
+//! the kernel's hook would see them: `/proc/PID/maps` (`x`: the hook
+//! asks `execheap`, `execstack` and `execmod` only of mappings not yet
+//! executable; `[heap]` and `[stack]`),
 //! the calling thread's stack pointer from `/proc/TID/syscall` (the
 //! kernel counts the mapping it points into as a stack), whether a file
 //! mapping has private pages from `/proc/PID/smaps`, and the file itself
@@ -126,7 +127,7 @@ fn has_private_pages(smaps: &str, start: u64) -> bool {
 }
 
 /// What `mprotect(addr, len, prot)` by thread `tid` needs for each
-/// mapping of its range that is not executable yet. `/proc/PID/maps`
+/// mapping of its range. `/proc/PID/maps`
 /// names the kernel's heap and initial stack: `[heap]` a mapping that
 /// overlaps the heap, where the hook asks for one within it (so
 /// `execheap` is asked of a few more, never of fewer), `[stack]` exactly
@@ -144,12 +145,9 @@ fn mprotect_needs(
         return Ok(Vec::new());
     }
     let read = |what: &str| fs::read_to_string(format!("/proc/{tid}/{what}")).map_err(|_| libc::ESRCH);
-    let touched: Vec<Mapping> = mappings::in_range(tid, addr, addr.saturating_add(len))
-        .map_err(|_| libc::ESRCH)?
-        .into_iter()
-        .filter(|m| !m.executable)
-        .collect();
-    let other_anonymous = touched.iter().any(|m| m.anonymous() && m.name != "[heap]" && m.name != "[stack]");
+    let touched: Vec<Mapping> = mappings::in_range(tid, addr, addr.saturating_add(len)).map_err(|_| libc::ESRCH)?;
+    let other_anonymous =
+        touched.iter().any(|m| !m.executable && m.anonymous() && m.name != "[heap]" && m.name != "[stack]");
     let sp = if other_anonymous && !stacks_free() {
         Some(parse_stack_pointer(&read("syscall")?).ok_or(libc::EPERM)?)
     } else {
@@ -159,9 +157,14 @@ fn mprotect_needs(
     let mut needs = Vec::new();
     for m in touched {
         let mut need = Need::default();
-        if m.name == "[heap]" {
+        // The hook asks these only of a mapping not yet executable, and
+        // `execmem` of every one.
+        let stack = |m: &Mapping| m.name == "[stack]" || sp.is_some_and(|sp| m.start <= sp && m.end >= sp);
+        if m.executable {
+            // Nothing but `execmem`.
+        } else if m.name == "[heap]" {
             need.execheap = true;
-        } else if m.anonymous() && (m.name == "[stack]" || sp.is_some_and(|sp| m.start <= sp && m.end >= sp)) {
+        } else if m.anonymous() && stack(&m) {
             need.execstack = true;
         } else if !m.anonymous() && !m.shared {
             let smaps = match &smaps {
@@ -195,6 +198,38 @@ mod tests {
         assert!(!map_needs_execmem(r | x, false, false), "a file's code");
         assert!(!map_needs_execmem(r | w | x, false, true), "a shared writable file mapping");
         assert!(!map_needs_execmem(r | w, true, false), "anonymous data");
+    }
+
+    /// The needs of this process's own mappings: anonymous memory (made
+    /// executable before or not) `execmem`, the heap `execheap` first, a
+    /// file's code nothing unless asked to be writable too.
+    #[test]
+    fn each_mapping_needs_what_the_hook_asks() {
+        let me = std::process::id();
+        let (r, w, x) = (libc::PROT_READ as u32, PROT_WRITE, PROT_EXEC);
+        let wants = |addr: u64, prot: u32| -> Vec<(bool, bool, bool, bool)> {
+            let needs = mprotect_needs(me, addr, 4096, prot, || true).unwrap();
+            needs.iter().map(|n| (n.execheap, n.execstack, n.execmod.is_some(), n.execmem)).collect()
+        };
+        for prot in [r, r | x] {
+            // SAFETY: a fresh anonymous page, unmapped below.
+            let p = unsafe {
+                libc::mmap(std::ptr::null_mut(), 4096, prot as i32, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            };
+            assert_ne!(p, libc::MAP_FAILED);
+            assert_eq!(wants(p as u64, r | x), [(false, false, false, true)], "anonymous, prot {prot:#x}");
+            assert_eq!(wants(p as u64, r), [], "not asked to execute");
+            // SAFETY: unmapping what was mapped above.
+            unsafe { libc::munmap(p, 4096) };
+        }
+        let maps = fs::read_to_string("/proc/self/maps").unwrap();
+        let code = maps.lines().filter_map(mappings::parse_line).find(|m| m.executable && !m.anonymous()).unwrap();
+        assert_eq!(wants(code.start, r | x), [(false, false, false, false)], "{code:?}");
+        assert_eq!(wants(code.start, r | w | x), [(false, false, false, true)], "{code:?}");
+        let heap = maps.lines().filter_map(mappings::parse_line).find(|m| m.name == "[heap]");
+        if let Some(heap) = heap {
+            assert_eq!(wants(heap.start, r | w | x), [(true, false, false, true)], "{heap:?}");
+        }
     }
 
     #[test]
