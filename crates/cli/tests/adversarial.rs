@@ -56,6 +56,7 @@ const PROGRAMS: &[&str] = &[
     "marker",
     "path_move",
     "exec_memory",
+    "tty_inject",
 ];
 
 /// Exit statuses of the attack programs (tests/adversarial/adversarial.h).
@@ -1281,6 +1282,38 @@ done
     }
     assert_eq!(r.num("AUDIT_setsched"), 4, "setsched denials:\n{}", r.stderr);
     assert!(r.num("AUDIT_getsched") >= 1, "getsched denials:\n{}", r.stderr);
+}
+
+/// A confined process cannot type into the terminal of the shell that
+/// started it (crates/enforce/src/sandbox.rs): uid 65534 in app_t, on a
+/// terminal of its own as its controlling terminal (`script`), types a
+/// command line into the terminal's input with `TIOCSTI`
+/// (tests/adversarial/tty_inject.c), which that shell would read and run
+/// once the process exits, outside every domain. The launcher's filter
+/// refuses it (`EPERM`, LAUNCHED); without the sandbox the line arrives
+/// (UNSANDBOXED). Skipped where the kernel has `TIOCSTI` off
+/// (`dev.tty.legacy_tiocsti`).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_confined_process_cannot_type_into_its_terminal() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+start_daemon
+on_a_terminal() { script -qec "$*" /dev/null </dev/null; }
+ATTACKER="setpriv --reuid=65534 --regid=65534 --clear-groups $ADV/tty_inject"
+attempt UNSANDBOXED on_a_terminal "$RAMPART" run --socket "$SOCK" --no-sandbox --force --context "$APP" -- $ATTACKER
+attempt LAUNCHED on_a_terminal "$RAMPART" run --socket "$SOCK" --force --context "$APP" -- $ATTACKER
+stop_daemon
+"#,
+    );
+    r.report("tty");
+    if r.unsupported("UNSANDBOXED") {
+        return;
+    }
+    r.assert_succeeded("UNSANDBOXED");
+    r.assert_blocked("LAUNCHED", "the launcher's filter refuses TIOCSTI");
 }
 
 /// An exec transition starts with the signal state reset

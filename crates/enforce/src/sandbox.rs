@@ -60,7 +60,9 @@
 //! `relabelfrom`/`relabelto`; the `*xattrat` calls and the 32-bit
 //! numbers stay refused), the mount family (`mount`, `umount2`,
 //! `pivot_root`, the new mount API), the `ioctl`s that set inode flags
-//! (`chattr`: SELinux's `setattr`, seen by nothing here) and namespace
+//! (`chattr`: SELinux's `setattr`, seen by nothing here) or put input
+//! into a terminal (`TIOCSTI`, `TIOCLINUX`: typed into the shell that
+//! started the confined process, outside every domain) and namespace
 //! creation (`unshare` and
 //! `clone` with a `CLONE_NEW*` flag, `setns`, `clone3`, whose flags a
 //! filter cannot read: `ENOSYS`, and C libraries fall back to `clone`),
@@ -422,17 +424,26 @@ struct Refused {
     /// filter of the process's own installed later would take the
     /// supervised calls away from rampartd: crate::supervised).
     seccomp: u32,
-    /// `ioctl`: refused with the commands that set inode flags
-    /// ([`INODE_FLAG_IOCTLS`]).
+    /// `ioctl`: refused with the commands of [`REFUSED_IOCTLS`].
     ioctl: u32,
 }
 
-/// The `ioctl` commands that set an inode's flags or version
-/// (`FS_IOC_SETFLAGS`, `FS_IOC32_SETFLAGS`, `FS_IOC_SETVERSION`,
-/// `FS_IOC32_SETVERSION`, `FS_IOC_FSSETXATTR`: `chattr`), which SELinux
-/// checks as `setattr` and nothing here could see: refused (`EPERM`),
-/// coarser than SELinux, never laxer.
-const INODE_FLAG_IOCTLS: [u32; 5] = [0x4008_6602, 0x4004_6602, 0x4008_7602, 0x4004_7602, 0x401c_5820];
+/// The `ioctl` commands refused (`EPERM`), coarser than SELinux, never
+/// laxer:
+/// * those that set an inode's flags or version (`FS_IOC_SETFLAGS`,
+///   `FS_IOC32_SETFLAGS`, `FS_IOC_SETVERSION`, `FS_IOC32_SETVERSION`,
+///   `FS_IOC_FSSETXATTR`: `chattr`), which SELinux checks as `setattr`
+///   and nothing here could see;
+/// * those that put input into a terminal (`TIOCSTI`; `TIOCLINUX`, whose
+///   selection paste does on a console): a confined process on the
+///   terminal of the shell that started it would type commands that
+///   shell runs, outside every domain (the sandbox escape bubblewrap and
+///   flatpak refuse them for). SELinux would check the terminal's
+///   `ioctl` permission.
+const REFUSED_IOCTLS: [u32; 7] =
+    [0x4008_6602, 0x4004_6602, 0x4008_7602, 0x4004_7602, 0x401c_5820, TIOCSTI, TIOCLINUX];
+const TIOCSTI: u32 = 0x5412;
+const TIOCLINUX: u32 = 0x541c;
 
 /// x86-64 (and, for `int 0x80`, i386) numbers; the calls numbered from
 /// 424 on are the same in both.
@@ -440,7 +451,7 @@ const X86_64: Refused = Refused {
     arch: AUDIT_ARCH_X86_64,
     // mount umount2 pivot_root setns open_tree move_mount fsopen fsconfig
     // fsmount fspick mount_setattr setxattrat removexattrat open_tree_attr
-    // file_setattr (inode flags by path: see INODE_FLAG_IOCTLS); ptrace
+    // file_setattr (inode flags by path: see REFUSED_IOCTLS); ptrace
     // process_vm_readv process_vm_writev pidfd_getfd
     always: &[165, 166, 155, 308, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469, 101, 310, 311, 438],
     // unshare clone
@@ -515,8 +526,8 @@ fn filter_program(abis: &[Refused], forbid: &[Forbidden], supervised: bool) -> V
         ]);
     }
     for abi in abis {
-        // ioctl(fd, FS_IOC_SETFLAGS and the like, ...): refused.
-        let n = INODE_FLAG_IOCTLS.len() as u8;
+        // ioctl(fd, FS_IOC_SETFLAGS, TIOCSTI and the like, ...): refused.
+        let n = REFUSED_IOCTLS.len() as u8;
         prog.extend([
             bpf(BPF_LD_W_ABS, DATA_ARCH, 0, 0),
             bpf(BPF_JEQ_K, abi.arch, 0, n + 4),
@@ -524,7 +535,7 @@ fn filter_program(abis: &[Refused], forbid: &[Forbidden], supervised: bool) -> V
             bpf(BPF_JEQ_K, abi.ioctl, 0, n + 2),
             bpf(BPF_LD_W_ABS, DATA_ARG1_LOW, 0, 0),
         ]);
-        for (i, &cmd) in INODE_FLAG_IOCTLS.iter().enumerate() {
+        for (i, &cmd) in REFUSED_IOCTLS.iter().enumerate() {
             let left = n - i as u8 - 1;
             prog.push(bpf(BPF_JEQ_K, cmd, left, if left == 0 { 1 } else { 0 }));
         }
@@ -710,8 +721,9 @@ mod tests {
             for &nr in abi.unsupported {
                 assert_eq!(run(&prog, nr, abi.arch, 0), enosys);
             }
-            // ioctl: the inode flags no; a terminal's, a file's size, yes.
-            for cmd in INODE_FLAG_IOCTLS {
+            // ioctl: the inode flags and terminal input no; a terminal's
+            // settings, a file's size, yes.
+            for cmd in REFUSED_IOCTLS {
                 assert_eq!(run(&prog, abi.ioctl, abi.arch, cmd), eperm, "ioctl {cmd:#x} on {:#x}", abi.arch);
             }
             for cmd in [0x5401, 0x8008_6601, 0x4004_6601, 0x541b] {
