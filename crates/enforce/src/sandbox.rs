@@ -440,8 +440,7 @@ struct Refused {
 ///   shell runs, outside every domain (the sandbox escape bubblewrap and
 ///   flatpak refuse them for). SELinux would check the terminal's
 ///   `ioctl` permission.
-const REFUSED_IOCTLS: [u32; 7] =
-    [0x4008_6602, 0x4004_6602, 0x4008_7602, 0x4004_7602, 0x401c_5820, TIOCSTI, TIOCLINUX];
+const REFUSED_IOCTLS: [u32; 7] = [0x4008_6602, 0x4004_6602, 0x4008_7602, 0x4004_7602, 0x401c_5820, TIOCSTI, TIOCLINUX];
 const TIOCSTI: u32 = 0x5412;
 const TIOCLINUX: u32 = 0x541c;
 
