@@ -57,6 +57,8 @@ const PROGRAMS: &[&str] = &[
     "path_move",
     "exec_memory",
     "tty_inject",
+    "hold_secret",
+    "perf_stack",
 ];
 
 /// Exit statuses of the attack programs (tests/adversarial/adversarial.h).
@@ -1314,6 +1316,42 @@ stop_daemon
     }
     r.assert_succeeded("UNSANDBOXED");
     r.assert_blocked("LAUNCHED", "the launcher's filter refuses TIOCSTI");
+}
+
+/// The old domain cannot sample the new one's memory with perf
+/// (crates/enforce/src/sandbox.rs): uid 65534 in app_t starts a
+/// trusted_exec_t program that enters trusted_t, reads a secret_t file
+/// onto its stack and runs (tests/adversarial/hold_secret.c); then it
+/// opens a perf counter on that child whose samples copy 8 KiB of its
+/// user stack (tests/adversarial/perf_stack.c): a read of another
+/// domain's memory without ptrace (SELinux would check `file read` on
+/// the process, as for any ptrace read). The launcher's filter refuses
+/// `perf_event_open` (`EPERM`, LAUNCHED); without the sandbox the secret
+/// is read (UNSANDBOXED). Skipped where perf is off for users
+/// (`kernel.perf_event_paranoid` above 2).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn the_old_domain_cannot_sample_the_new_ones_memory() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+echo PERF_PARANOID=$(cat /proc/sys/kernel/perf_event_paranoid)
+printf 'SEKRIT-4f2a9c\n' > "$T/data/held.txt"; label system_u:object_r:secret_t:s0 "$T/data/held.txt"
+cp "$ADV/hold_secret" "$T/bin/trusted-hold"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-hold"
+start_daemon
+attempt UNSANDBOXED as_unsandboxed "$ADV/perf_stack" "$T/bin/trusted-hold" "$T/data/held.txt" trusted_t SEKRIT-4f2a9c
+attempt LAUNCHED as_attacker "$ADV/perf_stack" "$T/bin/trusted-hold" "$T/data/held.txt" trusted_t SEKRIT-4f2a9c
+stop_daemon
+"#,
+    );
+    r.report("perf");
+    if r.num("PERF_PARANOID") > 2 {
+        eprintln!("skipped: perf is off for users (kernel.perf_event_paranoid {})", r.get("PERF_PARANOID"));
+        return;
+    }
+    r.assert_succeeded("UNSANDBOXED");
+    r.assert_blocked("LAUNCHED", "the launcher's filter refuses perf_event_open");
 }
 
 /// An exec transition starts with the signal state reset

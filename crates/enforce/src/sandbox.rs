@@ -67,7 +67,9 @@
 //! `clone` with a `CLONE_NEW*` flag, `setns`, `clone3`, whose flags a
 //! filter cannot read: `ENOSYS`, and C libraries fall back to `clone`),
 //! and access to other processes' memory and descriptors (`ptrace`,
-//! `process_vm_readv`, `process_vm_writev`, `pidfd_getfd`): a process
+//! `process_vm_readv`, `process_vm_writev`, `pidfd_getfd`, and
+//! `perf_event_open`, whose samples copy a process's user stack and
+//! registers, and whose counters a child inherits across its exec): a process
 //! that entered another domain by an exec transition stays in its
 //! parent's Landlock domain, where Landlock lets them through, and
 //! SELinux's `process ptrace` check between the two domains has no
@@ -451,8 +453,8 @@ const X86_64: Refused = Refused {
     // mount umount2 pivot_root setns open_tree move_mount fsopen fsconfig
     // fsmount fspick mount_setattr setxattrat removexattrat open_tree_attr
     // file_setattr (inode flags by path: see REFUSED_IOCTLS); ptrace
-    // process_vm_readv process_vm_writev pidfd_getfd
-    always: &[165, 166, 155, 308, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469, 101, 310, 311, 438],
+    // process_vm_readv process_vm_writev pidfd_getfd perf_event_open
+    always: &[165, 166, 155, 308, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469, 101, 310, 311, 438, 298],
     // unshare clone
     with_new_namespace: &[272, 56],
     // clone3
@@ -473,9 +475,10 @@ const I386: Refused = Refused {
     // setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
     // mount umount umount2 pivot_root setns, then as on x86-64; ptrace
     // process_vm_readv process_vm_writev (pidfd_getfd: as on x86-64)
+    // perf_event_open
     always: &[
         226, 227, 228, 235, 236, 237, 21, 22, 52, 217, 346, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469, 26,
-        347, 348, 438,
+        347, 348, 438, 336,
     ],
     // unshare clone
     with_new_namespace: &[310, 120],
