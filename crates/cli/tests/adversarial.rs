@@ -59,6 +59,7 @@ const PROGRAMS: &[&str] = &[
     "tty_inject",
     "hold_secret",
     "perf_stack",
+    "read_key",
 ];
 
 /// Exit statuses of the attack programs (tests/adversarial/adversarial.h).
@@ -1352,6 +1353,39 @@ stop_daemon
     }
     r.assert_succeeded("UNSANDBOXED");
     r.assert_blocked("LAUNCHED", "the launcher's filter refuses perf_event_open");
+}
+
+/// A confined process cannot read the keys of its user
+/// (crates/enforce/src/sandbox.rs): uid 65534, unconfined, keeps a
+/// secret in its user keyring (`add_key` to `@u`, which every process of
+/// that user shares); uid 65534 in app_t searches `@u` and reads it
+/// (tests/adversarial/read_key.c). SELinux labels a key with its
+/// creator's domain and would check app_t's `key { view read }` on
+/// unconfined_t; nothing here labels keys, so the launcher's filter
+/// refuses the keyring calls (`EPERM`, LAUNCHED); without the sandbox the
+/// key is read (UNSANDBOXED).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_confined_process_cannot_read_its_users_keys() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+DESC="rampart-test-$$"
+start_daemon
+attempt KEPT as_user "$ADV/read_key" add "$DESC" SEKRIT-7d31
+attempt UNSANDBOXED as_unsandboxed "$ADV/read_key" read "$DESC"
+attempt LAUNCHED as_attacker "$ADV/read_key" read "$DESC"
+attempt REVOKED as_user "$ADV/read_key" del "$DESC"
+stop_daemon
+"#,
+    );
+    r.report("keys");
+    r.assert_allowed("KEPT", "an unconfined process keeps a key");
+    r.assert_succeeded("UNSANDBOXED");
+    r.assert_blocked("LAUNCHED", "the launcher's filter refuses keyctl");
+    r.assert_allowed("REVOKED", "the key is revoked again");
 }
 
 /// An exec transition starts with the signal state reset

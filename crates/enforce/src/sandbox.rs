@@ -69,12 +69,16 @@
 //! and access to other processes' memory and descriptors (`ptrace`,
 //! `process_vm_readv`, `process_vm_writev`, `pidfd_getfd`, and
 //! `perf_event_open`, whose samples copy a process's user stack and
-//! registers, and whose counters a child inherits across its exec): a process
-//! that entered another domain by an exec transition stays in its
-//! parent's Landlock domain, where Landlock lets them through, and
+//! registers, and whose counters a child inherits across its exec): a
+//! process that entered another domain by an exec transition stays in
+//! its parent's Landlock domain, where Landlock lets them through, and
 //! SELinux's `process ptrace` check between the two domains has no
 //! counterpart here (`the_old_domain_cannot_trace_the_new_one`: a child
-//! traced into trusted_t was made to read the secret).
+//! traced into trusted_t was made to read the secret). And the kernel's
+//! keyrings (`add_key`, `request_key`, `keyctl`): every process of a
+//! user shares its user keyring, where SELinux labels each key with its
+//! creator's domain and checks `key { view read ... }`, and nothing here
+//! labels keys (`a_confined_process_cannot_read_its_users_keys`).
 //! All `EPERM`: coarser than SELinux (a domain the policy lets relabel
 //! or trace cannot), never laxer. On x86-64 the 32-bit (`int 0x80`)
 //! numbers of the same calls are refused too, and the x32 numbers all
@@ -453,8 +457,12 @@ const X86_64: Refused = Refused {
     // mount umount2 pivot_root setns open_tree move_mount fsopen fsconfig
     // fsmount fspick mount_setattr setxattrat removexattrat open_tree_attr
     // file_setattr (inode flags by path: see REFUSED_IOCTLS); ptrace
-    // process_vm_readv process_vm_writev pidfd_getfd perf_event_open
-    always: &[165, 166, 155, 308, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469, 101, 310, 311, 438, 298],
+    // process_vm_readv process_vm_writev pidfd_getfd perf_event_open;
+    // add_key request_key keyctl
+    always: &[
+        165, 166, 155, 308, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469, 101, 310, 311, 438, 298, 248, 249,
+        250,
+    ],
     // unshare clone
     with_new_namespace: &[272, 56],
     // clone3
@@ -475,10 +483,10 @@ const I386: Refused = Refused {
     // setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
     // mount umount umount2 pivot_root setns, then as on x86-64; ptrace
     // process_vm_readv process_vm_writev (pidfd_getfd: as on x86-64)
-    // perf_event_open
+    // perf_event_open; add_key request_key keyctl
     always: &[
         226, 227, 228, 235, 236, 237, 21, 22, 52, 217, 346, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469, 26,
-        347, 348, 438, 336,
+        347, 348, 438, 336, 286, 287, 288,
     ],
     // unshare clone
     with_new_namespace: &[310, 120],
