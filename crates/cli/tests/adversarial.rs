@@ -1246,7 +1246,7 @@ fn another_domains_scheduling_is_its_own() {
 cp /bin/sleep "$T/bin/trusted-sleep"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sleep"
 cat > "$S/sched" <<'SH'
 "$1" 3 >/dev/null 2>&1 & p=$!
-sleep 0.3
+for _ in $(seq 30); do grep -q "$2" "/proc/$p/cgroup" && break; sleep 0.1; done
 grep -q "$2" "/proc/$p/cgroup" || { echo "broken: the child is not in $2"; exit 2; }
 case $3 in
     renice) out=$(renice -n 19 -p "$p" 2>&1) ;;
