@@ -475,7 +475,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         // PRIO_PROCESS, PRIO_PGRP, PRIO_USER; IOPRIO_WHO_PROCESS, _PGRP,
         // _USER.
         nr::SETPRIORITY | nr::IOPRIO_SET | nr::IOPRIO_GET => {
-            let which = int(0) - i32::from(nr != nr::SETPRIORITY);
+            let which = int(0).wrapping_sub(i32::from(nr != nr::SETPRIORITY));
             let to = match (which, int(1)) {
                 (_, who) if who < 0 => SchedTarget::Nobody,
                 (0, who) => SchedTarget::Thread(who),
@@ -1021,6 +1021,9 @@ mod tests {
                 assert_eq!(decode(n, prio(1, 42).map(u64::from)), Some(Op::Sched { to: SchedTarget::Thread(42), set }));
                 assert_eq!(decode(n, prio(2, 7).map(u64::from)), Some(Op::Sched { to: SchedTarget::Group(7), set }));
                 assert_eq!(decode(n, prio(3, 0).map(u64::from)), Some(Op::Sched { to: SchedTarget::User, set }));
+                // `which` as the caller gave it: no overflow on the least.
+                let least = [i32::MIN as u32 as u64, 0, 0, 0, 0, 0];
+                assert_eq!(decode(n, least), Some(Op::Sched { to: SchedTarget::Nobody, set }));
             }
             for n in nr::I386_IOPRIO {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, prio(1, 0)), ALLOW, "i386 {n}");
