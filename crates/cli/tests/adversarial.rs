@@ -587,30 +587,46 @@ const EXEC_NOEXEC_SETUP: &str = r#"
 cp "$ADV/marker" "$T/bin/marker"; label system_u:object_r:noexec_t:s0 "$T/bin/marker"
 attack() {
     attempt "$1_LDSO" as_attacker "$ADV/exec_noexec" ldso "$T/bin/marker"
+    attempt "$1_MPROTECT" as_attacker "$ADV/exec_noexec" mprotect "$T/bin/marker"
     attempt "$1_MEMFD" as_attacker "$ADV/exec_noexec" memfd "$T/bin/marker"
 }
 "#;
 
-/// Issue 6, attack 6, the documented limit (docs/security.md, "Open:
-/// executable mappings"): uid 65534 in app_t runs a program it may read
-/// but not execute (noexec_t) through the loader and from a memfd copy,
-/// under an enforcing daemon. SELinux would refuse both (`file { execute }`
-/// at the `PROT_EXEC` mapping; the memfd's own label); fanotify sees no
-/// mapping and cannot mark the kernel's internal shmem mount. This test
-/// pins that behaviour: when it fails, the limit was closed, and
-/// docs/security.md must say so. DIRECT, the control: a plain exec of it
-/// is refused.
+/// Issue 6, attack 6: uid 65534 in app_t runs a program it may read but
+/// not execute (noexec_t, on the marked tmpfs) without an exec of it:
+/// through the loader (LDSO: `ld.so PROG` maps it `PROT_EXEC`), or by
+/// mapping a page of it for reading and making it executable
+/// (MPROTECT). SELinux asks `file { read execute }` of both
+/// (`file_map_prot_check`); the launcher's filter hands both calls over
+/// (crates/enforce/src/exec_memory.rs) and the daemon refuses them with
+/// the AVC line. Under a permissive daemon both run; a launched
+/// unconfined_t, which may execute every file, runs it through the
+/// loader (ALLOWED). DIRECT, the control: a plain exec of it is refused.
+///
+/// MEMFD pins the documented limit (docs/security.md, "Executable
+/// mappings"): a memfd copy lies on the kernel's internal shmem mount,
+/// which fanotify cannot mark and the daemon does not check, so it runs.
+/// When that fails, the limit was closed, and docs/security.md must say
+/// so.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
-fn documented_limit_exec_without_execute_runs() {
+fn exec_without_execute_is_refused_at_the_mapping() {
     let s = setup();
     let r = scenario(
         s,
         &format!(
             r#"{EXEC_NOEXEC_SETUP}
+UNCONFINED=system_u:system_r:unconfined_t:s0
+as_launched_unconfined() {{ "$RAMPART" run --socket "$SOCK" --force --context "$UNCONFINED" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }}
 start_daemon
 attempt DIRECT as_attacker "$ADV/exec_noexec" direct "$T/bin/marker"
 attack ENFORCING
+attempt ALLOWED as_launched_unconfined "$ADV/exec_noexec" ldso "$T/bin/marker"
+echo "AUDIT_execute=$(grep -c 'denied  {{ execute }} for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:noexec_t:s0 tclass=file permissive=0' "$LOG")"
+grep "denied  {{ execute" "$LOG" >&2 || true
+stop_daemon
+start_daemon --permissive
+attack PERMISSIVE
 stop_daemon
 "#
         ),
@@ -618,10 +634,18 @@ stop_daemon
     r.report("exec_noexec");
     // app_t has { open read getattr } on noexec_t, no execute.
     r.assert_blocked("DIRECT", "app_t may not execute noexec_t");
-    // The limit: both run.
-    r.assert_succeeded("ENFORCING_LDSO");
-    if !r.unsupported("ENFORCING_MEMFD") {
-        r.assert_succeeded("ENFORCING_MEMFD");
+    r.assert_blocked("ENFORCING_LDSO", "app_t may not map noexec_t executable");
+    r.assert_blocked("ENFORCING_MPROTECT", "app_t may not make noexec_t executable");
+    // One denial each: the exec, the loader's mapping, the mprotect.
+    assert_eq!(r.num("AUDIT_execute"), 3, "execute denials:\n{}", r.stderr);
+    r.assert_succeeded("PERMISSIVE_LDSO");
+    r.assert_succeeded("PERMISSIVE_MPROTECT");
+    r.assert_allowed("ALLOWED", "unconfined_t may execute noexec_t");
+    // The limit: a memfd is not on a marked filesystem.
+    for key in ["ENFORCING_MEMFD", "PERMISSIVE_MEMFD"] {
+        if !r.unsupported(key) {
+            r.assert_succeeded(key);
+        }
     }
 }
 

@@ -45,8 +45,22 @@ const FILE_PERMS: &[&str] = &[
     "execmod",
     "open",
 ];
-const OPEN_PERMS: &[&str] =
-    &["read", "write", "create", "setattr", "relabelfrom", "relabelto", "append", "unlink", "link", "rename", "open"];
+// `execute` of the other classes: a device mapped executable
+// (crate::exec_memory).
+const OPEN_PERMS: &[&str] = &[
+    "read",
+    "write",
+    "create",
+    "setattr",
+    "relabelfrom",
+    "relabelto",
+    "append",
+    "unlink",
+    "link",
+    "rename",
+    "execute",
+    "open",
+];
 const DIR_PERMS: &[&str] = &[
     "read",
     "write",
@@ -163,7 +177,8 @@ pub struct ClassPerms {
     pub read: Perms,
     pub write: Perms,
     pub append: Perms,
-    /// `execute` (files only; empty otherwise).
+    /// `execute`: an exec (files), a mapping made executable
+    /// (crate::exec_memory).
     pub execute: Perms,
     pub execute_no_trans: Perms,
     pub entrypoint: Perms,

@@ -844,13 +844,20 @@ impl Enforcer {
         checked.decision.passes()
     }
 
-    /// Checks and audits `execmod` of thread `tid` (in `ssid`) on `file`
-    /// (crate::exec_memory).
-    pub(crate) fn check_execmod(&self, tid: u32, tgid: Option<u32>, ssid: Sid, file: &File) -> bool {
-        let Some(cp) = self.classes.file() else { return false };
+    /// Checks and audits the permissions `which` picks of `file`'s class
+    /// for thread `tid` (in `ssid`), a file it maps (crate::exec_memory).
+    pub(crate) fn check_mapped_file(
+        &self,
+        tid: u32,
+        tgid: Option<u32>,
+        ssid: Sid,
+        file: &File,
+        which: &dyn Fn(&ClassPerms) -> Perms,
+    ) -> bool {
         let Ok(md) = file.metadata() else { return false };
+        let Some(cp) = self.classes.of_mode(md.mode()) else { return false };
         let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
-        let checked = self.check(ssid, tsid, cp.class, cp.execmod);
+        let checked = self.check(ssid, tsid, cp.class, which(&cp));
         self.audit_checks(tid, tgid, file.as_fd(), std::slice::from_ref(&checked));
         checked.decision.passes()
     }

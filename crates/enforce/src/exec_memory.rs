@@ -1,5 +1,6 @@
 //! Executable memory: SELinux's `execmem`, `execheap`, `execstack` and
-//! `execmod`, for the processes `rampart run` started.
+//! `execmod`, and `execute` of a mapped file, for the processes `rampart
+//! run` started.
 //!
 //! Why: a policy keeps a domain from running code it writes itself (a
 //! JIT, or an exploit's injected code) by not granting it `process
@@ -9,15 +10,21 @@
 //! `mmap`, `shmat` and `mprotect`), and when `mprotect` makes executable
 //! the heap (`execheap`), a stack (`execstack`) or a file mapping whose
 //! pages were written since (`execmod` on the file: text relocations;
-//! `selinux_file_mprotect`).
+//! `selinux_file_mprotect`). A file mapped executable needs `read` and
+//! `execute` on it (and `write` if shared and writable): without that
+//! check `ld.so PROG` runs a program the domain may only read, since the
+//! loader maps it and nothing execs it.
 //!
-//! How: the launcher's filter hands over exactly the calls that may need
-//! a check (crate::supervised), told apart by registers the filter reads
-//! itself: `mmap` with `PROT_EXEC` of anonymous memory or private and
-//! `PROT_WRITE`, `shmat` with `SHM_EXEC` (a System V segment is kernel
-//! memory: `execmem`), `mprotect` and `pkey_mprotect` adding `PROT_EXEC`.
-//! The daemon checks the caller's domain, audits, and lets the kernel
-//! make the call. For `mprotect` it reads the mappings of the range as
+//! How: the launcher's filter hands over the calls that may need a
+//! check (crate::supervised), told apart by registers the filter reads
+//! itself: `mmap`, `mprotect` and `pkey_mprotect` with `PROT_EXEC`,
+//! `shmat` with `SHM_EXEC` (a System V segment is kernel memory:
+//! `execmem`). The daemon checks the caller's domain, audits, and lets
+//! the kernel make the call. An `mmap`'s file is the caller's descriptor,
+//! taken (`pidfd_getfd`) and labeled as an event's object; only files on
+//! the marked filesystems are checked (outside them the policy decides
+//! no open either: the libraries of an unmarked `/usr` map unchecked).
+//! For `mprotect` it reads the mappings of the range as
 //! the kernel's hook would see them: `/proc/PID/maps` (`x`: the hook
 //! asks `execheap`, `execstack` and `execmod` only of mappings not yet
 //! executable; `[heap]` and `[stack]`),
@@ -27,33 +34,45 @@
 //! through `/proc/PID/map_files`. One denied mapping refuses the call
 //! (`EACCES`), where the kernel would have changed the mappings before
 //! it: coarser. A handed-over call costs a round trip to the daemon
-//! (about 0.1 ms here: docs/benchmarks.md), decided on the thread that
-//! serves the calls of processes.
+//! (about 0.05 ms here: docs/benchmarks.md), decided on the thread that
+//! serves the calls of processes; a process start maps each library
+//! once this way.
 //!
-//! What is left: the mappings of an `mprotect`'s range are read before
-//! the kernel makes the call, and another thread of the caller may
-//! replace them in between (the kernel checks under the mapping lock);
-//! the file checks SELinux makes of every mapping (`read`, `execute`,
-//! `write`) are not made (docs/security.md, "Executable mappings").
+//! What is left: the mappings of an `mprotect`'s range, and the file an
+//! `mmap`'s descriptor names, are read before the kernel makes the call,
+//! and another thread of the caller may replace them in between (the
+//! kernel checks the file it maps, under the mapping lock); `map` and
+//! `fd { use }` are not checked; a memfd lies on no marked filesystem
+//! (docs/security.md, "Executable mappings").
 
 use std::fs::{self, File};
 
+use std::os::fd::AsFd;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+
 use rampart_avc::Perms;
+
+use crate::access::ClassPerms;
 
 use crate::enforcer::Enforcer;
 use crate::mappings::{self, Mapping};
 use crate::supervised::{Op, MAP_ANONYMOUS, MAP_SHARED, MAP_TYPE, PROT_EXEC, PROT_WRITE, SHM_EXEC};
 
 /// Decides `op` (mmap, shmat or mprotect) by thread `tid`: `Ok` lets
-/// the kernel make the call, `Err` is its error.
-pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op) -> Result<(), i32> {
+/// the kernel make the call, `Err` is its error. Files on devices other
+/// than `marked` are not checked (the policy's reach: crate::marks).
+pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, marked: &[u64]) -> Result<(), i32> {
     let caller = crate::signals::caller(e, tid, "an executable mapping")?;
     let c = &e.classes;
     let needs = match op {
-        Op::Mmap { prot, flags } => {
+        Op::Mmap { prot, flags, fd } => {
             let anonymous = flags & MAP_ANONYMOUS != 0;
             let shared = flags & MAP_TYPE == MAP_SHARED;
-            vec![Need { execmem: map_needs_execmem(prot, anonymous, shared), ..Need::default() }]
+            let file = if anonymous || prot & PROT_EXEC == 0 { None } else { descriptor(tid, fd)? };
+            let file = file
+                .filter(|f| on_marked(f, marked))
+                .map(|file| MappedFile { file, write: shared && prot & PROT_WRITE != 0 });
+            vec![Need { execmem: map_needs_execmem(prot, anonymous, shared), file, ..Need::default() }]
         }
         Op::Shmat { flags } => vec![Need { execmem: flags & SHM_EXEC != 0, ..Need::default() }],
         Op::Mprotect { addr, len, prot } => {
@@ -62,17 +81,20 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op) -> Result<(), i32> {
             // when execstack is granted, so its stack pointer is read
             // only when it is not.
             let stacks_free = || e.avc.peek(caller.sid, caller.sid, c.process, c.execstack).denied.is_empty();
-            mprotect_needs(tid, addr, len, prot, stacks_free)?
+            mprotect_needs(tid, addr, len, prot, marked, stacks_free)?
         }
         _ => return Err(libc::ENOSYS),
     };
     let process = |perms: Perms| e.check_process(tid, caller.tgid, caller.sid, caller.sid, perms);
+    let file =
+        |f: &File, which: &dyn Fn(&ClassPerms) -> Perms| e.check_mapped_file(tid, caller.tgid, caller.sid, f, which);
     for need in needs.into_iter().filter(|n| !n.is_empty()) {
         // In the hook's order, each denial ending the call there.
         let allowed = (!need.execheap || process(c.execheap))
             && (!need.execstack || process(c.execstack))
-            && need.execmod.as_ref().map_or(true, |file| e.check_execmod(tid, caller.tgid, caller.sid, file))
-            && (!need.execmem || process(c.execmem));
+            && need.execmod.as_ref().map_or(true, |f| file(f, &|cp| cp.execmod))
+            && (!need.execmem || process(c.execmem))
+            && need.file.as_ref().map_or(true, |m| file(&m.file, &|cp| m.perms(cp)));
         if !allowed {
             return Err(libc::EACCES);
         }
@@ -88,12 +110,45 @@ struct Need {
     /// The mapped file, whose pages were written: `execmod` on it.
     execmod: Option<File>,
     execmem: bool,
+    /// The mapped file, on a marked filesystem.
+    file: Option<MappedFile>,
 }
 
 impl Need {
     fn is_empty(&self) -> bool {
-        !self.execheap && !self.execstack && self.execmod.is_none() && !self.execmem
+        !self.execheap && !self.execstack && self.execmod.is_none() && !self.execmem && self.file.is_none()
     }
+}
+
+/// A file mapped executable: `file_map_prot_check` asks `read` and
+/// `execute` of it, and `write` of a shared writable mapping.
+#[derive(Debug)]
+struct MappedFile {
+    file: File,
+    write: bool,
+}
+
+impl MappedFile {
+    fn perms(&self, cp: &ClassPerms) -> Perms {
+        cp.read | cp.execute | if self.write { cp.write } else { Perms::NONE }
+    }
+}
+
+/// A copy of descriptor `fd` of thread `tid` (`pidfd_getfd`), as the
+/// kernel is about to map it: `Err` the call's error (`EBADF`: none
+/// open). Another thread of the caller may replace it before the
+/// kernel's call (docs/security.md, "Executable mappings").
+fn descriptor(tid: u32, fd: i32) -> Result<Option<File>, i32> {
+    let pidfd = crate::pidfd::thread_pidfd(tid).map_err(|_| libc::ESRCH)?;
+    match crate::pidfd::take_descriptor(pidfd.as_fd(), fd) {
+        Ok(fd) => Ok(Some(File::from(fd))),
+        Err(err) => Err(err.raw_os_error().unwrap_or(libc::EBADF)),
+    }
+}
+
+/// Whether `file` lies on a marked filesystem.
+fn on_marked(file: &File, marked: &[u64]) -> bool {
+    file.metadata().is_ok_and(|md| marked.contains(&md.dev()))
 }
 
 /// `file_map_prot_check`'s `execmem` condition: executable, and
@@ -132,12 +187,15 @@ fn has_private_pages(smaps: &str, start: u64) -> bool {
 /// overlaps the heap, where the hook asks for one within it (so
 /// `execheap` is asked of a few more, never of fewer), `[stack]` exactly
 /// the hook's initial stack. `stacks_free`: whether `execstack` would be
-/// granted anyway (then the thread's stack is not looked for).
+/// granted anyway (then the thread's stack is not looked for). A mapped
+/// file on a device in `marked` needs `read` and `execute`, as every
+/// `mprotect` with `PROT_EXEC` asks of its file.
 fn mprotect_needs(
     tid: u32,
     addr: u64,
     len: u64,
     prot: u32,
+    marked: &[u64],
     stacks_free: impl FnOnce() -> bool,
 ) -> Result<Vec<Need>, i32> {
     // The kernel does nothing with an empty range.
@@ -160,6 +218,7 @@ fn mprotect_needs(
         // The hook asks these only of a mapping not yet executable, and
         // `execmem` of every one.
         let stack = |m: &Mapping| m.name == "[stack]" || sp.is_some_and(|sp| m.start <= sp && m.end >= sp);
+        let map_file = format!("/proc/{tid}/map_files/{:x}-{:x}", m.start, m.end);
         if m.executable {
             // Nothing but `execmem`.
         } else if m.name == "[heap]" {
@@ -172,9 +231,19 @@ fn mprotect_needs(
                 None => smaps.insert(read("smaps")?),
             };
             if has_private_pages(smaps, m.start) {
-                let file =
-                    File::open(format!("/proc/{tid}/map_files/{:x}-{:x}", m.start, m.end)).map_err(|_| libc::EACCES)?;
-                need.execmod = Some(file);
+                need.execmod = Some(File::open(&map_file).map_err(|_| libc::EACCES)?);
+            }
+        }
+        // The kernel's own files (`S_PRIVATE`) are not checked. Looked
+        // at, not opened (`O_PATH`): a device is not opened again.
+        if !m.anonymous() && !m.kernel_private() {
+            let file = fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_PATH)
+                .open(&map_file)
+                .map_err(|_| libc::EACCES)?;
+            if on_marked(&file, marked) {
+                need.file = Some(MappedFile { file, write: m.shared && prot & PROT_WRITE != 0 });
             }
         }
         need.execmem = map_needs_execmem(prot, m.anonymous() || m.kernel_private(), m.shared);
@@ -208,7 +277,7 @@ mod tests {
         let me = std::process::id();
         let (r, w, x) = (libc::PROT_READ as u32, PROT_WRITE, PROT_EXEC);
         let wants = |addr: u64, prot: u32| -> Vec<(bool, bool, bool, bool)> {
-            let needs = mprotect_needs(me, addr, 4096, prot, || true).unwrap();
+            let needs = mprotect_needs(me, addr, 4096, prot, &[], || true).unwrap();
             needs.iter().map(|n| (n.execheap, n.execstack, n.execmod.is_some(), n.execmem)).collect()
         };
         for prot in [r, r | x] {
@@ -226,10 +295,37 @@ mod tests {
         let code = maps.lines().filter_map(mappings::parse_line).find(|m| m.executable && !m.anonymous()).unwrap();
         assert_eq!(wants(code.start, r | x), [(false, false, false, false)], "{code:?}");
         assert_eq!(wants(code.start, r | w | x), [(false, false, false, true)], "{code:?}");
+        // The file of a mapping: looked at where its filesystem is
+        // marked, then `read` and `execute` (not `write`: private).
+        let dev = fs::metadata(&code.name).unwrap().dev();
+        for (marked, checked) in [(vec![dev], true), (vec![dev ^ 1], false)] {
+            let needs = mprotect_needs(me, code.start, 4096, r | w | x, &marked, || true).unwrap();
+            let file = needs[0].file.as_ref();
+            assert_eq!(file.is_some(), checked, "{code:?} on {marked:?}");
+            if let Some(file) = file {
+                let (want, got) = (fs::metadata(&code.name).unwrap(), file.file.metadata().unwrap());
+                assert_eq!((got.dev(), got.ino(), file.write), (want.dev(), want.ino(), false));
+            }
+        }
         let heap = maps.lines().filter_map(mappings::parse_line).find(|m| m.name == "[heap]");
         if let Some(heap) = heap {
             assert_eq!(wants(heap.start, r | w | x), [(true, false, false, true)], "{heap:?}");
         }
+    }
+
+    /// The descriptor an mmap names is the caller's file; one not open
+    /// is the kernel's `EBADF`.
+    #[test]
+    fn the_mapped_descriptor_is_the_callers_file() {
+        // SAFETY: gettid has no arguments.
+        let me = unsafe { libc::gettid() } as u32;
+        let exe = File::open("/proc/self/exe").unwrap();
+        use std::os::fd::AsRawFd;
+        let copy = descriptor(me, exe.as_raw_fd()).unwrap().unwrap();
+        let (a, b) = (exe.metadata().unwrap(), copy.metadata().unwrap());
+        assert_eq!((a.dev(), a.ino()), (b.dev(), b.ino()));
+        assert!(on_marked(&copy, &[a.dev()]) && !on_marked(&copy, &[a.dev() ^ 1]));
+        assert_eq!(descriptor(me, 1 << 20).unwrap_err(), libc::EBADF);
     }
 
     #[test]

@@ -16,11 +16,10 @@
 //! kill), `prlimit64` naming another process (crate::limits), the calls
 //! that change or read another process's scheduling (crate::sched), and
 //! the
-//! calls that make memory executable where SELinux checks `execmem` and
-//! the like (crate::exec_memory): `mmap` of anonymous memory or of a
-//! private writable file mapping with `PROT_EXEC`, `shmat` with
-//! `SHM_EXEC`, `mprotect` and `pkey_mprotect` adding `PROT_EXEC`, each
-//! told apart by the filter from its registers; `personality` setting
+//! calls that make memory executable, where SELinux checks `execmem`
+//! and the like, or the mapped file's `execute` (crate::exec_memory):
+//! `mmap`, `mprotect` and `pkey_mprotect` with `PROT_EXEC`, `shmat` with
+//! `SHM_EXEC`, each told apart by the filter from its registers; `personality` setting
 //! `READ_IMPLIES_EXEC` (every readable mapping executable, unseen) is
 //! refused (`EPERM`).
 //!
@@ -125,10 +124,10 @@ pub enum Op {
     /// ioprio_get) of the scheduling of `to`: checked, then made by the
     /// kernel (crate::sched).
     Sched { to: SchedTarget, set: bool },
-    /// mmap with `prot` and `flags` as the call gave them (handed over
-    /// when it needs `execmem`): checked, then made by the kernel
-    /// (crate::exec_memory).
-    Mmap { prot: u32, flags: u32 },
+    /// mmap with `prot`, `flags` and descriptor `fd` as the call gave
+    /// them (handed over with `PROT_EXEC`): checked, then made by the
+    /// kernel (crate::exec_memory).
+    Mmap { prot: u32, flags: u32, fd: i32 },
     /// shmat with `flags` (handed over with `SHM_EXEC`).
     Shmat { flags: u32 },
     /// mprotect, pkey_mprotect of `[addr, addr + len)` to `prot` (handed
@@ -485,7 +484,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
             };
             Op::Sched { to, set: nr != nr::IOPRIO_GET }
         }
-        nr::MMAP => Op::Mmap { prot: args[2] as u32, flags: args[3] as u32 },
+        nr::MMAP => Op::Mmap { prot: args[2] as u32, flags: args[3] as u32, fd: args[4] as i32 },
         nr::SHMAT => Op::Shmat { flags: args[2] as u32 },
         n if nr::MPROTECT.contains(&n) => Op::Mprotect { addr: args[0], len: args[1], prot: args[2] as u32 },
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
@@ -521,10 +520,8 @@ enum Target {
     /// A `setpriority` or `ioprio_*`'s `which` and `who`: `who` 0 with
     /// `which` `k` (the kind that names a thread) is the caller.
     Who(u32),
-    /// An `mmap`'s protection and flags.
-    Mmap,
-    /// An `mprotect`'s protection.
-    Mprotect,
+    /// An `mmap`'s or `mprotect`'s protection (both the third argument).
+    Protection,
     /// A `shmat`'s flags.
     Shmat,
     /// An `ipc`'s call (i386).
@@ -646,18 +643,10 @@ impl Asm {
             self.code.push((bpf(BPF_JEQ_K, 0, 0, 0), Some(Target::Allow), Some(other)));
         }
         // Executable memory where SELinux checks it (crate::exec_memory):
-        // mmap with PROT_EXEC of anonymous memory, or private and writable.
-        at.push((Target::Mmap, self.code.len()));
-        self.op(BPF_LD_W_ABS, data_arg(2));
-        self.code.push((bpf(BPF_JSET_K, bits::PROT_EXEC, 0, 0), None, Some(Target::Allow)));
-        self.op(BPF_LD_W_ABS, data_arg(3));
-        self.jump(BPF_JSET_K, bits::MAP_ANONYMOUS, other);
-        self.op(BPF_LD_W_ABS, data_arg(2));
-        self.code.push((bpf(BPF_JSET_K, bits::PROT_WRITE, 0, 0), None, Some(Target::Allow)));
-        self.op(BPF_LD_W_ABS, data_arg(3));
-        self.op(BPF_AND_K, bits::MAP_TYPE);
-        self.code.push((bpf(BPF_JEQ_K, bits::MAP_SHARED, 0, 0), Some(Target::Allow), Some(other)));
-        at.push((Target::Mprotect, self.code.len()));
+        // mmap and mprotect with PROT_EXEC (anonymous memory needs
+        // `execmem`, a file `execute`), the protection their third
+        // argument.
+        at.push((Target::Protection, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(2));
         self.code.push((bpf(BPF_JSET_K, bits::PROT_EXEC, 0, 0), Some(other), Some(Target::Allow)));
         at.push((Target::Ipc, self.code.len()));
@@ -727,9 +716,8 @@ fn block(
     for &n in &owners.ioprio {
         asm.jump(BPF_JEQ_K, n, Target::Who(1));
     }
-    asm.jump(BPF_JEQ_K, owners.mmap, Target::Mmap);
-    for &n in &owners.mprotect {
-        asm.jump(BPF_JEQ_K, n, Target::Mprotect);
+    for &n in std::iter::once(&owners.mmap).chain(&owners.mprotect) {
+        asm.jump(BPF_JEQ_K, n, Target::Protection);
     }
     asm.jump(BPF_JEQ_K, owners.shmat, Target::Shmat);
     if let Some(ipc) = owners.ipc {
@@ -1034,10 +1022,11 @@ mod tests {
         }
     }
 
-    /// mmap: handed over exactly where `file_map_prot_check` needs
-    /// `execmem` (the daemon's rule, crate::exec_memory, decides the same
-    /// from the decoded call); mprotect and shmat with their exec bits;
-    /// `READ_IMPLIES_EXEC` refused; on i386 all refused.
+    /// mmap and mprotect: handed over with `PROT_EXEC`, where SELinux
+    /// checks `execmem` or the file's `execute` (the daemon's rule,
+    /// crate::exec_memory, decides which from the decoded call); shmat
+    /// with its exec bit; `READ_IMPLIES_EXEC` refused; on i386 all
+    /// refused.
     #[test]
     fn executable_memory_is_handed_over_where_selinux_checks_it() {
         let (r, w, x) = (libc::PROT_READ as u32, PROT_WRITE, PROT_EXEC);
@@ -1050,17 +1039,22 @@ mod tests {
                 (r | w | x, shared | anon, true),
                 (r | w | x, private, true),
                 (r | w | x, validate, true),
-                (r | x, private, false),
-                (r | w | x, shared, false),
+                (r | x, private, true),
+                (r | w | x, shared, true),
+                (x, shared, true),
                 (r | w, private | anon, false),
                 (r, shared | anon, false),
+                (r | w, shared, false),
             ] {
                 let args = [0, 4096, prot, flags, 3, 0];
                 let (want, i386) = if handed { (NOTIFY, EPERM) } else { (ALLOW, ALLOW) };
                 assert_eq!(run(&prog, nr::MMAP, AUDIT_ARCH_X86_64, args), want, "mmap {prot:#x} {flags:#x}");
                 assert_eq!(run(&prog, nr::I386_MMAP2, AUDIT_ARCH_I386, args), i386, "mmap2 {prot:#x} {flags:#x}");
-                assert_eq!(decode(nr::MMAP, args.map(u64::from)), Some(Op::Mmap { prot, flags }));
+                assert_eq!(decode(nr::MMAP, args.map(u64::from)), Some(Op::Mmap { prot, flags, fd: 3 }));
             }
+            // No descriptor: -1 as the caller passed it.
+            let anonymous = [0, 4096, u64::from(r | x), u64::from(private | anon), u64::from(u32::MAX), 0];
+            assert_eq!(decode(nr::MMAP, anonymous), Some(Op::Mmap { prot: r | x, flags: private | anon, fd: -1 }));
             assert_eq!(run(&prog, nr::I386_OLD_MMAP, AUDIT_ARCH_I386, [0; 6]), EPERM, "old mmap");
             for n in nr::MPROTECT {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0x1000, 4096, r | x, 0, 0, 0]), NOTIFY, "{n}");

@@ -248,7 +248,7 @@ impl Supervisor {
             Op::Prlimit { pid, write, read } => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
             Op::Sched { to, set } => Some(crate::sched::decide(e, notif.pid, to, set)),
             Op::Mmap { .. } | Op::Shmat { .. } | Op::Mprotect { .. } => {
-                Some(crate::exec_memory::decide(e, notif.pid, op))
+                Some(crate::exec_memory::decide(e, notif.pid, op, &self.context.marked_devs))
             }
             _ => None,
         };

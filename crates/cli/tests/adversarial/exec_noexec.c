@@ -5,10 +5,13 @@
  *   exec_noexec ldso PROG   runs /lib64/ld-linux-x86-64.so.2 PROG: the
  *                           loader maps PROG, nobody execs it;
  *   exec_noexec memfd PROG  copies PROG into a memfd and fexecve()s it;
+ *   exec_noexec mprotect PROG maps PROG's first page read-only, then makes
+ *                           it executable (mprotect);
  *   exec_noexec direct PROG execs PROG itself (the control: the exec that
  *                           lacking execute permission must stop).
  *
- * Succeeds if PROG ran (its output, read through a pipe, has the marker).
+ * Succeeds if PROG ran (its output, read through a pipe, has the marker),
+ * or for mprotect if its page became executable.
  */
 #include "adversarial.h" /* first: it defines _GNU_SOURCE */
 
@@ -19,11 +22,23 @@
 
 extern char **environ;
 
+/* mprotect: PROG's first page mapped for reading, then executable. */
+static void make_executable(const char *prog) {
+    int fd = open(prog, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) FAILED(errno, "reading %s", prog);
+    void *page = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (page == MAP_FAILED) verdict(BROKEN, "mmap of %s for reading: %s", prog, strerror(errno));
+    if (mprotect(page, 4096, PROT_READ | PROT_EXEC) != 0) FAILED(errno, "mprotect of %s executable", prog);
+    verdict(SUCCEEDED, "a page of %s mapped for reading became executable", prog);
+}
+
 int main(int argc, char **argv) {
-    if (argc != 3 || (strcmp(argv[1], "ldso") != 0 && strcmp(argv[1], "memfd") != 0 && strcmp(argv[1], "direct") != 0))
-        verdict(BROKEN, "usage: exec_noexec ldso|memfd|direct PROG");
+    if (argc != 3 || (strcmp(argv[1], "ldso") != 0 && strcmp(argv[1], "memfd") != 0 &&
+                      strcmp(argv[1], "direct") != 0 && strcmp(argv[1], "mprotect") != 0))
+        verdict(BROKEN, "usage: exec_noexec ldso|memfd|mprotect|direct PROG");
     int direct = strcmp(argv[1], "direct") == 0;
     const char *prog = argv[2];
+    if (strcmp(argv[1], "mprotect") == 0) make_executable(prog);
     int memfd = -1;
     if (strcmp(argv[1], "memfd") == 0) {
         int in = open(prog, O_RDONLY | O_CLOEXEC);
@@ -71,7 +86,9 @@ int main(int argc, char **argv) {
     out[strcspn(out, "\n")] = 0;
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     /* 126: the exec was denied; the loader says "Permission denied"
-     * (or "Operation not permitted") when its open or map is. */
-    int denied = code == 126 || strstr(out, "Permission denied") || strstr(out, "not permitted");
+     * (or "Operation not permitted") when its open is, and "failed to
+     * map segment" (no reason) when its executable mapping is. */
+    int denied = code == 126 || strstr(out, "Permission denied") || strstr(out, "not permitted") ||
+                 (code == 127 && strstr(out, "failed to map segment"));
     verdict(denied ? BLOCKED : BROKEN, "%s %s did not run it (status %d): %s", how, prog, code, out);
 }
