@@ -589,6 +589,7 @@ attack() {
     attempt "$1_LDSO" as_attacker "$ADV/exec_noexec" ldso "$T/bin/marker"
     attempt "$1_MPROTECT" as_attacker "$ADV/exec_noexec" mprotect "$T/bin/marker"
     attempt "$1_MEMFD" as_attacker "$ADV/exec_noexec" memfd "$T/bin/marker"
+    attempt "$1_MEMFD_EXEC" as_attacker "$ADV/exec_noexec" memfd_exec "$T/bin/marker"
 }
 "#;
 
@@ -603,11 +604,14 @@ attack() {
 /// unconfined_t, which may execute every file, runs it through the
 /// loader (ALLOWED). DIRECT, the control: a plain exec of it is refused.
 ///
-/// MEMFD pins the documented limit (docs/security.md, "Executable
-/// mappings"): a memfd copy lies on the kernel's internal shmem mount,
-/// which fanotify cannot mark and the daemon does not check, so it runs.
-/// When that fails, the limit was closed, and docs/security.md must say
-/// so.
+/// MEMFD copies it into a memfd and `fexecve`s it, an exec fanotify
+/// cannot see (the kernel's internal shmem mount): the daemon made the
+/// memfd (crates/enforce/src/memfds.rs) with `MFD_NOEXEC_SEAL`, since
+/// app_t may not execute its label (app_tmpfs_t), so the kernel refuses
+/// the exec, and MEMFD_EXEC, which asks for an executable memfd, is
+/// refused with the AVC line of that exec. Under a permissive daemon
+/// both run; in unconfined_t, whose memfds are tmpfs_t, which it may
+/// execute, the first too (ALLOWED_MEMFD).
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn exec_without_execute_is_refused_at_the_mapping() {
@@ -622,7 +626,9 @@ start_daemon
 attempt DIRECT as_attacker "$ADV/exec_noexec" direct "$T/bin/marker"
 attack ENFORCING
 attempt ALLOWED as_launched_unconfined "$ADV/exec_noexec" ldso "$T/bin/marker"
+attempt ALLOWED_MEMFD as_launched_unconfined "$ADV/exec_noexec" memfd "$T/bin/marker"
 echo "AUDIT_execute=$(grep -c 'denied  {{ execute }} for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:noexec_t:s0 tclass=file permissive=0' "$LOG")"
+echo "AUDIT_memfd=$(grep -c 'denied  {{ execute execute_no_trans }} for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:app_tmpfs_t:s0 tclass=file permissive=0' "$LOG")"
 grep "denied  {{ execute" "$LOG" >&2 || true
 stop_daemon
 start_daemon --permissive
@@ -641,12 +647,16 @@ stop_daemon
     r.assert_succeeded("PERMISSIVE_LDSO");
     r.assert_succeeded("PERMISSIVE_MPROTECT");
     r.assert_allowed("ALLOWED", "unconfined_t may execute noexec_t");
-    // The limit: a memfd is not on a marked filesystem.
-    for key in ["ENFORCING_MEMFD", "PERMISSIVE_MEMFD"] {
-        if !r.unsupported(key) {
-            r.assert_succeeded(key);
-        }
-    }
+    r.assert_blocked("ENFORCING_MEMFD", "app_t may not execute its memfd (app_tmpfs_t)");
+    r.assert_succeeded("PERMISSIVE_MEMFD");
+    // Asked for an executable memfd: refused, with the exec's AVC line;
+    // under a permissive daemon one owned by the caller.
+    r.assert_blocked("ENFORCING_MEMFD_EXEC", "app_t may not execute its memfd (app_tmpfs_t)");
+    assert_eq!(r.num("AUDIT_memfd"), 1, "the memfd's denial:\n{}", r.stderr);
+    r.assert_succeeded("PERMISSIVE_MEMFD_EXEC");
+    let (_, why) = r.attack("PERMISSIVE_MEMFD_EXEC");
+    assert!(why.contains("owner 65534:65534"), "made with the caller's credentials: {why}");
+    r.assert_allowed("ALLOWED_MEMFD", "unconfined_t may execute its memfd (tmpfs_t)");
 }
 
 // Attack 8: files without an xattr are labeled by their path
@@ -1199,9 +1209,10 @@ done
 /// (tests/adversarial/exec_memory.c): anonymous memory mapped executable
 /// (ANON) or made so (MPROTECT), a page of the heap (HEAP), of the stack
 /// (STACK), a System V segment attached with SHM_EXEC (SHM), a data_t
-/// file mapped privately and written (FILE). While enforcing each is
-/// refused with the AVC line SELinux writes (`execmem`, `execheap`,
-/// `execstack`, `execmod`); under a permissive daemon each runs, and so
+/// file mapped privately and written (FILE), a memfd written and mapped
+/// executable beside (MEMFD, crates/enforce/src/memfds.rs: app_tmpfs_t).
+/// While enforcing each is refused with the AVC line SELinux writes
+/// (`execmem`, `execheap`, `execstack`, `execmod`, `execute`); under a permissive daemon each runs, and so
 /// does each in a launched unconfined_t, which the policy lets run such
 /// code (ALLOWED). PERSONALITY asks for READ_IMPLIES_EXEC, which makes
 /// readable memory executable unseen: the launcher's filter refuses it;
@@ -1215,7 +1226,7 @@ fn a_confined_process_runs_only_the_code_its_domain_may_write() {
         r#"
 UNCONFINED=system_u:system_r:unconfined_t:s0
 as_launched_unconfined() { "$RAMPART" run --socket "$SOCK" --force --context "$UNCONFINED" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-modes="anon mprotect heap stack shm file"
+modes="anon mprotect heap stack shm file memfd"
 for mode in ENFORCING PERMISSIVE; do
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
     for m in $modes; do
@@ -1230,6 +1241,7 @@ for mode in ENFORCING PERMISSIVE; do
         for p in execmem execheap execstack execmod; do
             echo "AUDIT_$p=$(grep -c "denied  { $p } for .*scontext=system_u:system_r:app_t:s0 .*permissive=0" "$LOG")"
         done
+        echo "AUDIT_execute=$(grep -c "denied  { execute } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:app_tmpfs_t:s0 tclass=file permissive=0" "$LOG")"
         grep "denied  { exec" "$LOG" >&2 || true
     fi
     stop_daemon
@@ -1237,14 +1249,15 @@ done
 "#,
     );
     r.report("exec_memory");
-    for m in ["anon", "mprotect", "heap", "stack", "shm", "file"] {
+    for m in ["anon", "mprotect", "heap", "stack", "shm", "file", "memfd"] {
         r.assert_blocked(&format!("ENFORCING_{m}"), "app_t may not run code it wrote");
         r.assert_succeeded(&format!("PERMISSIVE_{m}"));
         r.assert_allowed(&format!("ALLOWED_{m}"), "unconfined_t may run code it writes");
     }
     // anon, mprotect and shm need execmem; heap execheap, stack
-    // execstack (each refused before execmem is asked); file execmod.
-    for (perm, n) in [("execmem", 3), ("execheap", 1), ("execstack", 1), ("execmod", 1)] {
+    // execstack (each refused before execmem is asked); file execmod;
+    // memfd `execute` on the memfd's label (app_tmpfs_t).
+    for (perm, n) in [("execmem", 3), ("execheap", 1), ("execstack", 1), ("execmod", 1), ("execute", 1)] {
         assert_eq!(r.num(&format!("AUDIT_{perm}")), n, "{perm} denials:\n{}", r.stderr);
     }
     r.assert_blocked("PERSONALITY", "the launcher's filter refuses READ_IMPLIES_EXEC");

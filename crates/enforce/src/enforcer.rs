@@ -839,7 +839,23 @@ impl Enforcer {
     /// path: the object is a process). Whether it passes (a permissive
     /// denial passes).
     pub(crate) fn check_process(&self, tid: u32, tgid: Option<u32>, ssid: Sid, tsid: Sid, perms: Perms) -> bool {
-        let checked = self.check(ssid, tsid, self.classes.process, perms);
+        self.check_label(tid, tgid, ssid, tsid, self.classes.process, perms)
+    }
+
+    /// Checks `perms` of `class` from `ssid` (thread `tid`, of process
+    /// `tgid`) on the label `tsid` of an object without a path (a
+    /// process, a memfd not yet made: crate::memfds), and audits it.
+    /// Whether it passes.
+    pub(crate) fn check_label(
+        &self,
+        tid: u32,
+        tgid: Option<u32>,
+        ssid: Sid,
+        tsid: Sid,
+        class: ClassIdx,
+        perms: Perms,
+    ) -> bool {
+        let checked = self.check(ssid, tsid, class, perms);
         self.audit(tid, tgid, || None, std::slice::from_ref(&checked));
         checked.decision.passes()
     }

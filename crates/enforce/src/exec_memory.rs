@@ -23,7 +23,8 @@
 //! the kernel make the call. An `mmap`'s file is the caller's descriptor,
 //! taken (`pidfd_getfd`) and labeled as an event's object; only files on
 //! the marked filesystems are checked (outside them the policy decides
-//! no open either: the libraries of an unmarked `/usr` map unchecked).
+//! no open either: the libraries of an unmarked `/usr` map unchecked),
+//! and memfds, which the daemon labeled as it made them (crate::memfds).
 //! For `mprotect` it reads the mappings of the range as
 //! the kernel's hook would see them: `/proc/PID/maps` (`x`: the hook
 //! asks `execheap`, `execstack` and `execmod` only of mappings not yet
@@ -42,8 +43,8 @@
 //! `mmap`'s descriptor names, are read before the kernel makes the call,
 //! and another thread of the caller may replace them in between (the
 //! kernel checks the file it maps, under the mapping lock); `map` and
-//! `fd { use }` are not checked; a memfd lies on no marked filesystem
-//! (docs/security.md, "Executable mappings").
+//! `fd { use }` are not checked (docs/security.md, "Executable
+//! mappings").
 
 use std::fs::{self, File};
 
@@ -59,9 +60,10 @@ use crate::mappings::{self, Mapping};
 use crate::supervised::{Op, MAP_ANONYMOUS, MAP_SHARED, MAP_TYPE, PROT_EXEC, PROT_WRITE, SHM_EXEC};
 
 /// Decides `op` (mmap, shmat or mprotect) by thread `tid`: `Ok` lets
-/// the kernel make the call, `Err` is its error. Files on devices other
-/// than `marked` are not checked (the policy's reach: crate::marks).
-pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, marked: &[u64]) -> Result<(), i32> {
+/// the kernel make the call, `Err` is its error. Mapped files are
+/// checked on the devices `checked` (the marked filesystems, the policy's
+/// reach, and the kernel's memfd filesystems: crate::memfds).
+pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, checked: &[u64]) -> Result<(), i32> {
     let caller = crate::signals::caller(e, tid, "an executable mapping")?;
     let c = &e.classes;
     let needs = match op {
@@ -70,7 +72,7 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, marked: &[u64]) -> Result<(
             let shared = flags & MAP_TYPE == MAP_SHARED;
             let file = if anonymous || prot & PROT_EXEC == 0 { None } else { descriptor(tid, fd)? };
             let file = file
-                .filter(|f| on_marked(f, marked))
+                .filter(|f| on_device(f, checked))
                 .map(|file| MappedFile { file, write: shared && prot & PROT_WRITE != 0 });
             vec![Need { execmem: map_needs_execmem(prot, anonymous, shared), file, ..Need::default() }]
         }
@@ -81,7 +83,7 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, marked: &[u64]) -> Result<(
             // when execstack is granted, so its stack pointer is read
             // only when it is not.
             let stacks_free = || e.avc.peek(caller.sid, caller.sid, c.process, c.execstack).denied.is_empty();
-            mprotect_needs(tid, addr, len, prot, marked, stacks_free)?
+            mprotect_needs(tid, addr, len, prot, checked, stacks_free)?
         }
         _ => return Err(libc::ENOSYS),
     };
@@ -110,7 +112,7 @@ struct Need {
     /// The mapped file, whose pages were written: `execmod` on it.
     execmod: Option<File>,
     execmem: bool,
-    /// The mapped file, on a marked filesystem.
+    /// The mapped file, on a checked filesystem.
     file: Option<MappedFile>,
 }
 
@@ -146,9 +148,9 @@ fn descriptor(tid: u32, fd: i32) -> Result<Option<File>, i32> {
     }
 }
 
-/// Whether `file` lies on a marked filesystem.
-fn on_marked(file: &File, marked: &[u64]) -> bool {
-    file.metadata().is_ok_and(|md| marked.contains(&md.dev()))
+/// Whether `file` lies on one of `devices`.
+fn on_device(file: &File, devices: &[u64]) -> bool {
+    file.metadata().is_ok_and(|md| devices.contains(&md.dev()))
 }
 
 /// `file_map_prot_check`'s `execmem` condition: executable, and
@@ -188,14 +190,14 @@ fn has_private_pages(smaps: &str, start: u64) -> bool {
 /// `execheap` is asked of a few more, never of fewer), `[stack]` exactly
 /// the hook's initial stack. `stacks_free`: whether `execstack` would be
 /// granted anyway (then the thread's stack is not looked for). A mapped
-/// file on a device in `marked` needs `read` and `execute`, as every
+/// file on a device in `checked` needs `read` and `execute`, as every
 /// `mprotect` with `PROT_EXEC` asks of its file.
 fn mprotect_needs(
     tid: u32,
     addr: u64,
     len: u64,
     prot: u32,
-    marked: &[u64],
+    checked: &[u64],
     stacks_free: impl FnOnce() -> bool,
 ) -> Result<Vec<Need>, i32> {
     // The kernel does nothing with an empty range.
@@ -242,7 +244,7 @@ fn mprotect_needs(
                 .custom_flags(libc::O_PATH)
                 .open(&map_file)
                 .map_err(|_| libc::EACCES)?;
-            if on_marked(&file, marked) {
+            if on_device(&file, checked) {
                 need.file = Some(MappedFile { file, write: m.shared && prot & PROT_WRITE != 0 });
             }
         }
@@ -324,7 +326,7 @@ mod tests {
         let copy = descriptor(me, exe.as_raw_fd()).unwrap().unwrap();
         let (a, b) = (exe.metadata().unwrap(), copy.metadata().unwrap());
         assert_eq!((a.dev(), a.ino()), (b.dev(), b.ino()));
-        assert!(on_marked(&copy, &[a.dev()]) && !on_marked(&copy, &[a.dev() ^ 1]));
+        assert!(on_device(&copy, &[a.dev()]) && !on_device(&copy, &[a.dev() ^ 1]));
         assert_eq!(descriptor(me, 1 << 20).unwrap_err(), libc::EBADF);
     }
 

@@ -57,7 +57,7 @@
 //! transition), `limits.rs` (their `prlimit` of another process),
 //! `sched.rs` (another process's scheduling),
 //! `exec_memory.rs` (the memory they make executable, with `mappings.rs`:
-//! another process's mappings).
+//! another process's mappings), `memfds.rs` (the memfds they make).
 
 // The workspace denies these outside tests; unit tests may unwrap.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
@@ -93,6 +93,7 @@ mod label_cache;
 mod limits;
 mod mappings;
 mod marks;
+mod memfds;
 mod mount_prefix;
 mod mountinfo;
 mod name_changes;

@@ -72,6 +72,15 @@ impl NameLock {
 /// and with its credentials: without SELinux in the kernel, writing
 /// `security.*` needs `CAP_SYS_ADMIN`.
 pub fn write(e: &Enforcer, at: ObjectAt<'_>, inode: InodeKey, sid: Sid) -> io::Result<()> {
+    set(e, at, sid)?;
+    e.objects.forget(inode);
+    e.marks.relabeled(at, inode)
+}
+
+/// Writes the label `sid` into the xattr of `at`, and nothing else: for
+/// an object no event can have seen yet (a memfd the daemon just made:
+/// crate::memfds).
+pub fn set(e: &Enforcer, at: ObjectAt<'_>, sid: Sid) -> io::Result<()> {
     let (context, value) = xattr_value(e, sid)?;
     let value = value.as_bytes_with_nul();
     let rc = match at {
@@ -98,8 +107,7 @@ pub fn write(e: &Enforcer, at: ObjectAt<'_>, inode: InodeKey, sid: Sid) -> io::R
         };
         return Err(io::Error::new(err.kind(), format!("writing the label {context}{name}: {err}")));
     }
-    e.objects.forget(inode);
-    e.marks.relabeled(at, inode)
+    Ok(())
 }
 
 /// Before a rename or link of the object open as `fd` (`O_PATH` too),

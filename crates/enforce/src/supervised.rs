@@ -19,7 +19,8 @@
 //! calls that make memory executable, where SELinux checks `execmem`
 //! and the like, or the mapped file's `execute` (crate::exec_memory):
 //! `mmap`, `mprotect` and `pkey_mprotect` with `PROT_EXEC`, `shmat` with
-//! `SHM_EXEC`, each told apart by the filter from its registers; `personality` setting
+//! `SHM_EXEC`, each told apart by the filter from its registers, and
+//! `memfd_create`, which the daemon makes (crate::memfds); `personality` setting
 //! `READ_IMPLIES_EXEC` (every readable mapping executable, unseen) is
 //! refused (`EPERM`).
 //!
@@ -128,6 +129,9 @@ pub enum Op {
     /// them (handed over with `PROT_EXEC`): checked, then made by the
     /// kernel (crate::exec_memory).
     Mmap { prot: u32, flags: u32, fd: i32 },
+    /// memfd_create of the name at `name` in the caller's memory with
+    /// `flags`: made by the daemon (crate::memfds).
+    MemfdCreate { name: u64, flags: u32 },
     /// shmat with `flags` (handed over with `SHM_EXEC`).
     Shmat { flags: u32 },
     /// mprotect, pkey_mprotect of `[addr, addr + len)` to `prot` (handed
@@ -251,6 +255,10 @@ pub mod nr {
     pub const PIDFD_SEND_SIGNAL: u32 = 424;
     /// i386: kill, rt_sigqueueinfo, tkill, tgkill, rt_tgsigqueueinfo.
     pub const I386_SIGNALS: [u32; 5] = [37, 178, 238, 270, 335];
+    /// `memfd_create`: handed over, the daemon makes the memfd
+    /// (crate::memfds); refused on i386.
+    pub const MEMFD_CREATE: u32 = 319;
+    pub const I386_MEMFD_CREATE: u32 = 356;
     /// `fcntl`, `ioctl`: handed over, or refused, for the commands that
     /// set a file's owner (super::owner).
     pub const FCNTL: u32 = 72;
@@ -486,6 +494,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         }
         nr::MMAP => Op::Mmap { prot: args[2] as u32, flags: args[3] as u32, fd: args[4] as i32 },
         nr::SHMAT => Op::Shmat { flags: args[2] as u32 },
+        nr::MEMFD_CREATE => Op::MemfdCreate { name: args[0], flags: args[1] as u32 },
         n if nr::MPROTECT.contains(&n) => Op::Mprotect { addr: args[0], len: args[1], prot: args[2] as u32 },
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
         nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
@@ -751,9 +760,10 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
     let mut handed = nr::ALL.to_vec();
     handed.extend(nr::SIGNALS);
+    handed.push(nr::MEMFD_CREATE);
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
-    i386_refused.push(nr::PIDFD_SEND_SIGNAL);
+    i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE]);
     let owners = ByArgument {
         fcntl: &[nr::FCNTL],
         ioctl: nr::IOCTL,
@@ -1056,6 +1066,13 @@ mod tests {
             let anonymous = [0, 4096, u64::from(r | x), u64::from(private | anon), u64::from(u32::MAX), 0];
             assert_eq!(decode(nr::MMAP, anonymous), Some(Op::Mmap { prot: r | x, flags: private | anon, fd: -1 }));
             assert_eq!(run(&prog, nr::I386_OLD_MMAP, AUDIT_ARCH_I386, [0; 6]), EPERM, "old mmap");
+            // memfd_create, whatever its flags: the daemon makes it.
+            for flags in [0, 1, 8, 0x10] {
+                assert_eq!(run(&prog, nr::MEMFD_CREATE, AUDIT_ARCH_X86_64, [0x1000, flags, 0, 0, 0, 0]), NOTIFY);
+                assert_eq!(run(&prog, nr::I386_MEMFD_CREATE, AUDIT_ARCH_I386, [0x1000, flags, 0, 0, 0, 0]), EPERM);
+                let want = Op::MemfdCreate { name: 0x1000, flags };
+                assert_eq!(decode(nr::MEMFD_CREATE, [0x1000, u64::from(flags), 0, 0, 0, 0]), Some(want));
+            }
             for n in nr::MPROTECT {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0x1000, 4096, r | x, 0, 0, 0]), NOTIFY, "{n}");
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0x1000, 4096, r | w, 0, 0, 0]), ALLOW, "{n}");

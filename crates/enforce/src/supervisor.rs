@@ -107,6 +107,10 @@ pub struct Context {
     pub enforcer: Arc<Enforcer>,
     /// The marked filesystems: devices (`st_dev`) and their `major:minor`.
     pub marked_devs: Vec<u64>,
+    /// The devices whose files a `PROT_EXEC` mapping is checked on: the
+    /// marked filesystems and the kernel's memfd filesystems
+    /// (crate::exec_memory, crate::memfds).
+    pub mapped_devs: Vec<u64>,
     /// The launcher's Landlock ruleset (crate::sandbox), built once from
     /// the marked filesystems and the daemon's protected directories.
     pub ruleset: OwnedFd,
@@ -248,7 +252,7 @@ impl Supervisor {
             Op::Prlimit { pid, write, read } => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
             Op::Sched { to, set } => Some(crate::sched::decide(e, notif.pid, to, set)),
             Op::Mmap { .. } | Op::Shmat { .. } | Op::Mprotect { .. } => {
-                Some(crate::exec_memory::decide(e, notif.pid, op, &self.context.marked_devs))
+                Some(crate::exec_memory::decide(e, notif.pid, op, &self.context.mapped_devs))
             }
             _ => None,
         };
@@ -472,11 +476,15 @@ struct Gathered {
     fd_alias: Option<OwnedFd>,
     /// A symbolic link's target (`symlink`), read once.
     link_target: Option<CString>,
+    /// A memfd's name (`memfd_create`), read once.
+    memfd_name: Option<CString>,
     /// The times a `utime*` call sets, read once (`None`: now, or not
     /// such a call).
     times: Option<[libc::timespec; 2]>,
 }
 
+/// `MFD_NAME_MAX_LEN` (mm/memfd.c).
+const MFD_NAME_MAX: usize = 255 - "memfd:".len();
 /// `XATTR_NAME_MAX` and `XATTR_SIZE_MAX`.
 const XATTR_NAME_MAX: usize = 255;
 const XATTR_SIZE_MAX: u64 = 65536;
@@ -598,8 +606,16 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
         },
         _ => None,
     };
+    let memfd_name = match *op {
+        // The kernel's limit: "memfd:" and the name fit NAME_MAX.
+        Op::MemfdCreate { name, .. } => match read_string(&mem, name)? {
+            n if n.len() > MFD_NAME_MAX => return Err(libc::EINVAL),
+            n => Some(CString::new(n).map_err(|_| libc::EINVAL)?),
+        },
+        _ => None,
+    };
     let times = read_times(&mem, op)?;
-    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target, times })
+    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target, memfd_name, times })
 }
 
 /// The two times a `utime*` call names, read once, as timespecs (`None`:
@@ -774,7 +790,8 @@ fn resolve(
         | Op::Sched { .. }
         | Op::Mmap { .. }
         | Op::Shmat { .. }
-        | Op::Mprotect { .. } => return Err(libc::ENOSYS),
+        | Op::Mprotect { .. }
+        | Op::MemfdCreate { .. } => return Err(libc::ENOSYS),
     })
 }
 
@@ -792,7 +809,8 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::Sched { .. }
         | Op::Mmap { .. }
         | Op::Shmat { .. }
-        | Op::Mprotect { .. } => Vec::new(),
+        | Op::Mprotect { .. }
+        | Op::MemfdCreate { .. } => Vec::new(),
     }
 }
 
@@ -825,6 +843,7 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
     match call.op {
         Op::Open { flags, mode, .. } => return serve_open(cx, home, call, flags, mode),
         Op::Make { what, .. } => return serve_make(cx, home, call, what),
+        Op::MemfdCreate { flags, .. } => return serve_memfd(cx, home, call, flags),
         _ => {}
     }
     let Call { op, tid, gathered, subject } = call;
@@ -890,6 +909,25 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
     }
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
     perform(&resolved).map(Answer::Value)
+}
+
+/// memfd_create, made with the caller's credentials, then labeled
+/// (crate::memfds).
+fn serve_memfd(cx: &Context, home: &Home, call: Call, flags: u32) -> Result<Answer, i32> {
+    let Call { tid, gathered, subject, .. } = call;
+    let name = gathered.memfd_name.as_deref().ok_or(libc::EFAULT)?;
+    let plan = crate::memfds::plan(&cx.enforcer, tid, &subject, flags, cx.writes_labels)?;
+    gathered.creds.assume().map_err(|e| errno_of(&e))?;
+    let made = crate::memfds::make(name, plan.flags);
+    home.back().map_err(|e| errno_of(&e))?;
+    let fd = made?;
+    if let Some(sid) = plan.label {
+        if let Err(err) = new_labels::set(&cx.enforcer, ObjectAt::Fd(fd.as_fd()), sid) {
+            let dev = File::from(fd.try_clone().map_err(|e| errno_of(&e))?).metadata().map_or(0, |md| md.dev());
+            cx.label_failures.report(dev, "a memfd keeps no label", &err);
+        }
+    }
+    Ok(Answer::Install { fd, cloexec: flags & crate::memfds::MFD_CLOEXEC != 0 })
 }
 
 /// mkdir, mknod or symlink, checked before the object is made, as

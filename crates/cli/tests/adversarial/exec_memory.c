@@ -8,6 +8,8 @@
  *   stack        the page of the stack holding a local, mprotect
  *   shm          a System V segment attached with SHM_EXEC
  *   file         FILE mapped privately, written, mprotect to executable
+ *   memfd        a memfd written, then mapped shared and executable (the
+ *                double mapping: SELinux checks `execute` on the memfd)
  *   personality  READ_IMPLIES_EXEC, then readable anonymous memory
  * Succeeds (exit 0) once the code ran.
  */
@@ -82,6 +84,14 @@ int main(int argc, char **argv) {
         *p = RET;
         if (mprotect(p, PAGE, PROT_READ | PROT_EXEC)) FAILED(errno, "mprotect of the written mapping of %s", argv[2]);
         run(p, "a written file mapping");
+    }
+    if (!strcmp(mode, "memfd")) {
+        int fd = memfd_create("code", MFD_CLOEXEC);
+        if (fd < 0) FAILED(errno, "memfd_create");
+        if (write(fd, &RET, 1) != 1 || ftruncate(fd, PAGE) != 0) verdict(BROKEN, "writing the memfd: %s", strerror(errno));
+        unsigned char *p = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) FAILED(errno, "mmap of the memfd r-x");
+        run(p, "a memfd");
     }
     if (!strcmp(mode, "personality")) {
         if (personality(READ_IMPLIES_EXEC) < 0) FAILED(errno, "personality(READ_IMPLIES_EXEC)");

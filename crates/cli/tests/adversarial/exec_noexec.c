@@ -5,6 +5,8 @@
  *   exec_noexec ldso PROG   runs /lib64/ld-linux-x86-64.so.2 PROG: the
  *                           loader maps PROG, nobody execs it;
  *   exec_noexec memfd PROG  copies PROG into a memfd and fexecve()s it;
+ *   exec_noexec memfd_exec PROG asks for an executable memfd (MFD_EXEC),
+ *                           and reports whether it got one, and its owner;
  *   exec_noexec mprotect PROG maps PROG's first page read-only, then makes
  *                           it executable (mprotect);
  *   exec_noexec direct PROG execs PROG itself (the control: the exec that
@@ -16,7 +18,12 @@
 #include "adversarial.h" /* first: it defines _GNU_SOURCE */
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+
+#ifndef MFD_EXEC /* Linux 6.3; older headers lack it */
+#define MFD_EXEC 0x0010U
+#endif
 
 #define LOADER "/lib64/ld-linux-x86-64.so.2"
 
@@ -34,11 +41,19 @@ static void make_executable(const char *prog) {
 
 int main(int argc, char **argv) {
     if (argc != 3 || (strcmp(argv[1], "ldso") != 0 && strcmp(argv[1], "memfd") != 0 &&
-                      strcmp(argv[1], "direct") != 0 && strcmp(argv[1], "mprotect") != 0))
-        verdict(BROKEN, "usage: exec_noexec ldso|memfd|mprotect|direct PROG");
+                      strcmp(argv[1], "direct") != 0 && strcmp(argv[1], "mprotect") != 0 &&
+                      strcmp(argv[1], "memfd_exec") != 0))
+        verdict(BROKEN, "usage: exec_noexec ldso|memfd|memfd_exec|mprotect|direct PROG");
     int direct = strcmp(argv[1], "direct") == 0;
     const char *prog = argv[2];
     if (strcmp(argv[1], "mprotect") == 0) make_executable(prog);
+    if (strcmp(argv[1], "memfd_exec") == 0) {
+        int fd = memfd_create("exec", MFD_CLOEXEC | MFD_EXEC);
+        if (fd < 0) FAILED(errno, "memfd_create with MFD_EXEC");
+        struct stat st;
+        if (fstat(fd, &st) != 0) verdict(BROKEN, "fstat of the memfd: %s", strerror(errno));
+        verdict(SUCCEEDED, "an executable memfd, mode %o, owner %u:%u", st.st_mode & 07777, st.st_uid, st.st_gid);
+    }
     int memfd = -1;
     if (strcmp(argv[1], "memfd") == 0) {
         int in = open(prog, O_RDONLY | O_CLOEXEC);
