@@ -77,6 +77,8 @@ profile confined {
   $T/bin/cx cx -> child,
   $T/bin/ux ux,
   $T/bin/stack pix -> &other,
+  $T/bin/readable r,
+  $T/bin/mappable mr,
   profile child {
     $T/data/secret.txt r,
   }
@@ -101,7 +103,7 @@ profile attached $T/bin/attached {
 }
 EOF
 echo allowed > "$T/data/allowed.txt"; echo other > "$T/data/other.txt"
-for b in sh2 px spx e2big cx ux stack denied attached; do cp /bin/dash "$T/bin/$b"; done
+for b in sh2 px spx e2big cx ux stack denied attached readable mappable; do cp /bin/dash "$T/bin/$b"; done
 aa_daemon() { start_daemon --apparmor "$AA/profiles" --apparmor-cache "$AA/cache" "$@"; }
 aa() { local p=$1; shift; "$RAMPART" run --socket "$SOCK" --apparmor "$p" -- /bin/dash -c "$@"; }
 # "ok:<first line>" or "denied", for a read of $2 under profile $1.
@@ -331,7 +333,10 @@ stop_daemon
 /// ld.so (on /, not marked), and the program is only opened and mapped;
 /// `confined` has no rule for `$T/bin/denied`, so the loader's open for
 /// reading is refused, as the kernel's AppArmor refuses it (no `r`, no
-/// `m`). A permissive daemon lets it run: the test can fail. (2) A new
+/// `m`); `$T/bin/readable` it may read, not map executable (`r`): the
+/// loader's `PROT_EXEC` mapping is refused (`file_mmap`, `m`:
+/// crates/enforce/src/exec_memory.rs); `$T/bin/mappable` (`mr`) runs. A
+/// permissive daemon lets the first two run: the test can fail. (2) A new
 /// mount namespace (`unshare -m`, clone flags) to remount the tmpfs
 /// elsewhere under a name the profile allows: the launcher refuses
 /// namespace creation (seccomp); with `--no-sandbox` root creates one.
@@ -346,16 +351,25 @@ LDSO=/lib64/ld-linux-x86-64.so.2
 aa_unsandboxed() { local p=$1; shift; "$RAMPART" run --socket "$SOCK" --no-sandbox --apparmor "$p" -- /bin/dash -c "$@"; }
 aa_daemon
 echo "LDSO=$(aa confined "$LDSO '$T/bin/denied' -c 'echo ran' 2>/dev/null || echo refused")"
+echo "LDSO_READABLE=$(aa confined "$LDSO '$T/bin/readable' -c 'echo ran' 2>/dev/null || echo refused")"
+echo "LDSO_MAPPABLE=$(aa confined "$LDSO '$T/bin/mappable' -c 'echo ran' 2>/dev/null || echo refused")"
+echo "MMAP_RECORD=$(grep -c 'apparmor="DENIED" operation="file_mmap" .*name="'"$T"'/bin/readable".*requested_mask="m" denied_mask="m"' "$LOG")"
+grep 'file_mmap' "$LOG" >&2 || true
 echo "UNSHARE=$(aa confined "unshare -m true 2>/dev/null && echo created || echo refused")"
 echo "UNSANDBOXED_UNSHARE=$(aa_unsandboxed confined "unshare -m true 2>/dev/null && echo created || echo refused")"
 stop_daemon
 aa_daemon --permissive
 echo "PERMISSIVE_LDSO=$(aa confined "$LDSO '$T/bin/denied' -c 'echo ran' 2>/dev/null || echo refused")"
+echo "PERMISSIVE_LDSO_READABLE=$(aa confined "$LDSO '$T/bin/readable' -c 'echo ran' 2>/dev/null || echo refused")"
 stop_daemon
 "#,
     );
     assert_eq!(r.get("LDSO"), "refused", "{}", r.stderr);
     assert_eq!(r.get("PERMISSIVE_LDSO"), "ran", "{}", r.stderr);
+    assert_eq!(r.get("LDSO_READABLE"), "refused", "{}", r.stderr);
+    assert_eq!(r.num("MMAP_RECORD"), 1, "the kernel's record of the mapping:\n{}", r.stderr);
+    assert_eq!(r.get("LDSO_MAPPABLE"), "ran", "{}", r.stderr);
+    assert_eq!(r.get("PERMISSIVE_LDSO_READABLE"), "ran", "{}", r.stderr);
     assert_eq!(r.get("UNSHARE"), "refused", "{}", r.stderr);
     assert_eq!(r.get("UNSANDBOXED_UNSHARE"), "created", "{}", r.stderr);
 }

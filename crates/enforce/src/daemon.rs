@@ -696,8 +696,8 @@ impl Daemon {
                 .map_err(|e| format!("the launcher's Landlock ruleset: {e}"))?;
             let context = supervisor::Context {
                 enforcer: Arc::clone(&self.enforcer),
-                mapped_devs: devices.iter().copied().chain(crate::memfds::devices()).collect(),
                 marked_devs: devices,
+                memfd_devs: crate::memfds::devices(),
                 ruleset,
                 journal: self.journal.clone(),
                 names: Default::default(),

@@ -1,6 +1,6 @@
 //! Executable memory: SELinux's `execmem`, `execheap`, `execstack` and
-//! `execmod`, and `execute` of a mapped file, for the processes `rampart
-//! run` started.
+//! `execmod`, and `execute` of a mapped file (AppArmor's `m`), for the
+//! processes `rampart run` started.
 //!
 //! Why: a policy keeps a domain from running code it writes itself (a
 //! JIT, or an exploit's injected code) by not granting it `process
@@ -25,6 +25,9 @@
 //! the marked filesystems are checked (outside them the policy decides
 //! no open either: the libraries of an unmarked `/usr` map unchecked),
 //! and memfds, which the daemon labeled as it made them (crate::memfds).
+//! A process under an AppArmor profile is checked by it too, by the
+//! file's name (`m`, and `r`, `w` as `common_mmap` asks), for files of
+//! the marked filesystems.
 //! For `mprotect` it reads the mappings of the range as
 //! the kernel's hook would see them: `/proc/PID/maps` (`x`: the hook
 //! asks `execheap`, `execstack` and `execmod` only of mappings not yet
@@ -53,17 +56,38 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 
 use rampart_avc::Perms;
 
+use rampart_apparmor::perms::{AA_EXEC_MMAP, MAY_READ, MAY_WRITE};
+
 use crate::access::ClassPerms;
+use crate::apparmor::{AppArmor, FileEvent};
 
 use crate::enforcer::Enforcer;
 use crate::mappings::{self, Mapping};
-use crate::supervised::{Op, MAP_ANONYMOUS, MAP_SHARED, MAP_TYPE, PROT_EXEC, PROT_WRITE, SHM_EXEC};
+use crate::supervised::{Op, MAP_ANONYMOUS, MAP_SHARED, MAP_TYPE, PROT_EXEC, PROT_READ, PROT_WRITE, SHM_EXEC};
+
+/// The filesystems whose files a mapping is checked on.
+pub(crate) struct Devices<'a> {
+    /// The marked filesystems (the policy's reach): by SELinux, and by
+    /// AppArmor for a process under a profile.
+    pub marked: &'a [u64],
+    /// The kernel's memfd filesystems: by SELinux, under the label the
+    /// daemon gave the memfd (crate::memfds).
+    pub memfds: &'a [u64],
+}
+
+impl Devices<'_> {
+    /// The mapped file `file`, if it lies on one of these filesystems.
+    fn mapped(&self, file: File, prot: u32, shared: bool, operation: &'static str) -> Option<MappedFile> {
+        let dev = file.metadata().ok()?.dev();
+        let marked = self.marked.contains(&dev);
+        (marked || self.memfds.contains(&dev)).then_some(MappedFile { file, prot, shared, marked, operation })
+    }
+}
 
 /// Decides `op` (mmap, shmat or mprotect) by thread `tid`: `Ok` lets
 /// the kernel make the call, `Err` is its error. Mapped files are
-/// checked on the devices `checked` (the marked filesystems, the policy's
-/// reach, and the kernel's memfd filesystems: crate::memfds).
-pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, checked: &[u64]) -> Result<(), i32> {
+/// checked on `devices`.
+pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, devices: &Devices<'_>) -> Result<(), i32> {
     let caller = crate::signals::caller(e, tid, "an executable mapping")?;
     let c = &e.classes;
     let needs = match op {
@@ -71,9 +95,7 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, checked: &[u64]) -> Result<
             let anonymous = flags & MAP_ANONYMOUS != 0;
             let shared = flags & MAP_TYPE == MAP_SHARED;
             let file = if anonymous || prot & PROT_EXEC == 0 { None } else { descriptor(tid, fd)? };
-            let file = file
-                .filter(|f| on_device(f, checked))
-                .map(|file| MappedFile { file, write: shared && prot & PROT_WRITE != 0 });
+            let file = file.and_then(|f| devices.mapped(f, prot, shared, "file_mmap"));
             vec![Need { execmem: map_needs_execmem(prot, anonymous, shared), file, ..Need::default() }]
         }
         Op::Shmat { flags } => vec![Need { execmem: flags & SHM_EXEC != 0, ..Need::default() }],
@@ -83,25 +105,49 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, checked: &[u64]) -> Result<
             // when execstack is granted, so its stack pointer is read
             // only when it is not.
             let stacks_free = || e.avc.peek(caller.sid, caller.sid, c.process, c.execstack).denied.is_empty();
-            mprotect_needs(tid, addr, len, prot, checked, stacks_free)?
+            mprotect_needs(tid, addr, len, prot, devices, stacks_free)?
         }
         _ => return Err(libc::ENOSYS),
     };
     let process = |perms: Perms| e.check_process(tid, caller.tgid, caller.sid, caller.sid, perms);
     let file =
         |f: &File, which: &dyn Fn(&ClassPerms) -> Perms| e.check_mapped_file(tid, caller.tgid, caller.sid, f, which);
+    let profile = |m: &MappedFile| match &caller.apparmor {
+        Some(label) if m.marked => apparmor_allows(e, tid, caller.tgid.unwrap_or(tid), label, m),
+        _ => true,
+    };
     for need in needs.into_iter().filter(|n| !n.is_empty()) {
         // In the hook's order, each denial ending the call there.
-        let allowed = (!need.execheap || process(c.execheap))
+        let selinux = (!need.execheap || process(c.execheap))
             && (!need.execstack || process(c.execstack))
             && need.execmod.as_ref().map_or(true, |f| file(f, &|cp| cp.execmod))
             && (!need.execmem || process(c.execmem))
             && need.file.as_ref().map_or(true, |m| file(&m.file, &|cp| m.perms(cp)));
-        if !allowed {
+        // Stacked: each module checks, and audits its own denial.
+        let apparmor = need.file.as_ref().map_or(true, profile);
+        if !(selinux && apparmor) {
             return Err(libc::EACCES);
         }
     }
     Ok(())
+}
+
+/// AppArmor's check of a mapped file, by its name, for a process under
+/// the profiles of `label` (`common_mmap`: `r` if readable, `w` if shared
+/// and writable, `m` for `PROT_EXEC`).
+fn apparmor_allows(e: &Enforcer, tid: u32, tgid: u32, label: &str, m: &MappedFile) -> bool {
+    let Some(aa) = &e.apparmor else { return false };
+    let Ok(md) = m.file.metadata() else { return false };
+    let Some(name) = AppArmor::name_of(m.file.as_fd(), &md) else { return false };
+    let mut request = AA_EXEC_MMAP;
+    if m.prot & PROT_READ != 0 {
+        request |= MAY_READ;
+    }
+    if m.shared && m.prot & PROT_WRITE != 0 {
+        request |= MAY_WRITE;
+    }
+    let ev = FileEvent { tid, tgid, fd: m.file.as_fd(), md: &md };
+    aa.path_call(label, &ev, &name, request, m.operation, &|| e.avc.policy_state().2)
 }
 
 /// What making one mapping executable needs.
@@ -127,12 +173,19 @@ impl Need {
 #[derive(Debug)]
 struct MappedFile {
     file: File,
-    write: bool,
+    /// The mapping's protection asked for, and whether it is shared.
+    prot: u32,
+    shared: bool,
+    /// On a marked filesystem (AppArmor checks those).
+    marked: bool,
+    /// The call, as AppArmor's records name it.
+    operation: &'static str,
 }
 
 impl MappedFile {
     fn perms(&self, cp: &ClassPerms) -> Perms {
-        cp.read | cp.execute | if self.write { cp.write } else { Perms::NONE }
+        let write = self.shared && self.prot & PROT_WRITE != 0;
+        cp.read | cp.execute | if write { cp.write } else { Perms::NONE }
     }
 }
 
@@ -146,11 +199,6 @@ fn descriptor(tid: u32, fd: i32) -> Result<Option<File>, i32> {
         Ok(fd) => Ok(Some(File::from(fd))),
         Err(err) => Err(err.raw_os_error().unwrap_or(libc::EBADF)),
     }
-}
-
-/// Whether `file` lies on one of `devices`.
-fn on_device(file: &File, devices: &[u64]) -> bool {
-    file.metadata().is_ok_and(|md| devices.contains(&md.dev()))
 }
 
 /// `file_map_prot_check`'s `execmem` condition: executable, and
@@ -190,14 +238,14 @@ fn has_private_pages(smaps: &str, start: u64) -> bool {
 /// `execheap` is asked of a few more, never of fewer), `[stack]` exactly
 /// the hook's initial stack. `stacks_free`: whether `execstack` would be
 /// granted anyway (then the thread's stack is not looked for). A mapped
-/// file on a device in `checked` needs `read` and `execute`, as every
-/// `mprotect` with `PROT_EXEC` asks of its file.
+/// file on `devices` needs `read` and `execute`, as every `mprotect`
+/// with `PROT_EXEC` asks of its file.
 fn mprotect_needs(
     tid: u32,
     addr: u64,
     len: u64,
     prot: u32,
-    checked: &[u64],
+    devices: &Devices<'_>,
     stacks_free: impl FnOnce() -> bool,
 ) -> Result<Vec<Need>, i32> {
     // The kernel does nothing with an empty range.
@@ -244,9 +292,7 @@ fn mprotect_needs(
                 .custom_flags(libc::O_PATH)
                 .open(&map_file)
                 .map_err(|_| libc::EACCES)?;
-            if on_device(&file, checked) {
-                need.file = Some(MappedFile { file, write: m.shared && prot & PROT_WRITE != 0 });
-            }
+            need.file = devices.mapped(file, prot, m.shared, "file_mprotect");
         }
         need.execmem = map_needs_execmem(prot, m.anonymous() || m.kernel_private(), m.shared);
         needs.push(need);
@@ -279,7 +325,8 @@ mod tests {
         let me = std::process::id();
         let (r, w, x) = (libc::PROT_READ as u32, PROT_WRITE, PROT_EXEC);
         let wants = |addr: u64, prot: u32| -> Vec<(bool, bool, bool, bool)> {
-            let needs = mprotect_needs(me, addr, 4096, prot, &[], || true).unwrap();
+            let none = Devices { marked: &[], memfds: &[] };
+            let needs = mprotect_needs(me, addr, 4096, prot, &none, || true).unwrap();
             needs.iter().map(|n| (n.execheap, n.execstack, n.execmod.is_some(), n.execmem)).collect()
         };
         for prot in [r, r | x] {
@@ -300,13 +347,15 @@ mod tests {
         // The file of a mapping: looked at where its filesystem is
         // marked, then `read` and `execute` (not `write`: private).
         let dev = fs::metadata(&code.name).unwrap().dev();
-        for (marked, checked) in [(vec![dev], true), (vec![dev ^ 1], false)] {
-            let needs = mprotect_needs(me, code.start, 4096, r | w | x, &marked, || true).unwrap();
+        for (marked, memfds, checked) in [([dev], [0], true), ([0], [dev], true), ([dev ^ 1], [0], false)] {
+            let devices = Devices { marked: &marked, memfds: &memfds };
+            let needs = mprotect_needs(me, code.start, 4096, r | w | x, &devices, || true).unwrap();
             let file = needs[0].file.as_ref();
-            assert_eq!(file.is_some(), checked, "{code:?} on {marked:?}");
+            assert_eq!(file.is_some(), checked, "{code:?} on {marked:?} {memfds:?}");
             if let Some(file) = file {
                 let (want, got) = (fs::metadata(&code.name).unwrap(), file.file.metadata().unwrap());
-                assert_eq!((got.dev(), got.ino(), file.write), (want.dev(), want.ino(), false));
+                assert_eq!((got.dev(), got.ino(), file.marked), (want.dev(), want.ino(), marked == [dev]));
+                assert_eq!(file.operation, "file_mprotect");
             }
         }
         let heap = maps.lines().filter_map(mappings::parse_line).find(|m| m.name == "[heap]");
@@ -326,7 +375,6 @@ mod tests {
         let copy = descriptor(me, exe.as_raw_fd()).unwrap().unwrap();
         let (a, b) = (exe.metadata().unwrap(), copy.metadata().unwrap());
         assert_eq!((a.dev(), a.ino()), (b.dev(), b.ino()));
-        assert!(on_device(&copy, &[a.dev()]) && !on_device(&copy, &[a.dev() ^ 1]));
         assert_eq!(descriptor(me, 1 << 20).unwrap_err(), libc::EBADF);
     }
 

@@ -541,6 +541,7 @@ enum Target {
 
 /// Bits the filter tests (uapi mman, shm and personality headers).
 mod bits {
+    pub const PROT_READ: u32 = 0x1;
     pub const PROT_WRITE: u32 = 0x2;
     pub const PROT_EXEC: u32 = 0x4;
     pub const MAP_TYPE: u32 = 0x0f;
@@ -553,7 +554,7 @@ mod bits {
     /// `personality(0xffffffff)` only reads it.
     pub const PERSONALITY_QUERY: u32 = u32::MAX;
 }
-pub use bits::{MAP_ANONYMOUS, MAP_SHARED, MAP_TYPE, PROT_EXEC, PROT_WRITE, SHM_EXEC};
+pub use bits::{MAP_ANONYMOUS, MAP_SHARED, MAP_TYPE, PROT_EXEC, PROT_READ, PROT_WRITE, SHM_EXEC};
 
 /// `fcntl` and `ioctl` commands that name a process the kernel will
 /// signal (`SIGIO`, `SIGURG`, or what `F_SETSIG` sets) when the file is

@@ -107,10 +107,9 @@ pub struct Context {
     pub enforcer: Arc<Enforcer>,
     /// The marked filesystems: devices (`st_dev`) and their `major:minor`.
     pub marked_devs: Vec<u64>,
-    /// The devices whose files a `PROT_EXEC` mapping is checked on: the
-    /// marked filesystems and the kernel's memfd filesystems
-    /// (crate::exec_memory, crate::memfds).
-    pub mapped_devs: Vec<u64>,
+    /// The kernel's memfd filesystems (crate::memfds), whose files a
+    /// `PROT_EXEC` mapping is checked on too (crate::exec_memory).
+    pub memfd_devs: Vec<u64>,
     /// The launcher's Landlock ruleset (crate::sandbox), built once from
     /// the marked filesystems and the daemon's protected directories.
     pub ruleset: OwnedFd,
@@ -252,7 +251,9 @@ impl Supervisor {
             Op::Prlimit { pid, write, read } => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
             Op::Sched { to, set } => Some(crate::sched::decide(e, notif.pid, to, set)),
             Op::Mmap { .. } | Op::Shmat { .. } | Op::Mprotect { .. } => {
-                Some(crate::exec_memory::decide(e, notif.pid, op, &self.context.mapped_devs))
+                let devices =
+                    crate::exec_memory::Devices { marked: &self.context.marked_devs, memfds: &self.context.memfd_devs };
+                Some(crate::exec_memory::decide(e, notif.pid, op, &devices))
             }
             _ => None,
         };
