@@ -25,7 +25,9 @@
 //! What is left: a memfd the domain may execute is exec'd unseen (no
 //! domain transition by it, where SELinux could make one); memfds made
 //! before the launch or passed in carry no xattr, and are labeled by
-//! file_contexts as `/memfd:NAME (deleted)`.
+//! file_contexts as `/memfd:NAME (deleted)`; while AppArmor runs alone
+//! memfds are made as asked (AppArmor would decide their exec by the
+//! name `/memfd:NAME`, which the daemon does not see).
 
 use std::ffi::CStr;
 use std::os::fd::{FromRawFd, OwnedFd};
