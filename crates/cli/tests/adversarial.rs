@@ -1269,10 +1269,12 @@ done
 /// as its parent and of the same user, lowers its priority (`renice`),
 /// pins it to one CPU (`sched_setaffinity`), makes it `SCHED_IDLE` (`chrt -i`),
 /// gives it the idle I/O class (`ionice -c 3`), or reads its policy
-/// (`chrt -p`). app_t has no `process setsched` or `getsched` on
-/// trusted_t: each is refused with an AVC line while enforcing, and
-/// succeeds under a permissive daemon; the same calls on a child that
-/// stays in app_t succeed (SAME_DOMAIN).
+/// (`chrt -p`), its group (`getpgid`) or its session (`getsid`,
+/// crates/enforce/src/process_ids.rs). app_t has no `process setsched`,
+/// `getsched`, `getpgid` or `getsession` on trusted_t: each is refused
+/// with an AVC line while enforcing, and succeeds under a permissive
+/// daemon; the same calls on a child that stays in app_t succeed
+/// (SAME_DOMAIN).
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn another_domains_scheduling_is_its_own() {
@@ -1291,12 +1293,14 @@ case $3 in
     chrt) out=$(chrt -i -p 0 "$p" 2>&1) ;;
     ionice) out=$(ionice -c 3 -p "$p" 2>&1) ;;
     getsched) out=$(chrt -p "$p" 2>&1) ;;
+    getpgid) out=$(python3 -c 'import os, sys; print(os.getpgid(int(sys.argv[1])))' "$p" 2>&1) ;;
+    getsid) out=$(python3 -c 'import os, sys; print(os.getsid(int(sys.argv[1])))' "$p" 2>&1) ;;
 esac && { echo "succeeded: $3 of pid $p in $2"; exit 0; }
 last=$(printf '%s\n' "$out" | tail -n 1)
 case $out in *"Permission denied"*) echo "blocked: $last"; exit 1 ;; esac
 echo "broken: $last"; exit 2
 SH
-methods="renice affinity chrt ionice getsched"
+methods="renice affinity chrt ionice getsched getpgid getsid"
 for mode in ENFORCING PERMISSIVE; do
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
     for m in $methods; do
@@ -1306,7 +1310,7 @@ for mode in ENFORCING PERMISSIVE; do
         for m in $methods; do
             attempt "SAME_DOMAIN_$m" as_attacker sh "$S/sched" /bin/sleep app_t $m
         done
-        for p in setsched getsched; do
+        for p in setsched getsched getpgid getsession; do
             echo "AUDIT_$p=$(grep -c "denied  { $p } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:trusted_t:s0 tclass=process permissive=0" "$LOG")"
         done
     fi
@@ -1315,13 +1319,18 @@ done
 "#,
     );
     r.report("sched");
-    for m in ["renice", "affinity", "chrt", "ionice", "getsched"] {
-        r.assert_blocked(&format!("ENFORCING_{m}"), "app_t has no `process setsched getsched` on trusted_t");
+    for m in ["renice", "affinity", "chrt", "ionice", "getsched", "getpgid", "getsid"] {
+        r.assert_blocked(
+            &format!("ENFORCING_{m}"),
+            "app_t has no `process setsched getsched getpgid getsession` on trusted_t",
+        );
         r.assert_succeeded(&format!("PERMISSIVE_{m}"));
         r.assert_allowed(&format!("SAME_DOMAIN_{m}"), "app_t schedules its own");
     }
     assert_eq!(r.num("AUDIT_setsched"), 4, "setsched denials:\n{}", r.stderr);
     assert!(r.num("AUDIT_getsched") >= 1, "getsched denials:\n{}", r.stderr);
+    assert_eq!(r.num("AUDIT_getpgid"), 1, "getpgid denials:\n{}", r.stderr);
+    assert_eq!(r.num("AUDIT_getsession"), 1, "getsession denials:\n{}", r.stderr);
 }
 
 /// A confined process cannot type into the terminal of the shell that

@@ -97,6 +97,8 @@ const PROCESS_PERMS: &[&str] = &[
     "execheap",
     "setsched",
     "getsched",
+    "getpgid",
+    "getsession",
 ];
 /// A transition from a file on a mount that may not grant privileges
 /// (crate::exec_mount) needs `nosuid_transition`; `nnp_transition` is
@@ -279,6 +281,9 @@ pub struct Classes {
     /// Another process's scheduling: changing, reading (crate::sched).
     pub setsched: Perms,
     pub getsched: Perms,
+    /// Another process's group, session (crate::process_ids).
+    pub getpgid: Perms,
+    pub getsession: Perms,
     /// Executable memory (crate::exec_memory).
     pub execmem: Perms,
     pub execstack: Perms,
@@ -360,6 +365,8 @@ impl Classes {
             getrlimit: m.perms(process, &["getrlimit"])?,
             setsched: m.perms(process, &["setsched"])?,
             getsched: m.perms(process, &["getsched"])?,
+            getpgid: m.perms(process, &["getpgid"])?,
+            getsession: m.perms(process, &["getsession"])?,
             execmem: m.perms(process, &["execmem"])?,
             execstack: m.perms(process, &["execstack"])?,
             execheap: m.perms(process, &["execheap"])?,

@@ -50,17 +50,14 @@
 //! mappings").
 
 use std::fs::{self, File};
-
 use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 
-use rampart_avc::Perms;
-
 use rampart_apparmor::perms::{AA_EXEC_MMAP, MAY_READ, MAY_WRITE};
+use rampart_avc::Perms;
 
 use crate::access::ClassPerms;
 use crate::apparmor::{AppArmor, FileEvent};
-
 use crate::enforcer::Enforcer;
 use crate::mappings::{self, Mapping};
 use crate::supervised::{Op, MAP_ANONYMOUS, MAP_SHARED, MAP_TYPE, PROT_EXEC, PROT_READ, PROT_WRITE, SHM_EXEC};
@@ -94,7 +91,7 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, devices: &Devices<'_>) -> R
         Op::Mmap { prot, flags, fd } => {
             let anonymous = flags & MAP_ANONYMOUS != 0;
             let shared = flags & MAP_TYPE == MAP_SHARED;
-            let file = if anonymous || prot & PROT_EXEC == 0 { None } else { descriptor(tid, fd)? };
+            let file = if anonymous || prot & PROT_EXEC == 0 { None } else { Some(descriptor(tid, fd)?) };
             let file = file.and_then(|f| devices.mapped(f, prot, shared, "file_mmap"));
             vec![Need { execmem: map_needs_execmem(prot, anonymous, shared), file, ..Need::default() }]
         }
@@ -193,12 +190,10 @@ impl MappedFile {
 /// kernel is about to map it: `Err` the call's error (`EBADF`: none
 /// open). Another thread of the caller may replace it before the
 /// kernel's call (docs/security.md, "Executable mappings").
-fn descriptor(tid: u32, fd: i32) -> Result<Option<File>, i32> {
+fn descriptor(tid: u32, fd: i32) -> Result<File, i32> {
     let pidfd = crate::pidfd::thread_pidfd(tid).map_err(|_| libc::ESRCH)?;
-    match crate::pidfd::take_descriptor(pidfd.as_fd(), fd) {
-        Ok(fd) => Ok(Some(File::from(fd))),
-        Err(err) => Err(err.raw_os_error().unwrap_or(libc::EBADF)),
-    }
+    let copy = crate::pidfd::take_descriptor(pidfd.as_fd(), fd).map_err(|e| e.raw_os_error().unwrap_or(libc::EBADF))?;
+    Ok(File::from(copy))
 }
 
 /// `file_map_prot_check`'s `execmem` condition: executable, and
@@ -372,7 +367,7 @@ mod tests {
         let me = unsafe { libc::gettid() } as u32;
         let exe = File::open("/proc/self/exe").unwrap();
         use std::os::fd::AsRawFd;
-        let copy = descriptor(me, exe.as_raw_fd()).unwrap().unwrap();
+        let copy = descriptor(me, exe.as_raw_fd()).unwrap();
         let (a, b) = (exe.metadata().unwrap(), copy.metadata().unwrap());
         assert_eq!((a.dev(), a.ino()), (b.dev(), b.ino()));
         assert_eq!(descriptor(me, 1 << 20).unwrap_err(), libc::EBADF);

@@ -55,7 +55,8 @@
 //! labels it), `signals.rs` (the signals they send, checked between
 //! domains) with `file_owners.rs` (owners named before an exec
 //! transition), `limits.rs` (their `prlimit` of another process),
-//! `sched.rs` (another process's scheduling),
+//! `sched.rs` (another process's scheduling), `process_ids.rs` (its group
+//! and session),
 //! `exec_memory.rs` (the memory they make executable, with `mappings.rs`:
 //! another process's mappings), `memfds.rs` (the memfds they make).
 
@@ -105,6 +106,7 @@ mod own_threads;
 mod path_labels;
 mod pidfd;
 pub mod private_mounts;
+mod process_ids;
 mod procs;
 mod responder;
 mod sandbox;

@@ -49,7 +49,6 @@ const MFD_HUGE_SHIFT: u32 = 26;
 const FS_USE_TASK: u32 = 3;
 
 /// How the daemon makes a memfd asked for with some flags.
-#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Plan {
     /// The flags it is made with.
     pub flags: u32,
@@ -64,6 +63,10 @@ pub(crate) struct Plan {
 pub(crate) fn plan(e: &Enforcer, tid: u32, caller: &Subject, flags: u32, labels: bool) -> Result<Plan, i32> {
     if !labels {
         return Ok(Plan { flags, label: None });
+    }
+    if flags & MFD_EXEC != 0 && flags & MFD_NOEXEC_SEAL != 0 {
+        // The kernel's answer, before any check.
+        return Err(libc::EINVAL);
     }
     let label = label(e, caller.sid, flags & MFD_HUGETLB != 0);
     let Some(cp) = e.classes.file() else { return Err(libc::EPERM) };

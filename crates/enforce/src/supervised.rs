@@ -125,6 +125,10 @@ pub enum Op {
     /// ioprio_get) of the scheduling of `to`: checked, then made by the
     /// kernel (crate::sched).
     Sched { to: SchedTarget, set: bool },
+    /// getpgid (`session` false) or getsid of process `pid` (handed over
+    /// when not 0): checked, then made by the kernel
+    /// (crate::process_ids).
+    Ids { pid: i32, session: bool },
     /// mmap with `prot`, `flags` and descriptor `fd` as the call gave
     /// them (handed over with `PROT_EXEC`): checked, then made by the
     /// kernel (crate::exec_memory).
@@ -278,6 +282,11 @@ pub mod nr {
     /// sched_getattr read it.
     pub const SCHED_SET_BY_PID: [u32; 6] = [142, 144, 203, 314, 256, 279];
     pub const SCHED_GET_BY_PID: [u32; 5] = [143, 145, 148, 204, 315];
+    /// getpgid, getsid (pid): another process's group, session
+    /// (crate::process_ids); i386 the same, refused.
+    pub const GETPGID: u32 = 121;
+    pub const GETSID: u32 = 124;
+    pub const I386_IDS_BY_PID: [u32; 2] = [132, 147];
     /// setpriority(which, who, prio); ioprio_set, ioprio_get (which, who).
     pub const SETPRIORITY: u32 = 141;
     pub const IOPRIO_SET: u32 = 251;
@@ -495,6 +504,8 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         nr::MMAP => Op::Mmap { prot: args[2] as u32, flags: args[3] as u32, fd: args[4] as i32 },
         nr::SHMAT => Op::Shmat { flags: args[2] as u32 },
         nr::MEMFD_CREATE => Op::MemfdCreate { name: args[0], flags: args[1] as u32 },
+        nr::GETPGID => Op::Ids { pid: int(0), session: false },
+        nr::GETSID => Op::Ids { pid: int(0), session: true },
         n if nr::MPROTECT.contains(&n) => Op::Mprotect { addr: args[0], len: args[1], prot: args[2] as u32 },
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
         nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
@@ -768,7 +779,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let owners = ByArgument {
         fcntl: &[nr::FCNTL],
         ioctl: nr::IOCTL,
-        by_pid: &[&[nr::PRLIMIT64], &nr::SCHED_SET_BY_PID, &nr::SCHED_GET_BY_PID],
+        by_pid: &[&[nr::PRLIMIT64, nr::GETPGID, nr::GETSID], &nr::SCHED_SET_BY_PID, &nr::SCHED_GET_BY_PID],
         setpriority: nr::SETPRIORITY,
         ioprio: [nr::IOPRIO_SET, nr::IOPRIO_GET],
         mmap: nr::MMAP,
@@ -790,7 +801,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let owners = ByArgument {
         fcntl: &nr::I386_FCNTL,
         ioctl: nr::I386_IOCTL,
-        by_pid: &[&[nr::I386_PRLIMIT64], &nr::I386_SCHED_BY_PID],
+        by_pid: &[&[nr::I386_PRLIMIT64], &nr::I386_SCHED_BY_PID, &nr::I386_IDS_BY_PID],
         setpriority: nr::I386_SETPRIORITY,
         ioprio: nr::I386_IOPRIO,
         mmap: nr::I386_MMAP2,
@@ -993,9 +1004,15 @@ mod tests {
                 assert_eq!(decode(n, [42, 8, 0x1000, 0, 0, 0]), Some(Op::Sched { to: SchedTarget::Thread(42), set }));
                 assert_eq!(decode(n, [u64::MAX, 0, 0, 0, 0, 0]), Some(Op::Sched { to: SchedTarget::Nobody, set }));
             }
-            for n in nr::I386_SCHED_BY_PID {
+            for n in nr::I386_SCHED_BY_PID.into_iter().chain(nr::I386_IDS_BY_PID) {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0, 8, 0x1000, 0, 0, 0]), ALLOW, "i386 {n} of itself");
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [42, 8, 0x1000, 0, 0, 0]), EPERM, "i386 {n}");
+            }
+            // getpgid, getsid (pid): 0 is the caller.
+            for (n, session) in [(nr::GETPGID, false), (nr::GETSID, true)] {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0, 0, 0, 0, 0, 0]), ALLOW, "{n} of itself");
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [42, 0, 0, 0, 0, 0]), NOTIFY, "{n}");
+                assert_eq!(decode(n, [42, 0, 0, 0, 0, 0]), Some(Op::Ids { pid: 42, session }));
             }
             // setpriority(which, who, prio): PRIO_PROCESS 0 is the caller.
             let prio = |which: u32, who: u32| [which, who, 19, 0, 0, 0];

@@ -1,0 +1,31 @@
+//! Another process's group and session, read by a process `rampart run`
+//! started: `getpgid` and `getsid` of another pid, checked as SELinux
+//! checks them (`process { getpgid }`, `{ getsession }`:
+//! `selinux_task_getpgid`, `_getsid`), from the caller's domain to the
+//! process named.
+//!
+//! Why: the ids tell the old domain of an exec transition which group
+//! and session the new one joined (what a signal to a group would reach);
+//! SELinux keeps that between domains the policy relates.
+//!
+//! How: the launcher's filter hands these calls over when they name
+//! another process (pid 0 is the caller: not handed over, where SELinux
+//! checks `self:process` too); the daemon checks, audits, and lets the
+//! kernel make the call, as for scheduling (crate::sched).
+
+use crate::enforcer::Enforcer;
+use crate::signals;
+
+/// Decides `getsid` (`session`) or `getpgid` of process `pid` by thread
+/// `tid`: `Ok` lets the kernel make the call, `Err` is its error.
+pub(crate) fn decide(e: &Enforcer, tid: u32, pid: i32, session: bool) -> Result<(), i32> {
+    let caller = signals::caller(e, tid, "a process's group or session")?;
+    let perms = if session { e.classes.getsession } else { e.classes.getpgid };
+    let targets = match pid {
+        0 => vec![caller.sid],
+        // The kernel refuses it itself (ESRCH).
+        p if p < 0 => return Ok(()),
+        p => signals::domains_of(e, p, None)?,
+    };
+    signals::check_all(e, tid, &caller, targets, perms)
+}
