@@ -45,8 +45,6 @@ pub const MFD_NOEXEC_SEAL: u32 = 0x8;
 pub const MFD_EXEC: u32 = 0x10;
 /// The page size of a `MFD_HUGETLB` memfd, as log2 in bits 26 to 31.
 const MFD_HUGE_SHIFT: u32 = 26;
-/// `fs_use_task` (libsepol's SECURITY_FS_USE_TASK): the maker's label.
-const FS_USE_TASK: u32 = 3;
 
 /// How the daemon makes a memfd asked for with some flags.
 pub(crate) struct Plan {
@@ -85,21 +83,18 @@ pub(crate) fn plan(e: &Enforcer, tid: u32, caller: &Subject, flags: u32, labels:
     Ok(Plan { flags: flags | MFD_NOEXEC_SEAL, label })
 }
 
-/// The label SELinux gives a memfd `creator` makes: the filesystem's
-/// `fs_use` rule (tmpfs, or hugetlbfs), a transition from its context
-/// unless `fs_use_task`, as `inode_doinit_with_dentry` computes it
-/// (no name); the unlabeled context if the policy has no rule.
+/// The label SELinux gives a memfd `creator` makes
+/// (rampart_label::memory_file_label: the `fs_use` rule of tmpfs, or of
+/// hugetlbfs); the unlabeled context where the policy has no rule.
 fn label(e: &Enforcer, creator: Sid, hugetlb: bool) -> Option<Sid> {
-    let (policy, _, _) = e.avc.policy_state();
+    let (policy, bools, _) = e.avc.policy_state();
+    let subject = policy.parse_context(e.avc.context(creator)?).ok()?;
     let fs = if hugetlb { "hugetlbfs" } else { "tmpfs" };
-    match policy.ocontexts.fs_use.iter().find(|(_, name, _)| name == fs) {
-        Some((FS_USE_TASK, _, _)) => Some(creator),
-        Some((_, _, context)) => {
-            let fs_sid = e.avc.intern(&policy.context_to_string(context)).ok()?;
-            e.new_object_sid(creator, fs_sid, libc::S_IFREG, None).ok()
-        }
-        None => e.avc.intern(&unlabeled_context(&policy)).ok(),
-    }
+    let context = match rampart_label::memory_file_label(&policy, &bools, &subject, fs) {
+        Some(made) => policy.context_to_string(&made.ok()?),
+        None => unlabeled_context(&policy),
+    };
+    e.avc.intern(&context).ok()
 }
 
 /// Makes a memfd named `name` with `flags` (the daemon's copy is

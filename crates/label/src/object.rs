@@ -226,6 +226,36 @@ pub fn new_file_label(
     policy.compute_create(bools, subject, parent_dir, class, CreateKind::Transition, name)
 }
 
+/// `fs_use_task` (libsepol's `SECURITY_FS_USE_TASK`).
+const FS_USE_TASK: u32 = 3;
+/// `fs_use_trans` (`SECURITY_FS_USE_TRANS`).
+const FS_USE_TRANS: u32 = 2;
+
+/// The context of a file the kernel makes in memory, with neither name
+/// nor directory (a memfd: `memfd_create`), on its internal filesystem
+/// `fs` (`tmpfs`; `hugetlbfs` for huge pages), made by `subject`: the
+/// policy's `fs_use` rule for `fs`, as `inode_doinit_with_dentry`
+/// applies it to such an inode: `fs_use_task` the maker's context,
+/// `fs_use_trans` a `type_transition` from the rule's context (class
+/// `file`, no name). `None` without either rule (the kernel then gives
+/// the filesystem's default: unlabeled for an internal mount).
+pub fn memory_file_label(
+    policy: &Policy,
+    bools: &Booleans,
+    subject: &Context,
+    fs: &str,
+) -> Option<Result<Context, CreateError>> {
+    let (behavior, _, context) = policy.ocontexts.fs_use.iter().find(|(_, name, _)| name == fs)?;
+    match *behavior {
+        FS_USE_TASK => Some(Ok(subject.clone())),
+        FS_USE_TRANS => {
+            let class = file_class(policy, FileType::Regular)?;
+            Some(new_file_label(policy, bools, subject, context, class, None))
+        }
+        _ => None,
+    }
+}
+
 /// The policy class for a file type (`file`, `dir`, `lnk_file`, ...),
 /// `None` if the policy lacks it.
 pub fn file_class(policy: &Policy, file_type: FileType) -> Option<ClassId> {
