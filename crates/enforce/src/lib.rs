@@ -163,7 +163,10 @@ pub mod testing {
 
     // The parsers of untrusted bytes, fuzzed: control lines
     // (`control_protocol`; its line limit is also tested in
-    // `tests/control.rs`) and fanotify records (`fanotify_records`).
+    // `tests/control.rs`), fanotify records (`fanotify_records`) and a
+    // supervised call's registers (`supervised_calls`).
     pub use crate::control::{parse_request, LineError, LineReader, MAX_LINE};
     pub use crate::event::{parse_with, PermEvent, RecordError};
+    // The registers of a supervised call (`supervised_calls`).
+    pub use crate::supervised::{decode, Attr, FileArg, Make, Op, SchedTarget, SignalTarget, TimesLayout};
 }

@@ -1,0 +1,34 @@
+//! Feeds arbitrary registers, as a confined process chooses them, to the
+//! decoder of the calls the launcher's filter hands to rampartd
+//! (`supervised::decode`): a system call number (every x86-64 number,
+//! and some beyond) and six arguments. Besides never panicking (built
+//! with overflow checks: a `which` of `i32::MIN` once overflowed): the
+//! arguments the kernel reads as 32-bit descriptors and ids are their
+//! low halves, and the same registers decode to the same call.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use rampart_enforce::testing::{decode, FileArg, Op};
+
+fuzz_target!(|data: &[u8]| {
+    let Some((nr, rest)) = data.split_first_chunk::<2>() else { return };
+    let nr = u32::from(u16::from_le_bytes(*nr) % 512);
+    let mut args = [0u64; 6];
+    for (arg, chunk) in args.iter_mut().zip(rest.chunks(8)) {
+        let mut bytes = [0u8; 8];
+        bytes[..chunk.len()].copy_from_slice(chunk);
+        *arg = u64::from_le_bytes(bytes);
+    }
+    let op = decode(nr, args);
+    assert_eq!(op, decode(nr, args), "decoding is a function of the registers");
+    let low = |i: usize| args[i] as u32 as i32;
+    match op {
+        Some(Op::Mmap { fd, prot, flags }) => {
+            assert_eq!((fd, prot, flags), (low(4), args[2] as u32, args[3] as u32));
+        }
+        Some(Op::Ids { pid, .. } | Op::Prlimit { pid, .. }) => assert_eq!(pid, low(0)),
+        Some(Op::MemfdCreate { name, flags }) => assert_eq!((name, flags), (args[0], args[1] as u32)),
+        Some(Op::Setattr { target: FileArg::Fd(fd), .. }) => assert_eq!(fd, low(0)),
+        _ => {}
+    }
+});
