@@ -263,30 +263,31 @@ fn mprotect_needs(
         // The hook asks these only of a mapping not yet executable, and
         // `execmem` of every one.
         let stack = |m: &Mapping| m.name == "[stack]" || sp.is_some_and(|sp| m.start <= sp && m.end >= sp);
-        let map_file = format!("/proc/{tid}/map_files/{:x}-{:x}", m.start, m.end);
+        // A mapping's file, looked at, not opened (`O_PATH`): a device is
+        // not opened again.
+        let file = if m.anonymous() {
+            None
+        } else {
+            let path = format!("/proc/{tid}/map_files/{:x}-{:x}", m.start, m.end);
+            Some(fs::OpenOptions::new().read(true).custom_flags(libc::O_PATH).open(path).map_err(|_| libc::EACCES)?)
+        };
         if m.executable {
             // Nothing but `execmem`.
         } else if m.name == "[heap]" {
             need.execheap = true;
         } else if m.anonymous() && stack(&m) {
             need.execstack = true;
-        } else if !m.anonymous() && !m.shared {
+        } else if let Some(file) = file.as_ref().filter(|_| !m.shared) {
             let smaps = match &smaps {
                 Some(s) => s,
                 None => smaps.insert(read("smaps")?),
             };
             if has_private_pages(smaps, m.start) {
-                need.execmod = Some(File::open(&map_file).map_err(|_| libc::EACCES)?);
+                need.execmod = Some(file.try_clone().map_err(|_| libc::EACCES)?);
             }
         }
-        // The kernel's own files (`S_PRIVATE`) are not checked. Looked
-        // at, not opened (`O_PATH`): a device is not opened again.
-        if !m.anonymous() && !m.kernel_private() {
-            let file = fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_PATH)
-                .open(&map_file)
-                .map_err(|_| libc::EACCES)?;
+        // The kernel's own files (`S_PRIVATE`) are not checked.
+        if let Some(file) = file.filter(|_| !m.kernel_private()) {
             need.file = devices.mapped(file, prot, m.shared, "file_mprotect");
         }
         need.execmem = map_needs_execmem(prot, m.anonymous() || m.kernel_private(), m.shared);
