@@ -13,8 +13,12 @@
 # (devrun/ must be ignored by git: .git/info/exclude; carry it.) On the
 # device, from the repository root, as root:
 #   OUT=/some/dir bash contrib/repro/issue8-device.sh devrun
-# Results land in $OUT: enforce.md and seeds.md with img/, before-after.txt,
-# herd.txt, spin-check.txt, machine.txt. About 9 minutes on 16 CPUs, the
+# Results land in $OUT/results.tar (a device call returns at most 8 files,
+# so the parts' files are packed after each part: a timeout keeps what
+# was done): enforce.md and seeds.md with img/, before-after.txt,
+# herd.txt, spin-check.txt, machine.txt; the summary goes to stdout.
+# About 9 minutes on 16 CPUs (2026-11-27: enforce 118 s, before-after
+# 148 s, spin-check 68 s; seeds at 9 rounds overran 200 s, so 3 now), the
 # most telling first (a timeout loses the last). COUNTS (1,2,4,8,16): the
 # client and thread counts. PARTS (enforce,before-after,seeds,herd,spin-check):
 # which parts run.
@@ -51,13 +55,17 @@ if [[ "${1:-}" == "--prepare" ]]; then
   exit 0
 fi
 dir=$(realpath "${1:?usage: OUT=DIR $0 PREPARED_DIR}")
-OUT=${OUT:?set OUT to the folder for the results}
-mkdir -p "$OUT" /etc/selinux/default/policy /etc/selinux/default/contexts/files
+RESULTS=${OUT:?set OUT to the folder for the results}
+mkdir -p "$RESULTS" /etc/selinux/default/policy /etc/selinux/default/contexts/files
+# The parts write here; pack() copies it all into $RESULTS/results.tar.
+OUT=$(mktemp -d)
+pack() { tar -C "$OUT" -cf "$RESULTS/results.tar.part" . && mv "$RESULTS/results.tar.part" "$RESULTS/results.tar"; }
 cp "$dir/policy.33" /etc/selinux/default/policy/
 cp "$dir/file_contexts" /etc/selinux/default/contexts/files/
 [[ -e /etc/selinux/config ]] || printf 'SELINUX=permissive\nSELINUXTYPE=default\n' > /etc/selinux/config
 B=$dir/rampart
 { nproc; uname -r; cat /proc/loadavg; grep -m1 'model name' /proc/cpuinfo || true; } > "$OUT/machine.txt"
+pack
 counts=${COUNTS:-1,2,4,8,16}
 parts=,${PARTS:-enforce,before-after,seeds,herd,spin-check},
 # rampartd alone, first touch by clients: the tables of `bench enforce`
@@ -73,6 +81,7 @@ if [[ $parts == *,enforce,* ]]; then
     --rampart "$B" --policy "$dir/policy.33" --clients "$counts" --write-docs --out "$OUT/enforce.md" \
     > "$OUT/enforce.txt" 2>&1 || echo "bench enforce failed: rc=$?"
   echo "enforce: $((SECONDS - s)) s"
+  pack
 fi
 # This build against an earlier one, alternated (each run starts its own
 # rampartd from the binary that runs it).
@@ -84,6 +93,7 @@ if [[ $parts == *,before-after,* && -x "$dir/rampart-before" ]]; then
     alone "$b" >> "$OUT/before-after.txt" || echo "$which $i failed: rc=$?"
   done; done
   echo "before-after: $((SECONDS - s)) s"
+  pack
 fi
 if [[ $parts == *,seeds,* ]]; then
   echo "# seeds" > "$OUT/seeds.md"
@@ -91,13 +101,15 @@ if [[ $parts == *,seeds,* ]]; then
   aa=()
   if [[ -e "$dir/lighttpd.bin" ]]; then workloads=hits,apparmor; aa=(--apparmor-policy "$dir/lighttpd.bin"); fi
   s=$SECONDS
-  timeout 200 "$B" --policy "$dir/policy.33" bench seeds --quick --workloads "$workloads" "${aa[@]}" --threads "$counts" \
+  timeout 200 "$B" --policy "$dir/policy.33" bench seeds --quick --rounds 3 --workloads "$workloads" "${aa[@]}" --threads "$counts" \
     --out "$OUT/seeds.md" > "$OUT/seeds.txt" 2>&1 || echo "bench seeds failed: rc=$?"
   echo "seeds: $((SECONDS - s)) s"
+  pack
 fi
 if [[ $parts == *,herd,* ]]; then
   HERD=$dir/wait-queue-herd timeout 120 bash contrib/repro/wait-queue-herd.sh > "$OUT/herd.txt" 2>&1 \
     || echo "herd failed: rc=$?"
+  pack
 fi
 # How a spinning poller looks for events (crates/enforce/src/responder.rs):
 # a read (the default) against epoll_wait, rampartd alone.
@@ -108,6 +120,7 @@ if [[ $parts == *,spin-check,* ]]; then
     RAMPART_BENCH_DAEMON_ARGS="--spin-check $how" alone "$B" >> "$OUT/spin-check.txt" || echo "spin-check $how failed: rc=$?"
   done
   echo "spin-check: $((SECONDS - s)) s"
+  pack
 fi
 sed -n '/^### Throughput by client/,/^!\[/p' "$OUT/enforce.md" 2>/dev/null | grep '^|' || true
 sed -n '/^| opens of the content/,/^$/p' "$OUT/enforce.md" 2>/dev/null || true

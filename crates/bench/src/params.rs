@@ -125,6 +125,19 @@ impl Params {
         self.workloads.contains(&w)
     }
 
+    /// `rounds` of every workload (`--rounds`): a shorter run at the same
+    /// counts per round, for a machine where a round takes long (many
+    /// threads through the seeds' locks).
+    pub fn with_rounds(mut self, rounds: usize) -> Params {
+        let rounds = rounds.max(1);
+        self.hit_rounds = rounds;
+        self.rcutest_rounds = rounds;
+        self.rw_rounds = rounds;
+        self.chat_rounds = rounds;
+        self.apparmor_rounds = rounds;
+        self
+    }
+
     /// `threads` as the run uses them: 1 and 2 always (issue 4's targets
     /// and the tables' columns), ascending, once each.
     pub fn with_threads(mut self, threads: &[usize]) -> Params {
@@ -223,4 +236,28 @@ pub fn default_threads() -> Vec<usize> {
         threads.push(threads.last().map_or(1, |n| n * 2));
     }
     threads
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_set_every_workloads_rounds_and_nothing_else() {
+        let quick = Params::for_size(Size::Quick);
+        let three = quick.clone().with_rounds(3);
+        let rounds = |p: &Params| [p.hit_rounds, p.rcutest_rounds, p.rw_rounds, p.chat_rounds, p.apparmor_rounds];
+        assert_eq!(rounds(&three), [3; 5]);
+        assert_ne!(rounds(&quick), [3; 5]);
+        let restored = Params {
+            hit_rounds: quick.hit_rounds,
+            rcutest_rounds: quick.rcutest_rounds,
+            rw_rounds: quick.rw_rounds,
+            chat_rounds: quick.chat_rounds,
+            apparmor_rounds: quick.apparmor_rounds,
+            ..three
+        };
+        assert_eq!(restored, quick, "the counts per round are kept");
+        assert_eq!(rounds(&quick.with_rounds(0)), [1; 5], "at least one round");
+    }
 }

@@ -765,6 +765,10 @@ pub struct SeedsArgs {
     /// compile that profile at run time
     #[arg(long, value_name = "FILE")]
     pub apparmor_policy: Option<PathBuf>,
+    /// Rounds of every workload (default: quick 5 to 15, full 7 to 21),
+    /// each as long as before: a shorter run on many CPUs
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000))]
+    pub rounds: Option<usize>,
 }
 
 #[cfg(feature = "bench")]

@@ -55,6 +55,9 @@ pub fn run(policy_path: Option<&Path>, args: &SeedsArgs) -> Result<(String, u8),
         let workloads: Vec<Workload> = names.iter().filter_map(|n| Workload::from_name(n)).collect();
         params = params.with_workloads(&workloads);
     }
+    if let Some(rounds) = args.rounds {
+        params = params.with_rounds(rounds);
+    }
     params.apparmor_policy = args.apparmor_policy.clone();
     let mut progress = |line: &str| {
         let _ = writeln!(std::io::stderr(), "rampart bench: {line}");
