@@ -16,11 +16,12 @@
 # Results land in $OUT/results.tar (a device call returns at most 8 files,
 # so the parts' files are packed after each part: a timeout keeps what
 # was done): enforce.md and seeds.md with img/, before-after.txt,
-# herd.txt, spin-check.txt, machine.txt; the summary goes to stdout.
+# herd.txt, profile-2.txt and profile-4.txt (prepared with WITH_PERF=1),
+# spin-check.txt, machine.txt; the summary goes to stdout.
 # About 9 minutes on 16 CPUs (2026-11-27: enforce 118 s, before-after
 # 148 s, spin-check 68 s; seeds at 9 rounds overran 200 s, so 3 now), the
 # most telling first (a timeout loses the last). COUNTS (1,2,4,8,16): the
-# client and thread counts. PARTS (enforce,before-after,seeds,herd,spin-check):
+# client and thread counts. PARTS (enforce,before-after,seeds,herd,profile,spin-check):
 # which parts run.
 #
 # Every benchmark runs in a private mount namespace on a tmpfs of its own.
@@ -31,8 +32,9 @@ if [[ "${1:-}" == "--prepare" ]]; then
   # The benchmarks are a feature: a plain `cargo test --release` rebuilds
   # the binary without them.
   cargo build --release -p rampart --features bench
-  # Stripped: what a device call carries is limited (64 MiB).
-  strip -o "$dir/rampart" target/release/rampart
+  # Without debug info (what a device call carries is limited, 64 MiB),
+  # with symbols (for the profile part).
+  strip --strip-debug -o "$dir/rampart" target/release/rampart
   if [[ -n "${3:-}" ]]; then
     before=$3
     if [[ ! -x "$before" ]]; then
@@ -45,6 +47,13 @@ if [[ "${1:-}" == "--prepare" ]]; then
     strip -o "$dir/rampart-before" "$before"
   fi
   cp /etc/selinux/default/policy/policy.33 /etc/selinux/default/contexts/files/file_contexts "$dir/"
+  # WITH_PERF=1: perf and the libraries it needs beside libc (the device
+  # has no perf), about 31 MB; the profile part runs only with them.
+  if [[ "${WITH_PERF:-}" == 1 ]]; then
+    mkdir -p "$dir/perf"
+    cp -L /usr/bin/perf "$dir/perf/"
+    ldd /usr/bin/perf | awk '/=>/ {print $3}' | grep -v -E '/(libc|libm|ld-linux[^/]*)\.so' | xargs -I{} cp -L {} "$dir/perf/"
+  fi
   gcc -O2 -pthread -o "$dir/wait-queue-herd" contrib/repro/wait-queue-herd.c
   # The seed-003 profile, compiled here (the device has no apparmor_parser):
   # the command `bench seeds` prints for it (crates/bench/src/apparmor/profile.rs).
@@ -67,7 +76,7 @@ B=$dir/rampart
 { nproc; uname -r; cat /proc/loadavg; grep -m1 'model name' /proc/cpuinfo || true; } > "$OUT/machine.txt"
 pack
 counts=${COUNTS:-1,2,4,8,16}
-parts=,${PARTS:-enforce,before-after,seeds,herd,spin-check},
+parts=,${PARTS:-enforce,before-after,seeds,herd,profile,spin-check},
 # rampartd alone, first touch by clients: the tables of `bench enforce`
 # (throughput, and the clients' sleeps per open).
 alone() {
@@ -109,6 +118,29 @@ fi
 if [[ $parts == *,herd,* ]]; then
   HERD=$dir/wait-queue-herd timeout 120 bash contrib/repro/wait-queue-herd.sh > "$OUT/herd.txt" 2>&1 \
     || echo "herd failed: rc=$?"
+  pack
+fi
+# Where a responder's time goes at 2 and 4 clients, the counts where
+# rampartd's ratio stays under the trivial responder's (docs/benchmarks.md,
+# "Issue 8 on 16 CPUs"): a software-clock profile of the whole machine
+# while rampartd alone answers first touches, reported for its responder
+# threads. Needs --prepare with WITH_PERF=1.
+if [[ $parts == *,profile,* && -x "$dir/perf/perf" ]]; then
+  s=$SECONDS
+  perf() { LD_LIBRARY_PATH=$dir/perf "$dir/perf/perf" "$@"; }
+  responders=$(seq -s, -f 'responder-%g' 0 63)
+  for n in 2 4; do
+    data=$(mktemp)
+    perf record -e cpu-clock -F 1999 -a -g -o "$data" -- timeout 100 "$B" bench enforce --quick --rounds 1 \
+      --no-pinned --no-split --no-mixed --variants rampartd --rampart "$B" --policy "$dir/policy.33" --clients "$n" \
+      > "$OUT/profile-$n.txt" 2>&1 || echo "profile $n failed: rc=$?"
+    { perf report -i "$data" --no-children --sort comm --stdio -g none 2>/dev/null | grep -v '^#' | head -30
+      perf report -i "$data" --no-children --comms "$responders" --percentage relative --sort sym --stdio -g none 2>/dev/null | grep -v '^#' | head -80
+      perf report -i "$data" --no-children --comms "$responders" --percentage relative --sort sym --stdio -g graph,0.5,caller --percent-limit 2 2>/dev/null | head -300
+    } >> "$OUT/profile-$n.txt" || true
+    rm -f "$data"
+  done
+  echo "profile: $((SECONDS - s)) s"
   pack
 fi
 # How a spinning poller looks for events (crates/enforce/src/responder.rs):
