@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rampart_enforce::testing::{decode, FileArg, Op};
+use rampart_enforce::testing::{decode, FileArg, Inspected, Op};
 
 fuzz_target!(|data: &[u8]| {
     let Some((nr, rest)) = data.split_first_chunk::<2>() else { return };
@@ -28,6 +28,8 @@ fuzz_target!(|data: &[u8]| {
         }
         Some(Op::Ids { pid, .. } | Op::Prlimit { pid, .. }) => assert_eq!(pid, low(0)),
         Some(Op::MemfdCreate { name, flags }) => assert_eq!((name, flags), (args[0], args[1] as u32)),
+        Some(Op::Inspect { of: Inspected::Pair(a, b) }) => assert_eq!((a, b), (low(0), low(1))),
+        Some(Op::Inspect { of: Inspected::Thread(t) | Inspected::Pidfd(t) }) => assert_eq!(t, low(0)),
         Some(Op::Setattr { target: FileArg::Fd(fd), .. }) => assert_eq!(fd, low(0)),
         _ => {}
     }

@@ -1264,6 +1264,50 @@ done
     r.assert_succeeded("UNSANDBOXED");
 }
 
+/// What `another_domains_scheduling_is_its_own` and
+/// `another_domains_memory_layout_is_its_own` share: `$T/bin/trusted-sleep`
+/// (a sleep that enters trusted_t) and `$S/at_child PROGRAM DOMAIN METHOD`,
+/// which starts PROGRAM (sleeping 3 s), waits until it runs in DOMAIN's
+/// cgroup, and calls METHOD on it: exit 0 succeeded, 1 refused, 2 broken.
+const AT_A_CHILD: &str = r#"
+cp /bin/sleep "$T/bin/trusted-sleep"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sleep"
+cat > "$S/look.py" <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+pid, how = int(sys.argv[1]), sys.argv[2]
+if how == "robust":
+    head, size = ctypes.c_void_p(), ctypes.c_size_t()
+    r = libc.syscall(274, pid, ctypes.byref(head), ctypes.byref(size))
+    shown = hex(head.value or 0)
+else:
+    # kcmp(self, pid, KCMP_VM): 0 if they share their memory.
+    r = libc.syscall(312, os.getpid(), pid, 1, 0, 0)
+    shown = str(r)
+if r < 0:
+    sys.exit(os.strerror(ctypes.get_errno()))
+print(shown)
+PY
+cat > "$S/at_child" <<'SH'
+"$1" 3 >/dev/null 2>&1 & p=$!
+for _ in $(seq 30); do grep -q "$2" "/proc/$p/cgroup" && break; sleep 0.1; done
+grep -q "$2" "/proc/$p/cgroup" || { echo "broken: the child is not in $2"; exit 2; }
+case $3 in
+    renice) out=$(renice -n 19 -p "$p" 2>&1) ;;
+    affinity) out=$(python3 -c 'import os, sys; os.sched_setaffinity(int(sys.argv[1]), {0})' "$p" 2>&1) ;;
+    chrt) out=$(chrt -i -p 0 "$p" 2>&1) ;;
+    ionice) out=$(ionice -c 3 -p "$p" 2>&1) ;;
+    getsched) out=$(chrt -p "$p" 2>&1) ;;
+    getpgid) out=$(python3 -c 'import os, sys; print(os.getpgid(int(sys.argv[1])))' "$p" 2>&1) ;;
+    getsid) out=$(python3 -c 'import os, sys; print(os.getsid(int(sys.argv[1])))' "$p" 2>&1) ;;
+    robust|kcmp) out=$(python3 "$(dirname "$0")/look.py" "$p" "$3" 2>&1) ;;
+esac && { echo "succeeded: $3 of pid $p in $2: $out"; exit 0; }
+last=$(printf '%s\n' "$out" | tail -n 1)
+case $out in *"Permission denied"*|*"Operation not permitted"*) echo "blocked: $last"; exit 1 ;; esac
+echo "broken: $last"; exit 2
+SH
+"#;
+
 /// Another domain's scheduling is its own (crates/enforce/src/sched.rs):
 /// uid 65534 in app_t starts a trusted_t child (an exec transition) and,
 /// as its parent and of the same user, lowers its priority (`renice`),
@@ -1279,36 +1323,16 @@ done
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn another_domains_scheduling_is_its_own() {
     let s = setup();
-    let r = scenario(
-        s,
-        r#"
-cp /bin/sleep "$T/bin/trusted-sleep"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sleep"
-cat > "$S/sched" <<'SH'
-"$1" 3 >/dev/null 2>&1 & p=$!
-for _ in $(seq 30); do grep -q "$2" "/proc/$p/cgroup" && break; sleep 0.1; done
-grep -q "$2" "/proc/$p/cgroup" || { echo "broken: the child is not in $2"; exit 2; }
-case $3 in
-    renice) out=$(renice -n 19 -p "$p" 2>&1) ;;
-    affinity) out=$(python3 -c 'import os, sys; os.sched_setaffinity(int(sys.argv[1]), {0})' "$p" 2>&1) ;;
-    chrt) out=$(chrt -i -p 0 "$p" 2>&1) ;;
-    ionice) out=$(ionice -c 3 -p "$p" 2>&1) ;;
-    getsched) out=$(chrt -p "$p" 2>&1) ;;
-    getpgid) out=$(python3 -c 'import os, sys; print(os.getpgid(int(sys.argv[1])))' "$p" 2>&1) ;;
-    getsid) out=$(python3 -c 'import os, sys; print(os.getsid(int(sys.argv[1])))' "$p" 2>&1) ;;
-esac && { echo "succeeded: $3 of pid $p in $2"; exit 0; }
-last=$(printf '%s\n' "$out" | tail -n 1)
-case $out in *"Permission denied"*) echo "blocked: $last"; exit 1 ;; esac
-echo "broken: $last"; exit 2
-SH
+    let script = r#"
 methods="renice affinity chrt ionice getsched getpgid getsid"
 for mode in ENFORCING PERMISSIVE; do
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
     for m in $methods; do
-        attempt "${mode}_$m" as_attacker sh "$S/sched" "$T/bin/trusted-sleep" trusted_t $m
+        attempt "${mode}_$m" as_attacker sh "$S/at_child" "$T/bin/trusted-sleep" trusted_t $m
     done
     if [ $mode = ENFORCING ]; then
         for m in $methods; do
-            attempt "SAME_DOMAIN_$m" as_attacker sh "$S/sched" /bin/sleep app_t $m
+            attempt "SAME_DOMAIN_$m" as_attacker sh "$S/at_child" /bin/sleep app_t $m
         done
         for p in setsched getsched getpgid getsession; do
             echo "AUDIT_$p=$(grep -c "denied  { $p } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:trusted_t:s0 tclass=process permissive=0" "$LOG")"
@@ -1316,8 +1340,8 @@ for mode in ENFORCING PERMISSIVE; do
     fi
     stop_daemon
 done
-"#,
-    );
+"#;
+    let r = scenario(s, &format!("{AT_A_CHILD}{script}"));
     r.report("sched");
     for m in ["renice", "affinity", "chrt", "ionice", "getsched", "getpgid", "getsid"] {
         r.assert_blocked(
@@ -1331,6 +1355,45 @@ done
     assert!(r.num("AUDIT_getsched") >= 1, "getsched denials:\n{}", r.stderr);
     assert_eq!(r.num("AUDIT_getpgid"), 1, "getpgid denials:\n{}", r.stderr);
     assert_eq!(r.num("AUDIT_getsession"), 1, "getsession denials:\n{}", r.stderr);
+}
+
+/// The old domain cannot look into the new one's process
+/// (crates/enforce/src/process_reads.rs): uid 65534 in app_t starts a
+/// trusted_exec_t program, which enters trusted_t, then asks where its
+/// robust-futex list lies (`get_robust_list`: an address inside it, its
+/// ASLR secret) and whether it shares its memory (`kcmp KCMP_VM`). The
+/// child stays in app_t's Landlock domain, which lets both through;
+/// SELinux checks them as ptrace's read mode, `file { read }` of
+/// trusted_t, which app_t lacks. Enforcing: refused (`EPERM`), one AVC
+/// line each; permissive: both answer; the same looks at a child in
+/// app_t itself (SAME_DOMAIN, `domain self:file read`) answer.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn another_domains_memory_layout_is_its_own() {
+    let s = setup();
+    let script = r#"
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    for m in robust kcmp; do
+        attempt "${mode}_$m" as_attacker sh "$S/at_child" "$T/bin/trusted-sleep" trusted_t $m
+    done
+    if [ $mode = ENFORCING ]; then
+        for m in robust kcmp; do
+            attempt "SAME_DOMAIN_$m" as_attacker sh "$S/at_child" /bin/sleep app_t $m
+        done
+        echo "AUDIT=$(grep -c "denied  { read } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:trusted_t:s0 tclass=file permissive=0" "$LOG")"
+    fi
+    stop_daemon
+done
+"#;
+    let r = scenario(s, &format!("{AT_A_CHILD}{script}"));
+    r.report("looks");
+    for m in ["robust", "kcmp"] {
+        r.assert_blocked(&format!("ENFORCING_{m}"), "app_t has no `file read` on trusted_t");
+        r.assert_succeeded(&format!("PERMISSIVE_{m}"));
+        r.assert_allowed(&format!("SAME_DOMAIN_{m}"), "app_t looks into its own");
+    }
+    assert_eq!(r.num("AUDIT"), 2, "read denials:\n{}", r.stderr);
 }
 
 /// A confined process cannot type into the terminal of the shell that

@@ -56,7 +56,8 @@
 //! domains) with `file_owners.rs` (owners named before an exec
 //! transition), `limits.rs` (their `prlimit` of another process),
 //! `sched.rs` (another process's scheduling), `process_ids.rs` (its group
-//! and session),
+//! and session), `process_reads.rs` (looks into it: `kcmp`,
+//! `get_robust_list`, `process_madvise`),
 //! `exec_memory.rs` (the memory they make executable, with `mappings.rs`:
 //! another process's mappings), `memfds.rs` (the memfds they make).
 
@@ -107,6 +108,7 @@ mod path_labels;
 mod pidfd;
 pub mod private_mounts;
 mod process_ids;
+mod process_reads;
 mod procs;
 mod responder;
 mod sandbox;
@@ -168,5 +170,5 @@ pub mod testing {
     pub use crate::control::{parse_request, LineError, LineReader, MAX_LINE};
     pub use crate::event::{parse_with, PermEvent, RecordError};
     // The registers of a supervised call (`supervised_calls`).
-    pub use crate::supervised::{decode, Attr, FileArg, Make, Op, SchedTarget, SignalTarget, TimesLayout};
+    pub use crate::supervised::{decode, Attr, FileArg, Inspected, Make, Op, SchedTarget, SignalTarget, TimesLayout};
 }

@@ -157,7 +157,7 @@ pub(crate) fn of_pid(e: &Enforcer, pid: u32) -> Vec<Sid> {
 }
 
 /// A subject's domain, and the one its exec in flight enters.
-fn domains(s: &Subject) -> Vec<Sid> {
+pub(crate) fn domains(s: &Subject) -> Vec<Sid> {
     let mut sids = vec![s.sid];
     sids.extend(s.exec.as_ref().map(|x| x.plan.to.sid));
     sids

@@ -129,6 +129,11 @@ pub enum Op {
     /// when not 0): checked, then made by the kernel
     /// (crate::process_ids).
     Ids { pid: i32, session: bool },
+    /// get_robust_list (of a thread not the caller), kcmp or
+    /// process_madvise: a look into other processes that SELinux checks
+    /// as ptrace's read mode; checked, then made by the kernel
+    /// (crate::process_reads).
+    Inspect { of: Inspected },
     /// mmap with `prot`, `flags` and descriptor `fd` as the call gave
     /// them (handed over with `PROT_EXEC`): checked, then made by the
     /// kernel (crate::exec_memory).
@@ -159,6 +164,18 @@ pub enum SignalTarget {
     Everyone,
     /// No process (`F_SETOWN` 0: the file has no owner any more).
     Nobody,
+}
+
+/// Whom a call that looks into other processes names
+/// (crate::process_reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inspected {
+    /// get_robust_list's thread (0: the caller).
+    Thread(i32),
+    /// kcmp's two threads, each of a process compared.
+    Pair(i32, i32),
+    /// process_madvise's pidfd: a descriptor of the caller.
+    Pidfd(i32),
 }
 
 /// Whose scheduling a call names.
@@ -287,6 +304,15 @@ pub mod nr {
     pub const GETPGID: u32 = 121;
     pub const GETSID: u32 = 124;
     pub const I386_IDS_BY_PID: [u32; 2] = [132, 147];
+    /// get_robust_list (pid), kcmp (pid1, pid2), process_madvise
+    /// (pidfd): looks into another process, ptrace's read mode
+    /// (crate::process_reads). i386: get_robust_list by its pid (0 the
+    /// caller), the others refused; process_madvise has one number.
+    pub const GET_ROBUST_LIST: u32 = 274;
+    pub const KCMP: u32 = 312;
+    pub const PROCESS_MADVISE: u32 = 440;
+    pub const I386_GET_ROBUST_LIST: u32 = 312;
+    pub const I386_KCMP: u32 = 349;
     /// setpriority(which, who, prio); ioprio_set, ioprio_get (which, who).
     pub const SETPRIORITY: u32 = 141;
     pub const IOPRIO_SET: u32 = 251;
@@ -506,6 +532,9 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         nr::MEMFD_CREATE => Op::MemfdCreate { name: args[0], flags: args[1] as u32 },
         nr::GETPGID => Op::Ids { pid: int(0), session: false },
         nr::GETSID => Op::Ids { pid: int(0), session: true },
+        nr::GET_ROBUST_LIST => Op::Inspect { of: Inspected::Thread(int(0)) },
+        nr::KCMP => Op::Inspect { of: Inspected::Pair(int(0), int(1)) },
+        nr::PROCESS_MADVISE => Op::Inspect { of: Inspected::Pidfd(int(0)) },
         n if nr::MPROTECT.contains(&n) => Op::Mprotect { addr: args[0], len: args[1], prot: args[2] as u32 },
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
         nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
@@ -772,14 +801,18 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
     let mut handed = nr::ALL.to_vec();
     handed.extend(nr::SIGNALS);
-    handed.push(nr::MEMFD_CREATE);
+    handed.extend([nr::MEMFD_CREATE, nr::KCMP, nr::PROCESS_MADVISE]);
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
-    i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE]);
+    i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
     let owners = ByArgument {
         fcntl: &[nr::FCNTL],
         ioctl: nr::IOCTL,
-        by_pid: &[&[nr::PRLIMIT64, nr::GETPGID, nr::GETSID], &nr::SCHED_SET_BY_PID, &nr::SCHED_GET_BY_PID],
+        by_pid: &[
+            &[nr::PRLIMIT64, nr::GETPGID, nr::GETSID, nr::GET_ROBUST_LIST],
+            &nr::SCHED_SET_BY_PID,
+            &nr::SCHED_GET_BY_PID,
+        ],
         setpriority: nr::SETPRIORITY,
         ioprio: [nr::IOPRIO_SET, nr::IOPRIO_GET],
         mmap: nr::MMAP,
@@ -801,7 +834,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let owners = ByArgument {
         fcntl: &nr::I386_FCNTL,
         ioctl: nr::I386_IOCTL,
-        by_pid: &[&[nr::I386_PRLIMIT64], &nr::I386_SCHED_BY_PID, &nr::I386_IDS_BY_PID],
+        by_pid: &[&[nr::I386_PRLIMIT64, nr::I386_GET_ROBUST_LIST], &nr::I386_SCHED_BY_PID, &nr::I386_IDS_BY_PID],
         setpriority: nr::I386_SETPRIORITY,
         ioprio: nr::I386_IOPRIO,
         mmap: nr::I386_MMAP2,
@@ -990,6 +1023,26 @@ mod tests {
         }
     }
 
+    /// Classic BPF jumps are 8-bit, and `Asm::finish` saturates a longer
+    /// one: each arch's block must stay under 256 instructions, or calls
+    /// would be misrouted. Walks the arch tests: their skips must add up
+    /// to the whole program.
+    #[test]
+    fn every_arch_block_fits_8_bit_jumps() {
+        for opens in [false, true] {
+            let prog = program(opens);
+            let (mut pc, mut blocks) = (0, Vec::new());
+            while prog[pc].code == BPF_LD_W_ABS && prog[pc].k == DATA_ARCH {
+                let skip = usize::from(prog[pc + 1].jf);
+                blocks.push(skip);
+                pc += 2 + skip;
+            }
+            assert_eq!(blocks.len(), 2, "x86-64 and i386: {blocks:?}");
+            assert!(blocks.iter().all(|&n| n < 255), "{blocks:?}");
+            assert_eq!((prog[pc].code, pc + 1), (BPF_RET_K, prog.len()), "{blocks:?}");
+        }
+    }
+
     /// Scheduling calls naming another process are handed over, those on
     /// the caller itself pass; on i386 the former are refused.
     #[test]
@@ -1008,6 +1061,28 @@ mod tests {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0, 8, 0x1000, 0, 0, 0]), ALLOW, "i386 {n} of itself");
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [42, 8, 0x1000, 0, 0, 0]), EPERM, "i386 {n}");
             }
+            // get_robust_list (pid): 0 is the caller; kcmp and
+            // process_madvise always handed over; on i386 refused but a
+            // get_robust_list of the caller.
+            assert_eq!(run(&prog, nr::GET_ROBUST_LIST, AUDIT_ARCH_X86_64, [0, 8, 16, 0, 0, 0]), ALLOW);
+            assert_eq!(run(&prog, nr::GET_ROBUST_LIST, AUDIT_ARCH_X86_64, [42, 8, 16, 0, 0, 0]), NOTIFY);
+            assert_eq!(
+                decode(nr::GET_ROBUST_LIST, [42, 8, 16, 0, 0, 0]),
+                Some(Op::Inspect { of: Inspected::Thread(42) })
+            );
+            let kcmp = [7, 42, 1, 0, 0, 0];
+            assert_eq!(run(&prog, nr::KCMP, AUDIT_ARCH_X86_64, kcmp), NOTIFY);
+            assert_eq!(decode(nr::KCMP, kcmp.map(u64::from)), Some(Op::Inspect { of: Inspected::Pair(7, 42) }));
+            let madvise = [5, 0x1000, 1, 20, 0, 0];
+            assert_eq!(run(&prog, nr::PROCESS_MADVISE, AUDIT_ARCH_X86_64, madvise), NOTIFY);
+            assert_eq!(
+                decode(nr::PROCESS_MADVISE, madvise.map(u64::from)),
+                Some(Op::Inspect { of: Inspected::Pidfd(5) })
+            );
+            assert_eq!(run(&prog, nr::I386_GET_ROBUST_LIST, AUDIT_ARCH_I386, [0, 8, 16, 0, 0, 0]), ALLOW);
+            assert_eq!(run(&prog, nr::I386_GET_ROBUST_LIST, AUDIT_ARCH_I386, [42, 8, 16, 0, 0, 0]), EPERM);
+            assert_eq!(run(&prog, nr::I386_KCMP, AUDIT_ARCH_I386, kcmp), EPERM);
+            assert_eq!(run(&prog, nr::PROCESS_MADVISE, AUDIT_ARCH_I386, madvise), EPERM);
             // getpgid, getsid (pid): 0 is the caller.
             for (n, session) in [(nr::GETPGID, false), (nr::GETSID, true)] {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0, 0, 0, 0, 0, 0]), ALLOW, "{n} of itself");

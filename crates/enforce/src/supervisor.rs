@@ -238,7 +238,7 @@ impl Supervisor {
         let entry = self.context.journal.as_ref().and_then(|j| j.record(notif));
         // Calls on processes are decided here, without a worker's state:
         // no path is read, and the kernel makes the call (crate::signals,
-        // crate::limits, crate::sched, crate::process_ids,
+        // crate::limits, crate::sched, crate::process_ids, crate::process_reads,
         // crate::exec_memory).
         let e = &self.context.enforcer;
         let Some(op) = supervised::decode(notif.data.nr as u32, notif.data.args) else {
@@ -252,6 +252,7 @@ impl Supervisor {
             Op::Prlimit { pid, write, read } => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
             Op::Sched { to, set } => Some(crate::sched::decide(e, notif.pid, to, set)),
             Op::Ids { pid, session } => Some(crate::process_ids::decide(e, notif.pid, pid, session)),
+            Op::Inspect { of } => Some(crate::process_reads::decide(e, notif.pid, of)),
             Op::Mmap { .. } | Op::Shmat { .. } | Op::Mprotect { .. } => {
                 let devices =
                     crate::exec_memory::Devices { marked: &self.context.marked_devs, memfds: &self.context.memfd_devs };
@@ -792,6 +793,7 @@ fn resolve(
         | Op::Prlimit { .. }
         | Op::Sched { .. }
         | Op::Ids { .. }
+        | Op::Inspect { .. }
         | Op::Mmap { .. }
         | Op::Shmat { .. }
         | Op::Mprotect { .. }
@@ -812,6 +814,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::Prlimit { .. }
         | Op::Sched { .. }
         | Op::Ids { .. }
+        | Op::Inspect { .. }
         | Op::Mmap { .. }
         | Op::Shmat { .. }
         | Op::Mprotect { .. }
