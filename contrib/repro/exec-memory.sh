@@ -10,54 +10,51 @@
 # Needs root, checkpolicy, cc. Run from the repository root after
 # `cargo build --release`:
 #   bash contrib/repro/exec-memory.sh [N]
+# PARALLEL=K: K launched processes at once instead (JIT steps only), to
+# see what one supervisor thread deciding for all of them gives.
+# POLICY=FILE (policy.33 compiled from crates/cli/tests/data/
+# adversarial.conf) and JIT=FILE (contrib/repro/jit-step.c, built): for a
+# machine without checkpolicy or cc (contrib/repro/issue8-device.sh).
 set -euo pipefail
 N=${1:-20000}
 RAMPART=${RAMPART:-$PWD/target/release/rampart}
+PARALLEL=${PARALLEL:-}
 W=$(mktemp -d /tmp/rampart-exec-memory.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 chmod 755 "$W"
-cat > "$W/jit.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-int main(int argc, char **argv) {
-    int n = atoi(argv[1]), exec = !strcmp(argv[2], "exec");
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    for (int i = 0; i < n; i++) {
-        unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) { perror("mmap"); return 1; }
-        *p = 0xc3;
-        if (mprotect(p, 4096, PROT_READ | (exec ? PROT_EXEC : 0))) { perror("mprotect"); return 1; }
-        if (exec) ((void (*)(void))p)();
-        munmap(p, 4096);
-    }
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    printf("%s: %.2f us per round\n", argv[3], ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n / 1e3);
-    return 0;
-}
-C
-cc -O2 -o "$W/jit" "$W/jit.c"
+if [[ -n "${JIT:-}" ]]; then cp "$JIT" "$W/jit"; else cc -O2 -o "$W/jit" contrib/repro/jit-step.c; fi
 mkdir "$W/run" "$W/t"
-checkpolicy -M -c 33 -o "$W/run/policy.33" crates/cli/tests/data/adversarial.conf >/dev/null
+if [[ -n "${POLICY:-}" ]]; then
+  cp "$POLICY" "$W/run/policy.33"
+else
+  checkpolicy -M -c 33 -o "$W/run/policy.33" crates/cli/tests/data/adversarial.conf >/dev/null
+fi
 printf '/.*\tsystem_u:object_r:file_t:s0\n' > "$W/run/file_contexts"
 unshare -m --propagation private bash -euc '
-W=$1; N=$2; RAMPART=$3
+W=$1; N=$2; RAMPART=$3; PARALLEL=$4
 mount -t tmpfs none "$W/t"
 CG="rampart-exec-memory.$$"
 "$RAMPART" daemon --mark "$W/t" --policy "$W/run/policy.33" --file-contexts "$W/run/file_contexts" \
     --default-context system_u:system_r:unconfined_t:s0 --socket "$W/sock" --cgroup "$CG" 2>"$W/daemon.err" &
 D=$!
 for _ in $(seq 200); do "$RAMPART" status --socket "$W/sock" >/dev/null 2>&1 && break; sleep 0.05; done
+launched() {
+    "$RAMPART" run --socket "$W/sock" --force --context system_u:system_r:unconfined_t:s0 -- "$W/jit" "$@" | cat
+}
 for round in 1 2 3; do
+    if [[ -n $PARALLEL ]]; then
+        pids=()
+        for k in $(seq "$PARALLEL"); do
+            launched "$N" exec "round $round, launched $k of $PARALLEL at once, exec" & pids+=($!)
+        done
+        wait "${pids[@]}"
+        continue
+    fi
     for what in data exec; do
         "$W/jit" "$N" $what "round $round, outside rampartd'"'"'s domains, $what"
-        "$RAMPART" run --socket "$W/sock" --force --context system_u:system_r:unconfined_t:s0 -- \
-            "$W/jit" "$N" $what "round $round, launched, $what" | cat
+        launched "$N" $what "round $round, launched, $what"
     done
 done
 kill -TERM $D; wait $D || true
 umount "$W/t"
-' _ "$W" "$N" "$RAMPART"
+' _ "$W" "$N" "$RAMPART" "$PARALLEL"

@@ -17,11 +17,13 @@
 # so the parts' files are packed after each part: a timeout keeps what
 # was done): enforce.md and seeds.md with img/, before-after.txt,
 # herd.txt, profile-2.txt and profile-4.txt (prepared with WITH_PERF=1),
+# supervised.txt,
 # spin-check.txt, machine.txt; the summary goes to stdout.
 # About 9 minutes on 16 CPUs (2026-11-27: enforce 118 s, before-after
 # 148 s, spin-check 68 s; seeds at 9 rounds overran 200 s, so 3 now), the
 # most telling first (a timeout loses the last). COUNTS (1,2,4,8,16): the
-# client and thread counts. PARTS (enforce,before-after,seeds,herd,profile,spin-check):
+# client and thread counts. PARTS (enforce,before-after,seeds,herd,profile,
+# supervised,spin-check):
 # which parts run.
 #
 # Every benchmark runs in a private mount namespace on a tmpfs of its own.
@@ -55,6 +57,10 @@ if [[ "${1:-}" == "--prepare" ]]; then
     ldd /usr/bin/perf | awk '/=>/ {print $3}' | grep -v -E '/(libc|libm|ld-linux[^/]*)\.so' | xargs -I{} cp -L {} "$dir/perf/"
   fi
   gcc -O2 -pthread -o "$dir/wait-queue-herd" contrib/repro/wait-queue-herd.c
+  # The supervised part's JIT step and policy (the device has neither cc
+  # nor checkpolicy).
+  gcc -O2 -o "$dir/jit-step" contrib/repro/jit-step.c
+  checkpolicy -M -c 33 -o "$dir/adversarial.33" crates/cli/tests/data/adversarial.conf >/dev/null
   # The seed-003 profile, compiled here (the device has no apparmor_parser):
   # the command `bench seeds` prints for it (crates/bench/src/apparmor/profile.rs).
   apparmor_parser -Q -K --skip-cache -I /etc/apparmor.d -I /usr/share/apparmor/extra-profiles \
@@ -76,7 +82,7 @@ B=$dir/rampart
 { nproc; uname -r; cat /proc/loadavg; grep -m1 'model name' /proc/cpuinfo || true; } > "$OUT/machine.txt"
 pack
 counts=${COUNTS:-1,2,4,8,16}
-parts=,${PARTS:-enforce,before-after,seeds,herd,profile,spin-check},
+parts=,${PARTS:-enforce,before-after,seeds,herd,profile,supervised,spin-check},
 # rampartd alone, first touch by clients: the tables of `bench enforce`
 # (throughput, and the clients' sleeps per open).
 alone() {
@@ -141,6 +147,23 @@ if [[ $parts == *,profile,* && -x "$dir/perf/perf" ]]; then
     rm -f "$data"
   done
   echo "profile: $((SECONDS - s)) s"
+  pack
+fi
+# Handed-over calls decided by the one supervisor thread, its answers
+# waking a lone caller on its own CPU (docs/benchmarks.md, "Supervised
+# calls: waking the caller"): 1, 4 and 16 launched processes flipping
+# pages executable at once, this build and BEFORE alternated (prepare
+# with BEFORE 547ea9c, the commit before those wake-ups).
+if [[ $parts == *,supervised,* && -e "$dir/adversarial.33" ]]; then
+  s=$SECONDS
+  for k in 1 4 16; do for which in before after; do
+    b=$B; [[ $which == before ]] && b=$dir/rampart-before
+    [[ -x $b ]] || continue
+    echo "## $which, $k at once" >> "$OUT/supervised.txt"
+    PARALLEL=$k POLICY=$dir/adversarial.33 JIT=$dir/jit-step RAMPART=$b timeout 60 \
+      bash contrib/repro/exec-memory.sh 5000 >> "$OUT/supervised.txt" 2>&1 || echo "supervised $which $k failed: rc=$?"
+  done; done
+  echo "supervised: $((SECONDS - s)) s"
   pack
 fi
 # How a spinning poller looks for events (crates/enforce/src/responder.rs):

@@ -23,7 +23,10 @@ trap 'rm -rf "$W"' EXIT
 mkdir "$W/run"
 checkpolicy -M -c 33 -o "$W/run/policy.33" crates/cli/tests/data/adversarial.conf >/dev/null
 printf '/.*\tsystem_u:object_r:file_t:s0\n' > "$W/run/file_contexts"
-unshare -m --propagation private bash -euc '
+# The launched processes print through a pipe (`| cat`): `rampart run`
+# replaces an inherited regular file its domain may not write (a
+# redirected stdout) with /dev/null, as SELinux's flush_unauthorized_files.
+unshare -m --propagation private bash -euo pipefail -c '
 W=$1; N=$2; RAMPART=$3
 mkdir "$W/t"; mount -t tmpfs none "$W/t"
 f="$W/t/data"; echo x > "$f"
@@ -61,10 +64,10 @@ MOD=system_u:system_r:modifier_t:s0
 WRITER=system_u:system_r:writer_t:s0
 for round in 1 2 3; do
     /usr/bin/python3 -c "$MKDIRS" "$W/t/public/default.$round" "$N" "round $round, default domain"
-    "$RAMPART" run --socket "$W/sock" --force --context "$WRITER" -- /usr/bin/python3 -c "$MKDIRS" "$W/t/public/writer.$round" "$N" "round $round, writer_t supervised" || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
+    "$RAMPART" run --socket "$W/sock" --force --context "$WRITER" -- /usr/bin/python3 -c "$MKDIRS" "$W/t/public/writer.$round" "$N" "round $round, writer_t supervised" | cat || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
     /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, default domain"
-    "$RAMPART" run --socket "$W/sock" --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t supervised" || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
-    "$RAMPART" run --socket "$W/sock" --no-sandbox --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t --no-sandbox"
+    "$RAMPART" run --socket "$W/sock" --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t supervised" | cat || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
+    "$RAMPART" run --socket "$W/sock" --no-sandbox --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t --no-sandbox" | cat
 done
 kill -TERM $D; wait $D || true
 umount "$W/t"

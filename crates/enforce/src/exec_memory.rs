@@ -38,7 +38,7 @@
 //! through `/proc/PID/map_files`. One denied mapping refuses the call
 //! (`EACCES`), where the kernel would have changed the mappings before
 //! it: coarser. A handed-over call costs a round trip to the daemon
-//! (about 0.05 ms here: docs/benchmarks.md), decided on the thread that
+//! (about 18 µs here for a lone caller: docs/benchmarks.md), decided on the thread that
 //! serves the calls of processes; a process start maps each library
 //! once this way.
 //!

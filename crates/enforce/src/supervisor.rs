@@ -140,6 +140,9 @@ struct Job {
 pub struct Supervisor {
     epoll: OwnedFd,
     listeners: Mutex<HashMap<RawFd, Arc<OwnedFd>>>,
+    /// Whether each listener's answers wake their caller on the
+    /// answering CPU ([`Supervisor::wake_callers_here`]).
+    wake_here: Mutex<HashMap<RawFd, bool>>,
     context: Arc<Context>,
     jobs: SyncSender<Job>,
     /// Shared by the workers: each takes the next job.
@@ -173,6 +176,7 @@ impl Supervisor {
         let s = Arc::new(Supervisor {
             epoll,
             listeners: Mutex::new(HashMap::new()),
+            wake_here: Mutex::new(HashMap::new()),
             context: Arc::new(context),
             jobs,
             queue: Arc::new(Mutex::new(queue)),
@@ -194,6 +198,8 @@ impl Supervisor {
     /// Serves the calls of the processes under `listener` from now on.
     pub fn add(&self, listener: OwnedFd) -> io::Result<()> {
         let fd = listener.as_raw_fd();
+        // A new listener wakes callers on their own CPU.
+        self.wake_here.lock().unwrap_or_else(PoisonError::into_inner).insert(fd, false);
         let mut listeners = self.listeners.lock().unwrap_or_else(PoisonError::into_inner);
         let mut ev = libc::epoll_event { events: (libc::EPOLLIN | libc::EPOLLHUP) as u32, u64: fd as u64 };
         // SAFETY: `ev` is valid for the call; both descriptors are open.
@@ -207,8 +213,12 @@ impl Supervisor {
     fn serve(self: Arc<Self>) {
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 16];
         loop {
-            // SAFETY: `events` has room for 16 entries.
-            let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), 16, -1) };
+            // Was a call already waiting? Then callers are queuing.
+            let mut n = epoll_wait(self.epoll.as_fd(), &mut events, 0);
+            let idle = n == 0;
+            if idle {
+                n = epoll_wait(self.epoll.as_fd(), &mut events, -1);
+            }
             if n < 0 {
                 if io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                     continue;
@@ -221,6 +231,7 @@ impl Supervisor {
                 let listener = self.listeners.lock().unwrap_or_else(PoisonError::into_inner).get(&fd).cloned();
                 let Some(listener) = listener else { continue };
                 if ev.events & libc::EPOLLIN as u32 != 0 {
+                    self.wake_callers_here(fd, listener.as_fd(), idle && n == 1);
                     if let Some(notif) = receive(listener.as_fd()) {
                         self.dispatch(listener, &notif);
                     }
@@ -302,12 +313,53 @@ impl Supervisor {
         // SAFETY: removing a registered descriptor; no event is read.
         unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut()) };
         listeners.remove(&fd);
+        self.wake_here.lock().unwrap_or_else(PoisonError::into_inner).remove(&fd);
+    }
+
+    /// Whether answers on listener `fd` wake their caller on the
+    /// answering thread's CPU (`here`) or on the caller's own
+    /// (`SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`, Linux 6.6). Here, when this
+    /// thread was idle and received one call: the caller then runs on
+    /// the CPU this thread is about to leave instead of waking a halted
+    /// one, which on these virtual machines costs more than the decision.
+    /// Not when calls were waiting: every caller answered would join
+    /// this thread's CPU and compete with it (docs/benchmarks.md,
+    /// "Supervised calls: waking the caller": a lone caller's 46 µs over
+    /// the bare call became 18; sixteen at once, always here, were 1.7x
+    /// slower, and are as before with this choice).
+    /// The kernel reads the flag as it answers; an older one refuses it
+    /// and callers wake as before.
+    fn wake_callers_here(&self, fd: RawFd, listener: BorrowedFd<'_>, here: bool) {
+        let mut states = self.wake_here.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(state) = states.get_mut(&fd) else { return };
+        if *state != here {
+            const SYNC_WAKE_UP: u64 = 1;
+            // SAFETY: SET_FLAGS reads its flags argument by value.
+            let rc = unsafe {
+                libc::ioctl(
+                    listener.as_raw_fd(),
+                    libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+                    if here { SYNC_WAKE_UP } else { 0 },
+                )
+            };
+            if rc == 0 {
+                *state = here;
+            }
+        }
     }
 }
 
 /// Starts a worker: a private `fs_struct`, the ruleset enforced, then
 /// jobs until the queue closes, or until it cannot return to the daemon's
 /// root and credentials after a call (then a new worker replaces it).
+/// `epoll_wait` into `events` (`timeout` in milliseconds, -1: none): the
+/// number of events, or -1 with errno.
+fn epoll_wait(epoll: BorrowedFd<'_>, events: &mut [libc::epoll_event], timeout: i32) -> i32 {
+    let room = i32::try_from(events.len()).unwrap_or(i32::MAX);
+    // SAFETY: the kernel writes at most `room` entries into `events`.
+    unsafe { libc::epoll_wait(epoll.as_raw_fd(), events.as_mut_ptr(), room, timeout) }
+}
+
 fn spawn_worker(shared: Shared, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<()> {
     std::thread::Builder::new().name("supervised calls".into()).spawn(move || {
         let cx = &shared.cx;
