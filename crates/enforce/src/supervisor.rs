@@ -349,9 +349,6 @@ impl Supervisor {
     }
 }
 
-/// Starts a worker: a private `fs_struct`, the ruleset enforced, then
-/// jobs until the queue closes, or until it cannot return to the daemon's
-/// root and credentials after a call (then a new worker replaces it).
 /// `epoll_wait` into `events` (`timeout` in milliseconds, -1: none): the
 /// number of events, or -1 with errno.
 fn epoll_wait(epoll: BorrowedFd<'_>, events: &mut [libc::epoll_event], timeout: i32) -> i32 {
@@ -360,6 +357,9 @@ fn epoll_wait(epoll: BorrowedFd<'_>, events: &mut [libc::epoll_event], timeout: 
     unsafe { libc::epoll_wait(epoll.as_raw_fd(), events.as_mut_ptr(), room, timeout) }
 }
 
+/// Starts a worker: a private `fs_struct`, the ruleset enforced, then
+/// jobs until the queue closes, or until it cannot return to the daemon's
+/// root and credentials after a call (then a new worker replaces it).
 fn spawn_worker(shared: Shared, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<()> {
     std::thread::Builder::new().name("supervised calls".into()).spawn(move || {
         let cx = &shared.cx;
