@@ -1280,16 +1280,21 @@ if how == "robust":
     head, size = ctypes.c_void_p(), ctypes.c_size_t()
     r = libc.syscall(274, pid, ctypes.byref(head), ctypes.byref(size))
     shown = hex(head.value or 0)
-else:
+elif how == "kcmp":
     # kcmp(self, pid, KCMP_VM): 0 if they share their memory.
     r = libc.syscall(312, os.getpid(), pid, 1, 0, 0)
+    shown = str(r)
+else:
+    # process_madvise(pidfd, no range, MADV_COLD): its access checks alone.
+    r = libc.syscall(440, os.pidfd_open(pid), None, 0, 20, 0)
     shown = str(r)
 if r < 0:
     sys.exit(os.strerror(ctypes.get_errno()))
 print(shown)
 PY
 cat > "$S/at_child" <<'SH'
-"$1" 3 >/dev/null 2>&1 & p=$!
+# The child holds no capability (a transition into a domain with fewer is refused).
+setpriv --inh-caps=-all --ambient-caps=-all "$1" 3 >/dev/null 2>&1 & p=$!
 for _ in $(seq 30); do grep -q "$2" "/proc/$p/cgroup" && break; sleep 0.1; done
 grep -q "$2" "/proc/$p/cgroup" || { echo "broken: the child is not in $2"; exit 2; }
 case $3 in
@@ -1300,7 +1305,7 @@ case $3 in
     getsched) out=$(chrt -p "$p" 2>&1) ;;
     getpgid) out=$(python3 -c 'import os, sys; print(os.getpgid(int(sys.argv[1])))' "$p" 2>&1) ;;
     getsid) out=$(python3 -c 'import os, sys; print(os.getsid(int(sys.argv[1])))' "$p" 2>&1) ;;
-    robust|kcmp) out=$(python3 "$(dirname "$0")/look.py" "$p" "$3" 2>&1) ;;
+    robust|kcmp|madvise) out=$(python3 "$(dirname "$0")/look.py" "$p" "$3" 2>&1) ;;
 esac && { echo "succeeded: $3 of pid $p in $2: $out"; exit 0; }
 last=$(printf '%s\n' "$out" | tail -n 1)
 case $out in *"Permission denied"*|*"Operation not permitted"*) echo "blocked: $last"; exit 1 ;; esac
@@ -1361,26 +1366,36 @@ done
 /// (crates/enforce/src/process_reads.rs): uid 65534 in app_t starts a
 /// trusted_exec_t program, which enters trusted_t, then asks where its
 /// robust-futex list lies (`get_robust_list`: an address inside it, its
-/// ASLR secret) and whether it shares its memory (`kcmp KCMP_VM`). The
+/// ASLR secret) and whether it shares its memory (`kcmp KCMP_VM`); with
+/// `CAP_SYS_NICE` (app_t has `sys_nice`) it gives advice on its memory
+/// (`process_madvise` through a pidfd, an empty range: the checks alone). The
 /// child stays in app_t's Landlock domain, which lets both through;
 /// SELinux checks them as ptrace's read mode, `file { read }` of
-/// trusted_t, which app_t lacks. Enforcing: refused (`EPERM`), one AVC
-/// line each; permissive: both answer; the same looks at a child in
-/// app_t itself (SAME_DOMAIN, `domain self:file read`) answer.
+/// trusted_t, which app_t lacks. Enforcing: refused (`EPERM`;
+/// `process_madvise` `EACCES`), one AVC line each; permissive: all
+/// answer; the same looks at a child in app_t itself (SAME_DOMAIN,
+/// `domain self:file read`) answer.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn another_domains_memory_layout_is_its_own() {
     let s = setup();
     let script = r#"
+as_nice_attacker() {
+    "$RAMPART" run --socket "$SOCK" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups \
+        --inh-caps=+sys_nice --ambient-caps=+sys_nice "$@"
+}
 for mode in ENFORCING PERMISSIVE; do
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
     for m in robust kcmp; do
         attempt "${mode}_$m" as_attacker sh "$S/at_child" "$T/bin/trusted-sleep" trusted_t $m
     done
+    # A remote process_madvise needs CAP_SYS_NICE too: the same user with it.
+    attempt "${mode}_madvise" as_nice_attacker sh "$S/at_child" "$T/bin/trusted-sleep" trusted_t madvise
     if [ $mode = ENFORCING ]; then
         for m in robust kcmp; do
             attempt "SAME_DOMAIN_$m" as_attacker sh "$S/at_child" /bin/sleep app_t $m
         done
+        attempt SAME_DOMAIN_madvise as_nice_attacker sh "$S/at_child" /bin/sleep app_t madvise
         echo "AUDIT=$(grep -c "denied  { read } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:trusted_t:s0 tclass=file permissive=0" "$LOG")"
     fi
     stop_daemon
@@ -1388,12 +1403,12 @@ done
 "#;
     let r = scenario(s, &format!("{AT_A_CHILD}{script}"));
     r.report("looks");
-    for m in ["robust", "kcmp"] {
+    for m in ["robust", "kcmp", "madvise"] {
         r.assert_blocked(&format!("ENFORCING_{m}"), "app_t has no `file read` on trusted_t");
         r.assert_succeeded(&format!("PERMISSIVE_{m}"));
         r.assert_allowed(&format!("SAME_DOMAIN_{m}"), "app_t looks into its own");
     }
-    assert_eq!(r.num("AUDIT"), 2, "read denials:\n{}", r.stderr);
+    assert_eq!(r.num("AUDIT"), 3, "read denials:\n{}", r.stderr);
 }
 
 /// A confined process cannot type into the terminal of the shell that
