@@ -659,6 +659,59 @@ stop_daemon
     r.assert_allowed("ALLOWED_MEMFD", "unconfined_t may execute its memfd (tmpfs_t)");
 }
 
+/// SELinux asks `file { map }` at every mapping of a file
+/// (`selinux_mmap_file`, before `read execute`), and the kernel's ELF
+/// loader maps what an exec runs in the domain the exec entered. uid
+/// 65534 in app_t may read and execute nomap_t (on the marked tmpfs), not
+/// map it: its exec (EXEC) and its loader's executable mapping (LDSO)
+/// are refused, each with a `{ map }` AVC line (the kernel would kill the
+/// exec past its point of no return; the daemon refuses it before).
+/// SCRIPT: a trusted_exec_t script whose `#!` names nomap_t moves app_t
+/// into trusted_t, which maps the interpreter: refused with trusted_t's
+/// `{ map }` line. Under a permissive daemon all three run it; the same
+/// program labeled bin_t, which app_t may map, runs while enforcing
+/// (MAPPABLE).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_domain_runs_only_what_it_may_map() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+cp "$ADV/marker" "$T/bin/nomap"; label system_u:object_r:nomap_t:s0 "$T/bin/nomap"
+cp "$ADV/marker" "$T/bin/mappable"; label system_u:object_r:bin_t:s0 "$T/bin/mappable"
+printf '#!%s\n' "$T/bin/nomap" > "$T/bin/via-nomap"; chmod 755 "$T/bin/via-nomap"
+label system_u:object_r:trusted_exec_t:s0 "$T/bin/via-nomap"
+attack() {
+    attempt "$1_EXEC" as_attacker "$ADV/exec_noexec" direct "$T/bin/nomap"
+    attempt "$1_LDSO" as_attacker "$ADV/exec_noexec" ldso "$T/bin/nomap"
+    attempt "$1_SCRIPT" as_attacker "$ADV/exec_noexec" direct "$T/bin/via-nomap"
+}
+start_daemon
+attempt MAPPABLE as_attacker "$ADV/exec_noexec" direct "$T/bin/mappable"
+attack ENFORCING
+echo "AUDIT_map=$(grep -c 'denied  { map } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:nomap_t:s0 tclass=file permissive=0' "$LOG")"
+echo "AUDIT_script=$(grep -c 'denied  { map } for .*scontext=system_u:system_r:trusted_t:s0 tcontext=system_u:object_r:nomap_t:s0 tclass=file permissive=0' "$LOG")"
+grep "denied  {" "$LOG" >&2 || true
+stop_daemon
+start_daemon --permissive
+attack PERMISSIVE
+stop_daemon
+"#,
+    );
+    r.report("exec_nomap");
+    r.assert_allowed("MAPPABLE", "app_t may execute and map bin_t");
+    r.assert_blocked("ENFORCING_EXEC", "app_t may not map nomap_t, which its exec maps");
+    r.assert_blocked("ENFORCING_LDSO", "app_t may not map nomap_t");
+    r.assert_blocked("ENFORCING_SCRIPT", "trusted_t may not map nomap_t, the interpreter of its entrypoint");
+    // One denial each: the exec's image, the loader's mapping.
+    assert_eq!(r.num("AUDIT_map"), 2, "map denials:\n{}", r.stderr);
+    assert_eq!(r.num("AUDIT_script"), 1, "the interpreter's map denial:\n{}", r.stderr);
+    r.assert_succeeded("PERMISSIVE_EXEC");
+    r.assert_succeeded("PERMISSIVE_LDSO");
+    r.assert_succeeded("PERMISSIVE_SCRIPT");
+}
+
 // Attack 8: files without an xattr are labeled by their path
 // (file_contexts): $T/private and $T/vault are secret_t, $T/public
 // public_t (app_t reads it), the rest file_t (app_t reads it). The

@@ -36,6 +36,7 @@ const FILE_PERMS: &[&str] = &[
     "relabelfrom",
     "relabelto",
     "append",
+    "map",
     "unlink",
     "link",
     "rename",
@@ -45,7 +46,7 @@ const FILE_PERMS: &[&str] = &[
     "execmod",
     "open",
 ];
-// `execute` of the other classes: a device mapped executable
+// `map` and `execute` of the other classes: a device mapped executable
 // (crate::exec_memory).
 const OPEN_PERMS: &[&str] = &[
     "read",
@@ -55,6 +56,7 @@ const OPEN_PERMS: &[&str] = &[
     "relabelfrom",
     "relabelto",
     "append",
+    "map",
     "unlink",
     "link",
     "rename",
@@ -179,6 +181,10 @@ pub struct ClassPerms {
     pub read: Perms,
     pub write: Perms,
     pub append: Perms,
+    /// `map`: a file mapped (SELinux's `selinux_mmap_file` asks it of
+    /// every file mapping; here of those made executable, and of the
+    /// images an exec maps: crate::exec_memory).
+    pub map: Perms,
     /// `execute`: an exec (files), a mapping made executable
     /// (crate::exec_memory).
     pub execute: Perms,
@@ -312,6 +318,7 @@ fn resolve(m: &Mapping, name: &str) -> Option<ClassPerms> {
         // supervised calls' (DirOps).
         write: if name == "dir" { Perms::NONE } else { p("write") },
         append: p("append"),
+        map: p("map"),
         execute: p("execute"),
         execute_no_trans: p("execute_no_trans"),
         entrypoint: p("entrypoint"),

@@ -441,8 +441,16 @@ impl Enforcer {
             // as exec events of its own thread, checked for `execute` in
             // the old domain as the kernel does before the commit. Another
             // thread's exec meanwhile would race it: refused.
-            let checks =
-                if tid == x.plan.tid { vec![self.check(subject.sid, tsid, cp.class, cp.execute)] } else { vec![] };
+            // An ELF interpreter is then mapped by the domain entered.
+            let checks = if tid == x.plan.tid {
+                let mut checks = vec![self.check(subject.sid, tsid, cp.class, cp.execute)];
+                if checks[0].decision.passes() && crate::exec_memory::mapped_by_exec(file) {
+                    self.image_checks(x.plan.to.sid, tsid, cp, &mut checks);
+                }
+                checks
+            } else {
+                vec![]
+            };
             let allow = tid == x.plan.tid
                 && checks.iter().all(|c| c.decision.passes())
                 && matches!(
@@ -461,9 +469,10 @@ impl Enforcer {
         // The AppArmor label after the exec: the launcher's request, else
         // the subject's, or where the profile's x rule moves it.
         let mut apparmor = request.as_ref().and_then(|r| r.apparmor.clone()).or_else(|| subject.apparmor.clone());
-        let x = self.exec_checks(subject.sid, tsid, cp, request.as_ref(), || {
-            crate::exec_mount::may_grant(file.as_fd(), tid).unwrap_or(false)
-        });
+        let x =
+            self.exec_checks(subject.sid, tsid, cp, request.as_ref(), crate::exec_memory::mapped_by_exec(file), || {
+                crate::exec_mount::may_grant(file.as_fd(), tid).unwrap_or(false)
+            });
         let (checks, new_domain, nosuid) = (x.checks, x.entered, x.nosuid);
         let mut allow = x.refused.is_none() && checks.iter().all(|c| c.decision.passes());
         let mut profile_change = None;
@@ -668,15 +677,17 @@ impl Enforcer {
     /// SELinux's exec checks of `subject` executing a file labeled `tsid`
     /// (`execute`; then `execute_no_trans`, or `process transition` and
     /// `entrypoint` of the new domain, which `request` may name and whose
-    /// checks `request.force` skips), and the domain the exec enters if
-    /// they all pass. `may_grant` says whether the file's mount may grant
-    /// a transition (crate::exec_mount), asked only for one.
+    /// checks `request.force` skips; then, if the exec `maps` the file,
+    /// the entered domain's mapping of it), and the domain the exec
+    /// enters if they all pass. `may_grant` says whether the file's mount
+    /// may grant a transition (crate::exec_mount), asked only for one.
     fn exec_checks(
         &self,
         subject: Sid,
         tsid: Sid,
         cp: ClassPerms,
         request: Option<&ExecRequest>,
+        maps: bool,
         may_grant: impl FnOnce() -> bool,
     ) -> ExecChecks {
         let mut checks = vec![self.check(subject, tsid, cp.class, cp.execute)];
@@ -719,8 +730,28 @@ impl Enforcer {
                 }
             }
         }
-        let entered = new.filter(|_| refused.is_none() && checks.iter().all(|c| c.decision.passes()));
+        let passes = |checks: &[Checked]| refused.is_none() && checks.iter().all(|c| c.decision.passes());
+        if let Some(new) = new.filter(|_| maps && passes(&checks) && !request.is_some_and(|r| r.force)) {
+            self.image_checks(new, tsid, cp, &mut checks);
+        }
+        let entered = new.filter(|_| passes(&checks));
         ExecChecks { checks, entered, nosuid, refused }
+    }
+
+    /// The kernel's ELF loader maps an image (`file` labeled `tsid`) in
+    /// the domain the exec entered: its checks, appended to `checks` up
+    /// to the first denial (crate::exec_memory::image_perms). The kernel
+    /// would kill the process there, past the exec's point of no return;
+    /// the daemon refuses the exec instead (docs/security.md).
+    fn image_checks(&self, domain: Sid, tsid: Sid, cp: ClassPerms, checks: &mut Vec<Checked>) {
+        for perms in crate::exec_memory::image_perms(&cp) {
+            let check = self.check(domain, tsid, cp.class, perms);
+            let passes = check.decision.passes();
+            checks.push(check);
+            if !passes {
+                return;
+            }
+        }
     }
 
     /// SELinux's `check_nnp_nosuid` for a transition from `old` to `new`
@@ -748,7 +779,7 @@ impl Enforcer {
         let md = file.metadata().map_err(|e| e.to_string())?;
         let cp = self.classes.file().filter(|_| md.is_file()).ok_or("not a regular file")?;
         let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
-        let x = self.exec_checks(subject, tsid, cp, Some(request), || {
+        let x = self.exec_checks(subject, tsid, cp, Some(request), crate::exec_memory::mapped_by_exec(file), || {
             crate::exec_mount::may_grant(file.as_fd(), pid).unwrap_or(false)
         });
         self.audit_checks(pid, Some(pid), file.as_fd(), x.nosuid.as_slice());

@@ -13,7 +13,9 @@
 //! `selinux_file_mprotect`). A file mapped executable needs `read` and
 //! `execute` on it (and `write` if shared and writable): without that
 //! check `ld.so PROG` runs a program the domain may only read, since the
-//! loader maps it and nothing execs it.
+//! loader maps it and nothing execs it. A new mapping of a file needs
+//! `map` on it first (`selinux_mmap_file`; not `mprotect`); the images
+//! an exec maps are checked at the exec ([`maps_at_exec`]).
 //!
 //! How: the launcher's filter hands over the calls that may need a
 //! check (crate::supervised), told apart by registers the filter reads
@@ -45,13 +47,13 @@
 //! What is left: the mappings of an `mprotect`'s range, and the file an
 //! `mmap`'s descriptor names, are read before the kernel makes the call,
 //! and another thread of the caller may replace them in between (the
-//! kernel checks the file it maps, under the mapping lock); `map` and
-//! `fd { use }` are not checked (docs/security.md, "Executable
-//! mappings").
+//! kernel checks the file it maps, under the mapping lock); `fd { use }`
+//! is not checked, nor `map` of a mapping that is not executable (not
+//! handed over: docs/security.md, "Executable mappings").
 
 use std::fs::{self, File};
 use std::os::fd::AsFd;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 
 use rampart_apparmor::perms::{AA_EXEC_MMAP, MAY_READ, MAY_WRITE};
 use rampart_avc::Perms;
@@ -74,7 +76,7 @@ pub(crate) struct Devices<'a> {
 
 impl Devices<'_> {
     /// The mapped file `file`, if it lies on one of these filesystems.
-    fn mapped(&self, file: File, prot: u32, shared: bool, operation: &'static str) -> Option<MappedFile> {
+    fn mapped(&self, file: File, prot: u32, shared: bool, operation: Operation) -> Option<MappedFile> {
         let dev = file.metadata().ok()?.dev();
         let marked = self.marked.contains(&dev);
         (marked || self.memfds.contains(&dev)).then_some(MappedFile { file, prot, shared, marked, operation })
@@ -92,7 +94,7 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, devices: &Devices<'_>) -> R
             let anonymous = flags & MAP_ANONYMOUS != 0;
             let shared = flags & MAP_TYPE == MAP_SHARED;
             let file = if anonymous || prot & PROT_EXEC == 0 { None } else { Some(descriptor(tid, fd)?) };
-            let file = file.and_then(|f| devices.mapped(f, prot, shared, "file_mmap"));
+            let file = file.and_then(|f| devices.mapped(f, prot, shared, Operation::Mmap));
             vec![Need { execmem: map_needs_execmem(prot, anonymous, shared), file, ..Need::default() }]
         }
         Op::Shmat { flags } => vec![Need { execmem: flags & SHM_EXEC != 0, ..Need::default() }],
@@ -114,12 +116,14 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, devices: &Devices<'_>) -> R
         _ => true,
     };
     for need in needs.into_iter().filter(|n| !n.is_empty()) {
-        // In the hook's order, each denial ending the call there.
-        let selinux = (!need.execheap || process(c.execheap))
-            && (!need.execstack || process(c.execstack))
-            && need.execmod.as_ref().map_or(true, |f| file(f, &|cp| cp.execmod))
-            && (!need.execmem || process(c.execmem))
-            && need.file.as_ref().map_or(true, |m| file(&m.file, &|cp| m.perms(cp)));
+        // In the hooks' order, each denial ending the call there.
+        let selinux =
+            need.file.as_ref().filter(|m| m.operation == Operation::Mmap).map_or(true, |m| file(&m.file, &|cp| cp.map))
+                && (!need.execheap || process(c.execheap))
+                && (!need.execstack || process(c.execstack))
+                && need.execmod.as_ref().map_or(true, |f| file(f, &|cp| cp.execmod))
+                && (!need.execmem || process(c.execmem))
+                && need.file.as_ref().map_or(true, |m| file(&m.file, &|cp| m.perms(cp)));
         // Stacked: each module checks, and audits its own denial.
         let apparmor = need.file.as_ref().map_or(true, profile);
         if !(selinux && apparmor) {
@@ -127,6 +131,24 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, devices: &Devices<'_>) -> R
         }
     }
     Ok(())
+}
+
+/// Whether an exec maps `file` (its program, or an interpreter it
+/// opens): the kernel's ELF loader maps an ELF image after the new
+/// credentials are committed (`elf_map`, an mmap: `map`, then `read
+/// execute` of the domain entered, [`image_perms`]); a `#!` script is
+/// read, not mapped. Read through the event's descriptor, which makes
+/// no event.
+pub(crate) fn mapped_by_exec(file: &File) -> bool {
+    let mut magic = [0u8; 4];
+    file.read_exact_at(&mut magic, 0).is_ok() && magic == *b"\x7fELF"
+}
+
+/// What mapping an exec's image asks of the domain that runs it, in the
+/// hooks' order (`selinux_mmap_file`, then `file_map_prot_check` of its
+/// code: `PROT_READ | PROT_EXEC`), each denial ending the exec there.
+pub(crate) fn image_perms(cp: &ClassPerms) -> [Perms; 2] {
+    [cp.map, cp.read | cp.execute]
 }
 
 /// AppArmor's check of a mapped file, by its name, for a process under
@@ -144,7 +166,7 @@ fn apparmor_allows(e: &Enforcer, tid: u32, tgid: u32, label: &str, m: &MappedFil
         request |= MAY_WRITE;
     }
     let ev = FileEvent { tid, tgid, fd: m.file.as_fd(), md: &md };
-    aa.path_call(label, &ev, &name, request, m.operation, &|| e.avc.policy_state().2)
+    aa.path_call(label, &ev, &name, request, m.operation.name(), &|| e.avc.policy_state().2)
 }
 
 /// What making one mapping executable needs.
@@ -175,8 +197,25 @@ struct MappedFile {
     shared: bool,
     /// On a marked filesystem (AppArmor checks those).
     marked: bool,
-    /// The call, as AppArmor's records name it.
-    operation: &'static str,
+    operation: Operation,
+}
+
+/// The call that makes a mapping executable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Operation {
+    /// A new mapping: `map` is asked first (`selinux_mmap_file`).
+    Mmap,
+    Mprotect,
+}
+
+impl Operation {
+    /// As AppArmor's records name it.
+    fn name(self) -> &'static str {
+        match self {
+            Operation::Mmap => "file_mmap",
+            Operation::Mprotect => "file_mprotect",
+        }
+    }
 }
 
 impl MappedFile {
@@ -288,7 +327,7 @@ fn mprotect_needs(
         }
         // The kernel's own files (`S_PRIVATE`) are not checked.
         if let Some(file) = file.filter(|_| !m.kernel_private()) {
-            need.file = devices.mapped(file, prot, m.shared, "file_mprotect");
+            need.file = devices.mapped(file, prot, m.shared, Operation::Mprotect);
         }
         need.execmem = map_needs_execmem(prot, m.anonymous() || m.kernel_private(), m.shared);
         needs.push(need);
@@ -300,6 +339,25 @@ fn mprotect_needs(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    /// The loader maps ELF images; a script, or a file too short to
+    /// hold the magic, is not mapped by its exec.
+    #[test]
+    fn an_exec_maps_elf_images_only() {
+        let dir = std::env::temp_dir().join(format!("rampart-elf-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, bytes: &[u8]| {
+            let path = dir.join(name);
+            fs::write(&path, bytes).unwrap();
+            File::open(path).unwrap()
+        };
+        assert!(mapped_by_exec(&File::open("/proc/self/exe").unwrap()), "this test binary");
+        assert!(mapped_by_exec(&write("elf", b"\x7fELF\x02\x01\x01")), "an ELF header");
+        assert!(!mapped_by_exec(&write("script", b"#!/bin/sh\necho\n")), "a script");
+        assert!(!mapped_by_exec(&write("short", b"\x7fEL")), "three bytes");
+        assert!(!mapped_by_exec(&write("empty", b"")), "empty");
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// file_map_prot_check's condition, case by case.
     #[test]
@@ -351,7 +409,7 @@ mod tests {
             if let Some(file) = file {
                 let (want, got) = (fs::metadata(&code.name).unwrap(), file.file.metadata().unwrap());
                 assert_eq!((got.dev(), got.ino(), file.marked), (want.dev(), want.ino(), marked == [dev]));
-                assert_eq!(file.operation, "file_mprotect");
+                assert_eq!(file.operation, Operation::Mprotect);
             }
         }
         let heap = maps.lines().filter_map(mappings::parse_line).find(|m| m.name == "[heap]");
