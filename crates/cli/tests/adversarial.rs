@@ -712,6 +712,63 @@ stop_daemon
     r.assert_succeeded("PERMISSIVE_SCRIPT");
 }
 
+/// An exec is decided by its program; what the program names to run it
+/// (a `#!` line's interpreter, `ld.so`) needs only `execute`
+/// (crates/enforce/src/exec_calls.rs). uid 65534 in app_t may execute
+/// interp_t but not without a transition (no `execute_no_trans`): a
+/// bin_t script whose `#!` names it runs (SCRIPT), the program itself
+/// does not (DIRECT, an `{ execute_no_trans }` line). A bin_t script
+/// whose `#!` names a trusted_exec_t copy of cat stays in app_t, where
+/// the kernel keeps it (no transition by an interpreter's label: before,
+/// the daemon moved it into trusted_t). The attack: an exec that fails
+/// after its program's event (a script app_t may not read), then an exec
+/// of interp_t by the same thread, which must count as a program again
+/// (AFTER_FAILED). Under a permissive daemon all run.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn an_interpreter_runs_in_its_programs_domain() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+cp "$ADV/marker" "$T/bin/interp"; label system_u:object_r:interp_t:s0 "$T/bin/interp"
+script() { printf '#!%s\n' "$2" > "$T/bin/$1"; chmod 755 "$T/bin/$1"; label "system_u:object_r:$3:s0" "$T/bin/$1"; }
+script via-interp "$T/bin/interp" bin_t
+script unreadable "$T/bin/interp" noread_exec_t
+cp /bin/cat "$T/bin/trusted-cat"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-cat"
+script via-trusted "$T/bin/trusted-cat /proc/self/cgroup" bin_t
+after_failed() {
+    if as_attacker bash -c 'shopt -s execfail; exec "$1"; exec "$2"; echo "both execs failed"' _ "$T/bin/unreadable" "$T/bin/interp" 2>&1 \
+        | tee /dev/stderr | grep -q adversarial-marker-ran; then echo 0; else echo 1; fi
+}
+attack() {
+    attempt "$1_SCRIPT" as_attacker "$ADV/exec_noexec" direct "$T/bin/via-interp"
+    attempt "$1_DIRECT" as_attacker "$ADV/exec_noexec" direct "$T/bin/interp"
+    echo "$1_AFTER_FAILED=$(after_failed)"
+    echo "$1_DOMAIN=$(as_attacker "$T/bin/via-trusted" 2>&1 | grep "^0::")"
+}
+start_daemon
+attack ENFORCING
+echo "AUDIT_no_trans=$(grep -c 'denied  { execute_no_trans } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:interp_t:s0 tclass=file permissive=0' "$LOG")"
+grep "denied  {" "$LOG" >&2 || true
+stop_daemon
+start_daemon --permissive
+attack PERMISSIVE
+stop_daemon
+"#,
+    );
+    r.report("interpreter");
+    r.assert_allowed("ENFORCING_SCRIPT", "app_t may execute interp_t, its script's interpreter");
+    r.assert_blocked("ENFORCING_DIRECT", "app_t may not execute interp_t without a transition");
+    assert_eq!(r.get("ENFORCING_AFTER_FAILED"), "1", "after a failed exec, interp_t ran as a program:\n{}", r.stderr);
+    // DIRECT, and AFTER_FAILED's second exec.
+    assert_eq!(r.num("AUDIT_no_trans"), 2, "execute_no_trans denials:\n{}", r.stderr);
+    let domain = r.get("ENFORCING_DOMAIN");
+    assert!(domain.contains("app_t") && !domain.contains("trusted_t"), "the script ran in {domain:?}\n{}", r.stderr);
+    r.assert_succeeded("PERMISSIVE_DIRECT");
+    assert_eq!(r.get("PERMISSIVE_AFTER_FAILED"), "0", "a permissive daemon lets interp_t run:\n{}", r.stderr);
+}
+
 // Attack 8: files without an xattr are labeled by their path
 // (file_contexts): $T/private and $T/vault are secret_t, $T/public
 // public_t (app_t reads it), the rest file_t (app_t reads it). The

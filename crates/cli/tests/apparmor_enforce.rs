@@ -335,7 +335,8 @@ stop_daemon
 /// reading is refused, as the kernel's AppArmor refuses it (no `r`, no
 /// `m`); `$T/bin/readable` it may read, not map executable (`r`): the
 /// loader's `PROT_EXEC` mapping is refused (`file_mmap`, `m`:
-/// crates/enforce/src/exec_memory.rs); `$T/bin/mappable` (`mr`) runs. A
+/// crates/enforce/src/exec_memory.rs); `$T/bin/mappable` (`mr`) runs,
+/// through the loader, not by its own exec (no x rule). A
 /// permissive daemon lets the first two run: the test can fail. (2) A new
 /// mount namespace (`unshare -m`, clone flags) to remount the tmpfs
 /// elsewhere under a name the profile allows: the launcher refuses
@@ -353,6 +354,8 @@ aa_daemon
 echo "LDSO=$(aa confined "$LDSO '$T/bin/denied' -c 'echo ran' 2>/dev/null || echo refused")"
 echo "LDSO_READABLE=$(aa confined "$LDSO '$T/bin/readable' -c 'echo ran' 2>/dev/null || echo refused")"
 echo "LDSO_MAPPABLE=$(aa confined "$LDSO '$T/bin/mappable' -c 'echo ran' 2>/dev/null || echo refused")"
+echo "EXEC_MAPPABLE=$(aa confined "'$T/bin/mappable' -c 'echo ran' 2>/dev/null || echo refused")"
+echo "EXEC_RECORD=$(grep -c 'apparmor="DENIED" operation="exec" .*name="'"$T"'/bin/mappable"' "$LOG")"
 echo "MMAP_RECORD=$(grep -c 'apparmor="DENIED" operation="file_mmap" .*name="'"$T"'/bin/readable".*requested_mask="m" denied_mask="m"' "$LOG")"
 grep 'file_mmap' "$LOG" >&2 || true
 echo "UNSHARE=$(aa confined "unshare -m true 2>/dev/null && echo created || echo refused")"
@@ -361,6 +364,7 @@ stop_daemon
 aa_daemon --permissive
 echo "PERMISSIVE_LDSO=$(aa confined "$LDSO '$T/bin/denied' -c 'echo ran' 2>/dev/null || echo refused")"
 echo "PERMISSIVE_LDSO_READABLE=$(aa confined "$LDSO '$T/bin/readable' -c 'echo ran' 2>/dev/null || echo refused")"
+echo "PERMISSIVE_EXEC_MAPPABLE=$(aa confined "'$T/bin/mappable' -c 'echo ran' 2>/dev/null || echo refused")"
 stop_daemon
 "#,
     );
@@ -369,6 +373,11 @@ stop_daemon
     assert_eq!(r.get("LDSO_READABLE"), "refused", "{}", r.stderr);
     assert_eq!(r.num("MMAP_RECORD"), 1, "the kernel's record of the mapping:\n{}", r.stderr);
     assert_eq!(r.get("LDSO_MAPPABLE"), "ran", "{}", r.stderr);
+    // `m` maps it; without an x rule it is not a program to exec (the
+    // launcher's filter tells its exec from a loader's: crates/enforce/src/exec_calls.rs).
+    assert_eq!(r.get("EXEC_MAPPABLE"), "refused", "{}", r.stderr);
+    assert_eq!(r.num("EXEC_RECORD"), 1, "the exec's record:\n{}", r.stderr);
+    assert_eq!(r.get("PERMISSIVE_EXEC_MAPPABLE"), "ran", "{}", r.stderr);
     assert_eq!(r.get("PERMISSIVE_LDSO_READABLE"), "ran", "{}", r.stderr);
     assert_eq!(r.get("UNSHARE"), "refused", "{}", r.stderr);
     assert_eq!(r.get("UNSANDBOXED_UNSHARE"), "created", "{}", r.stderr);

@@ -396,8 +396,17 @@ impl AppArmor {
     /// or a stack): each profile's x rule and transition
     /// (`AppArmor::exec_one`); denied if one denies, and the new label
     /// the stack of each profile's new one (unconfined ones drop out).
-    pub fn exec(&self, label: &str, ev: &FileEvent<'_>, enforcing: &dyn Fn() -> bool) -> ExecOutcome {
-        let outcomes: Vec<(&str, ExecOutcome)> = stacked(label).map(|p| (p, self.exec_one(p, ev, enforcing))).collect();
+    /// `interpreter`: the event may be an interpreter the exec opens
+    /// (crate::exec_calls), which the kernel maps without an x rule.
+    pub fn exec(
+        &self,
+        label: &str,
+        ev: &FileEvent<'_>,
+        interpreter: bool,
+        enforcing: &dyn Fn() -> bool,
+    ) -> ExecOutcome {
+        let outcomes: Vec<(&str, ExecOutcome)> =
+            stacked(label).map(|p| (p, self.exec_one(p, ev, interpreter, enforcing))).collect();
         let mut next: Vec<&str> = Vec::new();
         let (mut scrub, mut modes) = (false, Vec::new());
         for (p, outcome) in &outcomes {
@@ -425,7 +434,13 @@ impl AppArmor {
 
     /// An exec of the event's file by a process under `profile`
     /// (`domain::exec`: the x rule and its transition).
-    fn exec_one(&self, profile: &str, ev: &FileEvent<'_>, enforcing: &dyn Fn() -> bool) -> ExecOutcome {
+    fn exec_one(
+        &self,
+        profile: &str,
+        ev: &FileEvent<'_>,
+        interpreter: bool,
+        enforcing: &dyn Fn() -> bool,
+    ) -> ExecOutcome {
         let set = self.profiles.current();
         let Some(p) = self.profile(&set.policy, profile) else { return ExecOutcome::Denied };
         let name = match name_of(ev.fd, ev.md) {
@@ -451,12 +466,13 @@ impl AppArmor {
         match d.label {
             Some(label) if d.allowed => self.transition(p, ns, label, d.scrub, d.mode),
             _ => {
-                let mapped = path_perm(Subject::Profile(p), &name, AA_EXEC_MMAP, owner);
-                if mapped.perms.allow & AA_EXEC_MMAP != 0 {
+                let mapped = interpreter.then(|| path_perm(Subject::Profile(p), &name, AA_EXEC_MMAP, owner));
+                if mapped.is_some_and(|m| m.perms.allow & AA_EXEC_MMAP != 0) {
                     // An exec event is also how an exec opens its ELF
                     // interpreter (`ld.so`), which the kernel maps (`m`)
                     // without an x rule; the code runs under the same
                     // profile, which may map it anyway (docs/security.md).
+                    // Not for an event known to be the program's.
                     return ExecOutcome::Allowed;
                 }
                 let allowed = self.permissive_unless(false, d.record, enforcing, |r| {

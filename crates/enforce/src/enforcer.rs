@@ -33,6 +33,7 @@ use crate::backlog::Backlog;
 use crate::cgroups::{image_of, Cgroups, ExecInFlight, ExecPlan, FileId, Node};
 use crate::epoch::Ticket;
 use crate::event::PermEvent;
+use crate::exec_calls::{ExecCalls, Role};
 use crate::fanotify::{self, Group};
 use crate::groups::Groups;
 use crate::handoff::Handoff;
@@ -135,6 +136,9 @@ pub struct Enforcer {
     pub scope_changes: std::sync::Mutex<()>,
     /// The AppArmor profiles (`--apparmor`), stacked with SELinux.
     pub apparmor: Option<AppArmor>,
+    /// The exec calls of launched threads, which tell a program's exec
+    /// event from its interpreters' ([`crate::exec_calls`]).
+    pub exec_calls: ExecCalls,
 }
 
 impl Enforcer {
@@ -168,6 +172,7 @@ impl Enforcer {
             handed_off: Handoff::default(),
             scope_changes: std::sync::Mutex::new(()),
             apparmor,
+            exec_calls: ExecCalls::default(),
         }
     }
 
@@ -213,7 +218,17 @@ impl Enforcer {
         };
         if exec {
             let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
-            self.exec(group, &file, &md, tid, &subject, tsid, cp);
+            // A launched thread's exec calls are noted: is this event its
+            // program's, or an interpreter's (crate::exec_calls)?
+            let role = match subject.launched && subject.exec.is_none() {
+                true => self.exec_calls.role(threads.id(tid).ok()),
+                false => Role::Unknown,
+            };
+            if role == Role::Interpreter {
+                self.interpreter(group, &file, &md, tid, &subject, Some(subject.sid), tsid, cp);
+            } else {
+                self.exec(group, &file, &md, tid, &subject, tsid, cp, role);
+            }
             return;
         }
         let asked = if event.mask & fanotify::OPEN_PERM != 0 {
@@ -420,6 +435,8 @@ impl Enforcer {
     /// An exec: the file's `execute`, then the domain transition (or
     /// `execute_no_trans`); a transition moves the process into a frozen
     /// cgroup of its own before the exec is allowed (crate::cgroups).
+    /// `role`: the event is known to be the program's, or not known
+    /// (crate::exec_calls).
     #[allow(clippy::too_many_arguments)]
     fn exec(
         &self,
@@ -430,6 +447,7 @@ impl Enforcer {
         subject: &Subject,
         tsid: Sid,
         cp: ClassPerms,
+        role: Role,
     ) {
         let Some(tgid) = subject.tgid else {
             // The thread is gone: nobody waits for this answer.
@@ -438,27 +456,11 @@ impl Enforcer {
         };
         if let Some(x) = &subject.exec {
             // The exec in flight opens its interpreters (ELF `ld.so`, `#!`)
-            // as exec events of its own thread, checked for `execute` in
-            // the old domain as the kernel does before the commit. Another
-            // thread's exec meanwhile would race it: refused.
-            // An ELF interpreter is then mapped by the domain entered.
-            let checks = if tid == x.plan.tid {
-                let mut checks = vec![self.check(subject.sid, tsid, cp.class, cp.execute)];
-                if checks[0].decision.passes() && crate::exec_memory::mapped_by_exec(file) {
-                    self.image_checks(x.plan.to.sid, tsid, cp, &mut checks);
-                }
-                checks
-            } else {
-                vec![]
-            };
-            let allow = tid == x.plan.tid
-                && checks.iter().all(|c| c.decision.passes())
-                && matches!(
-                    self.apparmor_exec(file, md, tid, tgid, subject),
-                    ExecOutcome::Allowed | ExecOutcome::Transition { .. }
-                );
-            self.answer(group, file.as_fd(), allow);
-            self.audit_checks(tid, Some(tgid), file.as_fd(), &checks);
+            // as exec events of its own thread, which run in the domain
+            // entered. Another thread's exec meanwhile would race it:
+            // refused.
+            let to = (tid == x.plan.tid).then_some(x.plan.to.sid);
+            self.interpreter(group, file, md, tid, subject, to, tsid, cp);
             return;
         }
         let (request, held) = self.requests.take(tgid, pidfd::process_id(tgid).ok());
@@ -478,7 +480,7 @@ impl Enforcer {
         let mut profile_change = None;
         // AppArmor's share of secure-execution mode (crate::secure_exec).
         let mut scrub_for_apparmor = false;
-        match self.apparmor_exec(file, md, tid, tgid, subject) {
+        match self.apparmor_exec(file, md, tid, tgid, subject, role) {
             ExecOutcome::Allowed => {}
             ExecOutcome::Transition { to, scrub, mode } => {
                 apparmor = to.as_deref().map(Arc::from);
@@ -659,7 +661,7 @@ impl Enforcer {
     }
 
     /// The AppArmor side of an exec by `subject` (allowed for a subject
-    /// under no profile).
+    /// under no profile) of `file`, in `role` (crate::exec_calls).
     fn apparmor_exec(
         &self,
         file: &File,
@@ -667,11 +669,12 @@ impl Enforcer {
         tid: u32,
         tgid: u32,
         subject: &Subject,
+        role: Role,
     ) -> ExecOutcome {
         let Some(profile) = subject.apparmor.as_deref() else { return ExecOutcome::Allowed };
         let Some(apparmor) = &self.apparmor else { return ExecOutcome::Denied };
         let ev = FileEvent { tid, tgid, fd: file.as_fd(), md };
-        apparmor.exec(profile, &ev, &|| self.avc.policy_state().2)
+        apparmor.exec(profile, &ev, role != Role::Program, &|| self.avc.policy_state().2)
     }
 
     /// SELinux's exec checks of `subject` executing a file labeled `tsid`
@@ -736,6 +739,47 @@ impl Enforcer {
         }
         let entered = new.filter(|_| passes(&checks));
         ExecChecks { checks, entered, nosuid, refused }
+    }
+
+    /// An interpreter an exec opens (crate::exec_calls) by `subject`,
+    /// whose code will run in domain `to` (`None`: refused):
+    /// `interpreter_checks`, and the profiles' side.
+    #[allow(clippy::too_many_arguments)]
+    fn interpreter(
+        &self,
+        group: &Group,
+        file: &File,
+        md: &std::fs::Metadata,
+        tid: u32,
+        subject: &Subject,
+        to: Option<Sid>,
+        tsid: Sid,
+        cp: ClassPerms,
+    ) {
+        let (Some(tgid), Some(to)) = (subject.tgid, to) else {
+            self.answer(group, file.as_fd(), false);
+            return;
+        };
+        let checks = self.interpreter_checks(subject.sid, to, tsid, cp, file);
+        let allow = checks.iter().all(|c| c.decision.passes())
+            && matches!(
+                self.apparmor_exec(file, md, tid, tgid, subject, Role::Interpreter),
+                ExecOutcome::Allowed | ExecOutcome::Transition { .. }
+            );
+        self.answer(group, file.as_fd(), allow);
+        self.audit_checks(tid, Some(tgid), file.as_fd(), &checks);
+    }
+
+    /// What the kernel asks of an interpreter (`file`, labeled `tsid`)
+    /// an exec opens: `execute` by the domain `from` the exec started in
+    /// (`MAY_EXEC` at its open, before the commit), then, if the loader
+    /// maps it, the mapping by the domain `to` it runs in.
+    fn interpreter_checks(&self, from: Sid, to: Sid, tsid: Sid, cp: ClassPerms, file: &File) -> Vec<Checked> {
+        let mut checks = vec![self.check(from, tsid, cp.class, cp.execute)];
+        if checks[0].decision.passes() && crate::exec_memory::mapped_by_exec(file) {
+            self.image_checks(to, tsid, cp, &mut checks);
+        }
+        checks
     }
 
     /// The kernel's ELF loader maps an image (`file` labeled `tsid`) in

@@ -81,6 +81,7 @@ mod enforcer;
 mod entry;
 mod epoch;
 mod event;
+mod exec_calls;
 mod exec_memory;
 mod exec_mount;
 mod fanotify;

@@ -270,6 +270,15 @@ impl RecentThreads {
         Ok(info)
     }
 
+    /// The pidfs id ([`pidfs_id`]) of thread `tid`, through the pidfd
+    /// [`Self::info`] holds if it was just asked about `tid`.
+    pub fn id(&mut self, tid: u32) -> io::Result<u64> {
+        match self.held.iter().find(|(t, _)| *t == tid) {
+            Some((_, fd)) => pidfs_id(fd.as_fd()),
+            None => pidfs_id(thread_pidfd(tid)?.as_fd()),
+        }
+    }
+
     /// Whether a pidfd of `tid` is held.
     #[cfg(test)]
     fn holds(&self, tid: u32) -> bool {

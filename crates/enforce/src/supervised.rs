@@ -22,7 +22,9 @@
 //! `SHM_EXEC`, each told apart by the filter from its registers, and
 //! `memfd_create`, which the daemon makes (crate::memfds); `personality` setting
 //! `READ_IMPLIES_EXEC` (every readable mapping executable, unseen) is
-//! refused (`EPERM`).
+//! refused (`EPERM`). `execve` and `execveat` are handed over only to be
+//! noted, so that the daemon tells an exec's program from the
+//! interpreters it opens (crate::exec_calls).
 //!
 //! Only the x86-64 numbers are handed over; the same calls made through
 //! the 32-bit entry (`int 0x80`) are refused (`EPERM`): coarser, never
@@ -146,6 +148,9 @@ pub enum Op {
     /// mprotect, pkey_mprotect of `[addr, addr + len)` to `prot` (handed
     /// over with `PROT_EXEC`): checked on the mappings there.
     Mprotect { addr: u64, len: u64, prot: u32 },
+    /// execve, execveat: noted, then made by the kernel, so that the
+    /// exec events it makes are told apart (crate::exec_calls).
+    Exec,
 }
 
 /// Whom a signal call names, as the kernel reads its pid arguments.
@@ -341,6 +346,12 @@ pub mod nr {
     pub const I386_IPC: u32 = 117;
     pub const I386_PERSONALITY: u32 = 136;
     pub const I386_OLD_MMAP: u32 = 90;
+    /// execve, execveat: handed over (crate::exec_calls); refused on
+    /// i386, where they would make exec events unannounced.
+    pub const EXECVE: u32 = 59;
+    pub const EXECVEAT: u32 = 322;
+    pub const I386_EXECVE: u32 = 11;
+    pub const I386_EXECVEAT: u32 = 358;
     /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`).
     pub const X32_BIT: u32 = 0x4000_0000;
     pub const ALL: [u32; 33] = [
@@ -536,6 +547,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         nr::KCMP => Op::Inspect { of: Inspected::Pair(int(0), int(1)) },
         nr::PROCESS_MADVISE => Op::Inspect { of: Inspected::Pidfd(int(0)) },
         n if nr::MPROTECT.contains(&n) => Op::Mprotect { addr: args[0], len: args[1], prot: args[2] as u32 },
+        nr::EXECVE | nr::EXECVEAT => Op::Exec,
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
         nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
         nr::TGKILL | nr::RT_TGSIGQUEUEINFO => {
@@ -801,10 +813,11 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let eperm = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
     let mut handed = nr::ALL.to_vec();
     handed.extend(nr::SIGNALS);
-    handed.extend([nr::MEMFD_CREATE, nr::KCMP, nr::PROCESS_MADVISE]);
+    handed.extend([nr::MEMFD_CREATE, nr::KCMP, nr::PROCESS_MADVISE, nr::EXECVE, nr::EXECVEAT]);
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
+    i386_refused.extend([nr::I386_EXECVE, nr::I386_EXECVEAT]);
     let owners = ByArgument {
         fcntl: &[nr::FCNTL],
         ioctl: nr::IOCTL,
@@ -950,6 +963,14 @@ mod tests {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 signal {n}");
             }
             assert_eq!(run(&prog, nr::PIDFD_SEND_SIGNAL, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS);
+            // Exec calls are noted (crate::exec_calls); on i386 refused.
+            for n in [nr::EXECVE, nr::EXECVEAT] {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0; 6]), NOTIFY, "exec {n}");
+                assert_eq!(decode(n, [0; 6]), Some(Op::Exec), "{n} decodes");
+            }
+            for n in [nr::I386_EXECVE, nr::I386_EXECVEAT] {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 exec {n}");
+            }
             // A file's owner: F_SETOWN handed over, the owner in memory
             // refused, F_SETSIG refused the signals F_SETOWN's check
             // does not cover; every other command passes.

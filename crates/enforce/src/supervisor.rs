@@ -269,6 +269,7 @@ impl Supervisor {
                     crate::exec_memory::Devices { marked: &self.context.marked_devs, memfds: &self.context.memfd_devs };
                 Some(crate::exec_memory::decide(e, notif.pid, op, &devices))
             }
+            Op::Exec => Some(exec_started(e, listener.as_fd(), notif)),
             _ => None,
         };
         if let Some(answer) = on_process {
@@ -461,6 +462,21 @@ pub(crate) fn pending(listener: BorrowedFd<'_>, id: u64) -> bool {
     let mut id = id;
     // SAFETY: ID_VALID reads one u64.
     unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) == 0 }
+}
+
+/// Notes that the thread of call `notif` (an execve or execveat) starts
+/// an exec, before the kernel makes it (crate::exec_calls). A thread that
+/// is gone, or whose number may already name another (the call is no
+/// longer pending), is not noted: its events count as programs'.
+fn exec_started(e: &Enforcer, listener: BorrowedFd<'_>, notif: &libc::seccomp_notif) -> Result<(), i32> {
+    let thread = crate::pidfd::thread_pidfd(notif.pid).and_then(|fd| crate::pidfd::pidfs_id(fd.as_fd()));
+    if let Ok(thread) = thread {
+        // Pending after the pidfd was taken: the number was the caller's.
+        if pending(listener, notif.id) {
+            e.exec_calls.started(thread);
+        }
+    }
+    Ok(())
 }
 
 /// Answers call `id`: `Ok(v)` its return value, `Err(errno)` its error.
@@ -849,7 +865,8 @@ fn resolve(
         | Op::Mmap { .. }
         | Op::Shmat { .. }
         | Op::Mprotect { .. }
-        | Op::MemfdCreate { .. } => return Err(libc::ENOSYS),
+        | Op::MemfdCreate { .. }
+        | Op::Exec => return Err(libc::ENOSYS),
     })
 }
 
@@ -870,7 +887,8 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::Mmap { .. }
         | Op::Shmat { .. }
         | Op::Mprotect { .. }
-        | Op::MemfdCreate { .. } => Vec::new(),
+        | Op::MemfdCreate { .. }
+        | Op::Exec => Vec::new(),
     }
 }
 
