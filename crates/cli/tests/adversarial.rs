@@ -42,6 +42,11 @@ use common::Run;
 /// The attack libraries in tests/adversarial/, built as shared objects
 /// (NAME.so).
 const LIBRARIES: &[&str] = &["preload_secret"];
+/// The ELF interpreter `marker-interp` is built with: a name long enough
+/// for a scenario's own, which it writes in its place.
+const INTERP_PLACEHOLDER: &str =
+    "/rampart-interpreter-placeholder-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+
 const PROGRAMS: &[&str] = &[
     "read_secret",
     "ptrace_inject",
@@ -121,6 +126,10 @@ fn setup() -> &'static Setup {
         for name in LIBRARIES {
             cc(&["-shared", "-fPIC"], name, bin.join(format!("{name}.so")));
         }
+        // The marker with an ELF interpreter the scenario puts in place
+        // of the placeholder (`elf_interpreter` in the scenario's helpers).
+        let interp = format!("-Wl,--dynamic-linker={INTERP_PLACEHOLDER}");
+        cc(&[interp.as_str()], "marker", bin.join("marker-interp"));
         Setup { policy, bin }
     })
 }
@@ -247,7 +256,12 @@ both_modes() {
 /// Runs `script` after the prelude and [`HELPERS`], in a private mount
 /// namespace, bounded in time.
 fn scenario(s: &Setup, script: &str) -> Run {
-    let env = [("POLICY_A", s.policy.as_path()), ("POLICY_B", s.policy.as_path()), ("ADV_BIN", s.bin.as_path())];
+    let env = [
+        ("POLICY_A", s.policy.as_path()),
+        ("POLICY_B", s.policy.as_path()),
+        ("ADV_BIN", s.bin.as_path()),
+        ("INTERP_PLACEHOLDER", Path::new(INTERP_PLACEHOLDER)),
+    ];
     common::enforce_scenario(&format!("{HELPERS}\n{script}"), &env, 90)
 }
 
@@ -716,7 +730,9 @@ stop_daemon
 /// (a `#!` line's interpreter, `ld.so`) needs only `execute`
 /// (crates/enforce/src/exec_calls.rs). uid 65534 in app_t may execute
 /// interp_t but not without a transition (no `execute_no_trans`): a
-/// bin_t script whose `#!` names it runs (SCRIPT), the program itself
+/// bin_t script whose `#!` names it runs (SCRIPT), as does a bin_t
+/// program whose ELF interpreter is an interp_t copy of `ld.so` (ELF: the
+/// Debian policy's `ld_so_t` is such a type), the program itself
 /// does not (DIRECT, an `{ execute_no_trans }` line). A bin_t script
 /// whose `#!` names a trusted_exec_t copy of cat stays in app_t, where
 /// the kernel keeps it (no transition by an interpreter's label: before,
@@ -737,12 +753,23 @@ script via-interp "$T/bin/interp" bin_t
 script unreadable "$T/bin/interp" noread_exec_t
 cp /bin/cat "$T/bin/trusted-cat"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-cat"
 script via-trusted "$T/bin/trusted-cat /proc/self/cgroup" bin_t
+# A bin_t program whose ELF interpreter is an interp_t copy of ld.so.
+mkdir "$T/lib"; cp /lib64/ld-linux-x86-64.so.2 "$T/lib/ld.so"; label system_u:object_r:interp_t:s0 "$T/lib/ld.so"
+python3 -c '
+import sys
+src, dst, placeholder, interp = sys.argv[1:]
+data = open(src, "rb").read()
+assert data.count(placeholder.encode()) == 1 and len(interp) < len(placeholder)
+open(dst, "wb").write(data.replace(placeholder.encode(), interp.encode().ljust(len(placeholder), b"\0")))
+' "$ADV/marker-interp" "$T/bin/elf-interp" "$INTERP_PLACEHOLDER" "$T/lib/ld.so"
+chmod 755 "$T/bin/elf-interp"; label system_u:object_r:bin_t:s0 "$T/bin/elf-interp"
 after_failed() {
     if as_attacker bash -c 'shopt -s execfail; exec "$1"; exec "$2"; echo "both execs failed"' _ "$T/bin/unreadable" "$T/bin/interp" 2>&1 \
         | tee /dev/stderr | grep -q adversarial-marker-ran; then echo 0; else echo 1; fi
 }
 attack() {
     attempt "$1_SCRIPT" as_attacker "$ADV/exec_noexec" direct "$T/bin/via-interp"
+    attempt "$1_ELF" as_attacker "$ADV/exec_noexec" direct "$T/bin/elf-interp"
     attempt "$1_DIRECT" as_attacker "$ADV/exec_noexec" direct "$T/bin/interp"
     echo "$1_AFTER_FAILED=$(after_failed)"
     echo "$1_DOMAIN=$(as_attacker "$T/bin/via-trusted" 2>&1 | grep "^0::")"
@@ -759,6 +786,7 @@ stop_daemon
     );
     r.report("interpreter");
     r.assert_allowed("ENFORCING_SCRIPT", "app_t may execute interp_t, its script's interpreter");
+    r.assert_allowed("ENFORCING_ELF", "app_t may execute interp_t, its program's ELF interpreter");
     r.assert_blocked("ENFORCING_DIRECT", "app_t may not execute interp_t without a transition");
     assert_eq!(r.get("ENFORCING_AFTER_FAILED"), "1", "after a failed exec, interp_t ran as a program:\n{}", r.stderr);
     // DIRECT, and AFTER_FAILED's second exec.
