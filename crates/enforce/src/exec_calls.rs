@@ -26,7 +26,8 @@
 //! that thread after the note is its program; the next ones, until its
 //! next exec call, its interpreters ([`ExecCalls::role`]). No other
 //! thread can make a call for this one, and an exec event comes only
-//! from an exec call. Threads are known by their pidfs id, never reused:
+//! from an exec call (`uselib`, which opened a file for execution
+//! outside one, is refused by the same filter; this kernel lacks it). Threads are known by their pidfs id, never reused:
 //! an entry outlives its thread harmlessly, and the table is emptied
 //! when full. A thread without an entry (outside the launcher's tree,
 //! launched without the sandbox, or forgotten) is decided as before,

@@ -352,6 +352,10 @@ pub mod nr {
     pub const EXECVEAT: u32 = 322;
     pub const I386_EXECVE: u32 = 11;
     pub const I386_EXECVEAT: u32 = 358;
+    /// uselib: opens a file for execution (an exec event) outside an
+    /// exec call. Gone from recent kernels; refused wherever it is.
+    pub const USELIB: u32 = 134;
+    pub const I386_USELIB: u32 = 86;
     /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`).
     pub const X32_BIT: u32 = 0x4000_0000;
     pub const ALL: [u32; 33] = [
@@ -817,7 +821,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
-    i386_refused.extend([nr::I386_EXECVE, nr::I386_EXECVEAT]);
+    i386_refused.extend([nr::I386_EXECVE, nr::I386_EXECVEAT, nr::I386_USELIB]);
     let owners = ByArgument {
         fcntl: &[nr::FCNTL],
         ioctl: nr::IOCTL,
@@ -838,11 +842,11 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let x86_64 = if opens {
         handed.push(nr::CREAT);
         let mut refused = nr::IO_URING.to_vec();
-        refused.extend([nr::OPEN_BY_HANDLE_AT, nr::FANOTIFY_INIT]);
+        refused.extend([nr::OPEN_BY_HANDLE_AT, nr::FANOTIFY_INIT, nr::USELIB]);
         let enosys = [nr::OPENAT2, nr::PIDFD_SEND_SIGNAL];
         block(notify, &handed, &[(nr::OPEN, 1), (nr::OPENAT, 2)], &enosys, &refused, true, &owners)
     } else {
-        block(notify, &handed, &[], &[nr::PIDFD_SEND_SIGNAL], &[], true, &owners)
+        block(notify, &handed, &[], &[nr::PIDFD_SEND_SIGNAL], &[nr::USELIB], true, &owners)
     };
     let owners = ByArgument {
         fcntl: &nr::I386_FCNTL,
@@ -968,9 +972,10 @@ mod tests {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0; 6]), NOTIFY, "exec {n}");
                 assert_eq!(decode(n, [0; 6]), Some(Op::Exec), "{n} decodes");
             }
-            for n in [nr::I386_EXECVE, nr::I386_EXECVEAT] {
+            for n in [nr::I386_EXECVE, nr::I386_EXECVEAT, nr::I386_USELIB] {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 exec {n}");
             }
+            assert_eq!(run(&prog, nr::USELIB, AUDIT_ARCH_X86_64, [0; 6]), EPERM, "uselib");
             // A file's owner: F_SETOWN handed over, the owner in memory
             // refused, F_SETSIG refused the signals F_SETOWN's check
             // does not cover; every other command passes.
