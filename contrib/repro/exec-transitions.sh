@@ -11,10 +11,26 @@
 # `noatsecure` from app_t to trusted_t, so AT_SECURE is written, the
 # limits reset and the signal state reset by injected calls too), and
 # the same with those three granted.
+# PARALLEL=K: K spawners at once per row, each N spawns; a row then says
+# the wall time per spawn of all together and the spawns per second (the
+# supervisor thread notes every exec call of a launched process:
+# crates/enforce/src/exec_calls.rs). POLICIES=DIR: resets.33 and
+# inherits.33 compiled already (`--policies DIR` writes them), for a
+# machine without checkpolicy.
 # Needs root, checkpolicy, python3. Run from the repository root after
 # `cargo build --release`:
 #   bash contrib/repro/exec-transitions.sh [N]
 set -euo pipefail
+compile() {
+  checkpolicy -M -c 33 -o "$1/resets.33" crates/cli/tests/data/adversarial.conf >/dev/null
+  sed 's/^allow app_t trusted_t:process transition;$/allow app_t trusted_t:process { transition siginh rlimitinh noatsecure };/' \
+      crates/cli/tests/data/adversarial.conf > "$1/inherits.conf"
+  grep -q 'transition siginh rlimitinh noatsecure' "$1/inherits.conf"
+  checkpolicy -M -c 33 -o "$1/inherits.33" "$1/inherits.conf" >/dev/null
+}
+if [[ "${1:-}" == --policies ]]; then
+  mkdir -p "$2"; compile "$2"; exit 0
+fi
 N=${1:-300}
 RAMPART=${RAMPART:-$PWD/target/release/rampart}
 W=$(mktemp -d /tmp/rampart-exec.XXXXXX)
@@ -22,15 +38,15 @@ trap 'rm -rf "$W"' EXIT
 # uid 65534 reaches the copies beneath it.
 chmod 755 "$W"
 mkdir "$W/run"
-checkpolicy -M -c 33 -o "$W/run/resets.33" crates/cli/tests/data/adversarial.conf >/dev/null
-sed 's/^allow app_t trusted_t:process transition;$/allow app_t trusted_t:process { transition siginh rlimitinh noatsecure };/' \
-    crates/cli/tests/data/adversarial.conf > "$W/run/inherits.conf"
-grep -q 'transition siginh rlimitinh noatsecure' "$W/run/inherits.conf"
-checkpolicy -M -c 33 -o "$W/run/inherits.33" "$W/run/inherits.conf" >/dev/null
+if [[ -n "${POLICIES:-}" ]]; then
+  cp "$POLICIES/resets.33" "$POLICIES/inherits.33" "$W/run/"
+else
+  compile "$W/run"
+fi
 printf '/.*\tsystem_u:object_r:file_t:s0\n' > "$W/run/file_contexts"
 unshare -m --propagation private bash -euc '
 set -o pipefail
-W=$1; N=$2; RAMPART=$3
+W=$1; N=$2; RAMPART=$3; K=$4
 # The sandboxed rows print through a pipe: a file opened for writing that
 # app_t may not write would be revoked at the launch (/dev/null).
 mkdir "$W/t"; mount -t tmpfs none "$W/t"
@@ -40,14 +56,29 @@ label system_u:object_r:bin_t:s0 "$W/t/bin-true"
 label system_u:object_r:app_exec_t:s0 "$W/t/app-true"
 label system_u:object_r:trusted_exec_t:s0 "$W/t/trusted-true"
 SPAWN="import os, sys, time
-prog, n = sys.argv[1], int(sys.argv[2])
+prog, n, k = sys.argv[1], int(sys.argv[2]), int(sys.argv[4])
+def spawns():
+    for _ in range(n):
+        pid = os.posix_spawn(prog, [prog], {})
+        _, status = os.waitpid(pid, 0)
+        if status != 0:
+            sys.exit(f\"{prog} failed: status {status}\")
 t = time.perf_counter()
-for _ in range(n):
-    pid = os.posix_spawn(prog, [prog], {})
-    _, status = os.waitpid(pid, 0)
-    if status != 0:
-        sys.exit(f\"{prog} failed: status {status}\")
-print(f\"{sys.argv[3]}: {(time.perf_counter() - t) / n * 1e6:.0f} us per spawn\")"
+if k == 1:
+    spawns()
+else:
+    workers = []
+    for _ in range(k):
+        pid = os.fork()
+        if pid == 0:
+            spawns()
+            os._exit(0)
+        workers.append(pid)
+    if any(os.waitpid(w, 0)[1] != 0 for w in workers):
+        sys.exit(f\"{prog}: a spawner failed\")
+wall = time.perf_counter() - t
+at_once = f\" ({k} at once, {n * k / wall:.0f} spawns/s)\" if k > 1 else \"\"
+print(f\"{sys.argv[3]}: {wall / (n * k) * 1e6:.0f} us per spawn{at_once}\")"
 APP=system_u:system_r:app_t:s0
 for policy in resets inherits; do
     CG="rampart-exec.$$.$policy"
@@ -57,12 +88,12 @@ for policy in resets inherits; do
     for _ in $(seq 200); do "$RAMPART" status --socket "$W/sock" >/dev/null 2>&1 && break; sleep 0.05; done
     for round in 1 2 3; do
         if [ $policy = resets ]; then
-            /usr/bin/python3 -c "$SPAWN" "$W/t/bin-true" "$N" "round $round, default domain, no transition"
-            "$RAMPART" run --socket "$W/sock" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$SPAWN" "$W/t/app-true" "$N" "round $round, app_t, no transition" | cat
+            /usr/bin/python3 -c "$SPAWN" "$W/t/bin-true" "$N" "round $round, default domain, no transition" "$K"
+            "$RAMPART" run --socket "$W/sock" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$SPAWN" "$W/t/app-true" "$N" "round $round, app_t, no transition" "$K" | cat
         fi
-        "$RAMPART" run --socket "$W/sock" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$SPAWN" "$W/t/trusted-true" "$N" "round $round, app_t -> trusted_t, policy $policy" | cat || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
+        "$RAMPART" run --socket "$W/sock" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$SPAWN" "$W/t/trusted-true" "$N" "round $round, app_t -> trusted_t, policy $policy" "$K" | cat || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
     done
     kill -TERM $D; wait $D || true
 done
 umount "$W/t"
-' _ "$W" "$N" "$RAMPART"
+' _ "$W" "$N" "$RAMPART" "${PARALLEL:-1}"

@@ -17,13 +17,13 @@
 # so the parts' files are packed after each part: a timeout keeps what
 # was done): enforce.md and seeds.md with img/, before-after.txt,
 # herd.txt, profile-2.txt and profile-4.txt (prepared with WITH_PERF=1),
-# supervised.txt,
+# supervised.txt, spawns.txt,
 # spin-check.txt, machine.txt; the summary goes to stdout.
 # About 9 minutes on 16 CPUs (2026-11-27: enforce 118 s, before-after
 # 148 s, spin-check 68 s; seeds at 9 rounds overran 200 s, so 3 now), the
 # most telling first (a timeout loses the last). COUNTS (1,2,4,8,16): the
 # client and thread counts. PARTS (enforce,before-after,seeds,herd,profile,
-# supervised,spin-check):
+# supervised,spawns,spin-check):
 # which parts run.
 #
 # Every benchmark runs in a private mount namespace on a tmpfs of its own.
@@ -61,6 +61,8 @@ if [[ "${1:-}" == "--prepare" ]]; then
   # nor checkpolicy).
   gcc -O2 -o "$dir/jit-step" contrib/repro/jit-step.c
   checkpolicy -M -c 33 -o "$dir/adversarial.33" crates/cli/tests/data/adversarial.conf >/dev/null
+  # The spawns part's two policies (contrib/repro/exec-transitions.sh).
+  bash contrib/repro/exec-transitions.sh --policies "$dir/spawns"
   # The seed-003 profile, compiled here (the device has no apparmor_parser):
   # the command `bench seeds` prints for it (crates/bench/src/apparmor/profile.rs).
   apparmor_parser -Q -K --skip-cache -I /etc/apparmor.d -I /usr/share/apparmor/extra-profiles \
@@ -82,7 +84,7 @@ B=$dir/rampart
 { nproc; uname -r; cat /proc/loadavg; grep -m1 'model name' /proc/cpuinfo || true; } > "$OUT/machine.txt"
 pack
 counts=${COUNTS:-1,2,4,8,16}
-parts=,${PARTS:-enforce,before-after,seeds,herd,profile,supervised,spin-check},
+parts=,${PARTS:-enforce,before-after,seeds,herd,profile,supervised,spawns,spin-check},
 # rampartd alone, first touch by clients: the tables of `bench enforce`
 # (throughput, and the clients' sleeps per open).
 alone() {
@@ -164,6 +166,23 @@ if [[ $parts == *,supervised,* && -e "$dir/adversarial.33" ]]; then
       bash contrib/repro/exec-memory.sh 5000 >> "$OUT/supervised.txt" 2>&1 || echo "supervised $which $k failed: rc=$?"
   done; done
   echo "supervised: $((SECONDS - s)) s"
+  pack
+fi
+# Spawns by launched processes, 1, 4 and 16 spawners at once: every exec
+# call is noted by the one supervisor thread (crates/enforce/src/
+# exec_calls.rs), as are the libraries' executable mappings; this build
+# and BEFORE alternated (prepare with BEFORE 79a60fe, the commit before
+# exec calls were noted).
+if [[ $parts == *,spawns,* && -e "$dir/spawns/resets.33" ]]; then
+  s=$SECONDS
+  for k in 1 4 16; do for which in before after; do
+    b=$B; [[ $which == before ]] && b=$dir/rampart-before
+    [[ -x $b ]] || continue
+    echo "## $which, $k at once" >> "$OUT/spawns.txt"
+    PARALLEL=$k POLICIES=$dir/spawns RAMPART=$b timeout 60 \
+      bash contrib/repro/exec-transitions.sh 50 >> "$OUT/spawns.txt" 2>&1 || echo "spawns $which $k failed: rc=$?"
+  done; done
+  echo "spawns: $((SECONDS - s)) s"
   pack
 fi
 # How a spinning poller looks for events (crates/enforce/src/responder.rs):

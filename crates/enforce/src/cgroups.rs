@@ -41,7 +41,11 @@
 //! other threads forked meanwhile (old code) and a process whose exec
 //! failed (all its threads frozen, the executable unchanged) move back to
 //! the old domain. Moving out of the frozen cgroup thaws them. No user
-//! code runs in the new domain unless it is the decided file's.
+//! code runs in the new domain unless it is the decided file's. An exec
+//! cgroup is published before its process moves in (an event must find
+//! its node), and it counts as settled when empty only once the process
+//! entered it: the housekeeper, settling another exec, once removed a
+//! cgroup being made, and that exec was refused.
 //!
 //! A domain cgroup that no process is in any more is removed by the
 //! housekeeper ([`Cgroups::prune_empty_domains`]): its domain leaves the
@@ -94,6 +98,17 @@ pub struct ExecInFlight {
     /// Where the process goes back to when the exec fails and `from` is
     /// a domain without a cgroup of the tree (the default domain).
     pub origin: Option<PathBuf>,
+    /// The process was moved into `dir`: until then its cgroup is empty
+    /// because it is being made, not because the exec settled (the
+    /// housekeeper removed such a cgroup under `begin_exec`, which then
+    /// refused the exec: `ENODEV`).
+    entered: AtomicBool,
+}
+
+impl ExecInFlight {
+    fn new(dir: PathBuf, plan: ExecPlan, origin: Option<PathBuf>, entered: bool) -> ExecInFlight {
+        ExecInFlight { dir, plan, origin, entered: AtomicBool::new(entered) }
+    }
 }
 
 /// What an exec transition is about.
@@ -491,24 +506,35 @@ impl Cgroups {
         let dir = self.root.join(format!("{EXEC_PREFIX}{n}"));
         let origin = if plan.from.is_default(self.default_sid) { self.cgroup_of(plan.tgid) } else { None };
         let tgid = plan.tgid;
-        let exec = ExecInFlight { dir: dir.clone(), plan, origin };
+        let exec = Arc::new(ExecInFlight::new(dir.clone(), plan, origin, false));
         fs::create_dir(&dir)?;
+        let mut published = None;
         let made = (|| {
             set_xattr(&dir, EXEC_XATTR, encode_exec(&exec, avc).as_bytes())?;
             fs::write(dir.join("cgroup.freeze"), "1")?;
             let id = fs::metadata(&dir)?.ino();
-            let exec = Arc::new(exec);
             {
                 let _guard = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
                 self.publish(|n| {
                     n.insert(id, Node::Exec(Arc::clone(&exec)));
                 });
             }
-            move_process(&dir, tgid)
+            published = Some(id);
+            move_process(&dir, tgid)?;
+            // Release: a housekeeper that sees it reads the cgroup after
+            // the move (`settle_one`).
+            exec.entered.store(true, Ordering::Release);
+            Ok(())
         })();
         match &made {
             Ok(()) => self.ring(),
             Err(_) => {
+                if let Some(id) = published {
+                    let _guard = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+                    self.publish(|n| {
+                        n.remove(&id);
+                    });
+                }
                 let _ = self.remove(&dir);
             }
         }
@@ -570,7 +596,8 @@ impl Cgroups {
         let (exec, dir) = (&x.plan, &x.dir);
         let procs = members(dir);
         if procs.is_empty() {
-            return true;
+            // Acquire: see `begin_exec`. Not yet entered: being made.
+            return x.entered.load(Ordering::Acquire);
         }
         // Frozen first, executable second: once every thread is frozen in
         // user space no exec can commit any more, so the executable read
@@ -792,7 +819,8 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     // Not a line of its own: a secure exec caps its stack (crate::limits).
     limits.secure_exec = at_secure;
     let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure, limits, signals };
-    Some(ExecInFlight { dir: dir.to_path_buf(), plan, origin })
+    // Found at startup: whatever was to enter it did (or never will).
+    Some(ExecInFlight::new(dir.to_path_buf(), plan, origin, true))
 }
 
 #[cfg(test)]
@@ -824,7 +852,7 @@ mod tests {
             limits: limits.clone(),
             signals: SignalReset { signals: false, parent_death: false },
         };
-        let x = ExecInFlight { dir: PathBuf::from("/x"), plan, origin: None };
+        let x = ExecInFlight::new(PathBuf::from("/x"), plan, None, true);
         let text = encode_exec(&x, &avc);
         let back = decode_exec(text.as_bytes(), Path::new("/x"), &avc).unwrap();
         assert_eq!(back.plan.limits, limits);
