@@ -220,9 +220,10 @@ impl Enforcer {
             let tsid = self.objects.sid_of(&self.avc, file.as_fd(), &md);
             // A launched thread's exec calls are noted: is this event its
             // program's, or an interpreter's (crate::exec_calls)?
-            let role = match subject.launched && subject.exec.is_none() {
-                true => self.exec_calls.role(threads.id(tid).ok()),
-                false => Role::Unknown,
+            let role = if subject.launched && subject.exec.is_none() {
+                self.exec_calls.role(threads.id(tid).ok())
+            } else {
+                Role::Unknown
             };
             if role == Role::Interpreter {
                 self.interpreter(group, &file, &md, tid, &subject, Some(subject.sid), tsid, cp);
