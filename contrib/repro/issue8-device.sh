@@ -171,8 +171,13 @@ fi
 # Spawns by launched processes, 1, 4 and 16 spawners at once: every exec
 # call is noted by the one supervisor thread (crates/enforce/src/
 # exec_calls.rs), as are the libraries' executable mappings; this build
-# and BEFORE alternated (prepare with BEFORE 79a60fe, the commit before
-# exec calls were noted).
+# and BEFORE alternated. BEFORE: 79a60fe (before exec calls were noted)
+# with fe7f288's exec-cgroup fix, without which its transitions at once
+# are refused; build it and pass its path:
+#   git checkout 79a60fe -- crates/enforce crates/cli
+#   git checkout fe7f288 -- crates/enforce/src/cgroups.rs
+#   cargo build --release -p rampart --features bench && cp target/release/rampart /tmp/rampart-before
+#   git checkout HEAD -- crates/enforce crates/cli
 if [[ $parts == *,spawns,* && -e "$dir/spawns/resets.33" ]]; then
   s=$SECONDS
   for k in 1 4 16; do for which in before after; do
