@@ -15,7 +15,7 @@
 //! check `ld.so PROG` runs a program the domain may only read, since the
 //! loader maps it and nothing execs it. A new mapping of a file needs
 //! `map` on it first (`selinux_mmap_file`; not `mprotect`); the images
-//! an exec maps are checked at the exec ([`maps_at_exec`]).
+//! an exec maps are checked at the exec ([`mapped_by_exec`], [`image_perms`]).
 //!
 //! How: the launcher's filter hands over the calls that may need a
 //! check (crate::supervised), told apart by registers the filter reads

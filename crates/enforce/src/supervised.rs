@@ -573,7 +573,7 @@ enum Target {
     Enosys,
     Eperm,
     Flags(u32),
-    /// An `fcntl`'s command (see [`SignalOwners`]).
+    /// An `fcntl`'s command (see [`owner`]).
     Fcntl,
     /// The signal `F_SETSIG` names.
     SetSig,

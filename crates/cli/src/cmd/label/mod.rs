@@ -4,9 +4,9 @@
 //!   each path, like `matchpathcon` ([`lookup`]);
 //! - `rampart label --batch`: one lookup per stdin line ([`batch`]);
 //! - `rampart getlabel PATH...`: the `security.selinux` xattr, like
-//!   `ls -Zd` ([`getlabel`]);
+//!   `ls -Zd` ([`mod@getlabel`]);
 //! - `rampart relabel [-n] [-v] [-R] [-F] [-x] [--root DIR] PATH...`:
-//!   `restorecon` ([`relabel`]).
+//!   `restorecon` ([`mod@relabel`]).
 //!
 //! Their operands are file names: bytes that need not be UTF-8, kept as
 //! `PathBuf` from the command line ([`crate::cli`]) to the system calls.
