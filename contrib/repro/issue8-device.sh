@@ -151,44 +151,40 @@ if [[ $parts == *,profile,* && -x "$dir/perf/perf" ]]; then
   echo "profile: $((SECONDS - s)) s"
   pack
 fi
-# Handed-over calls decided by the one supervisor thread, its answers
-# waking a lone caller on its own CPU (docs/benchmarks.md, "Supervised
-# calls: waking the caller"): 1, 4 and 16 launched processes flipping
-# pages executable at once, this build and BEFORE alternated (prepare
-# with BEFORE 547ea9c, the commit before those wake-ups).
-if [[ $parts == *,supervised,* && -e "$dir/adversarial.33" ]]; then
-  s=$SECONDS
+# PART.txt: CMD run with 1, 4 and 16 launched processes at once
+# (PARALLEL), this build and BEFORE alternated (RAMPART), at most 60 s each.
+at_once() {
+  local part=$1 s=$SECONDS k which b
+  shift
   for k in 1 4 16; do for which in before after; do
     b=$B; [[ $which == before ]] && b=$dir/rampart-before
     [[ -x $b ]] || continue
-    echo "## $which, $k at once" >> "$OUT/supervised.txt"
-    PARALLEL=$k POLICY=$dir/adversarial.33 JIT=$dir/jit-step RAMPART=$b timeout 60 \
-      bash contrib/repro/exec-memory.sh 5000 >> "$OUT/supervised.txt" 2>&1 || echo "supervised $which $k failed: rc=$?"
+    echo "## $which, $k at once" >> "$OUT/$part.txt"
+    PARALLEL=$k RAMPART=$b timeout 60 "$@" >> "$OUT/$part.txt" 2>&1 || echo "$part $which $k failed: rc=$?"
   done; done
-  echo "supervised: $((SECONDS - s)) s"
+  echo "$part: $((SECONDS - s)) s"
   pack
+}
+# Handed-over calls decided by the one supervisor thread, its answers
+# waking a lone caller on its own CPU (docs/benchmarks.md, "Supervised
+# calls: waking the caller"): launched processes flipping pages
+# executable (BEFORE 547ea9c compares with the commit before those
+# wake-ups).
+if [[ $parts == *,supervised,* && -e "$dir/adversarial.33" ]]; then
+  POLICY=$dir/adversarial.33 JIT=$dir/jit-step at_once supervised bash contrib/repro/exec-memory.sh 5000
 fi
-# Spawns by launched processes, 1, 4 and 16 spawners at once: every exec
-# call is noted by the one supervisor thread (crates/enforce/src/
-# exec_calls.rs), as are the libraries' executable mappings; this build
-# and BEFORE alternated. BEFORE: 79a60fe (before exec calls were noted)
-# with fe7f288's exec-cgroup fix, without which its transitions at once
-# are refused; build it and pass its path:
+# Spawns by launched processes: every exec call is noted by the one
+# supervisor thread (crates/enforce/src/exec_calls.rs), as are the
+# libraries' executable mappings. To compare with the build before exec
+# calls were noted, BEFORE is 79a60fe with fe7f288's exec-cgroup fix
+# (without it its transitions at once are refused); build it and pass
+# its path:
 #   git checkout 79a60fe -- crates/enforce crates/cli
 #   git checkout fe7f288 -- crates/enforce/src/cgroups.rs
 #   cargo build --release -p rampart --features bench && cp target/release/rampart /tmp/rampart-before
 #   git checkout HEAD -- crates/enforce crates/cli
 if [[ $parts == *,spawns,* && -e "$dir/spawns/resets.33" ]]; then
-  s=$SECONDS
-  for k in 1 4 16; do for which in before after; do
-    b=$B; [[ $which == before ]] && b=$dir/rampart-before
-    [[ -x $b ]] || continue
-    echo "## $which, $k at once" >> "$OUT/spawns.txt"
-    PARALLEL=$k POLICIES=$dir/spawns RAMPART=$b timeout 60 \
-      bash contrib/repro/exec-transitions.sh 50 >> "$OUT/spawns.txt" 2>&1 || echo "spawns $which $k failed: rc=$?"
-  done; done
-  echo "spawns: $((SECONDS - s)) s"
-  pack
+  POLICIES=$dir/spawns at_once spawns bash contrib/repro/exec-transitions.sh 50
 fi
 # How a spinning poller looks for events (crates/enforce/src/responder.rs):
 # a read (the default) against epoll_wait, rampartd alone.
