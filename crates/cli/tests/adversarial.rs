@@ -65,6 +65,7 @@ const PROGRAMS: &[&str] = &[
     "hold_secret",
     "perf_stack",
     "read_key",
+    "mem_race",
 ];
 
 /// Exit statuses of the attack programs (tests/adversarial/adversarial.h).
@@ -1042,13 +1043,16 @@ attack() {{
 /// trusted_t (UNSANDBOXED, an AVC line); under a permissive daemon the
 /// secret is read (UNSANDBOXED_PERMISSIVE).
 ///
-/// Documented limit, pinned: `/proc/PID/mem` of such a child is still
-/// read (MEM: procfs cannot be marked, and a read-only open is not
-/// supervised): the same process reads the stack of a trusted_t child.
-/// Unless the entrypoint is execute-only for the old domain's user
-/// (MEM_EXECUTE_ONLY, mode 0711): the kernel then makes the new image
-/// non-dumpable as it execs it (`would_dump`), and refuses its memory to
-/// every process of that user without `CAP_SYS_PTRACE`.
+/// Nor read its memory through `/proc/PID/mem` (procfs cannot be marked,
+/// and a read-only open is not supervised): app_t may not `ptrace` (nor
+/// `read`) trusted_t, so the daemon makes the new image non-dumpable
+/// before its first instruction and keeps app_t's processes frozen from
+/// the exec's answer until then (crates/enforce/src/memory_guard.rs). MEM
+/// reads the stack of a child that entered trusted_t; MEM_RACE opens the
+/// child's memory as fast as it can from the moment it execs, to get in
+/// before the image is made non-dumpable. Both read it under a
+/// permissive daemon. An execute-only entrypoint (MEM_EXECUTE_ONLY, mode
+/// 0711) was already kept out by the kernel (`would_dump`).
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn the_old_domain_cannot_trace_the_new_one() {
@@ -1077,12 +1081,15 @@ start_daemon
 attempt ENFORCING as_attacker "$ADV/ptrace_inject" "$T/bin/trusted" "$T/data/secret.txt"
 attempt UNSANDBOXED as_unsandboxed "$ADV/ptrace_inject" "$T/bin/trusted" "$T/data/secret.txt"
 attempt MEM as_attacker sh "$S/mem" "$T/bin/trusted-sleep"
+attempt MEM_RACE as_attacker "$ADV/mem_race" "$T/bin/trusted-sleep" trusted_t
 attempt MEM_EXECUTE_ONLY as_attacker sh "$S/mem" "$T/bin/trusted-sleep-xo"
 transition_control
 echo "AUDIT_ptrace=$(grep -c "denied  {{ ptrace }} for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:trusted_t:s0 tclass=process permissive=0" "$LOG")"
 stop_daemon
 start_daemon --permissive
 attempt UNSANDBOXED_PERMISSIVE as_unsandboxed "$ADV/ptrace_inject" "$T/bin/trusted" "$T/data/secret.txt"
+attempt MEM_PERMISSIVE as_attacker sh "$S/mem" "$T/bin/trusted-sleep"
+attempt MEM_RACE_PERMISSIVE as_attacker "$ADV/mem_race" "$T/bin/trusted-sleep" trusted_t
 stop_daemon
 "#
         ),
@@ -1093,8 +1100,11 @@ stop_daemon
     r.assert_blocked("UNSANDBOXED", "app_t may not `ptrace` trusted_t: the traced exec transition is refused");
     assert_eq!(r.num("AUDIT_ptrace"), 1, "the ptrace denial is audited:\n{}", r.stderr);
     r.assert_allowed("UNSANDBOXED_PERMISSIVE", "a permissive daemon lets the tracer in: the check can fail");
-    r.assert_allowed("MEM", "documented limit: /proc/PID/mem of a process in another domain is read");
+    r.assert_blocked("MEM", "app_t may not read trusted_t: the new image is made non-dumpable");
+    r.assert_blocked("MEM_RACE", "app_t is frozen until the new image is non-dumpable");
     r.assert_blocked("MEM_EXECUTE_ONLY", "an execute-only entrypoint makes the new image non-dumpable");
+    r.assert_allowed("MEM_PERMISSIVE", "a permissive daemon leaves the new image dumpable: the check can fail");
+    r.assert_allowed("MEM_RACE_PERMISSIVE", "a permissive daemon leaves the new image dumpable: the race can win");
 }
 
 /// The signal calls a confined process makes are checked as SELinux
@@ -1617,9 +1627,12 @@ stop_daemon
 /// user stack (tests/adversarial/perf_stack.c): a read of another
 /// domain's memory without ptrace (SELinux would check `file read` on
 /// the process, as for any ptrace read). The launcher's filter refuses
-/// `perf_event_open` (`EPERM`, LAUNCHED); without the sandbox the secret
-/// is read (UNSANDBOXED). Skipped where perf is off for users
-/// (`kernel.perf_event_paranoid` above 2).
+/// `perf_event_open` (`EPERM`, LAUNCHED); without the sandbox the kernel
+/// refuses it too, since app_t may not read trusted_t and the new image
+/// is made non-dumpable (UNSANDBOXED, crates/enforce/src/memory_guard.rs);
+/// under a permissive daemon the secret is read (UNSANDBOXED_PERMISSIVE).
+/// Skipped where perf is off for users (`kernel.perf_event_paranoid`
+/// above 2).
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn the_old_domain_cannot_sample_the_new_ones_memory() {
@@ -1634,6 +1647,10 @@ start_daemon
 attempt UNSANDBOXED as_unsandboxed "$ADV/perf_stack" "$T/bin/trusted-hold" "$T/data/held.txt" trusted_t SEKRIT-4f2a9c
 attempt LAUNCHED as_attacker "$ADV/perf_stack" "$T/bin/trusted-hold" "$T/data/held.txt" trusted_t SEKRIT-4f2a9c
 stop_daemon
+start_daemon --permissive
+attempt UNSANDBOXED_PERMISSIVE as_unsandboxed "$ADV/perf_stack" "$T/bin/trusted-hold" "$T/data/held.txt" trusted_t \
+    SEKRIT-4f2a9c
+stop_daemon
 "#,
     );
     r.report("perf");
@@ -1641,8 +1658,9 @@ stop_daemon
         eprintln!("skipped: perf is off for users (kernel.perf_event_paranoid {})", r.get("PERF_PARANOID"));
         return;
     }
-    r.assert_succeeded("UNSANDBOXED");
+    r.assert_blocked("UNSANDBOXED", "app_t may not read trusted_t: the new image is made non-dumpable");
     r.assert_blocked("LAUNCHED", "the launcher's filter refuses perf_event_open");
+    r.assert_succeeded("UNSANDBOXED_PERMISSIVE");
 }
 
 /// A confined process cannot read the keys of its user

@@ -47,6 +47,11 @@
 //! entered it: the housekeeper, settling another exec, once removed a
 //! cgroup being made, and that exec was refused.
 //!
+//! Where a domain of the tree may not read the new one, its cgroup is
+//! frozen too, from before the exec is answered until the new image is
+//! non-dumpable ([`crate::memory_guard`]); a process whose new domain's
+//! cgroup such a guard holds frozen settles once the guard closes.
+//!
 //! A domain cgroup that no process is in any more is removed by the
 //! housekeeper ([`Cgroups::prune_empty_domains`]): its domain leaves the
 //! scope of the ignore marks (crate::marks).
@@ -73,6 +78,7 @@ use rustc_hash::FxHashMap;
 use crate::file_owners::NamedOwners;
 use crate::limits::{self, LimitChange};
 use crate::marks::{InScope, ProfileInScope};
+use crate::memory_guard::{Guard, Guards};
 use crate::secure_exec;
 use crate::signal_state::{self, SignalReset};
 use crate::subject_label::{self, Label, EXEC_PREFIX};
@@ -103,11 +109,20 @@ pub struct ExecInFlight {
     /// housekeeper removed such a cgroup under `begin_exec`, which then
     /// refused the exec: `ENODEV`).
     entered: AtomicBool,
+    /// The domains kept frozen until it settles (crate::memory_guard).
+    guard: Mutex<Option<Guard>>,
 }
 
 impl ExecInFlight {
     fn new(dir: PathBuf, plan: ExecPlan, origin: Option<PathBuf>, entered: bool) -> ExecInFlight {
-        ExecInFlight { dir, plan, origin, entered: AtomicBool::new(entered) }
+        ExecInFlight { dir, plan, origin, entered: AtomicBool::new(entered), guard: Mutex::new(None) }
+    }
+
+    /// Lets go of the domains it kept frozen.
+    fn close_guard(&self, guards: &Guards) {
+        if let Some(g) = self.guard.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            guards.close(g);
+        }
     }
 }
 
@@ -157,6 +172,9 @@ pub struct Cgroups {
     /// Whom granted `F_SETOWN`s named: their files lose that owner when
     /// they change domain (crate::file_owners).
     pub owners: NamedOwners,
+    /// Domains kept frozen while an exec makes its image non-dumpable
+    /// (crate::memory_guard).
+    guards: Guards,
 }
 
 fn file_id(md: &fs::Metadata) -> FileId {
@@ -180,7 +198,7 @@ fn members(dir: &Path) -> Vec<u32> {
         .unwrap_or_default()
 }
 
-fn is_frozen(dir: &Path) -> bool {
+pub(crate) fn is_frozen(dir: &Path) -> bool {
     fs::read_to_string(dir.join("cgroup.events")).is_ok_and(|s| s.lines().any(|l| l.trim() == "frozen 1"))
 }
 
@@ -263,6 +281,7 @@ impl Cgroups {
             next_exec: AtomicU64::new(0),
             doorbell: (Mutex::new(false), Condvar::new()),
             owners: NamedOwners::default(),
+            guards: Guards::default(),
         }
     }
 
@@ -296,6 +315,8 @@ impl Cgroups {
     fn recover(&self, avc: &Avc, fallback: Sid) -> Result<(), String> {
         let entries = fs::read_dir(&self.root).map_err(|e| format!("{}: {e}", self.root.display()))?;
         let mut nodes = FxHashMap::default();
+        // Domains an earlier daemon froze for an exec's guard.
+        let mut frozen = Vec::new();
         for entry in entries.flatten() {
             let Ok(md) = entry.metadata() else { continue };
             if !md.is_dir() {
@@ -320,10 +341,30 @@ impl Cgroups {
                     ),
                 }
             } else if let Some(parsed) = subject_label::parse_dir_name(&name) {
+                if fs::read_to_string(dir.join("cgroup.freeze")).is_ok_and(|f| f.trim() == "1") {
+                    frozen.push(dir.clone());
+                }
                 let sid = avc.intern(parsed.context).unwrap_or(fallback);
                 let apparmor = parsed.profile.map(Arc::from);
                 nodes
                     .insert(md.ino(), Node::Domain(Label { sid, apparmor, opens_supervised: parsed.opens_supervised }));
+            }
+        }
+        // Kept frozen until the execs that may need it settle; thawed now
+        // if none does (crate::memory_guard).
+        let mut guarded = false;
+        for node in nodes.values() {
+            if let Node::Exec(x) = node {
+                if x.plan.signals.undumpable {
+                    let guard = self.guards.adopt(x.plan.to.sid, frozen.clone());
+                    *x.guard.lock().unwrap_or_else(PoisonError::into_inner) = Some(guard);
+                    guarded = true;
+                }
+            }
+        }
+        if !guarded {
+            for dir in &frozen {
+                let _ = fs::write(dir.join("cgroup.freeze"), "0");
             }
         }
         if !nodes.is_empty() {
@@ -352,6 +393,23 @@ impl Cgroups {
     /// (crate::marks, "Scope").
     pub fn domains(&self) -> Vec<InScope> {
         self.in_scope(|l| Some(l.sid))
+    }
+
+    /// Every label a process of the tree has or is about to take.
+    pub fn labels(&self) -> Vec<Label> {
+        let mut out: Vec<Label> = Vec::new();
+        for node in self.nodes.load().values() {
+            let labels = match node {
+                Node::Domain(l) => [Some(l), None],
+                Node::Exec(e) => [Some(&e.plan.from), Some(&e.plan.to)],
+            };
+            for l in labels.into_iter().flatten() {
+                if !out.contains(l) {
+                    out.push(l.clone());
+                }
+            }
+        }
+        out
     }
 
     /// The AppArmor profiles processes of the tree run under, or are
@@ -477,7 +535,8 @@ impl Cgroups {
         let dir = self.root.join(label_dir_name(avc, label)?);
         let _guard = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
         match fs::create_dir(&dir) {
-            Ok(()) => {}
+            // Made again while a guard keeps its domain out.
+            Ok(()) => self.guards.refreeze(&dir)?,
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e),
         }
@@ -496,18 +555,32 @@ impl Cgroups {
     }
 
     /// Records an exec in flight and moves its process into its frozen
-    /// cgroup (see the module docs). On error nothing is left behind and
-    /// the exec must be refused.
-    pub fn begin_exec(&self, avc: &Avc, plan: ExecPlan) -> io::Result<()> {
+    /// cgroup (see the module docs), after freezing the domains in
+    /// `kept_out` (crate::memory_guard). On error nothing is left behind
+    /// and the exec must be refused.
+    pub fn begin_exec(&self, avc: &Avc, plan: ExecPlan, kept_out: &[Label]) -> io::Result<()> {
         if !self.enabled() {
             return Err(Self::unavailable());
         }
+        let guard = if kept_out.is_empty() {
+            None
+        } else {
+            let mut out = Vec::with_capacity(kept_out.len());
+            for label in kept_out {
+                out.push((label.sid, self.root.join(label_dir_name(avc, label)?)));
+            }
+            Some(self.guards.open(plan.to.sid, out)?)
+        };
         let n = self.next_exec.fetch_add(1, Ordering::Relaxed);
         let dir = self.root.join(format!("{EXEC_PREFIX}{n}"));
         let origin = if plan.from.is_default(self.default_sid) { self.cgroup_of(plan.tgid) } else { None };
         let tgid = plan.tgid;
         let exec = Arc::new(ExecInFlight::new(dir.clone(), plan, origin, false));
-        fs::create_dir(&dir)?;
+        *exec.guard.lock().unwrap_or_else(PoisonError::into_inner) = guard;
+        if let Err(e) = fs::create_dir(&dir) {
+            exec.close_guard(&self.guards);
+            return Err(e);
+        }
         let mut published = None;
         let made = (|| {
             set_xattr(&dir, EXEC_XATTR, encode_exec(&exec, avc).as_bytes())?;
@@ -536,6 +609,7 @@ impl Cgroups {
                     });
                 }
                 let _ = self.remove(&dir);
+                exec.close_guard(&self.guards);
             }
         }
         made
@@ -550,6 +624,11 @@ impl Cgroups {
             Some(Node::Exec(x)) => x.plan.from.sid,
             None => self.default_sid,
         }
+    }
+
+    /// Whether a guard keeps `label`'s cgroup frozen.
+    fn held_by_guard(&self, avc: &Avc, label: &Label) -> bool {
+        label_dir_name(avc, label).is_ok_and(|name| self.guards.holds(&self.root.join(name)))
     }
 
     /// The cgroup `pid` is in now, if outside the tree.
@@ -580,10 +659,13 @@ impl Cgroups {
                 continue;
             }
             if self.remove(&exec.dir).is_ok() || !exec.dir.exists() {
-                let _guard = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
-                self.publish(|n| {
-                    n.remove(&id);
-                });
+                {
+                    let _guard = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+                    self.publish(|n| {
+                        n.remove(&id);
+                    });
+                }
+                exec.close_guard(&self.guards);
             } else {
                 left += 1;
             }
@@ -606,6 +688,11 @@ impl Cgroups {
         let frozen = is_frozen(dir);
         let committed = !exec.old_image.is_some_and(|old| exec.images.contains(&old))
             && image_of(exec.tgid).is_some_and(|now| exec.images.contains(&now));
+        if committed && self.held_by_guard(avc, &exec.to) {
+            // Its resets run in its new domain's cgroup, which a guard
+            // keeps frozen: once that guard closes (crate::memory_guard).
+            return false;
+        }
         if committed && exec.at_secure {
             if !frozen {
                 // Its stack is written only when the exec returns to user
@@ -706,6 +793,7 @@ impl Cgroups {
         for node in self.nodes.load().values() {
             if let Node::Exec(x) = node {
                 let _ = fs::write(x.dir.join("cgroup.freeze"), "0");
+                x.close_guard(&self.guards);
             }
         }
         if let Ok(entries) = fs::read_dir(&self.root) {
@@ -765,6 +853,9 @@ fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
     if !p.signals.parent_death {
         out.push_str("pdeath_keep 1\n");
     }
+    if !p.signals.undumpable {
+        out.push_str("dumpable 1\n");
+    }
     out.push_str(&format!("limits_reset {}\n", p.limits.reset_soft));
     for (r, max) in &p.limits.lower_hard {
         out.push_str(&format!("limits_max {r} {max}\n"));
@@ -782,7 +873,7 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     // Without the line (an older daemon's record): the safe side.
     let mut at_secure = true;
     // Without the lines (an older daemon's record): the safe side.
-    let mut signals = SignalReset { signals: true, parent_death: true };
+    let mut signals = SignalReset { signals: true, parent_death: true, undumpable: true };
     // Without the line (an older daemon's record): every soft limit reset.
     let mut limits = LimitChange { reset_soft: LimitChange::ALL, ..LimitChange::default() };
     let id = |rest: &str| -> Option<FileId> {
@@ -806,6 +897,7 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
             "noatsecure" => at_secure = false,
             "siginh" => signals.signals = false,
             "pdeath_keep" => signals.parent_death = false,
+            "dumpable" => signals.undumpable = false,
             "limits_reset" => limits.reset_soft = rest.parse().ok()?,
             "limits_max" => {
                 let (r, max) = rest.split_once(' ')?;
@@ -850,25 +942,27 @@ mod tests {
             old_image: Some((1, 3)),
             at_secure: false,
             limits: limits.clone(),
-            signals: SignalReset { signals: false, parent_death: false },
+            signals: SignalReset { signals: false, parent_death: false, undumpable: false },
         };
         let x = ExecInFlight::new(PathBuf::from("/x"), plan, None, true);
         let text = encode_exec(&x, &avc);
         let back = decode_exec(text.as_bytes(), Path::new("/x"), &avc).unwrap();
         assert_eq!(back.plan.limits, limits);
         assert!(!back.plan.at_secure);
-        assert_eq!(back.plan.signals, SignalReset { signals: false, parent_death: false });
+        assert_eq!(back.plan.signals, SignalReset { signals: false, parent_death: false, undumpable: false });
         assert_eq!((back.plan.tgid, back.plan.tid, back.plan.old_image), (42, 43, Some((1, 3))));
         assert_eq!(back.plan.to.apparmor.as_deref(), Some("a//b"));
         // An older daemon's record, without the lines: the safe side.
         let older: String = text
             .lines()
-            .filter(|l| !l.starts_with("limits_") && !["noatsecure 1", "siginh 1", "pdeath_keep 1"].contains(l))
+            .filter(|l| {
+                !l.starts_with("limits_") && !["noatsecure 1", "siginh 1", "pdeath_keep 1", "dumpable 1"].contains(l)
+            })
             .map(|l| format!("{l}\n"))
             .collect();
         let back = decode_exec(older.as_bytes(), Path::new("/x"), &avc).unwrap();
         assert_eq!(back.plan.limits.reset_soft, LimitChange::ALL);
         assert!(back.plan.at_secure && back.plan.limits.secure_exec);
-        assert_eq!(back.plan.signals, SignalReset { signals: true, parent_death: true });
+        assert_eq!(back.plan.signals, SignalReset { signals: true, parent_death: true, undumpable: true });
     }
 }

@@ -315,6 +315,26 @@ impl Enforcer {
         self.avc.has_perm_noaudit(from, to, self.classes.process, self.classes.signals.signal).passes()
     }
 
+    /// The labels of the tree whose domain may not read domain `to`'s
+    /// memory (`process ptrace`, `file read` of the process: what SELinux
+    /// asks at an open of `/proc/PID/mem` and of the files `ptrace`
+    /// guards, enforced), and whether any domain, the default one
+    /// included, may not (crate::memory_guard).
+    fn kept_out_of(&self, to: Sid) -> (Vec<Label>, bool) {
+        let kept_out = |from: Sid| {
+            if from == to || !self.avc.enforced_for(from) {
+                return false;
+            }
+            let read =
+                self.classes.of_mode(libc::S_IFREG).map(|f| self.avc.has_perm_noaudit(from, to, f.class, f.read));
+            let ptrace = self.avc.has_perm_noaudit(from, to, self.classes.process, self.classes.ptrace);
+            !ptrace.passes() || !read.is_some_and(|r| r.passes())
+        };
+        let labels: Vec<Label> = self.cgroups.labels().into_iter().filter(|l| kept_out(l.sid)).collect();
+        let any = !labels.is_empty() || kept_out(self.default_sid);
+        (labels, any)
+    }
+
     /// What crate::entry's checks read.
     pub fn entry_checks(&self) -> crate::entry::Checks<'_> {
         crate::entry::Checks {
@@ -591,7 +611,10 @@ impl Enforcer {
             // every change into a profile; the launcher clears its own.
             let reset_parent_death =
                 !launcher && (new.sid != from.sid || (new.apparmor.is_some() && new.apparmor != from.apparmor));
-            let mut signals = SignalReset { signals: reset_signals, parent_death: reset_parent_death };
+            // The domains that may not read the new one's memory: kept
+            // out of it (crate::memory_guard).
+            let (kept_out, undumpable) = self.kept_out_of(new.sid);
+            let mut signals = SignalReset { signals: reset_signals, parent_death: reset_parent_death, undumpable };
             if let Some(tracer) = tracer.filter(|_| !signals.is_empty()) {
                 // The reset needs ptrace of the daemon's own, and a process
                 // has one tracer (crate::signal_state): refused, or while
@@ -601,8 +624,8 @@ impl Enforcer {
                 signals = SignalReset::default();
                 eprintln!(
                     "rampartd: {} the exec of {} by pid {tgid}: it is traced by pid {tracer}, and its signal \
-                     state must be reset as it enters {}, which the daemon does with ptrace: run it untraced \
-                     (docs/security.md)",
+                     state (or dumpability) must be reset as it enters {}, which the daemon does with ptrace: \
+                     run it untraced (docs/security.md)",
                     if enforced { "refused" } else { "permissive: allowed, not reset," },
                     rampart_label::fd_link(file.as_fd()).map_or("?".into(), |p| p.to_string_lossy().into_owned()),
                     self.avc.context(new.sid).unwrap_or("?"),
@@ -610,7 +633,7 @@ impl Enforcer {
             }
             let plan = ExecPlan { from, to: new, tgid, tid, images, old_image, at_secure, limits, signals };
             if allow {
-                match self.cgroups.begin_exec(&self.avc, plan) {
+                match self.cgroups.begin_exec(&self.avc, plan, if signals.undumpable { &kept_out } else { &[] }) {
                     Ok(()) => bump(&self.counters.exec_transitions),
                     Err(e) => {
                         // Without its cgroup the new domain could not hold:

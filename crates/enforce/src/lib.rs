@@ -97,6 +97,7 @@ mod limits;
 mod mappings;
 mod marks;
 mod memfds;
+mod memory_guard;
 mod mount_prefix;
 mod mountinfo;
 mod name_changes;

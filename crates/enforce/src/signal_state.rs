@@ -43,11 +43,15 @@ pub struct SignalReset {
     pub signals: bool,
     /// Every change of domain but a launch: the parent-death signal.
     pub parent_death: bool,
+    /// Not signal state, but made the same way: the image is made
+    /// non-dumpable, where a domain may not read its memory
+    /// (crate::memory_guard).
+    pub undumpable: bool,
 }
 
 impl SignalReset {
     pub fn is_empty(self) -> bool {
-        !self.signals && !self.parent_death
+        !self.signals && !self.parent_death && !self.undumpable
     }
 }
 
@@ -77,6 +81,9 @@ pub fn reset(pid: u32, mut t: Tracee, what: SignalReset) -> io::Result<()> {
     }
     if what.parent_death {
         t.syscall(libc::SYS_prctl, &[libc::PR_SET_PDEATHSIG as u64, 0])?;
+    }
+    if what.undumpable {
+        t.syscall(libc::SYS_prctl, &[libc::PR_SET_DUMPABLE as u64, 0])?;
     }
     let dequeued = t.release()?;
     if !what.signals {
@@ -191,7 +198,7 @@ mod tests {
         assert_eq!(status_mask(pid, "SigBlk:"), 1 << (libc::SIGUSR1 - 1));
         assert_eq!(status_mask(pid, "SigPnd:") | status_mask(pid, "ShdPnd:"), 1 << (libc::SIGUSR1 - 1));
         let t = stop(pid).unwrap();
-        reset(pid, t, SignalReset { signals: true, parent_death: true }).unwrap();
+        reset(pid, t, SignalReset { signals: true, parent_death: true, undumpable: false }).unwrap();
         assert_eq!(status_mask(pid, "SigIgn:"), 0, "SIG_IGN reset to SIG_DFL");
         assert_eq!(status_mask(pid, "SigBlk:"), 0, "nothing blocked");
         assert_eq!(status_mask(pid, "SigPnd:") | status_mask(pid, "ShdPnd:"), 0, "the pending SIGUSR1 flushed");
@@ -228,7 +235,7 @@ mod tests {
         let (mut child, end) = tampered_sleep();
         let pid = child.id();
         let t = stop(pid).unwrap();
-        reset(pid, t, SignalReset { signals: false, parent_death: true }).unwrap();
+        reset(pid, t, SignalReset { signals: false, parent_death: true, undumpable: false }).unwrap();
         assert_ne!(status_mask(pid, "SigIgn:") & 1 << (libc::SIGINT - 1), 0);
         assert_eq!(status_mask(pid, "SigPnd:") | status_mask(pid, "ShdPnd:"), 1 << (libc::SIGUSR1 - 1));
         drop(end);
@@ -238,5 +245,30 @@ mod tests {
         let status = child.wait().unwrap();
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(status.signal(), Some(libc::SIGALRM));
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn an_undumpable_reset_keeps_the_users_other_processes_out() {
+        use std::os::unix::fs::MetadataExt;
+        // A dumpable process's private /proc files belong to its user, a
+        // non-dumpable one's to root (the kernel's `task_dump_owner`), and
+        // the kernel refuses its memory to the user's other processes.
+        let owner = |pid: u32| fs::metadata(format!("/proc/{pid}/mem")).unwrap().uid();
+        for undumpable in [false, true] {
+            let mut child = Command::new("sleep").arg("30").uid(65534).gid(65534).spawn().unwrap();
+            let pid = child.id();
+            let deadline = Instant::now() + Duration::from_secs(2);
+            while fs::read_link(format!("/proc/{pid}/exe")).map_or(true, |p| !p.ends_with("sleep")) {
+                assert!(Instant::now() < deadline, "sleep did not start");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            assert_eq!(owner(pid), 65534);
+            let t = stop(pid).unwrap();
+            reset(pid, t, SignalReset { undumpable, ..SignalReset::default() }).unwrap();
+            assert_eq!(owner(pid), if undumpable { 0 } else { 65534 }, "undumpable: {undumpable}");
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
     }
 }
