@@ -10,7 +10,10 @@
 # (crates/cli/tests/data/adversarial.conf: no `siginh`, `rlimitinh` or
 # `noatsecure` from app_t to trusted_t, so AT_SECURE is written, the
 # limits reset and the signal state reset by injected calls too), and
-# the same with those three granted.
+# the same with those three granted. Under the first policy also root
+# in trusted_t (which has no capabilities) executing a trusted_exec_t copy (no transition),
+# alone and with an app_t process alive (app_t may not read trusted_t:
+# each exec is held and made non-dumpable, crates/enforce/src/memory_guard.rs).
 # PARALLEL=K: K spawners at once per row, each N spawns; a row then says
 # the wall time per spawn of all together and the spawns per second (the
 # supervisor thread notes every exec call of a launched process:
@@ -80,6 +83,7 @@ wall = time.perf_counter() - t
 at_once = f\" ({k} at once, {n * k / wall:.0f} spawns/s)\" if k > 1 else \"\"
 print(f\"{sys.argv[3]}: {wall / (n * k) * 1e6:.0f} us per spawn{at_once}\")"
 APP=system_u:system_r:app_t:s0
+TRUSTED=system_u:system_r:trusted_t:s0
 for policy in resets inherits; do
     CG="rampart-exec.$$.$policy"
     "$RAMPART" daemon --mark "$W/t" --policy "$W/run/$policy.33" --file-contexts "$W/run/file_contexts" \
@@ -90,6 +94,18 @@ for policy in resets inherits; do
         if [ $policy = resets ]; then
             /usr/bin/python3 -c "$SPAWN" "$W/t/bin-true" "$N" "round $round, default domain, no transition" "$K"
             "$RAMPART" run --socket "$W/sock" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$SPAWN" "$W/t/app-true" "$N" "round $round, app_t, no transition" "$K" | cat
+            # trusted_t running trusted_exec_t without a transition: alone
+            # (app_t gone, its cgroup pruned within 0.5 s), then with an
+            # app_t process alive, which may not read trusted_t, so each
+            # exec is held and made non-dumpable (memory_guard.rs).
+            sleep 1
+            trusted() { "$RAMPART" run --socket "$W/sock" --force --context "$TRUSTED" -- /usr/bin/python3 -c "$SPAWN" "$W/t/trusted-true" "$N" "round $round, trusted_t, no transition$1" "$K" | cat; }
+            trusted ""
+            "$RAMPART" run --socket "$W/sock" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups sleep 600 &
+            SLEEPER=$!
+            for _ in $(seq 200); do grep -q app_t "/proc/$SLEEPER/cgroup" 2>/dev/null && break; sleep 0.05; done
+            trusted ", app_t alive"
+            kill "$SLEEPER"; wait "$SLEEPER" || true
         fi
         "$RAMPART" run --socket "$W/sock" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$SPAWN" "$W/t/trusted-true" "$N" "round $round, app_t -> trusted_t, policy $policy" "$K" | cat || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
     done

@@ -1050,9 +1050,13 @@ attack() {{
 /// the exec's answer until then (crates/enforce/src/memory_guard.rs). MEM
 /// reads the stack of a child that entered trusted_t; MEM_RACE opens the
 /// child's memory as fast as it can from the moment it execs, to get in
-/// before the image is made non-dumpable. Both read it under a
-/// permissive daemon. An execute-only entrypoint (MEM_EXECUTE_ONLY, mode
-/// 0711) was already kept out by the kernel (`would_dump`).
+/// before the image is made non-dumpable. MEM_REEXEC and MEM_RACE_REEXEC
+/// do the same to the image the child runs next, in trusted_t (`env`
+/// copied as trusted_exec_t running the sleep), which the kernel makes
+/// dumpable again: each exec in a domain that another may not read is
+/// held the same way. All four read it under a permissive daemon. An
+/// execute-only entrypoint (MEM_EXECUTE_ONLY, mode 0711) was already
+/// kept out by the kernel (`would_dump`).
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn the_old_domain_cannot_trace_the_new_one() {
@@ -1065,9 +1069,10 @@ cp /bin/true "$T/bin/trusted"; label system_u:object_r:trusted_exec_t:s0 "$T/bin
 cp /bin/sleep "$T/bin/trusted-sleep"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sleep"
 cp /bin/sleep "$T/bin/trusted-sleep-xo"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sleep-xo"
 chmod 711 "$T/bin/trusted-sleep-xo"
+cp /usr/bin/env "$T/bin/trusted-env"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-env"
 # Reads 8 bytes of a trusted_t child's stack through /proc/PID/mem.
 cat > "$S/mem" <<'SH'
-"$1" 5 & pid=$!
+"$@" & pid=$!
 sleep 0.3
 grep -q trusted_t "/proc/$pid/cgroup" || {{ echo "broken: the child is not in trusted_t"; exit 2; }}
 addr=$(cut -d' ' -f28 "/proc/$pid/stat")
@@ -1080,16 +1085,21 @@ SH
 start_daemon
 attempt ENFORCING as_attacker "$ADV/ptrace_inject" "$T/bin/trusted" "$T/data/secret.txt"
 attempt UNSANDBOXED as_unsandboxed "$ADV/ptrace_inject" "$T/bin/trusted" "$T/data/secret.txt"
-attempt MEM as_attacker sh "$S/mem" "$T/bin/trusted-sleep"
-attempt MEM_RACE as_attacker "$ADV/mem_race" "$T/bin/trusted-sleep" trusted_t
-attempt MEM_EXECUTE_ONLY as_attacker sh "$S/mem" "$T/bin/trusted-sleep-xo"
+attempt MEM as_attacker sh "$S/mem" "$T/bin/trusted-sleep" 5
+attempt MEM_RACE as_attacker "$ADV/mem_race" trusted_t trusted-sleep "$T/bin/trusted-sleep" 2
+attempt MEM_REEXEC as_attacker sh "$S/mem" "$T/bin/trusted-env" "$T/bin/trusted-sleep" 5
+attempt MEM_RACE_REEXEC as_attacker "$ADV/mem_race" trusted_t trusted-sleep "$T/bin/trusted-env" "$T/bin/trusted-sleep" 2
+attempt MEM_EXECUTE_ONLY as_attacker sh "$S/mem" "$T/bin/trusted-sleep-xo" 5
 transition_control
 echo "AUDIT_ptrace=$(grep -c "denied  {{ ptrace }} for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:trusted_t:s0 tclass=process permissive=0" "$LOG")"
 stop_daemon
 start_daemon --permissive
 attempt UNSANDBOXED_PERMISSIVE as_unsandboxed "$ADV/ptrace_inject" "$T/bin/trusted" "$T/data/secret.txt"
-attempt MEM_PERMISSIVE as_attacker sh "$S/mem" "$T/bin/trusted-sleep"
-attempt MEM_RACE_PERMISSIVE as_attacker "$ADV/mem_race" "$T/bin/trusted-sleep" trusted_t
+attempt MEM_PERMISSIVE as_attacker sh "$S/mem" "$T/bin/trusted-sleep" 5
+attempt MEM_RACE_PERMISSIVE as_attacker "$ADV/mem_race" trusted_t trusted-sleep "$T/bin/trusted-sleep" 2
+attempt MEM_REEXEC_PERMISSIVE as_attacker sh "$S/mem" "$T/bin/trusted-env" "$T/bin/trusted-sleep" 5
+attempt MEM_RACE_REEXEC_PERMISSIVE as_attacker "$ADV/mem_race" trusted_t trusted-sleep "$T/bin/trusted-env" \
+    "$T/bin/trusted-sleep" 2
 stop_daemon
 "#
         ),
@@ -1102,9 +1112,13 @@ stop_daemon
     r.assert_allowed("UNSANDBOXED_PERMISSIVE", "a permissive daemon lets the tracer in: the check can fail");
     r.assert_blocked("MEM", "app_t may not read trusted_t: the new image is made non-dumpable");
     r.assert_blocked("MEM_RACE", "app_t is frozen until the new image is non-dumpable");
+    r.assert_blocked("MEM_REEXEC", "an exec within trusted_t is made non-dumpable too");
+    r.assert_blocked("MEM_RACE_REEXEC", "app_t is frozen until trusted_t's next image is non-dumpable");
     r.assert_blocked("MEM_EXECUTE_ONLY", "an execute-only entrypoint makes the new image non-dumpable");
     r.assert_allowed("MEM_PERMISSIVE", "a permissive daemon leaves the new image dumpable: the check can fail");
     r.assert_allowed("MEM_RACE_PERMISSIVE", "a permissive daemon leaves the new image dumpable: the race can win");
+    r.assert_allowed("MEM_REEXEC_PERMISSIVE", "a permissive daemon leaves the next image dumpable");
+    r.assert_allowed("MEM_RACE_REEXEC_PERMISSIVE", "a permissive daemon leaves the next image dumpable");
 }
 
 /// The signal calls a confined process makes are checked as SELinux

@@ -191,6 +191,12 @@ fn move_process(dir: &Path, pid: u32) -> io::Result<()> {
     fs::write(dir.join("cgroup.procs"), pid.to_string())
 }
 
+/// How many threads process `pid` has.
+fn thread_count(pid: u32) -> Option<u32> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|n| n.trim().parse().ok())
+}
+
 /// The processes in the cgroup `dir`.
 fn members(dir: &Path) -> Vec<u32> {
     fs::read_to_string(dir.join("cgroup.procs"))
@@ -686,8 +692,18 @@ impl Cgroups {
         // after it is final. (Read the other way round, an exec committing
         // between the two reads would look failed.)
         let frozen = is_frozen(dir);
-        let committed = !exec.old_image.is_some_and(|old| exec.images.contains(&old))
-            && image_of(exec.tgid).is_some_and(|now| exec.images.contains(&now));
+        let in_domain = exec.from == exec.to;
+        let committed = if in_domain {
+            // An exec in its domain (crate::memory_guard): its image is
+            // made non-dumpable whether it committed or failed, unless it
+            // failed in a process of several threads (where the call would
+            // land on one stopped anywhere), whose dumpability a failed
+            // exec left as it was.
+            frozen && thread_count(exec.tgid) == Some(1)
+        } else {
+            !exec.old_image.is_some_and(|old| exec.images.contains(&old))
+                && image_of(exec.tgid).is_some_and(|now| exec.images.contains(&now))
+        };
         if committed && self.held_by_guard(avc, &exec.to) {
             // Its resets run in its new domain's cgroup, which a guard
             // keeps frozen: once that guard closes (crate::memory_guard).
@@ -732,8 +748,9 @@ impl Cgroups {
         }
         if committed {
             // Before it runs (it cannot yet: frozen, or stopped above).
+            // In its own domain its owners may keep it.
             let may_keep = |holder: u32| may_signal(self.domain_of(holder), exec.to.sid);
-            let cleared = self.owners.clear(exec.tgid, || self.processes(), may_keep);
+            let cleared = if in_domain { 0 } else { self.owners.clear(exec.tgid, || self.processes(), may_keep) };
             if cleared > 0 {
                 eprintln!(
                     "rampartd: pid {} enters {}: {cleared} files lost it as their owner, their holders may not \

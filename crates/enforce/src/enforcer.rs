@@ -643,6 +643,8 @@ impl Enforcer {
                     }
                 }
             }
+        } else if allow && !launcher && role != Role::Interpreter && subject.launched {
+            allow = self.guard_exec_in_domain(file, md, tid, tgid, from);
         }
         self.answer(group, file.as_fd(), allow);
         self.audit_checks(tid, Some(tgid), file.as_fd(), nosuid.as_slice());
@@ -652,6 +654,50 @@ impl Enforcer {
             self.audit_checks(tid, Some(tgid), file.as_fd(), noatsecure.as_slice());
             self.audit_checks(tid, Some(tgid), file.as_fd(), rlimitinh.as_slice());
             self.audit_checks(tid, Some(tgid), file.as_fd(), siginh.as_slice());
+        }
+    }
+
+    /// An exec without a change of domain by a launched process: the
+    /// kernel makes the new image dumpable, so where a domain may not
+    /// read this one it is held as a transition is, frozen and made
+    /// non-dumpable before its first instruction, with those domains kept
+    /// out meanwhile (crate::memory_guard). Returns whether it may run.
+    fn guard_exec_in_domain(&self, file: &File, md: &std::fs::Metadata, tid: u32, tgid: u32, label: Label) -> bool {
+        let (kept_out, undumpable) = self.kept_out_of(label.sid);
+        if !undumpable {
+            return true;
+        }
+        let program = || rampart_label::fd_link(file.as_fd()).map_or("?".into(), |p| p.to_string_lossy().into_owned());
+        if let Some(tracer) = crate::entry::tracer(tid) {
+            // As for a transition: the daemon's ptrace would be a second.
+            let enforced = self.avc.enforced_for(label.sid);
+            eprintln!(
+                "rampartd: {} the exec of {} by pid {tgid}: it is traced by pid {tracer}, and its image must be made \
+                 non-dumpable, which the daemon does with ptrace: run it untraced (docs/security.md)",
+                if enforced { "refused" } else { "permissive: allowed, left dumpable," },
+                program(),
+            );
+            return !enforced;
+        }
+        let mut images = vec![(md.dev(), md.ino())];
+        images.extend(script_interpreter(file, tgid));
+        let plan = ExecPlan {
+            from: label.clone(),
+            to: label,
+            tgid,
+            tid,
+            images,
+            old_image: image_of(tgid),
+            at_secure: false,
+            limits: LimitChange::default(),
+            signals: SignalReset { undumpable: true, ..SignalReset::default() },
+        };
+        match self.cgroups.begin_exec(&self.avc, plan, &kept_out) {
+            Ok(()) => true,
+            Err(e) => {
+                eprintln!("rampartd: refused the exec of {} by pid {tgid}: it cannot be held ({e})", program());
+                false
+            }
         }
     }
 

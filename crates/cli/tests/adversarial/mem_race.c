@@ -1,14 +1,14 @@
 /*
- * mem_race PROGRAM DOMAIN: starts PROGRAM 2 (which enters DOMAIN by its
- * exec) and, from the moment it execs, opens its /proc/PID/mem as fast
- * as it can, to read the new image's stack before the daemon makes it
- * non-dumpable. Succeeds (exit 0) if 8 bytes of that stack are read
- * through a descriptor opened once the new image existed: the other
+ * mem_race DOMAIN NAME PROGRAM [ARG...]: starts PROGRAM ARG... (which
+ * enters DOMAIN by its exec, and may run another program there) and,
+ * from the moment it starts, opens its /proc/PID/mem as fast as it can,
+ * to read the stack of its image called NAME before the daemon makes
+ * it non-dumpable. Succeeds (exit 0) if 8 bytes of that stack are read
+ * through a descriptor opened once that image existed: the other
  * domain's memory.
  */
 #include "adversarial.h" /* first: it defines _GNU_SOURCE */
 
-#include <libgen.h>
 #include <sys/wait.h>
 
 /* The name (`comm`) and stack start of pid's image, from its stat;
@@ -36,9 +36,10 @@ static int image(pid_t pid, char *comm, size_t size, unsigned long *stack) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 3) verdict(BROKEN, "usage: mem_race PROGRAM DOMAIN");
+    if (argc < 4) verdict(BROKEN, "usage: mem_race DOMAIN NAME PROGRAM [ARG...]");
+    const char *domain = argv[1];
     char name[16];
-    snprintf(name, sizeof name, "%s", basename(strdup(argv[1])));
+    snprintf(name, sizeof name, "%s", argv[2]);
     int go[2];
     if (pipe(go) < 0) verdict(BROKEN, "pipe: %s", strerror(errno));
     pid_t pid = fork();
@@ -49,7 +50,7 @@ int main(int argc, char **argv) {
         if (read(go[0], &c, 1) < 0) _exit(127);
         int null = open("/dev/null", O_WRONLY);
         if (null >= 0) dup2(null, 1);
-        execl(argv[1], argv[1], "2", (char *)NULL);
+        execv(argv[3], argv + 3);
         _exit(127);
     }
     char path[64];
@@ -79,8 +80,8 @@ int main(int argc, char **argv) {
             verdict(SUCCEEDED, "read the stack of pid %d (%s) through %s", (int)pid, name, path);
     }
     if (!seen) verdict(BROKEN, "pid %d never ran %s", (int)pid, name);
-    wait_for_domain(pid, argv[2]);
+    wait_for_domain(pid, domain);
     if (!denied) verdict(BROKEN, "opened %s %d times and read nothing, without a denial", path, tries);
     verdict(BLOCKED, "%s was refused once pid %d ran %s in %s (%d opens read nothing)", path, (int)pid, name,
-            argv[2], tries);
+            domain, tries);
 }
