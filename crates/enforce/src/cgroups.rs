@@ -49,8 +49,9 @@
 //!
 //! Where a domain of the tree may not read the new one, its cgroup is
 //! frozen too, from before the exec is answered until the new image is
-//! non-dumpable ([`crate::memory_guard`]); a process whose new domain's
-//! cgroup such a guard holds frozen settles once the guard closes.
+//! non-dumpable ([`crate::memory_guard`]); a process whose pending
+//! signals are flushed in its new domain, and whose new domain's cgroup
+//! such a guard holds frozen, settles once the guard closes.
 //!
 //! A domain cgroup that no process is in any more is removed by the
 //! housekeeper ([`Cgroups::prune_empty_domains`]): its domain leaves the
@@ -575,7 +576,7 @@ impl Cgroups {
             for label in kept_out {
                 out.push((label.sid, self.root.join(label_dir_name(avc, label)?)));
             }
-            Some(self.guards.open(plan.to.sid, out)?)
+            Some(self.guards.open(plan.to.sid, out, plan.signals.signals)?)
         };
         let n = self.next_exec.fetch_add(1, Ordering::Relaxed);
         let dir = self.root.join(format!("{EXEC_PREFIX}{n}"));
@@ -630,11 +631,6 @@ impl Cgroups {
             Some(Node::Exec(x)) => x.plan.from.sid,
             None => self.default_sid,
         }
-    }
-
-    /// Whether a guard keeps `label`'s cgroup frozen.
-    fn held_by_guard(&self, avc: &Avc, label: &Label) -> bool {
-        label_dir_name(avc, label).is_ok_and(|name| self.guards.holds(&self.root.join(name)))
     }
 
     /// The cgroup `pid` is in now, if outside the tree.
@@ -704,11 +700,18 @@ impl Cgroups {
             !exec.old_image.is_some_and(|old| exec.images.contains(&old))
                 && image_of(exec.tgid).is_some_and(|now| exec.images.contains(&now))
         };
-        if committed && self.held_by_guard(avc, &exec.to) {
-            // Its resets run in its new domain's cgroup, which a guard
-            // keeps frozen: once that guard closes (crate::memory_guard).
-            return false;
-        }
+        // Its pending signals are flushed as it runs in its new domain's
+        // cgroup: not while a guard holds it frozen, and no guard
+        // freezes it until then (crate::memory_guard).
+        let _pin = if committed && exec.signals.signals {
+            let Ok(name) = label_dir_name(avc, &exec.to) else { return false };
+            match self.guards.pin(self.root.join(name)) {
+                Some(pin) => Some(pin),
+                None => return false,
+            }
+        } else {
+            None
+        };
         if committed && exec.at_secure {
             if !frozen {
                 // Its stack is written only when the exec returns to user
@@ -759,17 +762,37 @@ impl Cgroups {
                     avc.context(exec.to.sid).unwrap_or("?"),
                 );
             }
-            if let Err(e) = self.enter_domain(avc, &exec.to, exec.tgid) {
-                eprintln!("rampartd: moving pid {} into its new domain: {e}", exec.tgid);
-                // Let go unchanged: still frozen here, settled next round.
-                if let Some(Err(e)) = stopped.map(|t| t.release()) {
-                    kill_unsettled(exec.tgid, &format!("it could not be let go after a failed move ({e})"));
+            match stopped {
+                // Nothing to flush: the calls run here, the cgroup thawed
+                // while the process stays stopped, and it moves before it
+                // is let go, into a cgroup a guard may hold frozen.
+                Some(t) if !signals.signals => {
+                    let _ = fs::write(dir.join("cgroup.freeze"), "0");
+                    let moved = signal_state::reset_then(exec.tgid, t, signals, || {
+                        self.enter_domain(avc, &exec.to, exec.tgid).inspect_err(|_| {
+                            // Let go frozen here: settled next round.
+                            let _ = fs::write(dir.join("cgroup.freeze"), "1");
+                        })
+                    });
+                    if let Err(e) = moved {
+                        eprintln!("rampartd: resetting pid {} and moving it into its new domain: {e}", exec.tgid);
+                        return false;
+                    }
                 }
-                return false;
-            }
-            if let Some(t) = stopped {
-                if let Err(e) = signal_state::reset(exec.tgid, t, signals) {
-                    kill_unsettled(exec.tgid, &format!("its signal state could not be reset ({e})"));
+                stopped => {
+                    if let Err(e) = self.enter_domain(avc, &exec.to, exec.tgid) {
+                        eprintln!("rampartd: moving pid {} into its new domain: {e}", exec.tgid);
+                        // Let go unchanged: still frozen here, settled next round.
+                        if let Some(Err(e)) = stopped.map(|t| t.release()) {
+                            kill_unsettled(exec.tgid, &format!("it could not be let go after a failed move ({e})"));
+                        }
+                        return false;
+                    }
+                    if let Some(t) = stopped {
+                        if let Err(e) = signal_state::reset(exec.tgid, t, signals) {
+                            kill_unsettled(exec.tgid, &format!("its signal state could not be reset ({e})"));
+                        }
+                    }
                 }
             }
         } else if !frozen {

@@ -28,12 +28,20 @@
 //! (crate::enforcer's `guard_exec_in_domain`): about 1.5 ms per exec,
 //! while a domain that may not read it is in the tree.
 //!
-//! Two guards whose domains freeze each other's destination would each
-//! wait for the other's to thaw (the housekeeper moves a process into
-//! its new domain only when no guard holds that domain frozen, since the
-//! injected calls cannot run in a frozen cgroup), so such guards do not
-//! open at once: the second waits for the first to close, at most
-//! [`CONFLICT_WAIT`].
+//! The injected calls run while the process is still in its exec
+//! cgroup, and it is moved into its new domain's cgroup (frozen or not)
+//! before it is let go, except where its pending signals must be
+//! flushed: that happens as it runs in its new domain, so the
+//! housekeeper waits until no guard holds that domain frozen. Two such
+//! guards that hold each other's new domain would each wait for the
+//! other, so they do not open at once: the second waits for the first
+//! to close, at most [`CONFLICT_WAIT`], in the responder that decides
+//! the exec. And a guard does not freeze a cgroup where a flush is
+//! running ([`Guards::pin`]): it waits until that process is let go.
+//! (A stress of app_t and trusted_t, which may not read each
+//! other, running execs in both and transitions between them, refused a
+//! quarter of the transitions when every pair of guards waited so: the
+//! waiting responders left the open guard's exec unanswered events.)
 //!
 //! Not kept out: processes outside the tree (the default domain, which
 //! cannot be frozen; the image is still made non-dumpable, so only the
@@ -64,17 +72,22 @@ pub struct Guard {
     dirs: Vec<PathBuf>,
 }
 
-/// An open guard: the domain it protects, the domains it keeps out.
+/// An open guard: the domain it protects, the domains it keeps out,
+/// whether its exec waits for its new domain to thaw.
 struct Open {
     id: u64,
     to: Sid,
     out: Vec<Sid>,
+    waits: bool,
 }
 
 #[derive(Default)]
 struct State {
     /// How many open guards hold each cgroup frozen.
     frozen: FxHashMap<PathBuf, usize>,
+    /// Cgroups a process's flush is running in ([`Guards::pin`]): no
+    /// guard freezes them meanwhile.
+    pinned: FxHashMap<PathBuf, usize>,
     open: Vec<Open>,
     next_id: u64,
 }
@@ -87,15 +100,16 @@ pub struct Guards {
 }
 
 impl State {
-    /// Whether a guard for `to` keeping out `out` would freeze another
-    /// open guard's domain, or have its own frozen by one.
-    fn conflicts(&self, to: Sid, out: &[Sid]) -> bool {
-        self.open.iter().any(|o| out.contains(&o.to) || o.out.contains(&to))
+    /// Whether a guard for `to` keeping out `out`, whose exec `waits`
+    /// for its new domain to thaw, would freeze the new domain of another
+    /// open one that waits, or have its own frozen by one.
+    fn conflicts(&self, to: Sid, out: &[Sid], waits: bool) -> bool {
+        waits && self.open.iter().any(|o| o.waits && (out.contains(&o.to) || o.out.contains(&to)))
     }
 
     /// Records a guard holding `dirs` frozen; returns it and the cgroups
     /// it is the first to hold.
-    fn add(&mut self, to: Sid, out: Vec<Sid>, dirs: Vec<PathBuf>) -> (Guard, Vec<PathBuf>) {
+    fn add(&mut self, to: Sid, out: Vec<Sid>, waits: bool, dirs: Vec<PathBuf>) -> (Guard, Vec<PathBuf>) {
         let mut first = Vec::new();
         for dir in &dirs {
             let n = self.frozen.entry(dir.clone()).or_insert(0);
@@ -106,30 +120,31 @@ impl State {
         }
         let id = self.next_id;
         self.next_id += 1;
-        self.open.push(Open { id, to, out });
+        self.open.push(Open { id, to, out, waits });
         (Guard { id, dirs }, first)
     }
 }
 
 impl Guards {
     /// Freezes the cgroups of `out` (domains that may not read `to`, with
-    /// their cgroups) and waits until their processes are frozen. On
+    /// their cgroups) and waits until their processes are frozen. `waits`:
+    /// the exec's process settles only once its new domain is thawed. On
     /// error nothing stays frozen for it and the exec must be refused.
-    pub fn open(&self, to: Sid, out: Vec<(Sid, PathBuf)>) -> io::Result<Guard> {
+    pub fn open(&self, to: Sid, out: Vec<(Sid, PathBuf)>, waits: bool) -> io::Result<Guard> {
         let (sids, dirs): (Vec<Sid>, Vec<PathBuf>) = out.into_iter().unzip();
         let deadline = Instant::now() + CONFLICT_WAIT;
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        while state.conflicts(to, &sids) {
+        while state.conflicts(to, &sids, waits) || dirs.iter().any(|d| state.pinned.contains_key(d)) {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    "another exec into a domain this one's keeps out is still settling",
+                    "another exec into a domain this one keeps out is still settling",
                 ));
             }
             state = self.closed.wait_timeout(state, left).unwrap_or_else(PoisonError::into_inner).0;
         }
-        let (guard, first) = state.add(to, sids, dirs);
+        let (guard, first) = state.add(to, sids, waits, dirs);
         for dir in first {
             // A cgroup not made yet (or pruned) is frozen as it is made
             // ([`Guards::refreeze`]).
@@ -162,9 +177,16 @@ impl Guards {
         self.closed.notify_all();
     }
 
-    /// Whether an open guard keeps the cgroup `dir` frozen.
-    pub fn holds(&self, dir: &Path) -> bool {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner).frozen.contains_key(dir)
+    /// Keeps guards from freezing the cgroup `dir` until the pin is
+    /// dropped, unless one holds it frozen already (`None`): a process's
+    /// injected calls and signal flush are about to run there.
+    pub fn pin(&self, dir: PathBuf) -> Option<Pin<'_>> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.frozen.contains_key(&dir) {
+            return None;
+        }
+        *state.pinned.entry(dir.clone()).or_insert(0) += 1;
+        Some(Pin { guards: self, dir })
     }
 
     /// Freezes `dir` if a guard holds it (a cgroup made while a guard is
@@ -184,7 +206,7 @@ impl Guards {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         // Which domains they are is not known: they conflict with no
         // later guard.
-        state.add(to, Vec::new(), dirs).0
+        state.add(to, Vec::new(), false, dirs).0
     }
 }
 
@@ -198,6 +220,26 @@ impl Guards {
 /// last two do not let a cgroup read as frozen: a process blocked on
 /// the exec being decided would hold its old domain's freeze forever.
 const KEPT_OUT_IN: &[&str] = &["get_signal", "fanotify_handle_event", "kernel_clone"];
+
+/// A cgroup no guard freezes while this lives ([`Guards::pin`]).
+pub struct Pin<'a> {
+    guards: &'a Guards,
+    dir: PathBuf,
+}
+
+impl Drop for Pin<'_> {
+    fn drop(&mut self) {
+        let mut state = self.guards.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = state.pinned.get_mut(&self.dir) {
+            *n -= 1;
+            if *n == 0 {
+                state.pinned.remove(&self.dir);
+            }
+        }
+        drop(state);
+        self.guards.closed.notify_all();
+    }
+}
 
 /// Waits until every cgroup of `dirs` that still exists is frozen, or
 /// each of its threads waits where it is kept out ([`KEPT_OUT_IN`]).
@@ -260,13 +302,19 @@ mod tests {
     fn guards_that_would_freeze_each_others_domain_do_not_open_at_once() {
         let [a, b, c] = sids();
         let mut state = State::default();
-        state.add(a, vec![c], Vec::new());
+        state.add(a, vec![c], true, Vec::new());
         // Entering b, keeping c out too: no conflict.
-        assert!(!state.conflicts(b, &[c]));
+        assert!(!state.conflicts(b, &[c], true));
         // Keeping a out (a guard open for it): conflict.
-        assert!(state.conflicts(b, &[a]));
+        assert!(state.conflicts(b, &[a], true));
         // Entering c, which the open guard keeps frozen: conflict.
-        assert!(state.conflicts(c, &[b]));
+        assert!(state.conflicts(c, &[b], true));
+        // An exec that does not wait for its new domain never conflicts,
+        // nor with a guard whose exec does not wait.
+        assert!(!state.conflicts(c, &[a], false));
+        let mut state = State::default();
+        state.add(a, vec![c], false, Vec::new());
+        assert!(!state.conflicts(c, &[a], true));
     }
 
     #[test]
@@ -275,12 +323,31 @@ mod tests {
         let guards = Guards::default();
         // A missing cgroup (pruned, or not made yet) is not waited for.
         let gone = std::env::temp_dir().join(format!("rampart-guard-{}-gone", std::process::id()));
-        let one = guards.open(a, vec![(c, gone.clone())]).unwrap();
-        let two = guards.open(b, vec![(c, gone.clone())]).unwrap();
-        assert!(guards.holds(&gone));
+        let one = guards.open(a, vec![(c, gone.clone())], false).unwrap();
+        let two = guards.open(b, vec![(c, gone.clone())], false).unwrap();
+        assert!(guards.pin(gone.clone()).is_none());
         guards.close(one);
-        assert!(guards.holds(&gone));
+        assert!(guards.pin(gone.clone()).is_none());
         guards.close(two);
-        assert!(!guards.holds(&gone));
+        assert!(guards.pin(gone.clone()).is_some(), "no guard holds it");
+    }
+
+    #[test]
+    fn a_pinned_cgroup_is_not_frozen_and_a_frozen_one_not_pinned() {
+        let [a, c] = sids();
+        let guards = Guards::default();
+        let dir = std::env::temp_dir().join(format!("rampart-guard-{}-pinned", std::process::id()));
+        let pin = guards.pin(dir.clone()).unwrap();
+        let waiting = std::thread::scope(|s| {
+            let opener = s.spawn(|| guards.open(a, vec![(c, dir.clone())], false));
+            std::thread::sleep(Duration::from_millis(50));
+            let waiting = !opener.is_finished();
+            drop(pin);
+            let guard = opener.join().unwrap().unwrap();
+            assert!(guards.pin(dir.clone()).is_none(), "held frozen: no pin");
+            guards.close(guard);
+            waiting
+        });
+        assert!(waiting, "the guard waited for the pin");
     }
 }

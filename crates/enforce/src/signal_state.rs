@@ -65,7 +65,20 @@ pub fn stop(pid: u32) -> io::Result<Tracee> {
 /// Resets what `what` names in the stopped process `t`, then lets it go.
 /// On error it is killed (crate::injected_calls).
 #[cfg(target_arch = "x86_64")]
-pub fn reset(pid: u32, mut t: Tracee, what: SignalReset) -> io::Result<()> {
+pub fn reset(pid: u32, t: Tracee, what: SignalReset) -> io::Result<()> {
+    reset_then(pid, t, what, || Ok(()))
+}
+
+/// [`reset`], with `before_release` run between the calls and the
+/// release (the process still stopped); if it fails the process is let
+/// go as it is and its error returned.
+#[cfg(target_arch = "x86_64")]
+pub fn reset_then(
+    pid: u32,
+    mut t: Tracee,
+    what: SignalReset,
+    before_release: impl FnOnce() -> io::Result<()>,
+) -> io::Result<()> {
     if what.signals {
         let ignored = ignored_signals(&fs::read_to_string(format!("/proc/{pid}/status"))?)?;
         t.set_blocked(0)?;
@@ -85,7 +98,9 @@ pub fn reset(pid: u32, mut t: Tracee, what: SignalReset) -> io::Result<()> {
     if what.undumpable {
         t.syscall(libc::SYS_prctl, &[libc::PR_SET_DUMPABLE as u64, 0])?;
     }
+    let step = before_release();
     let dequeued = t.release()?;
+    step?;
     if !what.signals {
         for sig in dequeued {
             // SAFETY: kill takes a pid and a signal number; the process
@@ -107,6 +122,16 @@ pub fn stop(_pid: u32) -> io::Result<Tracee> {
 
 #[cfg(not(target_arch = "x86_64"))]
 pub fn reset(_pid: u32, _t: Tracee, _what: SignalReset) -> io::Result<()> {
+    Err(io::Error::new(io::ErrorKind::Unsupported, "signal state is reset on x86-64 only"))
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+pub fn reset_then(
+    _pid: u32,
+    _t: Tracee,
+    _what: SignalReset,
+    _before_release: impl FnOnce() -> io::Result<()>,
+) -> io::Result<()> {
     Err(io::Error::new(io::ErrorKind::Unsupported, "signal state is reset on x86-64 only"))
 }
 
