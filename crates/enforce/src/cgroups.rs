@@ -700,18 +700,20 @@ impl Cgroups {
             !exec.old_image.is_some_and(|old| exec.images.contains(&old))
                 && image_of(exec.tgid).is_some_and(|now| exec.images.contains(&now))
         };
-        // Its pending signals are flushed as it runs in its new domain's
-        // cgroup: not while a guard holds it frozen, and no guard
-        // freezes it until then (crate::memory_guard).
-        let _pin = if committed && exec.signals.signals {
+        // Its injected calls run once it is in its new domain's cgroup,
+        // which no guard may freeze meanwhile (crate::memory_guard): the
+        // cgroup is pinned, unless a guard holds it frozen already. Then
+        // a process whose pending signals are flushed (as it runs there)
+        // waits; the others are reset before they move.
+        let pin = if committed {
             let Ok(name) = label_dir_name(avc, &exec.to) else { return false };
-            match self.guards.pin(self.root.join(name)) {
-                Some(pin) => Some(pin),
-                None => return false,
-            }
+            self.guards.pin(self.root.join(name))
         } else {
             None
         };
+        if committed && exec.signals.signals && pin.is_none() {
+            return false;
+        }
         if committed && exec.at_secure {
             if !frozen {
                 // Its stack is written only when the exec returns to user
@@ -763,10 +765,10 @@ impl Cgroups {
                 );
             }
             match stopped {
-                // Nothing to flush: the calls run here, the cgroup thawed
-                // while the process stays stopped, and it moves before it
-                // is let go, into a cgroup a guard may hold frozen.
-                Some(t) if !signals.signals => {
+                // Its new domain held frozen, nothing to flush: the calls
+                // run here, the cgroup thawed while the process stays
+                // stopped, and it moves (frozen there) before it is let go.
+                Some(t) if pin.is_none() => {
                     let _ = fs::write(dir.join("cgroup.freeze"), "0");
                     let moved = signal_state::reset_then(exec.tgid, t, signals, || {
                         self.enter_domain(avc, &exec.to, exec.tgid).inspect_err(|_| {

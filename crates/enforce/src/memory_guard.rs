@@ -28,16 +28,18 @@
 //! (crate::enforcer's `guard_exec_in_domain`): about 1.5 ms per exec,
 //! while a domain that may not read it is in the tree.
 //!
-//! The injected calls run while the process is still in its exec
-//! cgroup, and it is moved into its new domain's cgroup (frozen or not)
-//! before it is let go, except where its pending signals must be
-//! flushed: that happens as it runs in its new domain, so the
-//! housekeeper waits until no guard holds that domain frozen. Two such
-//! guards that hold each other's new domain would each wait for the
-//! other, so they do not open at once: the second waits for the first
-//! to close, at most [`CONFLICT_WAIT`], in the responder that decides
-//! the exec. And a guard does not freeze a cgroup where a flush is
-//! running ([`Guards::pin`]): it waits until that process is let go.
+//! The injected calls need the process running: the housekeeper moves
+//! it into its new domain's cgroup and runs them there, that cgroup
+//! pinned so that no guard freezes it meanwhile ([`Guards::pin`]: a
+//! guard waits until the process is let go). Where a guard holds that
+//! cgroup frozen already, the calls run in the exec's own cgroup,
+//! thawed while the process stays stopped, and it moves (frozen there)
+//! before it is let go; except where its pending signals must be
+//! flushed, which happens as it runs in its new domain: then it waits
+//! until no guard holds that domain. Two guards of such execs that hold
+//! each other's new domain would each wait for the other, so they do
+//! not open at once: the second waits for the first to close, at most
+//! [`CONFLICT_WAIT`], in the responder that decides the exec.
 //! (A stress of app_t and trusted_t, which may not read each
 //! other, running execs in both and transitions between them, refused a
 //! quarter of the transitions when every pair of guards waited so: the
@@ -85,7 +87,7 @@ struct Open {
 struct State {
     /// How many open guards hold each cgroup frozen.
     frozen: FxHashMap<PathBuf, usize>,
-    /// Cgroups a process's flush is running in ([`Guards::pin`]): no
+    /// Cgroups a process's injected calls run in ([`Guards::pin`]): no
     /// guard freezes them meanwhile.
     pinned: FxHashMap<PathBuf, usize>,
     open: Vec<Open>,
@@ -179,7 +181,7 @@ impl Guards {
 
     /// Keeps guards from freezing the cgroup `dir` until the pin is
     /// dropped, unless one holds it frozen already (`None`): a process's
-    /// injected calls and signal flush are about to run there.
+    /// injected calls are about to run there.
     pub fn pin(&self, dir: PathBuf) -> Option<Pin<'_>> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if state.frozen.contains_key(&dir) {
