@@ -402,12 +402,15 @@ impl Cgroups {
         self.in_scope(|l| Some(l.sid))
     }
 
-    /// Every label a process of the tree has or is about to take.
-    pub fn labels(&self) -> Vec<Label> {
+    /// Every label a process of the tree has or is about to take: a
+    /// domain's whose cgroup holds a process, and both of each exec in
+    /// flight.
+    pub fn live_labels(&self, avc: &Avc) -> Vec<Label> {
         let mut out: Vec<Label> = Vec::new();
         for node in self.nodes.load().values() {
             let labels = match node {
-                Node::Domain(l) => [Some(l), None],
+                Node::Domain(l) if self.populated_dir(avc, l) => [Some(l), None],
+                Node::Domain(_) => [None, None],
                 Node::Exec(e) => [Some(&e.plan.from), Some(&e.plan.to)],
             };
             for l in labels.into_iter().flatten() {
@@ -417,6 +420,13 @@ impl Cgroups {
             }
         }
         out
+    }
+
+    /// Whether `label`'s cgroup holds a process (`populated 1`).
+    fn populated_dir(&self, avc: &Avc, label: &Label) -> bool {
+        let Ok(name) = label_dir_name(avc, label) else { return true };
+        fs::read_to_string(self.root.join(name).join("cgroup.events"))
+            .is_ok_and(|s| s.lines().any(|l| l.trim() == "populated 1"))
     }
 
     /// The AppArmor profiles processes of the tree run under, or are

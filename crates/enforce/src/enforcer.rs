@@ -319,7 +319,12 @@ impl Enforcer {
     /// memory (`process ptrace`, `file read` of the process: what SELinux
     /// asks at an open of `/proc/PID/mem` and of the files `ptrace`
     /// guards, enforced), and whether any domain, the default one
-    /// included, may not (crate::memory_guard).
+    /// included, may not (crate::memory_guard). A domain with no process
+    /// in the tree is not counted: a process enters it later only from
+    /// a domain of the tree (kept out itself if it may not read `to`,
+    /// else it could read the memory and hand it over anyway) or from
+    /// outside (another launch, which Landlock keeps out, or the default
+    /// domain, counted).
     fn kept_out_of(&self, to: Sid) -> (Vec<Label>, bool) {
         let kept_out = |from: Sid| {
             if from == to || !self.avc.enforced_for(from) {
@@ -330,7 +335,7 @@ impl Enforcer {
             let ptrace = self.avc.has_perm_noaudit(from, to, self.classes.process, self.classes.ptrace);
             !ptrace.passes() || !read.is_some_and(|r| r.passes())
         };
-        let labels: Vec<Label> = self.cgroups.labels().into_iter().filter(|l| kept_out(l.sid)).collect();
+        let labels: Vec<Label> = self.cgroups.live_labels(&self.avc).into_iter().filter(|l| kept_out(l.sid)).collect();
         let any = !labels.is_empty() || kept_out(self.default_sid);
         (labels, any)
     }
