@@ -42,7 +42,10 @@ for _ in $(seq 200); do "$RAMPART" status --socket "$W/sock" >/dev/null 2>&1 && 
 APP=system_u:system_r:app_t:s0; TRUSTED=system_u:system_r:trusted_t:s0
 start=$(date +%s.%N)
 "$RAMPART" run --socket "$W/sock" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$SPAWN" "$W/t/trusted-true" "$N" transitions | cat &
-"$RAMPART" run --socket "$W/sock" --force --context "$TRUSTED" -- /usr/bin/python3 -c "$SPAWN" "$W/t/trusted-true" "$N" trusted_t-within | cat &
+# Through env: the daemon watches a launched program outside the marked
+# filesystems with an exec mark until it runs, and app_t may not execute
+# the python3 the other spawners run.
+"$RAMPART" run --socket "$W/sock" --force --context "$TRUSTED" -- /usr/bin/env python3 -c "$SPAWN" "$W/t/trusted-true" "$N" trusted_t-within | cat &
 "$RAMPART" run --socket "$W/sock" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$SPAWN" "$W/t/app-true" "$N" app_t-within | cat &
 "$RAMPART" run --socket "$W/sock" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$SPAWN" "$W/t/trusted-true" "$N" transitions2 | cat &
 wait %2 %3 %4 %5 2>/dev/null || true

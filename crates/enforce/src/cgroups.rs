@@ -97,6 +97,16 @@ pub enum Node {
     Exec(Arc<ExecInFlight>),
 }
 
+impl Node {
+    /// The labels its processes have or are about to take.
+    fn labels(&self) -> [Option<&Label>; 2] {
+        match self {
+            Node::Domain(l) => [Some(l), None],
+            Node::Exec(e) => [Some(&e.plan.from), Some(&e.plan.to)],
+        }
+    }
+}
+
 /// One exec transition in flight (see the module docs).
 #[derive(Debug)]
 pub struct ExecInFlight {
@@ -408,12 +418,10 @@ impl Cgroups {
     pub fn live_labels(&self, avc: &Avc) -> Vec<Label> {
         let mut out: Vec<Label> = Vec::new();
         for node in self.nodes.load().values() {
-            let labels = match node {
-                Node::Domain(l) if self.populated_dir(avc, l) => [Some(l), None],
-                Node::Domain(_) => [None, None],
-                Node::Exec(e) => [Some(&e.plan.from), Some(&e.plan.to)],
-            };
-            for l in labels.into_iter().flatten() {
+            if matches!(node, Node::Domain(l) if !self.populated_dir(avc, l)) {
+                continue;
+            }
+            for l in node.labels().into_iter().flatten() {
                 if !out.contains(l) {
                     out.push(l.clone());
                 }
@@ -440,11 +448,7 @@ impl Cgroups {
     fn in_scope<K: PartialEq>(&self, who: impl Fn(&Label) -> Option<K>) -> Vec<InScope<K>> {
         let mut out = Vec::new();
         for node in self.nodes.load().values() {
-            let labels = match node {
-                Node::Domain(l) => [Some(l), None],
-                Node::Exec(e) => [Some(&e.plan.from), Some(&e.plan.to)],
-            };
-            for l in labels.into_iter().flatten() {
+            for l in node.labels().into_iter().flatten() {
                 if let Some(k) = who(l) {
                     InScope::merge_into(&mut out, InScope { who: k, direct_writes: !l.opens_supervised });
                 }

@@ -649,7 +649,7 @@ impl Enforcer {
                 }
             }
         } else if allow && !launcher && role != Role::Interpreter && subject.launched {
-            allow = self.guard_exec_in_domain(file, md, tid, tgid, from);
+            allow = self.guard_exec_in_domain(file, tid, tgid, from);
         }
         self.answer(group, file.as_fd(), allow);
         self.audit_checks(tid, Some(tgid), file.as_fd(), nosuid.as_slice());
@@ -667,7 +667,7 @@ impl Enforcer {
     /// read this one it is held as a transition is, frozen and made
     /// non-dumpable before its first instruction, with those domains kept
     /// out meanwhile (crate::memory_guard). Returns whether it may run.
-    fn guard_exec_in_domain(&self, file: &File, md: &std::fs::Metadata, tid: u32, tgid: u32, label: Label) -> bool {
+    fn guard_exec_in_domain(&self, file: &File, tid: u32, tgid: u32, label: Label) -> bool {
         let (kept_out, undumpable) = self.kept_out_of(label.sid);
         if !undumpable {
             return true;
@@ -684,15 +684,15 @@ impl Enforcer {
             );
             return !enforced;
         }
-        let mut images = vec![(md.dev(), md.ino())];
-        images.extend(script_interpreter(file, tgid));
+        // Settled by being frozen, committed or not (crate::cgroups): no
+        // images to tell them apart by.
         let plan = ExecPlan {
             from: label.clone(),
             to: label,
             tgid,
             tid,
-            images,
-            old_image: image_of(tgid),
+            images: Vec::new(),
+            old_image: None,
             at_secure: false,
             limits: LimitChange::default(),
             signals: SignalReset { undumpable: true, ..SignalReset::default() },
