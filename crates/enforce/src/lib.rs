@@ -159,11 +159,13 @@ pub mod testing {
     pub use crate::object_label::ObjectLabel;
     pub use crate::path_labels::{Grants, PathLabels};
 
-    // The ignore-mark protocol's epoch, the label cache's forget and the
-    // responders' hand-off, model-checked (`tests/loom.rs`).
+    // The ignore-mark protocol's epoch, the label cache's forget, the
+    // responders' hand-off and the memory guards' counts, pins and
+    // conflicts, model-checked (`tests/loom.rs`).
     pub use crate::epoch::{Epoch, Ticket};
     pub use crate::handoff::Handoff;
     pub use crate::label_cache::{LabelCache, Miss};
+    pub use crate::memory_guard::{Guard, Guards, Pin};
 
     // The parsers of untrusted bytes, fuzzed: control lines
     // (`control_protocol`; its line limit is also tested in

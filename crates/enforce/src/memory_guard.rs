@@ -46,6 +46,9 @@
 //! quarter of the transitions when every pair of guards waited so: the
 //! waiting responders left the open guard's exec unanswered events.)
 //!
+//! The counts, pins, conflicts and wake-ups are model-checked
+//! (`tests/loom.rs`), and stressed (contrib/repro/guard-stress.sh).
+//!
 //! Not kept out: processes outside the tree (the default domain, which
 //! cannot be frozen; the image is still made non-dumpable, so only the
 //! moments of the exec are open to them), processes of the new domain
@@ -54,11 +57,13 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::PoisonError;
 use std::time::{Duration, Instant};
 
 use rampart_avc::Sid;
 use rustc_hash::FxHashMap;
+
+use crate::sync::{Condvar, Mutex};
 
 /// How long a guard waits for the cgroups it froze.
 const FREEZE_WITHIN: Duration = Duration::from_secs(2);

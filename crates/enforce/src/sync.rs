@@ -1,12 +1,13 @@
 //! Atomics and locks from `std`, or from loom in the loom build
 //! (`RUSTFLAGS="--cfg loom"`), so the loom models exercise the very
-//! protocol code the daemon runs ([`crate::epoch`], [`crate::label_cache`], [`crate::handoff`]).
+//! protocol code the daemon runs ([`crate::epoch`], [`crate::label_cache`], [`crate::handoff`],
+//! [`crate::memory_guard`]).
 
 #[cfg(loom)]
 pub use loom::sync::{
-    atomic::AtomicU64, atomic::AtomicUsize, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+    atomic::AtomicU64, atomic::AtomicUsize, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };
 #[cfg(not(loom))]
 pub use std::sync::{
-    atomic::AtomicU64, atomic::AtomicUsize, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+    atomic::AtomicU64, atomic::AtomicUsize, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
 };

@@ -17,7 +17,11 @@
 //! once the daemon wrote a label and forgot the inode, no lookup begun
 //! before puts the old label back, whatever the ctime says. And the
 //! responders' hand-off (`crates/enforce/src/handoff.rs`): an event one
-//! responder read and handed off is answered once, by somebody.
+//! responder read and handed off is answered once, by somebody. And the
+//! memory guards (`crates/enforce/src/memory_guard.rs`): a cgroup stays
+//! frozen while any guard holds it, never while it is pinned, a guard
+//! waiting for a pin or a conflicting guard is woken, and two execs that
+//! wait for their new domain never freeze each other's.
 #![cfg(loom)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -26,7 +30,8 @@ use std::sync::atomic::Ordering::{Acquire, Release};
 use loom::sync::atomic::{AtomicBool, AtomicU32};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use rampart_enforce::testing::{Epoch, Handoff, LabelCache};
+use rampart_avc::{Sid, SidTable};
+use rampart_enforce::testing::{Epoch, Guards, Handoff, LabelCache};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
@@ -220,5 +225,175 @@ fn every_event_handed_off_is_answered_once() {
         let mut answered = answered.lock().unwrap().clone();
         answered.sort_unstable();
         assert_eq!(answered, [0, 1, 2, 3, 4, 5], "an event handed off was left behind or answered twice");
+    });
+}
+
+/// A cgroup's `cgroup.freeze`, a plain file here: the guards write it
+/// under their lock, and loom runs one thread at a time, so a read sees
+/// the last write of the interleaving. Each test has its own.
+struct Cgroup(std::path::PathBuf);
+
+impl Cgroup {
+    fn new(name: &str) -> Cgroup {
+        let dir = std::env::temp_dir().join(format!("rampart-loom-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Cgroup(dir)
+    }
+
+    /// A thawed cgroup, as each interleaving starts.
+    fn thawed(&self) -> std::path::PathBuf {
+        std::fs::write(self.0.join("cgroup.freeze"), "0").unwrap();
+        self.0.clone()
+    }
+
+    fn frozen(&self) -> bool {
+        std::fs::read_to_string(self.0.join("cgroup.freeze")).unwrap() == "1"
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Domains to guard (interned in the model: the table's lock is loom's).
+fn domains<const N: usize>() -> [Sid; N] {
+    let table = SidTable::new();
+    std::array::from_fn(|i| table.intern(&format!("u:r:d{i}_t")).unwrap())
+}
+
+/// A housekeeper pins a cgroup to run a process's injected calls there
+/// while an exec's guard keeps that domain out: the calls never run in
+/// a frozen cgroup, the guard waits for the pin (and is woken when it is
+/// dropped) and holds the cgroup frozen once open, and nothing stays
+/// frozen once both are done.
+#[test]
+fn a_pinned_cgroup_is_never_frozen_and_a_guard_waits_for_the_pin() {
+    let cgroup = std::sync::Arc::new(Cgroup::new("pin"));
+    let cg = std::sync::Arc::clone(&cgroup);
+    model(move || {
+        let dir = cg.thawed();
+        let [to, out] = domains();
+        let guards = Arc::new(Guards::default());
+        let housekeeper = {
+            let (guards, dir, cg) = (Arc::clone(&guards), dir.clone(), std::sync::Arc::clone(&cg));
+            thread::spawn(move || {
+                if let Some(pin) = guards.pin(dir) {
+                    thread::yield_now();
+                    assert!(!cg.frozen(), "a pinned cgroup was frozen");
+                    thread::yield_now();
+                    assert!(!cg.frozen(), "a pinned cgroup was frozen");
+                    drop(pin);
+                }
+            })
+        };
+        let guard = guards.open(to, vec![(out, dir.clone())], false).unwrap();
+        thread::yield_now();
+        assert!(cg.frozen(), "an open guard's cgroup was thawed");
+        guards.close(guard);
+        housekeeper.join().unwrap();
+        assert!(!cg.frozen(), "a cgroup stayed frozen after its guard closed");
+        assert!(guards.pin(dir).is_some(), "a closed guard still held its cgroup");
+    });
+}
+
+/// Two execs keep the same domain out: it stays frozen until the last
+/// of them closes, whichever order they open and close in.
+#[test]
+fn a_cgroup_stays_frozen_while_any_guard_holds_it() {
+    let cgroup = std::sync::Arc::new(Cgroup::new("count"));
+    let cg = std::sync::Arc::clone(&cgroup);
+    model(move || {
+        let dir = cg.thawed();
+        let [a, b, out] = domains();
+        let guards = Arc::new(Guards::default());
+        let execs: Vec<_> = [a, b]
+            .into_iter()
+            .map(|to| {
+                let (guards, dir, cg) = (Arc::clone(&guards), dir.clone(), std::sync::Arc::clone(&cg));
+                thread::spawn(move || {
+                    let guard = guards.open(to, vec![(out, dir)], false).unwrap();
+                    thread::yield_now();
+                    assert!(cg.frozen(), "a cgroup was thawed while a guard held it");
+                    guards.close(guard);
+                })
+            })
+            .collect();
+        for exec in execs {
+            exec.join().unwrap();
+        }
+        assert!(!cg.frozen(), "a cgroup stayed frozen after its last guard closed");
+    });
+}
+
+/// Execs into a and b whose pending signals are flushed as they run in
+/// their new domain (so they settle only once it is thawed), a keeping
+/// b out and b keeping a out: whichever guard opens first, the other
+/// waits until it closes (and is woken then), so an exec that settles
+/// finds its new domain free to pin. Without that rule each would wait
+/// for the other's domain to thaw, forever.
+#[test]
+fn execs_that_wait_for_their_domain_never_freeze_each_others() {
+    let cgroups = std::sync::Arc::new([Cgroup::new("conflict-a"), Cgroup::new("conflict-b")]);
+    let cgs = std::sync::Arc::clone(&cgroups);
+    model(move || {
+        let dirs = [cgs[0].thawed(), cgs[1].thawed()];
+        let [a, b] = domains();
+        let guards = Arc::new(Guards::default());
+        let exec = |to: Sid, own: usize, out: Sid, other: usize| {
+            let (guards, dirs) = (Arc::clone(&guards), dirs.clone());
+            move || {
+                let guard = guards.open(to, vec![(out, dirs[other].clone())], true).unwrap();
+                // The housekeeper settles it: its calls run in its new
+                // domain, pinned.
+                let pin = guards.pin(dirs[own].clone());
+                assert!(pin.is_some(), "an exec's new domain was held frozen by a guard that waits for it");
+                drop(pin);
+                guards.close(guard);
+            }
+        };
+        let first = thread::spawn(exec(a, 0, b, 1));
+        exec(b, 1, a, 0)();
+        first.join().unwrap();
+        assert!(!cgs[0].frozen() && !cgs[1].frozen(), "a cgroup stayed frozen after its guards closed");
+    });
+}
+
+/// The housekeeper makes a domain's cgroup again (pruned while empty;
+/// a new cgroup starts thawed) and calls `refreeze` while an exec's
+/// guard keeps that domain out: once it returned, the cgroup is frozen
+/// if the guard is still open.
+#[test]
+fn a_cgroup_made_again_while_a_guard_holds_it_is_frozen() {
+    let cgroup = std::sync::Arc::new(Cgroup::new("refreeze"));
+    let cg = std::sync::Arc::clone(&cgroup);
+    model(move || {
+        let dir = cg.thawed();
+        let [to, out] = domains();
+        let guards = Arc::new(Guards::default());
+        // Set once its guard is open, cleared as it closes (one step
+        // under the lock, so a check under it sees the guard's state).
+        let holding = Arc::new(Mutex::new(false));
+        let exec = {
+            let (guards, dir, holding) = (Arc::clone(&guards), dir.clone(), Arc::clone(&holding));
+            thread::spawn(move || {
+                let guard = guards.open(to, vec![(out, dir)], false).unwrap();
+                *holding.lock().unwrap() = true;
+                thread::yield_now();
+                let mut held = holding.lock().unwrap();
+                *held = false;
+                guards.close(guard);
+            })
+        };
+        // Made again (thawed) at any moment of the guard's life.
+        thread::yield_now();
+        std::fs::write(dir.join("cgroup.freeze"), "0").unwrap();
+        thread::yield_now();
+        guards.refreeze(&dir).unwrap();
+        if *holding.lock().unwrap() {
+            assert!(cg.frozen(), "a cgroup made again while a guard held it was left thawed");
+        }
+        exec.join().unwrap();
     });
 }
