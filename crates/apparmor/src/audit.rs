@@ -1,4 +1,4 @@
-//! AppArmor's audit records for file decisions, as the kernel writes
+//! AppArmor's audit records for file and signal decisions, as the kernel writes
 //! them (`aa_audit_msg` → `common_lsm_audit`: `audit_pre`, the common
 //! `pid=`/`comm=`, then `file_audit_cb`), in auditd's line format:
 //!
@@ -125,6 +125,50 @@ pub fn file_message(a: &FileAudit<'_>) -> String {
         out.push_str(" target=");
         write_untrusted_bytes(&mut out, t);
     }
+    out
+}
+
+/// One signal decision to log (ipc.c's `audit_signal_cb`): the profile
+/// checked, the task that sends, the peer label.
+#[derive(Clone, Copy, Debug)]
+pub struct SignalAudit<'a> {
+    /// The profile's namespace, `None` for the root namespace.
+    pub namespace: Option<&'a str>,
+    pub profile: &'a str,
+    /// The sender's thread group id and command.
+    pub pid: u32,
+    pub comm: &'a [u8],
+    /// The Linux signal number.
+    pub signal: i32,
+    /// The other end's label, as the kernel prints it.
+    pub peer: &'a str,
+    pub record: &'a Record,
+}
+
+/// The message of a signal record:
+/// `apparmor="DENIED" operation="signal" profile="p" pid=N comm="c"
+/// requested_mask="send" denied_mask="send" signal=term peer="q"`.
+pub fn signal_message(a: &SignalAudit<'_>) -> String {
+    let r = a.record;
+    let mut out = String::with_capacity(192);
+    let _ = write!(out, "apparmor=\"{}\" operation=\"signal\"", type_name(r.kind));
+    if let Some(ns) = a.namespace {
+        out.push_str(" namespace=");
+        write_untrusted_bytes(&mut out, ns.as_bytes());
+    }
+    out.push_str(" profile=");
+    write_untrusted_bytes(&mut out, a.profile.as_bytes());
+    let _ = write!(out, " pid={} comm=", a.pid);
+    write_untrusted_bytes(&mut out, a.comm);
+    let signal_mask = crate::ipc::AA_MAY_SEND | crate::ipc::AA_MAY_RECEIVE;
+    if r.request & signal_mask != 0 {
+        let _ = write!(out, " requested_mask=\"{}\"", crate::ipc::mask_word(r.request));
+        if r.denied & signal_mask != 0 {
+            let _ = write!(out, " denied_mask=\"{}\"", crate::ipc::mask_word(r.denied));
+        }
+    }
+    let _ = write!(out, " signal={} peer=", crate::ipc::signal_name(a.signal));
+    write_untrusted_bytes(&mut out, a.peer.as_bytes());
     out
 }
 

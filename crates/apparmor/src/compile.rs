@@ -17,6 +17,7 @@
 //! binary. Entries are written to a temporary file and renamed, so a
 //! crash never leaves half of one.
 
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,11 @@ use crate::profile_dir::ProfileFile;
 pub const DEFAULT_PARSER: &str = "/sbin/apparmor_parser";
 /// The cache directory by default.
 pub const DEFAULT_CACHE: &str = "/var/cache/rampart/apparmor";
+/// The feature set compiled for by default: AppArmor 3.0's ABI (Debian's
+/// apparmor package), what a kernel with AppArmor reports at least. This
+/// kernel has no AppArmor, and the parser's fallback set has no policydb:
+/// `signal` rules would compile to nothing, and every signal would pass.
+pub const DEFAULT_FEATURES: &str = "/etc/apparmor.d/abi/3.0";
 
 /// First line of every cache entry; bump when the entry layout changes.
 const MAGIC: &[u8] = b"rampart apparmor cache 1\n";
@@ -37,6 +43,8 @@ const MAGIC: &[u8] = b"rampart apparmor cache 1\n";
 pub struct Compiler {
     parser: PathBuf,
     cache: PathBuf,
+    /// The feature set it compiles for (`--features-file`).
+    features: PathBuf,
     /// Version and feature set: what besides the text decides the binary.
     stamp: String,
 }
@@ -51,13 +59,17 @@ pub struct Compiled {
 }
 
 impl Compiler {
-    /// Asks the parser for its version and feature set and creates the
-    /// cache directory (mode 0700: root's compiled policy).
-    pub fn new(parser: &Path, cache: &Path) -> Result<Compiler, String> {
-        let version = run_parser(parser, &["--version"])?;
+    /// Asks the parser for its version and the name of the feature set
+    /// in `features`, and creates the cache directory (mode 0700: root's
+    /// compiled policy).
+    pub fn new(parser: &Path, cache: &Path, features: &Path) -> Result<Compiler, String> {
+        let version = run_parser(parser, &[OsStr::new("--version")])?;
         let version = version.lines().next().unwrap_or_default().trim().to_owned();
-        let cache_dir = run_parser(parser, &["--print-cache-dir"])?;
-        let features = cache_dir.trim().rsplit('/').next().unwrap_or_default().to_owned();
+        let cache_dir = run_parser(
+            parser,
+            &[OsStr::new("--features-file"), features.as_os_str(), OsStr::new("--print-cache-dir")],
+        )?;
+        let feature_set = cache_dir.trim().rsplit('/').next().unwrap_or_default().to_owned();
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -66,7 +78,8 @@ impl Compiler {
         Ok(Compiler {
             parser: parser.to_owned(),
             cache: cache.to_owned(),
-            stamp: format!("{version}\nfeatures {features}\n"),
+            features: features.to_owned(),
+            stamp: format!("{version}\nfeatures {feature_set}\n"),
         })
     }
 
@@ -87,7 +100,7 @@ impl Compiler {
             return Ok(Compiled { blob, cache_hit: true });
         }
         let mut cc = Command::new(&self.parser);
-        cc.args(["-Q", "-K", "--skip-cache", "-o", "/dev/stdout"]);
+        cc.args(["-Q", "-K", "--skip-cache", "-o", "/dev/stdout", "--features-file"]).arg(&self.features);
         if file.force_complain {
             cc.arg("-C");
         }
@@ -101,7 +114,7 @@ impl Compiler {
 }
 
 /// Runs the parser with `args`; its stdout as text.
-fn run_parser(parser: &Path, args: &[&str]) -> Result<String, String> {
+fn run_parser(parser: &Path, args: &[&OsStr]) -> Result<String, String> {
     let mut c = Command::new(parser);
     c.args(args);
     let out = output(c, None)?;

@@ -22,6 +22,7 @@
 //! | [`policy`]  | policy.c: `aa_replace_profiles` (list order) |
 //! | [`file`](mod@file) | file.c: `__aa_path_perm`, `aa_audit_file`, `profile_path_link`; audit.c: `aa_audit` |
 //! | [`domain`]  | domain.c: `find_attach`, `x_table_lookup`, `x_to_label`, `profile_transition` |
+//! | [`ipc`]     | ipc.c: `aa_may_signal`; label.c: `aa_label_match` |
 //! | [`query`]   | (the `rampart apparmor` line protocol)       |
 //! | [`audit`]   | audit.c `audit_pre`, file.c `file_audit_cb`: the records, auditd's format |
 //!
@@ -52,6 +53,7 @@ pub mod dfa;
 pub mod domain;
 mod error;
 pub mod file;
+pub mod ipc;
 mod model;
 pub mod perms;
 pub mod policy;

@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
 
-use crate::compile::{Compiled, Compiler, DEFAULT_CACHE, DEFAULT_PARSER};
+use crate::compile::{Compiled, Compiler, DEFAULT_CACHE, DEFAULT_FEATURES, DEFAULT_PARSER};
 use crate::model::Mode;
 use crate::policy::Policy;
 use crate::profile_dir::{self, ProfileFile};
@@ -36,12 +36,19 @@ pub struct Source {
     pub dir: PathBuf,
     pub cache: PathBuf,
     pub parser: PathBuf,
+    /// The feature set compiled for (crate::compile).
+    pub features: PathBuf,
 }
 
 impl Source {
     /// `dir` with the default cache and parser.
     pub fn new(dir: impl Into<PathBuf>) -> Source {
-        Source { dir: dir.into(), cache: DEFAULT_CACHE.into(), parser: DEFAULT_PARSER.into() }
+        Source {
+            dir: dir.into(),
+            cache: DEFAULT_CACHE.into(),
+            parser: DEFAULT_PARSER.into(),
+            features: DEFAULT_FEATURES.into(),
+        }
     }
 }
 
@@ -94,7 +101,7 @@ impl ProfileSet {
     pub fn load(source: &Source) -> Result<ProfileSet, String> {
         let listing = profile_dir::list(&source.dir)
             .map_err(|e| format!("AppArmor profile directory {}: {e}", source.dir.display()))?;
-        let compiler = Compiler::new(&source.parser, &source.cache)?;
+        let compiler = Compiler::new(&source.parser, &source.cache, &source.features)?;
         let compiled = compile_all(&compiler, &source.dir, &listing.profiles);
         let mut set = ProfileSet { disabled: listing.disabled, skipped: listing.skipped, ..ProfileSet::default() };
         for (file, result) in listing.profiles.into_iter().zip(compiled) {

@@ -182,3 +182,85 @@ fn python3_apparmor_reads_every_field_back() {
         ]
     );
 }
+
+/// Reads signal records with python3-apparmor: one line per record
+/// (aamode, operation, profile, pid, comm, requested and denied masks,
+/// signal, peer), then aa-logprof's signal table for complain mode.
+const SIGNAL_READER: &str = r#"
+import sys, LibAppArmor
+from apparmor.logparser import ReadLog
+from apparmor.profile_list import ProfileList
+log = sys.argv[1]
+profiles = ProfileList()
+for name in ('sender', 'receiver', 'learner'):
+    profiles.add_profile('/etc/apparmor.d/' + name, name, None)
+reader = ReadLog(log, profiles, '/etc/apparmor.d')
+for line in open(log):
+    ev = reader.parse_event(line)
+    rec = LibAppArmor.parse_record(line)
+    print('\t'.join(str(x) for x in [ev['aamode'], ev['operation'], ev['profile'], ev['pid'], rec.comm,
+        ev['request_mask'], ev['denied_mask'] or '-', ev['signal'], ev['peer']]))
+    LibAppArmor.free_record(rec)
+tree = ReadLog(log, profiles, '/etc/apparmor.d').read_log('')
+for profile, kinds in sorted(tree['PERMITTING'].items()):
+    for peer, by_access in sorted(kinds['signal'].items()):
+        for access, signals in sorted(by_access.items()):
+            print('PERMITTING', profile, peer, access, ','.join(sorted(signals)), sep='\t')
+"#;
+
+#[test]
+#[ignore = "needs apparmor_parser, python3-apparmor and libapparmor: reads the records back"]
+fn python3_apparmor_reads_signal_records_back() {
+    use rampart_apparmor::audit::{signal_message, SignalAudit};
+    use rampart_apparmor::ipc::{signal_perm, AA_MAY_RECEIVE, AA_MAY_SEND};
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("aa-audit-sig-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/signals.profile");
+    let bin = dir.join("signals.bin");
+    let features = std::ffi::OsStr::new("/etc/apparmor.d/abi/3.0");
+    common::apparmor_parser(&src, &bin, &[std::ffi::OsStr::new("--features-file"), features]);
+    let policy = Policy::from_files(&[&bin]).unwrap();
+    // (profile, peer, signal, request, kind, aa-logprof's signal name)
+    let cases = [
+        ("sender", "receiver", 12, AA_MAY_SEND, RecordKind::Denied, "usr2"),
+        ("sender", "receiver", 2, AA_MAY_SEND, RecordKind::Audit, "int"),
+        ("receiver", "sender", 10, AA_MAY_RECEIVE, RecordKind::Denied, "usr1"),
+        ("receiver", "unconfined", 36, AA_MAY_RECEIVE, RecordKind::Denied, "rtmin+4"),
+        ("learner", "receiver", 15, AA_MAY_SEND, RecordKind::Allowed, "term"),
+    ];
+    let mut log = String::new();
+    for (i, &(profile, peer, signal, request, kind, _)) in cases.iter().enumerate() {
+        let d = signal_perm(policy.profile(profile).unwrap(), peer, signal, request);
+        let record = d.record.unwrap_or_else(|| panic!("case {i}: no record"));
+        assert_eq!(record.kind, kind, "case {i}");
+        let stamp = AuditStamp { secs: 1_700_000_000, millis: 123, serial: i as u64 + 1 };
+        let message = signal_message(&SignalAudit {
+            namespace: None,
+            profile,
+            pid: 4242,
+            comm: b"kill",
+            signal,
+            peer,
+            record: &record,
+        });
+        log.push_str(&format!("type=AVC msg=audit({stamp}): {message}\n"));
+    }
+    let log_path = dir.join("audit.log");
+    std::fs::write(&log_path, &log).unwrap();
+    let o = Command::new("/usr/bin/python3").args(["-c", SIGNAL_READER]).arg(&log_path).output().unwrap();
+    assert!(o.status.success(), "python3-apparmor (scripts/install-deps.sh): {}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let mut lines = out.lines();
+    for (i, &(profile, peer, _, request, kind, name)) in cases.iter().enumerate() {
+        let mode = match kind {
+            RecordKind::Audit => "AUDIT",
+            RecordKind::Allowed => "PERMITTING",
+            _ => "REJECTING",
+        };
+        let access = if request == AA_MAY_SEND { "send" } else { "receive" };
+        let denied = if kind == RecordKind::Audit { "-" } else { access };
+        let want = [mode, "signal", profile, "4242", "kill", access, denied, name, peer].join("\t");
+        assert_eq!(lines.next(), Some(want.as_str()), "case {i}: {log}");
+    }
+    assert_eq!(lines.collect::<Vec<_>>(), ["PERMITTING\tlearner\treceiver\tsend\tterm"]);
+}

@@ -268,3 +268,57 @@ fn a_load_goes_to_one_namespace() {
     assert!(policy.profile("plain").is_none());
     assert!(policy.profile(":other:plain").is_some());
 }
+
+/// Signal rules (apparmor.d(5) "Signal rules"), compiled for a feature
+/// set with signal mediation: `set=` lists signals (none: all), `peer=`
+/// is an AARE over the other end's label, send and receive are separate
+/// permissions, `deny` wins and quiets unless `audit deny`, a profile
+/// with no signal rule denies every signal, and complain mode lets an
+/// unquieted denial through. Expected from the rule text.
+#[test]
+fn signals_as_apparmor_d_says() {
+    use rampart_apparmor::file::RecordKind::{Allowed, Audit, Denied};
+    use rampart_apparmor::ipc::{signal_perm, AA_MAY_RECEIVE as RECV, AA_MAY_SEND as SEND};
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/signals.profile");
+    let dir = std::env::temp_dir().join(format!("rampart-aa-sig-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("signals.bin");
+    let features = std::ffi::OsStr::new("/etc/apparmor.d/abi/3.0");
+    common::apparmor_parser(&src, &out, &[std::ffi::OsStr::new("--features-file"), features]);
+    let policy = Policy::from_files(&[&out]).unwrap();
+    let (term, usr1, usr2, hup, int, kill, quit, rtmin2) = (15, 10, 12, 1, 2, 9, 3, 34);
+    // (profile, peer, signal, request, allowed, record kind)
+    let checks = [
+        ("sender", "receiver", term, SEND, true, None),
+        ("sender", "receiver", usr1, SEND, true, None),
+        ("sender", "receiver", hup, SEND, true, None),         // peer=rece*
+        ("sender", "receiver", 14, SEND, false, Some(Denied)), // alrm: peer=recv*
+        ("sender", "receiver", rtmin2, SEND, true, None),
+        ("sender", "receiver", int, SEND, true, Some(Audit)),
+        ("sender", "receiver", kill, SEND, false, None), // deny wins, quiet
+        ("sender", "receiver", quit, SEND, true, None),
+        ("sender", "receiver", usr2, SEND, false, Some(Denied)),
+        ("sender", "receiver", 0, SEND, false, Some(Denied)), // `exists` not in any set
+        ("sender", "receiver", term, RECV, false, Some(Denied)),
+        ("sender", "receivers", term, SEND, false, Some(Denied)), // peer is a whole label
+        ("sender", "sender", usr2, SEND, true, None),             // no set: every signal
+        ("sender", "sender", 40, RECV, true, None),
+        ("sender", "unconfined", kill, RECV, true, None),
+        ("sender", "unconfined", kill, SEND, false, Some(Denied)),
+        ("receiver", "sender", term, RECV, true, None),
+        ("receiver", "sender", rtmin2, RECV, true, None),
+        ("receiver", "sender", usr1, RECV, false, Some(Denied)),
+        ("receiver", "unconfined", term, RECV, false, Some(Denied)),
+        ("silent", "silent", term, SEND, false, Some(Denied)), // no rule: nothing, itself included
+        ("learner", "receiver", term, SEND, true, Some(Allowed)),
+        ("learner", "receiver", kill, SEND, false, None), // quieted deny holds in complain mode
+    ];
+    let mut wrong = Vec::new();
+    for (profile, peer, sig, request, allowed, kind) in checks {
+        let d = signal_perm(policy.profile(profile).unwrap(), peer, sig, request);
+        if d.allowed != allowed || d.record.map(|r| r.kind) != kind {
+            wrong.push(format!("{profile} {peer} sig {sig} req {request}: got {d:?}, expected {allowed} {kind:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -35,7 +35,7 @@ fn system_copy(root: &Path) -> PathBuf {
 }
 
 fn source(dir: &Path, root: &Path) -> Source {
-    Source { dir: dir.to_owned(), cache: root.join("cache"), parser: PARSER.into() }
+    Source { cache: root.join("cache"), parser: PARSER.into(), ..Source::new(dir) }
 }
 
 /// Names of the loaded profiles, hats left out (`-N` lists profiles

@@ -48,6 +48,10 @@
 //!   `chown`, `truncate` (`w` and setattr), `unlink`/`rmdir` (delete),
 //!   `rename_src` (`r`, `w`, delete, getattr, setattr) and `rename_dest`
 //!   (`w`, create, setattr) on the new name, `link` with its pair rule.
+//! * **Signals** sent by a launched process (crate::signals) are asked
+//!   as `aa_may_signal` asks them ([`AppArmor::signal`]): the sender's
+//!   profiles `send`, then the target's `receive`, each against the
+//!   other's label (`unconfined` outside every profile).
 
 use std::fs::Metadata;
 use std::os::fd::{AsFd, BorrowedFd};
@@ -55,10 +59,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::sync::{Mutex, PoisonError, RwLock};
 
-use rampart_apparmor::audit::{file_message, FileAudit};
+use rampart_apparmor::audit::{file_message, signal_message, FileAudit, SignalAudit};
 use rampart_apparmor::file::{link_perm, path_perm, perms_decision, FileDecision, Record, RecordKind};
 use rampart_apparmor::perms::*;
-use rampart_apparmor::{domain, LiveProfiles, Mode, Profile, Subject};
+use rampart_apparmor::{domain, ipc, LiveProfiles, Mode, Profile, Subject};
 use rustc_hash::FxHashSet;
 
 use crate::apparmor_log::AppArmorLog;
@@ -158,6 +162,17 @@ fn fsuid(tid: u32) -> Option<u32> {
     let uids = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
     uids.split_whitespace().nth(3)?.parse().ok()
 }
+
+/// A profile's namespace (`None`: the root one) and its name in it.
+fn split_namespace(name: &str) -> (Option<&str>, &str) {
+    match name.strip_prefix(':').and_then(|r| r.split_once(':')) {
+        Some((ns, n)) => (Some(ns), n),
+        None => (None, name),
+    }
+}
+
+/// The label of a process under no profile, as a peer.
+const UNCONFINED: &str = "unconfined";
 
 /// The separator of a stack's profiles in a label (`A//&B`).
 const STACK: &str = "//&";
@@ -666,6 +681,45 @@ impl AppArmor {
         name_of(fd, md).ok()
     }
 
+    /// A signal `sig` from a process under `sender` to one under
+    /// `target` (`None`: unconfined), as the kernel's `aa_may_signal`
+    /// checks it: every profile of the sender may send it to the
+    /// target's label, then every profile of the target may receive it
+    /// from the sender's (not asked, nor audited, once the sender is
+    /// denied). `pid`, `tid`: the sender, for the records.
+    pub fn signal(
+        &self,
+        sender: Option<&str>,
+        target: Option<&str>,
+        sig: i32,
+        (pid, tid): (u32, u32),
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        let set = self.profiles.current();
+        let side = |label: Option<&str>, peer: Option<&str>, request: u32| {
+            let Some(label) = label else { return true };
+            let peer = peer.unwrap_or(UNCONFINED);
+            every(label, |profile| {
+                let Some(p) = self.profile(&set.policy, profile) else { return false };
+                let d = ipc::signal_perm(p, peer, sig, request);
+                self.permissive_unless(d.allowed, d.record, enforcing, |r| {
+                    let (namespace, profile) = split_namespace(&p.name);
+                    let comm = crate::pidfd::comm(tid).unwrap_or_default();
+                    self.log.record(signal_message(&SignalAudit {
+                        namespace,
+                        profile,
+                        pid,
+                        comm: comm.as_bytes(),
+                        signal: sig,
+                        peer,
+                        record: r,
+                    }));
+                })
+            })
+        };
+        side(sender, target, ipc::AA_MAY_SEND) && side(target, sender, ipc::AA_MAY_RECEIVE)
+    }
+
     /// The loaded profile `name`, or `None` (reported once per name).
     fn profile<'p>(&self, policy: &'p rampart_apparmor::Policy, name: &str) -> Option<&'p Profile> {
         let found = policy.profile(name);
@@ -703,10 +757,7 @@ impl AppArmor {
     }
 
     fn log(&self, p: &Profile, ev: &FileEvent<'_>, operation: &str, name: &[u8], fsuid: u32, record: &Record) {
-        let (namespace, profile) = match p.name.strip_prefix(':').and_then(|r| r.split_once(':')) {
-            Some((ns, n)) => (Some(ns), n),
-            None => (None, p.name.as_str()),
-        };
+        let (namespace, profile) = split_namespace(&p.name);
         let comm = crate::pidfd::comm(ev.tid).unwrap_or_default();
         self.log.record(file_message(&FileAudit {
             operation,

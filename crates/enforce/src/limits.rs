@@ -207,7 +207,7 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, pid: i32, write: bool, read: bool) 
     if read {
         perms |= e.classes.getrlimit;
     }
-    crate::signals::check_all(e, tid, &caller, crate::signals::domains_of(e, pid, None)?, perms)
+    crate::signals::check_all(e, tid, &caller, &crate::signals::domains_of(e, pid, None)?, perms)
 }
 
 #[cfg(test)]

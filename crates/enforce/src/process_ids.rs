@@ -22,10 +22,10 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, pid: i32, session: bool) -> Result<
     let caller = signals::caller(e, tid, "a process's group or session")?;
     let perms = if session { e.classes.getsession } else { e.classes.getpgid };
     let targets = match pid {
-        0 => vec![caller.sid],
+        0 => vec![signals::Peer::of(&caller)],
         // The kernel refuses it itself (ESRCH).
         p if p < 0 => return Ok(()),
         p => signals::domains_of(e, p, None)?,
     };
-    signals::check_all(e, tid, &caller, targets, perms)
+    signals::check_all(e, tid, &caller, &targets, perms)
 }

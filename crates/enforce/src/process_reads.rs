@@ -54,8 +54,8 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, of: Inspected) -> Result<(), i32> {
     let file = e.classes.file().ok_or(denied)?;
     for info in infos.into_iter().filter(|i| Some(i.tgid) != caller.tgid) {
         let mut passes = true;
-        for sid in signals::domains(&e.subject_in(info.tgid, info.cgroup_id)) {
-            passes &= e.check_label(tid, caller.tgid, caller.sid, sid, file.class, file.read);
+        for peer in signals::domains(&e.subject_in(info.tgid, info.cgroup_id)) {
+            passes &= e.check_label(tid, caller.tgid, caller.sid, peer.sid, file.class, file.read);
         }
         // `kcmp` checks its second process only if the first passed.
         if !passes {

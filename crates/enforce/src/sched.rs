@@ -25,7 +25,7 @@
 //! races as a signal's are left.
 
 use crate::enforcer::Enforcer;
-use crate::signals;
+use crate::signals::{self, Peer};
 use crate::supervised::SchedTarget;
 
 /// Decides a scheduling change (`set`) or read of `to` by thread `tid`:
@@ -36,7 +36,7 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, to: SchedTarget, set: bool) -> Resu
     let targets = match to {
         // The kernel refuses the call itself (EINVAL).
         SchedTarget::Nobody => return Ok(()),
-        SchedTarget::Thread(0) => vec![caller.sid],
+        SchedTarget::Thread(0) => vec![Peer::of(&caller)],
         SchedTarget::Thread(t) => signals::domains_of(e, t, None)?,
         SchedTarget::Group(pgid) => {
             let pgid = if pgid == 0 { caller.tgid.and_then(signals::ids_of).ok_or(libc::ESRCH)?.pgrp } else { pgid };
@@ -48,17 +48,17 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, to: SchedTarget, set: bool) -> Resu
             let mut sids =
                 signals::group(e, &caller, pgid).or_else(|err| if outside { Ok(Vec::new()) } else { Err(err) })?;
             if outside {
-                sids.push(e.default_sid);
+                sids.push(Peer::outside(e.default_sid));
             }
             sids
         }
         SchedTarget::User => {
             let mut all: Vec<_> = e.cgroups.processes().into_iter().flat_map(|p| signals::of_pid(e, p)).collect();
-            all.extend([caller.sid, e.default_sid]);
+            all.extend([Peer::of(&caller), Peer::outside(e.default_sid)]);
             all
         }
     };
-    signals::check_all(e, tid, &caller, targets, perms)
+    signals::check_all(e, tid, &caller, &targets, perms)
 }
 
 /// Every process's id, from `/proc`.

@@ -3,6 +3,12 @@
 //! `sigkill`, `sigstop`, `signull`, `sigchld`: crate::access::SignalPerms) from
 //! the sender's domain to the receiver's.
 //!
+//! And, for a sender or a target under an AppArmor profile, as
+//! AppArmor's `apparmor_task_kill` checks them: the sender's profiles
+//! `send`, then the target's `receive` (crate::apparmor's `signal`; the
+//! profiles' `signal` rules, compiled for a feature set with signal
+//! mediation: rampart_apparmor::compile).
+//!
 //! Why: Landlock's signal scoping keeps a sandboxed process from
 //! signalling anything outside its sandbox, but a process that entered
 //! another domain by an exec transition stays in its parent's sandbox:
@@ -67,6 +73,7 @@
 
 use std::fs;
 use std::os::fd::AsFd;
+use std::sync::Arc;
 
 use rampart_avc::{Perms, Sid};
 
@@ -78,14 +85,49 @@ use crate::supervised::SignalTarget;
 const NSIG: i32 = 64;
 
 /// Decides signal `sig` from thread `tid` to `to`: `Ok` lets the kernel
-/// make the call, `Err` is its error.
+/// make the call, `Err` is its error. Both modules decide (SELinux's
+/// `selinux_task_kill`, AppArmor's `apparmor_task_kill`), each auditing
+/// its own denials.
 pub(crate) fn decide(e: &Enforcer, tid: u32, to: SignalTarget, sig: i32) -> Result<(), i32> {
     if !(0..=NSIG).contains(&sig) {
         return Err(libc::EINVAL);
     }
     let caller = caller(e, tid, "a signal")?;
-    let perms = e.classes.signals.of(sig);
-    check_all(e, tid, &caller, receivers(e, &caller, to)?, perms)
+    let targets = receivers(e, &caller, to)?;
+    let selinux = check_all(e, tid, &caller, &targets, e.classes.signals.of(sig));
+    if apparmor_allows(e, tid, &caller, &targets, sig) {
+        selinux
+    } else {
+        Err(libc::EACCES)
+    }
+}
+
+/// Decides `F_SETOWN` from thread `tid` naming `to`, as a kill of
+/// `SIGIO` (see the module docs): SELinux's alone, as AppArmor has no
+/// hook for the signals the kernel sends a file's owner.
+pub(crate) fn decide_owner(e: &Enforcer, tid: u32, to: SignalTarget) -> Result<(), i32> {
+    let caller = caller(e, tid, "a file owner")?;
+    check_all(e, tid, &caller, &receivers(e, &caller, to)?, e.classes.signals.of(libc::SIGIO))
+}
+
+/// Whether AppArmor lets `caller` (thread `tid`) send `sig` to each
+/// label of `targets` (crate::apparmor's `signal`): true where no profile
+/// is involved.
+fn apparmor_allows(e: &Enforcer, tid: u32, caller: &Subject, targets: &[Peer], sig: i32) -> bool {
+    let mut checked: Vec<Option<&str>> = Vec::new();
+    let mut allowed = true;
+    for peer in targets {
+        let label = peer.apparmor.as_deref();
+        if checked.contains(&label) || (label.is_none() && caller.apparmor.is_none()) {
+            continue;
+        }
+        checked.push(label);
+        let Some(aa) = &e.apparmor else { return false };
+        let enforcing = || e.avc.policy_state().2;
+        let sender = (caller.tgid.unwrap_or(tid), tid);
+        allowed &= aa.signal(caller.apparmor.as_deref(), label, sig, sender, &enforcing);
+    }
+    allowed
 }
 
 /// The subject of thread `tid`, which asks `what` of other processes
@@ -101,13 +143,33 @@ pub(crate) fn caller(e: &Enforcer, tid: u32, what: &str) -> Result<Subject, i32>
     }
 }
 
+/// A process a call reaches: its label in both modules.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Peer {
+    pub(crate) sid: Sid,
+    /// Its AppArmor profile (`None`: unconfined).
+    pub(crate) apparmor: Option<Arc<str>>,
+}
+
+impl Peer {
+    /// The subject itself as a target.
+    pub(crate) fn of(s: &Subject) -> Peer {
+        Peer { sid: s.sid, apparmor: s.apparmor.clone() }
+    }
+
+    /// A process outside the tree: `sid`, no profile.
+    pub(crate) fn outside(sid: Sid) -> Peer {
+        Peer { sid, apparmor: None }
+    }
+}
+
 /// Checks `perms` of class `process` from `caller` (thread `tid`) on
 /// each domain of `targets` once, auditing every check: `EACCES` if one
 /// is denied (also crate::limits').
-pub(crate) fn check_all(e: &Enforcer, tid: u32, caller: &Subject, targets: Vec<Sid>, perms: Perms) -> Result<(), i32> {
+pub(crate) fn check_all(e: &Enforcer, tid: u32, caller: &Subject, targets: &[Peer], perms: Perms) -> Result<(), i32> {
     let mut checked: Vec<Sid> = Vec::new();
     let mut allowed = true;
-    for sid in targets {
+    for &Peer { sid, .. } in targets {
         if !checked.contains(&sid) {
             checked.push(sid);
             // Every domain is checked, so each denial is audited.
@@ -121,8 +183,8 @@ pub(crate) fn check_all(e: &Enforcer, tid: u32, caller: &Subject, targets: Vec<S
     }
 }
 
-/// The domains of the processes `to` reaches (see the module docs).
-fn receivers(e: &Enforcer, caller: &Subject, to: SignalTarget) -> Result<Vec<Sid>, i32> {
+/// The labels of the processes `to` reaches (see the module docs).
+fn receivers(e: &Enforcer, caller: &Subject, to: SignalTarget) -> Result<Vec<Peer>, i32> {
     match to {
         SignalTarget::Process(pid) => domains_of(e, pid, None),
         SignalTarget::Thread { tid, tgid } if tid <= 0 || tgid.is_some_and(|g| g <= 0) => Err(libc::EINVAL),
@@ -139,9 +201,9 @@ fn receivers(e: &Enforcer, caller: &Subject, to: SignalTarget) -> Result<Vec<Sid
     }
 }
 
-/// The domains of the process holding thread `tid` (of process `tgid`,
+/// The labels of the process holding thread `tid` (of process `tgid`,
 /// if given); `ESRCH` if there is none. Also crate::limits'.
-pub(crate) fn domains_of(e: &Enforcer, tid: i32, tgid: Option<i32>) -> Result<Vec<Sid>, i32> {
+pub(crate) fn domains_of(e: &Enforcer, tid: i32, tgid: Option<i32>) -> Result<Vec<Peer>, i32> {
     let tid = u32::try_from(tid).map_err(|_| libc::ESRCH)?;
     let info = pidfd::thread_pidfd(tid).and_then(|fd| pidfd::thread_info(fd.as_fd())).map_err(|_| libc::ESRCH)?;
     if tgid.is_some_and(|g| u32::try_from(g).ok() != Some(info.tgid)) {
@@ -150,22 +212,22 @@ pub(crate) fn domains_of(e: &Enforcer, tid: i32, tgid: Option<i32>) -> Result<Ve
     Ok(domains(&e.subject_in(info.tgid, info.cgroup_id)))
 }
 
-/// The domains of process `pid` (none once it is gone; also
+/// The labels of process `pid` (none once it is gone; also
 /// crate::sched's).
-pub(crate) fn of_pid(e: &Enforcer, pid: u32) -> Vec<Sid> {
+pub(crate) fn of_pid(e: &Enforcer, pid: u32) -> Vec<Peer> {
     e.subject_of_process(pid).map(|s| domains(&s)).unwrap_or_default()
 }
 
-/// A subject's domain, and the one its exec in flight enters.
-pub(crate) fn domains(s: &Subject) -> Vec<Sid> {
-    let mut sids = vec![s.sid];
-    sids.extend(s.exec.as_ref().map(|x| x.plan.to.sid));
-    sids
+/// A subject's label, and the one its exec in flight enters.
+pub(crate) fn domains(s: &Subject) -> Vec<Peer> {
+    let mut peers = vec![Peer::of(s)];
+    peers.extend(s.exec.as_ref().map(|x| Peer { sid: x.plan.to.sid, apparmor: x.plan.to.apparmor.clone() }));
+    peers
 }
 
-/// The domains a signal to process group `pgid` (0: the caller's) may
+/// The labels a signal to process group `pgid` (0: the caller's) may
 /// reach (see the module docs; also crate::sched's).
-pub(crate) fn group(e: &Enforcer, caller: &Subject, pgid: i32) -> Result<Vec<Sid>, i32> {
+pub(crate) fn group(e: &Enforcer, caller: &Subject, pgid: i32) -> Result<Vec<Peer>, i32> {
     let me = caller.tgid.and_then(ids_of).ok_or(libc::ESRCH)?;
     let pgid = if pgid == 0 { me.pgrp } else { pgid };
     let tree: Vec<(u32, Ids)> = e.cgroups.processes().into_iter().filter_map(|p| Some((p, ids_of(p)?))).collect();

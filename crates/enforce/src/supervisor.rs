@@ -257,7 +257,7 @@ impl Supervisor {
         };
         let on_process = match op {
             Op::Signal { to, sig } => Some(crate::signals::decide(e, notif.pid, to, sig)),
-            Op::SetOwner { to } => Some(crate::signals::decide(e, notif.pid, to, libc::SIGIO).inspect(|()| {
+            Op::SetOwner { to } => Some(crate::signals::decide_owner(e, notif.pid, to).inspect(|()| {
                 e.cgroups.owners.note(to);
             })),
             Op::Prlimit { pid, write, read } => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
