@@ -1,7 +1,9 @@
 //! Signals between labels, as the kernel's ipc.c decides them
 //! (`aa_may_signal`, `profile_signal_perm`) with label.c's peer match
 //! (`aa_label_match`: `label_compound_match`, then
-//! `label_components_match`).
+//! `label_components_match`, as 6.18 has them: since a4c9efa4dbad6 a
+//! stack whose whole name dies in the DFA is still matched component by
+//! component).
 //!
 //! Why: a profile's `signal` rules say which signals it may send to, and
 //! receive from, which peers; the kernel checks both ends
