@@ -1,6 +1,7 @@
-//! Signals between labels, as the kernel's ipc.c decides them
-//! (`aa_may_signal`, `profile_signal_perm`) with label.c's peer match
-//! (`aa_label_match`: `label_compound_match`, then
+//! Signals and ptrace between labels, as the kernel's ipc.c decides
+//! them (`aa_may_signal`, `profile_signal_perm`; `aa_may_ptrace`,
+//! `profile_tracer_perm`, `profile_tracee_perm`) with label.c's peer
+//! match (`aa_label_match`: `label_compound_match`, then
 //! `label_components_match`, as 6.18 has them: since a4c9efa4dbad6 a
 //! stack whose whole name dies in the DFA is still matched component by
 //! component).
@@ -13,17 +14,31 @@
 //! name (its own processes included: `abstractions/base` grants
 //! `signal peer=@{profile_name}`).
 //!
+//! `ptrace` rules say which labels a profile may trace or read (the
+//! tracer's `trace`/`read`) and be traced or read by (the tracee's
+//! `tracedby`/`readby`); the kernel asks them wherever it asks
+//! `ptrace_may_access`: `ptrace` itself, and the opens of
+//! `/proc/PID/mem` (trace), `environ` and `maps` (read).
+//!
 //! The rules live in the policydb (only a policy compiled for a feature
-//! set with `signal` has them: [`crate::compile`]): from the signal
-//! class's start state, one byte of the signal's AppArmor number
+//! set with `signal` and `ptrace` has them: [`crate::compile`]): from the
+//! class's start state, for a signal one byte of its AppArmor number
 //! ([`map_signal`]), then the peer label's name.
 
 use crate::file::{Record, RecordKind};
 use crate::model::{Mode, PolicyDb, Profile};
 use crate::perms::{Perms, MAY_READ, MAY_WRITE};
 
+/// `AA_CLASS_PTRACE`.
+pub const CLASS_PTRACE: usize = 9;
 /// `AA_CLASS_SIGNAL`.
 pub const CLASS_SIGNAL: usize = 10;
+/// Tracing (`PTRACE_MODE_ATTACH`: `ptrace`, `/proc/PID/mem`).
+pub const AA_PTRACE_TRACE: u32 = MAY_WRITE;
+/// Reading (`PTRACE_MODE_READ`: `/proc/PID/environ`, `maps`).
+pub const AA_PTRACE_READ: u32 = MAY_READ;
+/// `PTRACE_PERM_SHIFT`: a tracee's `tracedby`/`readby` bits.
+const PTRACE_PERM_SHIFT: u32 = 2;
 /// Sending a signal (`MAY_WRITE`; the parser's `AA_MAY_SEND`).
 pub const AA_MAY_SEND: u32 = MAY_WRITE;
 /// Receiving one (`MAY_READ`; `AA_MAY_RECEIVE`).
@@ -77,32 +92,63 @@ pub fn mask_word(mask: u32) -> &'static str {
 
 /// The outcome of one profile's check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SignalDecision {
+pub struct PeerDecision {
     pub allowed: bool,
     /// The record the kernel writes, if any.
     pub record: Option<Record>,
 }
 
-const ALLOWED: SignalDecision = SignalDecision { allowed: true, record: None };
+const ALLOWED: PeerDecision = PeerDecision { allowed: true, record: None };
 
 /// `profile_signal_perm`: may `p` send (`AA_MAY_SEND`) signal `sig` to
 /// the label named `peer`, or receive it (`AA_MAY_RECEIVE`) from it?
 /// `peer` is a label's name as the kernel prints it: `unconfined`, a
 /// profile, or a stack `a//&b`; components in another namespace
 /// (`:ns:name`) are outside the profile's view and not matched.
-pub fn signal_perm(p: &Profile, peer: &str, sig: i32, request: u32) -> SignalDecision {
+pub fn signal_perm(p: &Profile, peer: &str, sig: i32, request: u32) -> PeerDecision {
     if p.mode == Mode::Unconfined {
         return ALLOWED;
     }
-    let Some(pdb) = &p.policy else { return ALLOWED };
-    // RULE_MEDIATES: a policy compiled without signal rules has none.
-    let start = pdb.start.get(CLASS_SIGNAL).copied().unwrap_or(0);
-    if start == 0 {
-        return ALLOWED;
-    }
+    let Some((pdb, start)) = mediates(p, CLASS_SIGNAL) else { return ALLOWED };
     let state = pdb.dfa.next(start, map_signal(sig));
     let perms = label_match(p, pdb, peer, state, request);
     check_perms(p, perms, request)
+}
+
+/// `profile_tracer_perm`: may `p` trace (`AA_PTRACE_TRACE`) or read
+/// (`AA_PTRACE_READ`) a process under the label named `tracee`? A policy
+/// without ptrace rules (compiled without the feature) falls back to the
+/// kernel's old check: its own label, or `CAP_SYS_PTRACE`, which is not
+/// known here: denied.
+pub fn tracer_perm(p: &Profile, tracee: &str, request: u32) -> PeerDecision {
+    if p.mode == Mode::Unconfined {
+        return ALLOWED;
+    }
+    match mediates(p, CLASS_PTRACE) {
+        Some((pdb, start)) => check_perms(p, label_match(p, pdb, tracee, start, request), request),
+        None if p.name == tracee => ALLOWED,
+        None => PeerDecision { allowed: false, record: None },
+    }
+}
+
+/// `profile_tracee_perm`: may `p` be traced or read (`request` as for
+/// [`tracer_perm`]) by a process under the label named `tracer`
+/// (`unconfined`: always)?
+pub fn tracee_perm(p: &Profile, tracer: &str, request: u32) -> PeerDecision {
+    if p.mode == Mode::Unconfined || tracer == "unconfined" {
+        return ALLOWED;
+    }
+    let Some((pdb, start)) = mediates(p, CLASS_PTRACE) else { return ALLOWED };
+    let request = request << PTRACE_PERM_SHIFT;
+    check_perms(p, label_match(p, pdb, tracer, start, request), request)
+}
+
+/// `RULE_MEDIATES`: the policydb and the class's start state, if the
+/// profile was compiled with rules of that class.
+fn mediates(p: &Profile, class: usize) -> Option<(&PolicyDb, u32)> {
+    let pdb = p.policy.as_ref()?;
+    let start = pdb.start.get(class).copied().unwrap_or(0);
+    (start != 0).then_some((pdb, start))
 }
 
 /// `aa_label_match`: the compound match of the whole label, and if that
@@ -178,7 +224,7 @@ fn apply_modes(p: &Profile, perms: &mut Perms) {
 /// `aa_apply_modes_to_perms` then `aa_check_perms`: the decision and
 /// its record (a fully quieted denial is refused unrecorded, complain
 /// mode or not, as the kernel returns before it clears the error).
-fn check_perms(p: &Profile, mut perms: Perms, request: u32) -> SignalDecision {
+fn check_perms(p: &Profile, mut perms: Perms, request: u32) -> PeerDecision {
     apply_modes(p, &mut perms);
     let denied = request & (!perms.allow | perms.deny);
     if denied == 0 {
@@ -187,7 +233,7 @@ fn check_perms(p: &Profile, mut perms: Perms, request: u32) -> SignalDecision {
             return ALLOWED;
         }
         let record = Record { kind: RecordKind::Audit, request: audited, denied: 0, info: None };
-        return SignalDecision { allowed: true, record: Some(record) };
+        return PeerDecision { allowed: true, record: Some(record) };
     }
     let kind = if denied & perms.kill != 0 {
         RecordKind::Kill
@@ -198,10 +244,10 @@ fn check_perms(p: &Profile, mut perms: Perms, request: u32) -> SignalDecision {
     };
     let shown = denied & !perms.quiet;
     if shown == 0 {
-        return SignalDecision { allowed: false, record: None };
+        return PeerDecision { allowed: false, record: None };
     }
     let record = Record { kind, request, denied: shown, info: None };
-    SignalDecision { allowed: kind == RecordKind::Allowed, record: Some(record) }
+    PeerDecision { allowed: kind == RecordKind::Allowed, record: Some(record) }
 }
 
 #[cfg(test)]

@@ -322,3 +322,41 @@ fn signals_as_apparmor_d_says() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// ptrace rules (apparmor.d(5) "PTrace rules"), compiled with ptrace
+/// mediation: the tracer's `trace` and `read` name the peers it may
+/// trace or read, the tracee's `tracedby` and `readby` those it lets; a
+/// profile without ptrace rules allows neither, its own label included;
+/// an unconfined tracer is not asked of the tracee. Expected from the
+/// rule text.
+#[test]
+fn ptrace_as_apparmor_d_says() {
+    use rampart_apparmor::ipc::{tracee_perm, tracer_perm, AA_PTRACE_READ as READ, AA_PTRACE_TRACE as TRACE};
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ptrace.profile");
+    let dir = std::env::temp_dir().join(format!("rampart-aa-ptrace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("ptrace.bin");
+    let features = std::ffi::OsStr::new("/etc/apparmor.d/abi/3.0");
+    common::apparmor_parser(&src, &out, &[std::ffi::OsStr::new("--features-file"), features]);
+    let policy = Policy::from_files(&[&out]).unwrap();
+    let tracer = |p: &str, peer: &str, request| tracer_perm(policy.profile(p).unwrap(), peer, request).allowed;
+    let tracee = |p: &str, peer: &str, request| tracee_perm(policy.profile(p).unwrap(), peer, request).allowed;
+    let checks = [
+        ("tracer traces tracee", tracer("tracer", "tracee", TRACE), true),
+        ("tracer traces reader", tracer("tracer", "reader", TRACE), false),
+        ("tracer reads reader (read*)", tracer("tracer", "reader", READ), true),
+        ("tracer reads reader2 (deny)", tracer("tracer", "reader2", READ), false),
+        ("tracer traces itself", tracer("tracer", "tracer", TRACE), false),
+        ("tracer traces unconfined", tracer("tracer", "unconfined", TRACE), false),
+        ("tracee traced by tracer", tracee("tracee", "tracer", TRACE), true),
+        ("tracee traced by reader", tracee("tracee", "reader", TRACE), false),
+        ("tracee traced by unconfined", tracee("tracee", "unconfined", TRACE), true),
+        ("reader read by tracer", tracee("reader", "tracer", READ), true),
+        ("reader traced by tracer", tracee("reader", "tracer", TRACE), false),
+        ("closed reads itself", tracer("closed", "closed", READ), false),
+        ("closed read by tracer", tracee("closed", "tracer", READ), false),
+    ];
+    let wrong: Vec<String> =
+        checks.iter().filter(|(_, got, want)| got != want).map(|(what, got, _)| format!("{what}: {got}")).collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -720,6 +720,25 @@ impl AppArmor {
         side(sender, target, ipc::AA_MAY_SEND) && side(target, sender, ipc::AA_MAY_RECEIVE)
     }
 
+    /// Whether a process under `tracer` may read the memory of one under
+    /// `tracee` (`None`: unconfined) as `ptrace_may_access` asks AppArmor
+    /// (`aa_may_ptrace`) at an open of `/proc/PID/mem` (trace) or
+    /// `environ` (read): both modes, both ends, unaudited (the memory
+    /// guard asks ahead of any access, crate::memory_guard). An
+    /// unconfined tracer is not asked; a profile no longer loaded may
+    /// not.
+    pub fn may_read_memory(&self, tracer: Option<&str>, tracee: Option<&str>) -> bool {
+        let Some(tracer) = tracer else { return true };
+        let set = self.profiles.current();
+        let allows = |label: &str, check: &dyn Fn(&Profile) -> bool| {
+            stacked(label).all(|name| set.policy.profile(name).is_some_and(check))
+        };
+        [ipc::AA_PTRACE_TRACE, ipc::AA_PTRACE_READ].into_iter().all(|request| {
+            allows(tracer, &|p| ipc::tracer_perm(p, tracee.unwrap_or(UNCONFINED), request).allowed)
+                && tracee.map_or(true, |t| allows(t, &|p| ipc::tracee_perm(p, tracer, request).allowed))
+        })
+    }
+
     /// The loaded profile `name`, or `None` (reported once per name).
     fn profile<'p>(&self, policy: &'p rampart_apparmor::Policy, name: &str) -> Option<&'p Profile> {
         let found = policy.profile(name);

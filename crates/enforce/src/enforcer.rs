@@ -315,28 +315,40 @@ impl Enforcer {
         self.avc.has_perm_noaudit(from, to, self.classes.process, self.classes.signals.signal).passes()
     }
 
-    /// The labels of the tree whose domain may not read domain `to`'s
-    /// memory (`process ptrace`, `file read` of the process: what SELinux
+    /// The labels of the tree that may not read label `to`'s memory
+    /// (SELinux: `process ptrace`, `file read` of the process, what it
     /// asks at an open of `/proc/PID/mem` and of the files `ptrace`
-    /// guards, enforced), and whether any domain, the default one
-    /// included, may not (crate::memory_guard). A domain with no process
+    /// guards, enforced; AppArmor, for a label under a profile: its
+    /// ptrace rules, `trace` and `read`, both ends), and whether any
+    /// label, the default one included, may not (crate::memory_guard). A domain with no process
     /// in the tree is not counted: a process enters it later only from
     /// a domain of the tree (kept out itself if it may not read `to`,
     /// else it could read the memory and hand it over anyway) or from
     /// outside (another launch, which Landlock keeps out, or the default
     /// domain, counted).
-    fn kept_out_of(&self, to: Sid) -> (Vec<Label>, bool) {
-        let kept_out = |from: Sid| {
-            if from == to || !self.avc.enforced_for(from) {
+    fn kept_out_of(&self, to: &Label) -> (Vec<Label>, bool) {
+        let selinux = |from: Sid| {
+            if from == to.sid || !self.avc.enforced_for(from) {
                 return false;
             }
             let read =
-                self.classes.of_mode(libc::S_IFREG).map(|f| self.avc.has_perm_noaudit(from, to, f.class, f.read));
-            let ptrace = self.avc.has_perm_noaudit(from, to, self.classes.process, self.classes.ptrace);
+                self.classes.of_mode(libc::S_IFREG).map(|f| self.avc.has_perm_noaudit(from, to.sid, f.class, f.read));
+            let ptrace = self.avc.has_perm_noaudit(from, to.sid, self.classes.process, self.classes.ptrace);
             !ptrace.passes() || !read.is_some_and(|r| r.passes())
         };
-        let labels: Vec<Label> = self.cgroups.live_labels(&self.avc).into_iter().filter(|l| kept_out(l.sid)).collect();
-        let any = !labels.is_empty() || kept_out(self.default_sid);
+        // AppArmor's ptrace rules, where the reader is under a profile
+        // (none while the daemon is permissive: complain mode).
+        let apparmor = |from: &Label| {
+            from.apparmor.is_some()
+                && self.avc.policy_state().2
+                && !self
+                    .apparmor
+                    .as_ref()
+                    .is_some_and(|aa| aa.may_read_memory(from.apparmor.as_deref(), to.apparmor.as_deref()))
+        };
+        let kept_out = |from: &Label| from != to && (selinux(from.sid) || apparmor(from));
+        let labels: Vec<Label> = self.cgroups.live_labels(&self.avc).into_iter().filter(|l| kept_out(l)).collect();
+        let any = !labels.is_empty() || selinux(self.default_sid);
         (labels, any)
     }
 
@@ -618,7 +630,7 @@ impl Enforcer {
                 !launcher && (new.sid != from.sid || (new.apparmor.is_some() && new.apparmor != from.apparmor));
             // The domains that may not read the new one's memory: kept
             // out of it (crate::memory_guard).
-            let (kept_out, undumpable) = self.kept_out_of(new.sid);
+            let (kept_out, undumpable) = self.kept_out_of(&new);
             let mut signals = SignalReset { signals: reset_signals, parent_death: reset_parent_death, undumpable };
             if let Some(tracer) = tracer.filter(|_| !signals.is_empty()) {
                 // The reset needs ptrace of the daemon's own, and a process
@@ -668,7 +680,7 @@ impl Enforcer {
     /// non-dumpable before its first instruction, with those domains kept
     /// out meanwhile (crate::memory_guard). Returns whether it may run.
     fn guard_exec_in_domain(&self, file: &File, tid: u32, tgid: u32, label: Label) -> bool {
-        let (kept_out, undumpable) = self.kept_out_of(label.sid);
+        let (kept_out, undumpable) = self.kept_out_of(&label);
         if !undumpable {
             return true;
         }

@@ -11,9 +11,10 @@
 //! its stack).
 //!
 //! How: the kernel refuses a non-dumpable process's memory to every
-//! process without `CAP_SYS_PTRACE`. An exec transition whose new domain
-//! some domain may not read (`ptrace` or `read`, enforced; a domain with
-//! a process in the tree, or the default one) makes the new
+//! process without `CAP_SYS_PTRACE`. An exec transition whose new label
+//! some label may not read (SELinux: `ptrace` or `read`, enforced;
+//! AppArmor: the `ptrace` rules of a profile; a label with a process in
+//! the tree, or the default one) makes the new
 //! image non-dumpable (`prctl(PR_SET_DUMPABLE, 0)`, injected with the
 //! other resets before its first instruction: crate::signal_state). The
 //! exec resets dumpability as it commits, and a descriptor opened before
