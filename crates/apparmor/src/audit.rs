@@ -1,4 +1,4 @@
-//! AppArmor's audit records for file and signal decisions, as the kernel writes
+//! AppArmor's audit records for file, signal and ptrace decisions, as the kernel writes
 //! them (`aa_audit_msg` → `common_lsm_audit`: `audit_pre`, the common
 //! `pid=`/`comm=`, then `file_audit_cb`), in auditd's line format:
 //!
@@ -128,30 +128,45 @@ pub fn file_message(a: &FileAudit<'_>) -> String {
     out
 }
 
-/// One signal decision to log (ipc.c's `audit_signal_cb`): the profile
-/// checked, the task that sends, the peer label.
+/// What a decision between two labels was about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerOperation {
+    /// A signal (its Linux number): ipc.c's `audit_signal_cb`.
+    Signal(i32),
+    /// A ptrace access check: `audit_ptrace_cb`.
+    Ptrace,
+}
+
+/// One decision between two labels to log: the profile checked, the
+/// task that asks, the other end's label.
 #[derive(Clone, Copy, Debug)]
-pub struct SignalAudit<'a> {
+pub struct PeerAudit<'a> {
+    pub operation: PeerOperation,
     /// The profile's namespace, `None` for the root namespace.
     pub namespace: Option<&'a str>,
     pub profile: &'a str,
-    /// The sender's thread group id and command.
+    /// The asking task's thread group id and command.
     pub pid: u32,
     pub comm: &'a [u8],
-    /// The Linux signal number.
-    pub signal: i32,
     /// The other end's label, as the kernel prints it.
     pub peer: &'a str,
     pub record: &'a Record,
 }
 
-/// The message of a signal record:
+/// The message of a signal or ptrace record:
 /// `apparmor="DENIED" operation="signal" profile="p" pid=N comm="c"
-/// requested_mask="send" denied_mask="send" signal=term peer="q"`.
-pub fn signal_message(a: &SignalAudit<'_>) -> String {
+/// requested_mask="send" denied_mask="send" signal=term peer="q"`, or
+/// `operation="ptrace"` with `requested_mask="read"` and no `signal=`.
+pub fn peer_message(a: &PeerAudit<'_>) -> String {
     let r = a.record;
+    let (operation, masks, word): (_, _, fn(u32) -> &'static str) = match a.operation {
+        PeerOperation::Signal(_) => {
+            ("signal", crate::ipc::AA_MAY_SEND | crate::ipc::AA_MAY_RECEIVE, crate::ipc::mask_word)
+        }
+        PeerOperation::Ptrace => ("ptrace", crate::ipc::PTRACE_PERM_MASK, crate::ipc::ptrace_mask_word),
+    };
     let mut out = String::with_capacity(192);
-    let _ = write!(out, "apparmor=\"{}\" operation=\"signal\"", type_name(r.kind));
+    let _ = write!(out, "apparmor=\"{}\" operation=\"{operation}\"", type_name(r.kind));
     if let Some(ns) = a.namespace {
         out.push_str(" namespace=");
         write_untrusted_bytes(&mut out, ns.as_bytes());
@@ -160,14 +175,16 @@ pub fn signal_message(a: &SignalAudit<'_>) -> String {
     write_untrusted_bytes(&mut out, a.profile.as_bytes());
     let _ = write!(out, " pid={} comm=", a.pid);
     write_untrusted_bytes(&mut out, a.comm);
-    let signal_mask = crate::ipc::AA_MAY_SEND | crate::ipc::AA_MAY_RECEIVE;
-    if r.request & signal_mask != 0 {
-        let _ = write!(out, " requested_mask=\"{}\"", crate::ipc::mask_word(r.request));
-        if r.denied & signal_mask != 0 {
-            let _ = write!(out, " denied_mask=\"{}\"", crate::ipc::mask_word(r.denied));
+    if r.request & masks != 0 {
+        let _ = write!(out, " requested_mask=\"{}\"", word(r.request));
+        if r.denied & masks != 0 {
+            let _ = write!(out, " denied_mask=\"{}\"", word(r.denied));
         }
     }
-    let _ = write!(out, " signal={} peer=", crate::ipc::signal_name(a.signal));
+    if let PeerOperation::Signal(sig) = a.operation {
+        let _ = write!(out, " signal={}", crate::ipc::signal_name(sig));
+    }
+    out.push_str(" peer=");
     write_untrusted_bytes(&mut out, a.peer.as_bytes());
     out
 }

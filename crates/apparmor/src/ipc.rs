@@ -39,6 +39,9 @@ pub const AA_PTRACE_TRACE: u32 = MAY_WRITE;
 pub const AA_PTRACE_READ: u32 = MAY_READ;
 /// `PTRACE_PERM_SHIFT`: a tracee's `tracedby`/`readby` bits.
 const PTRACE_PERM_SHIFT: u32 = 2;
+/// `AA_PTRACE_PERM_MASK`: read, trace, readby, tracedby.
+pub const PTRACE_PERM_MASK: u32 =
+    AA_PTRACE_READ | AA_PTRACE_TRACE | (AA_PTRACE_READ | AA_PTRACE_TRACE) << PTRACE_PERM_SHIFT;
 /// Sending a signal (`MAY_WRITE`; the parser's `AA_MAY_SEND`).
 pub const AA_MAY_SEND: u32 = MAY_WRITE;
 /// Receiving one (`MAY_READ`; `AA_MAY_RECEIVE`).
@@ -87,6 +90,17 @@ pub fn mask_word(mask: u32) -> &'static str {
         "send"
     } else {
         ""
+    }
+}
+
+/// `audit_ptrace_mask`: the word for a request (one bit).
+pub fn ptrace_mask_word(mask: u32) -> &'static str {
+    match mask {
+        AA_PTRACE_READ => "read",
+        AA_PTRACE_TRACE => "trace",
+        m if m == AA_PTRACE_READ << PTRACE_PERM_SHIFT => "readby",
+        m if m == AA_PTRACE_TRACE << PTRACE_PERM_SHIFT => "tracedby",
+        _ => "",
     }
 }
 

@@ -211,7 +211,7 @@ for profile, kinds in sorted(tree['PERMITTING'].items()):
 #[test]
 #[ignore = "needs apparmor_parser, python3-apparmor and libapparmor: reads the records back"]
 fn python3_apparmor_reads_signal_records_back() {
-    use rampart_apparmor::audit::{signal_message, SignalAudit};
+    use rampart_apparmor::audit::{peer_message, PeerAudit, PeerOperation};
     use rampart_apparmor::ipc::{signal_perm, AA_MAY_RECEIVE, AA_MAY_SEND};
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("aa-audit-sig-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -234,12 +234,12 @@ fn python3_apparmor_reads_signal_records_back() {
         let record = d.record.unwrap_or_else(|| panic!("case {i}: no record"));
         assert_eq!(record.kind, kind, "case {i}");
         let stamp = AuditStamp { secs: 1_700_000_000, millis: 123, serial: i as u64 + 1 };
-        let message = signal_message(&SignalAudit {
+        let message = peer_message(&PeerAudit {
+            operation: PeerOperation::Signal(signal),
             namespace: None,
             profile,
             pid: 4242,
             comm: b"kill",
-            signal,
             peer,
             record: &record,
         });
@@ -263,4 +263,86 @@ fn python3_apparmor_reads_signal_records_back() {
         assert_eq!(lines.next(), Some(want.as_str()), "case {i}: {log}");
     }
     assert_eq!(lines.collect::<Vec<_>>(), ["PERMITTING\tlearner\treceiver\tsend\tterm"]);
+}
+
+/// Reads ptrace records with python3-apparmor: one line per record, then
+/// aa-logprof's ptrace table for complain mode.
+const PTRACE_READER: &str = r#"
+import sys, LibAppArmor
+from apparmor.logparser import ReadLog
+from apparmor.profile_list import ProfileList
+log = sys.argv[1]
+profiles = ProfileList()
+for name in ('tracer', 'tracee', 'watcher'):
+    profiles.add_profile('/etc/apparmor.d/' + name, name, None)
+reader = ReadLog(log, profiles, '/etc/apparmor.d')
+for line in open(log):
+    ev = reader.parse_event(line)
+    rec = LibAppArmor.parse_record(line)
+    print('\t'.join(str(x) for x in [ev['aamode'], ev['operation'], ev['profile'], ev['pid'], rec.comm,
+        ev['request_mask'], ev['denied_mask'] or '-', ev['peer']]))
+    LibAppArmor.free_record(rec)
+tree = ReadLog(log, profiles, '/etc/apparmor.d').read_log('')
+for profile, kinds in sorted(tree['PERMITTING'].items()):
+    for peer, by_access in sorted(kinds['ptrace'].items()):
+        for access in sorted(by_access):
+            print('PERMITTING', profile, peer, access, sep='\t')
+"#;
+
+#[test]
+#[ignore = "needs apparmor_parser, python3-apparmor and libapparmor: reads the records back"]
+fn python3_apparmor_reads_ptrace_records_back() {
+    use rampart_apparmor::audit::{peer_message, PeerAudit, PeerOperation};
+    use rampart_apparmor::ipc::{tracee_perm, tracer_perm, AA_PTRACE_READ, AA_PTRACE_TRACE};
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("aa-audit-ptrace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/ptrace.profile");
+    let bin = dir.join("ptrace.bin");
+    let features = std::ffi::OsStr::new("/etc/apparmor.d/abi/3.0");
+    common::apparmor_parser(&src, &bin, &[std::ffi::OsStr::new("--features-file"), features]);
+    let policy = Policy::from_files(&[&bin]).unwrap();
+    // (profile, peer, tracer's side, request, kind, the access aa-logprof reads)
+    let cases = [
+        ("tracer", "reader", true, AA_PTRACE_TRACE, RecordKind::Denied, "trace"),
+        ("tracer", "reader2", true, AA_PTRACE_READ, RecordKind::Denied, "read"),
+        ("tracee", "reader", false, AA_PTRACE_TRACE, RecordKind::Denied, "tracedby"),
+        ("watcher", "tracee", true, AA_PTRACE_READ, RecordKind::Allowed, "read"),
+    ];
+    let mut log = String::new();
+    for (i, &(profile, peer, tracer, request, kind, _)) in cases.iter().enumerate() {
+        let p = policy.profile(profile).unwrap();
+        let d = if tracer { tracer_perm(p, peer, request) } else { tracee_perm(p, peer, request) };
+        // `reader2` is denied by a deny rule: quieted, no record.
+        let Some(record) = d.record else {
+            assert!(!d.allowed && peer == "reader2", "case {i}: no record");
+            continue;
+        };
+        assert_eq!(record.kind, kind, "case {i}");
+        let stamp = AuditStamp { secs: 1_700_000_000, millis: 7, serial: i as u64 + 1 };
+        let audit = PeerAudit {
+            operation: PeerOperation::Ptrace,
+            namespace: None,
+            profile,
+            pid: 99,
+            comm: b"ps",
+            peer,
+            record: &record,
+        };
+        log.push_str(&format!("type=AVC msg=audit({stamp}): {}\n", peer_message(&audit)));
+    }
+    let log_path = dir.join("audit.log");
+    std::fs::write(&log_path, &log).unwrap();
+    let o = Command::new("/usr/bin/python3").args(["-c", PTRACE_READER]).arg(&log_path).output().unwrap();
+    assert!(o.status.success(), "python3-apparmor (scripts/install-deps.sh): {}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let want: Vec<String> = cases
+        .iter()
+        .filter(|c| c.1 != "reader2")
+        .map(|&(profile, peer, _, _, kind, access)| {
+            let mode = if kind == RecordKind::Allowed { "PERMITTING" } else { "REJECTING" };
+            [mode, "ptrace", profile, "99", "ps", access, access, peer].join("\t")
+        })
+        .chain(["PERMITTING\twatcher\ttracee\tread".to_owned()])
+        .collect();
+    assert_eq!(out.lines().collect::<Vec<_>>(), want, "{log}");
 }

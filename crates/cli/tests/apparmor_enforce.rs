@@ -789,13 +789,28 @@ stop_daemon
 /// open: `aa_may_ptrace`), so the daemon makes the new image
 /// non-dumpable before its first instruction, `sig_old` frozen meanwhile
 /// (crates/enforce/src/memory_guard.rs): refused, while the SELinux
-/// domain is the same on both sides. Under a permissive daemon the
-/// stack is read: the test can fail.
+/// domain is the same on both sides. And a look into another process
+/// that ptrace's read mode guards (`get_robust_list`, `kcmp`,
+/// `process_madvise`, handed to the daemon: crates/enforce/src/process_reads.rs)
+/// asks the profile's ptrace rules as the kernel does: `sig_old` may not
+/// read even its own child (no `ptrace read peer=sig_old`), refused with
+/// a record. Under a permissive daemon the stack and the robust list are
+/// read: the test can fail.
 #[test]
 #[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
 fn the_old_profile_cannot_read_the_new_ones_memory() {
     let p = setup();
     let script = r#"
+# get_robust_list (274) of the child: "read" or "refused:ERRNO".
+robust() {
+    aa sig_old '/bin/sleep 3 & c=$!
+        /usr/bin/python3 -c "
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+head, size = ctypes.c_void_p(), ctypes.c_size_t()
+r = libc.syscall(274, int(sys.argv[1]), ctypes.byref(head), ctypes.byref(size))
+print(\"read\" if r == 0 else \"refused:%d\" % ctypes.get_errno())" $c; kill $c' 2>/dev/null
+}
 read_child() {
     aa sig_old '"$0" -c "sleep 3" & c=$!; sleep 1
         grep -q "@aa.7369675f6e6577" /proc/$c/cgroup || { echo "broken: not under sig_new"; exit; }
@@ -805,12 +820,17 @@ read_child() {
 }
 aa_daemon $MODE
 echo "MEM=$(read_child)"
+echo "ROBUST=$(robust)"
 stop_daemon
 "#;
     let r = scenario(p, &script.replace("$MODE", ""));
     assert_eq!(r.get("MEM"), "refused", "{}", r.stderr);
+    assert_eq!(r.get("ROBUST"), "refused:1", "{}", r.stderr);
+    let ptrace: Vec<String> = r.stdout.lines().filter_map(|l| l.strip_prefix("AAREC ")).map(signal_record).collect();
+    assert!(ptrace.contains(&"REJECTING ptrace sig_old ader".to_owned()), "{ptrace:?}\n{}", r.stderr);
     let r = scenario(p, &script.replace("$MODE", "--permissive"));
     assert_eq!(r.get("MEM"), "read", "{}", r.stderr);
+    assert_eq!(r.get("ROBUST"), "read", "{}", r.stderr);
 }
 
 /// A record line as `mode op profile denied` (a signal's has no name).

@@ -59,7 +59,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::sync::{Mutex, PoisonError, RwLock};
 
-use rampart_apparmor::audit::{file_message, signal_message, FileAudit, SignalAudit};
+use rampart_apparmor::audit::{file_message, peer_message, FileAudit, PeerAudit, PeerOperation};
 use rampart_apparmor::file::{link_perm, path_perm, perms_decision, FileDecision, Record, RecordKind};
 use rampart_apparmor::perms::*;
 use rampart_apparmor::{domain, ipc, LiveProfiles, Mode, Profile, Subject};
@@ -169,6 +169,14 @@ fn split_namespace(name: &str) -> (Option<&str>, &str) {
         Some((ns, n)) => (Some(ns), n),
         None => (None, name),
     }
+}
+
+/// Which end of a decision between two labels a profile decides for:
+/// the one that asks (sender, tracer) or the one asked about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum End {
+    Subject,
+    Object,
 }
 
 /// The label of a process under no profile, as a peer.
@@ -686,38 +694,75 @@ impl AppArmor {
     /// checks it: every profile of the sender may send it to the
     /// target's label, then every profile of the target may receive it
     /// from the sender's (not asked, nor audited, once the sender is
-    /// denied). `pid`, `tid`: the sender, for the records.
+    /// denied). `who`: the sender's pid and tid, for the records.
     pub fn signal(
         &self,
         sender: Option<&str>,
         target: Option<&str>,
         sig: i32,
+        who: (u32, u32),
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        let check = |end, p: &Profile, peer: &str| {
+            let request = if end == End::Subject { ipc::AA_MAY_SEND } else { ipc::AA_MAY_RECEIVE };
+            ipc::signal_perm(p, peer, sig, request)
+        };
+        self.both_ends(PeerOperation::Signal(sig), (sender, target), &check, who, enforcing)
+    }
+
+    /// A ptrace access check (`request`: `AA_PTRACE_READ` or `TRACE`) by
+    /// a process under `tracer` of one under `tracee`, as the kernel's
+    /// `aa_may_ptrace` makes it (crate::process_reads): the tracer's
+    /// profiles, then the tracee's, each denial recorded; an unconfined
+    /// tracer is not asked about. `who`: the tracer's pid and tid.
+    pub fn ptrace(
+        &self,
+        tracer: Option<&str>,
+        tracee: Option<&str>,
+        request: u32,
+        who: (u32, u32),
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        if tracer.is_none() {
+            return true;
+        }
+        let check = |end, p: &Profile, peer: &str| match end {
+            End::Subject => ipc::tracer_perm(p, peer, request),
+            End::Object => ipc::tracee_perm(p, peer, request),
+        };
+        self.both_ends(PeerOperation::Ptrace, (tracer, tracee), &check, who, enforcing)
+    }
+
+    /// A decision between two labels (`None`: unconfined), as ipc.c's
+    /// `xcheck_labels` makes it: every profile of the subject's label
+    /// against the object's, then, only if they all allow, every profile
+    /// of the object's against the subject's; each profile audits its own
+    /// denial (`who`: the asking task's pid and tid).
+    fn both_ends(
+        &self,
+        op: PeerOperation,
+        (subject, object): (Option<&str>, Option<&str>),
+        check: &dyn Fn(End, &Profile, &str) -> ipc::PeerDecision,
         (pid, tid): (u32, u32),
         enforcing: &dyn Fn() -> bool,
     ) -> bool {
         let set = self.profiles.current();
-        let side = |label: Option<&str>, peer: Option<&str>, request: u32| {
+        let side = |end, label: Option<&str>, peer: Option<&str>| {
             let Some(label) = label else { return true };
             let peer = peer.unwrap_or(UNCONFINED);
             every(label, |profile| {
                 let Some(p) = self.profile(&set.policy, profile) else { return false };
-                let d = ipc::signal_perm(p, peer, sig, request);
-                self.permissive_unless(d.allowed, d.record, enforcing, |r| {
+                let d = check(end, p, peer);
+                self.permissive_unless(d.allowed, d.record, enforcing, |record| {
                     let (namespace, profile) = split_namespace(&p.name);
                     let comm = crate::pidfd::comm(tid).unwrap_or_default();
-                    self.log.record(signal_message(&SignalAudit {
-                        namespace,
-                        profile,
-                        pid,
-                        comm: comm.as_bytes(),
-                        signal: sig,
-                        peer,
-                        record: r,
-                    }));
+                    let audit =
+                        PeerAudit { operation: op, namespace, profile, pid, comm: comm.as_bytes(), peer, record };
+                    self.log.record(peer_message(&audit));
                 })
             })
         };
-        side(sender, target, ipc::AA_MAY_SEND) && side(target, sender, ipc::AA_MAY_RECEIVE)
+        side(End::Subject, subject, object) && side(End::Object, object, subject)
     }
 
     /// Whether a process under `tracer` may read the memory of one under

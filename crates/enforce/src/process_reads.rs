@@ -5,7 +5,9 @@
 //! robust-futex list lies: an address inside the other process),
 //! `kcmp` (whether two processes share a file, their memory, their
 //! descriptor table) and `process_madvise` (advice on another process's
-//! memory, whose errors map its address space).
+//! memory, whose errors map its address space). AppArmor asks its
+//! ptrace rules (`read`, `readby`) at the same point
+//! (`apparmor_ptrace_access_check`), for a caller under a profile.
 //!
 //! Why: a process that entered another domain by an exec transition
 //! stays in its parent's Landlock domain, which lets these through, so
@@ -28,7 +30,9 @@
 
 use std::os::fd::AsFd;
 
-use crate::enforcer::Enforcer;
+use rampart_apparmor::ipc::AA_PTRACE_READ;
+
+use crate::enforcer::{Enforcer, Subject};
 use crate::pidfd::{self, ThreadInfo};
 use crate::signals;
 use crate::supervised::Inspected;
@@ -56,6 +60,7 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, of: Inspected) -> Result<(), i32> {
         let mut passes = true;
         for peer in signals::domains(&e.subject_in(info.tgid, info.cgroup_id)) {
             passes &= e.check_label(tid, caller.tgid, caller.sid, peer.sid, file.class, file.read);
+            passes &= apparmor_reads(e, tid, &caller, peer.apparmor.as_deref());
         }
         // `kcmp` checks its second process only if the first passed.
         if !passes {
@@ -63,6 +68,16 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, of: Inspected) -> Result<(), i32> {
         }
     }
     Ok(())
+}
+
+/// Whether AppArmor lets `caller` (thread `tid`) read a process under
+/// `tracee` (`aa_may_ptrace` with `AA_PTRACE_READ`, audited): true for a
+/// caller under no profile.
+fn apparmor_reads(e: &Enforcer, tid: u32, caller: &Subject, tracee: Option<&str>) -> bool {
+    let Some(tracer) = caller.apparmor.as_deref() else { return true };
+    let Some(aa) = &e.apparmor else { return false };
+    let enforcing = || e.avc.policy_state().2;
+    aa.ptrace(Some(tracer), tracee, AA_PTRACE_READ, (caller.tgid.unwrap_or(tid), tid), &enforcing)
 }
 
 /// How a call names a process.

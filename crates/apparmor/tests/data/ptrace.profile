@@ -15,3 +15,6 @@ profile reader {
 
 profile closed {
 }
+
+profile watcher flags=(complain) {
+}
