@@ -147,14 +147,28 @@ pub fn tracer_perm(p: &Profile, tracee: &str, request: u32) -> PeerDecision {
 
 /// `profile_tracee_perm`: may `p` be traced or read (`request` as for
 /// [`tracer_perm`]) by a process under the label named `tracer`
-/// (`unconfined`: always)?
+/// (an unconfined one: always)?
 pub fn tracee_perm(p: &Profile, tracer: &str, request: u32) -> PeerDecision {
-    if p.mode == Mode::Unconfined || tracer == "unconfined" {
+    if p.mode == Mode::Unconfined || unconfined_label(tracer) {
         return ALLOWED;
     }
     let Some((pdb, start)) = mediates(p, CLASS_PTRACE) else { return ALLOWED };
     let request = request << PTRACE_PERM_SHIFT;
     check_perms(p, label_match(p, pdb, tracer, start, request), request)
+}
+
+/// `unconfined(label)`: a label made of unconfined profiles only, each
+/// namespace's `unconfined` (`:ns:unconfined`; a profile in
+/// `flags=(unconfined)` mode, which the kernel counts too, is not known
+/// by its name).
+fn unconfined_label(label: &str) -> bool {
+    label.split("//&").all(|component| {
+        let name = match component.strip_prefix(':').and_then(|r| r.split_once(':')) {
+            Some((_, name)) => name.strip_prefix("//").unwrap_or(name),
+            None => component,
+        };
+        name == "unconfined"
+    })
 }
 
 /// `RULE_MEDIATES`: the policydb and the class's start state, if the
