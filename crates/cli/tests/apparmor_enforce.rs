@@ -62,8 +62,8 @@ fn setup() -> &'static PathBuf {
 /// * `limited` holds at most 100 open files (`set rlimit`); `limiter`
 ///   2000, and runs px under `other`.
 /// * `attached` attaches to `$T/bin/attached` and has no rule.
-/// * `sig_old` runs sigpx under `sig_new` (`px`); each may signal its
-///   own processes only.
+/// * `sig_old` runs sigpx under `sig_new` (`px`) and sigux unconfined
+///   (`ux`); each may signal its own processes only.
 const PROFILES: &str = r#"
 AA="$S/aa"; mkdir -p "$AA/profiles" "$AA/cache"
 cat > "$AA/profiles/confined" <<EOF
@@ -105,6 +105,7 @@ profile attached $T/bin/attached {
 }
 profile sig_old {
   $T/bin/sigpx px -> sig_new,
+  $T/bin/sigux ux,
   signal (send, receive) peer=sig_old,
 }
 profile sig_new {
@@ -112,7 +113,7 @@ profile sig_new {
 }
 EOF
 echo allowed > "$T/data/allowed.txt"; echo other > "$T/data/other.txt"
-for b in sh2 px spx e2big cx ux stack denied attached readable mappable sigpx; do cp /bin/dash "$T/bin/$b"; done
+for b in sh2 px spx e2big cx ux stack denied attached readable mappable sigpx sigux; do cp /bin/dash "$T/bin/$b"; done
 aa_daemon() { start_daemon --apparmor "$AA/profiles" --apparmor-cache "$AA/cache" "$@"; }
 aa() { local p=$1; shift; "$RAMPART" run --socket "$SOCK" --apparmor "$p" -- /bin/dash -c "$@"; }
 # "ok:<first line>" or "denied", for a read of $2 under profile $1.
@@ -795,10 +796,16 @@ stop_daemon
 /// asks the profile's ptrace rules as the kernel does: `sig_old` may not
 /// read even its own child (no `ptrace read peer=sig_old`), refused with
 /// a record. Under a permissive daemon the stack and the robust list are
-/// read: the test can fail.
+/// read: the test can fail. A traced process changes profile only if
+/// its tracer may trace the new one (AppArmor's
+/// `may_change_ptraced_domain`): `strace` under `sig_old` (started
+/// without the sandbox, which refuses ptrace) running sigux, whose `ux`
+/// out of AppArmor `sig_old` may not trace (no ptrace rule), is refused
+/// with a record (TRACED; UNTRACED runs; under a permissive daemon it
+/// runs traced too).
 #[test]
 #[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
-fn the_old_profile_cannot_read_the_new_ones_memory() {
+fn the_old_profile_cannot_read_or_trace_the_new_one() {
     let p = setup();
     let script = r#"
 # get_robust_list (274) of the child: "read" or "refused:ERRNO".
@@ -821,6 +828,9 @@ read_child() {
 aa_daemon $MODE
 echo "MEM=$(read_child)"
 echo "ROBUST=$(robust)"
+unsandboxed() { "$RAMPART" run --socket "$SOCK" --no-sandbox --apparmor sig_old -- /bin/dash -c "$1" 2>/dev/null; }
+echo "TRACED=$(unsandboxed "strace -f -qq -o /dev/null '$T/bin/sigux' -c 'echo ran' || echo refused")"
+echo "UNTRACED=$(unsandboxed "'$T/bin/sigux' -c 'echo ran' || echo refused")"
 stop_daemon
 "#;
     let r = scenario(p, &script.replace("$MODE", ""));
@@ -828,9 +838,13 @@ stop_daemon
     assert_eq!(r.get("ROBUST"), "refused:1", "{}", r.stderr);
     let ptrace: Vec<String> = r.stdout.lines().filter_map(|l| l.strip_prefix("AAREC ")).map(signal_record).collect();
     assert!(ptrace.contains(&"REJECTING ptrace sig_old ader".to_owned()), "{ptrace:?}\n{}", r.stderr);
+    assert_eq!(r.get("TRACED"), "refused", "{}", r.stderr);
+    assert!(ptrace.contains(&"REJECTING ptrace sig_old acert".to_owned()), "{ptrace:?}\n{}", r.stderr);
+    assert_eq!(r.get("UNTRACED"), "ran", "{}", r.stderr);
     let r = scenario(p, &script.replace("$MODE", "--permissive"));
     assert_eq!(r.get("MEM"), "read", "{}", r.stderr);
     assert_eq!(r.get("ROBUST"), "read", "{}", r.stderr);
+    assert_eq!(r.get("TRACED"), "ran", "{}", r.stderr);
 }
 
 /// A record line as `mode op profile denied` (a signal's has no name).

@@ -23,6 +23,7 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use rampart_apparmor::ipc::AA_PTRACE_TRACE;
 use rampart_avc::{AuditInfo, Avc, ClassIdx, Decision, Perms, Sid};
 use rampart_label::FileType;
 use rampart_policy::{CreateKind, POLICYCAP_NNP_NOSUID_TRANSITION};
@@ -588,6 +589,24 @@ impl Enforcer {
         });
         if ptrace.as_ref().is_some_and(|c| !c.decision.passes()) {
             allow = false;
+        }
+        // And a profile only if its tracer's label may trace the new one
+        // (AppArmor's `may_change_ptraced_domain`, audited).
+        let new_profile = new_label.as_ref().filter(|new| new.apparmor != from.apparmor);
+        if let Some((tracer, new)) = tracer.zip(new_profile).filter(|_| allow) {
+            let tracer_label = self.subject_of_process(tracer).ok().and_then(|s| s.apparmor);
+            if tracer_label.is_some() {
+                let enforcing = || self.avc.policy_state().2;
+                allow = self.apparmor.as_ref().is_some_and(|aa| {
+                    aa.ptrace(
+                        tracer_label.as_deref(),
+                        new.apparmor.as_deref(),
+                        AA_PTRACE_TRACE,
+                        (tgid, tid),
+                        &enforcing,
+                    )
+                });
+            }
         }
         if let Some(new) = new_domain.filter(|&new| allow && !launcher && new != subject.sid) {
             if let Some(why) = crate::entry::refusal(&self.entry_checks(), &exec_of(tid, tgid, file, md, subject), new)
