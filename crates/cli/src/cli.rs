@@ -633,6 +633,10 @@ pub struct AppArmorDir {
     /// Where compiled profiles are kept
     #[arg(long, value_name = "DIR", default_value = rampart_apparmor::compile::DEFAULT_CACHE)]
     pub cache: PathBuf,
+    /// The feature set the profiles are compiled for (as rampartd's
+    /// --apparmor-features)
+    #[arg(long, value_name = "FILE", default_value = rampart_apparmor::compile::DEFAULT_FEATURES)]
+    pub features: PathBuf,
 }
 
 #[derive(Debug, Args)]

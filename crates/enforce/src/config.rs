@@ -22,6 +22,7 @@
 //! spin-check = "epoll"                # or "read": how a spinning poller looks (default: from pollers)
 //! apparmor = "/etc/apparmor.d"        # AppArmor profiles, beside SELinux
 //! apparmor-cache = "/var/cache/rampart/apparmor"
+//! apparmor-features = "/etc/apparmor.d/abi/3.0"   # the feature set profiles are compiled for
 //! selinux = true                      # false (--no-selinux): AppArmor alone
 //! supervised-opens = true             # launched processes open for writing through rampartd
 //! ```
@@ -161,6 +162,11 @@ pub struct FileConfig {
     /// /var/cache/rampart/apparmor)
     #[arg(long, value_name = "DIR")]
     pub apparmor_cache: Option<PathBuf>,
+    /// The AppArmor feature set profiles are compiled for
+    /// (apparmor_parser --features-file; default /etc/apparmor.d/abi/3.0,
+    /// which has signal and ptrace mediation)
+    #[arg(long, value_name = "FILE")]
+    pub apparmor_features: Option<PathBuf>,
     /// Run AppArmor alone, without SELinux (`selinux = false`; needs
     /// --apparmor; no policy, file_contexts or SELinux contexts)
     #[arg(long = "no-selinux", num_args = 0, default_missing_value = "false")]
@@ -279,6 +285,9 @@ impl DaemonConfig {
             let mut source = rampart_apparmor::Source::new(dir);
             if let Some(cache) = flags.apparmor_cache.or(file.apparmor_cache) {
                 source.cache = cache;
+            }
+            if let Some(features) = flags.apparmor_features.or(file.apparmor_features) {
+                source.features = features;
             }
             source
         });
@@ -408,6 +417,10 @@ mod tests {
         assert!(c.selinux);
         let source = c.apparmor.unwrap();
         assert_eq!((source.dir, source.cache), (PathBuf::from("/etc/apparmor.d"), PathBuf::from("/c")));
+        assert_eq!(source.features, PathBuf::from(rampart_apparmor::compile::DEFAULT_FEATURES));
+        let features = FileConfig { apparmor_features: Some("/f".into()), ..FileConfig::default() };
+        let c = DaemonConfig::resolve(features, file.clone()).unwrap();
+        assert_eq!(c.apparmor.unwrap().features, PathBuf::from("/f"));
         let alone = FileConfig { selinux: Some(false), ..FileConfig::default() };
         let c = DaemonConfig::resolve(file.clone(), alone.clone()).unwrap();
         assert!(!c.selinux);

@@ -19,7 +19,7 @@ use crate::error::CliError;
 
 /// Compiles the directory's set; failed files are reported on stderr.
 fn load(dir: &AppArmorDir) -> Result<ProfileSet, CliError> {
-    let source = Source { cache: dir.cache.clone(), ..Source::new(&dir.profiles) };
+    let source = Source { cache: dir.cache.clone(), features: dir.features.clone(), ..Source::new(&dir.profiles) };
     let set = ProfileSet::load(&source).map_err(|e| {
         let hint = if e.starts_with("cache directory") { " (give --cache DIR, a directory you may write)" } else { "" };
         CliError::input(format!("{e}{hint}"))
