@@ -783,6 +783,21 @@ impl Cgroups {
                 // run here, the cgroup thawed while the process stays
                 // stopped, and it moves (frozen there) before it is let go.
                 Some(t) if pin.is_none() => {
+                    // Any other process here is old code (a child another
+                    // thread forked before the exec): back to the old
+                    // domain first, frozen there while a guard keeps that
+                    // domain out, so that the thaw lets this process alone
+                    // run (crate::memory_guard).
+                    let back = self.old_domain_dir(avc, x);
+                    if let Ok(back) = &back {
+                        send_back(dir, back, Some(exec.tgid));
+                    }
+                    if back.is_err() || members(dir).iter().any(|&p| p != exec.tgid) {
+                        if let Err(e) = t.release() {
+                            kill_unsettled(exec.tgid, &format!("it could not be let go before a retry ({e})"));
+                        }
+                        return false;
+                    }
                     let _ = fs::write(dir.join("cgroup.freeze"), "0");
                     let moved = signal_state::reset_then(exec.tgid, t, signals, || {
                         self.enter_domain(avc, &exec.to, exec.tgid).inspect_err(|_| {
@@ -816,19 +831,18 @@ impl Cgroups {
             return false;
         }
         // Everything else left is old code: back to the old domain.
-        let back = match (&x.origin, exec.from.is_default(self.default_sid)) {
-            (Some(origin), true) => Ok(origin.clone()),
-            _ => self.domain_dir(avc, &exec.from),
-        };
-        let Ok(back) = back else { return false };
-        for pid in members(dir) {
-            if let Err(e) = move_process(&back, pid) {
-                if e.raw_os_error() != Some(libc::ESRCH) {
-                    eprintln!("rampartd: moving pid {pid} back to {}: {e}", back.display());
-                }
-            }
-        }
+        let Ok(back) = self.old_domain_dir(avc, x) else { return false };
+        send_back(dir, &back, None);
         members(dir).is_empty()
+    }
+
+    /// Where an exec's old code goes back to: its old domain's cgroup, or
+    /// where it came from outside the tree.
+    fn old_domain_dir(&self, avc: &Avc, x: &ExecInFlight) -> io::Result<PathBuf> {
+        match (&x.origin, x.plan.from.is_default(self.default_sid)) {
+            (Some(origin), true) => Ok(origin.clone()),
+            _ => self.domain_dir(avc, &x.plan.from),
+        }
     }
 
     fn remove(&self, dir: &Path) -> io::Result<()> {
@@ -860,6 +874,17 @@ impl Cgroups {
             }
         }
         let _ = fs::remove_dir(&self.root);
+    }
+}
+
+/// Moves every process of cgroup `dir` but `except` into `back`.
+fn send_back(dir: &Path, back: &Path, except: Option<u32>) {
+    for pid in members(dir).into_iter().filter(|&p| Some(p) != except) {
+        if let Err(e) = move_process(back, pid) {
+            if e.raw_os_error() != Some(libc::ESRCH) {
+                eprintln!("rampartd: moving pid {pid} back to {}: {e}", back.display());
+            }
+        }
     }
 }
 
