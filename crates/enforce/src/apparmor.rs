@@ -714,7 +714,8 @@ impl AppArmor {
     /// a process under `tracer` of one under `tracee`, as the kernel's
     /// `aa_may_ptrace` makes it (crate::process_reads): the tracer's
     /// profiles, then the tracee's, each denial recorded; an unconfined
-    /// tracer is not asked about. `who`: the tracer's pid and tid.
+    /// tracer (no profile, or profiles in `unconfined` mode) is not asked
+    /// about. `who`: the tracer's pid and tid.
     pub fn ptrace(
         &self,
         tracer: Option<&str>,
@@ -723,7 +724,7 @@ impl AppArmor {
         who: (u32, u32),
         enforcing: &dyn Fn() -> bool,
     ) -> bool {
-        if tracer.is_none() {
+        if self.unconfined(tracer) {
             return true;
         }
         let check = |end, p: &Profile, peer: &str| match end {
@@ -773,7 +774,7 @@ impl AppArmor {
     /// unconfined tracer is not asked; a profile no longer loaded may
     /// not.
     pub fn may_read_memory(&self, tracer: Option<&str>, tracee: Option<&str>) -> bool {
-        let Some(tracer) = tracer else { return true };
+        let Some(tracer) = tracer.filter(|_| !self.unconfined(tracer)) else { return true };
         let set = self.profiles.current();
         let allows = |label: &str, check: &dyn Fn(&Profile) -> bool| {
             stacked(label).all(|name| set.policy.profile(name).is_some_and(check))
@@ -782,6 +783,13 @@ impl AppArmor {
             allows(tracer, &|p| ipc::tracer_perm(p, tracee.unwrap_or(UNCONFINED), request).allowed)
                 && tracee.map_or(true, |t| allows(t, &|p| ipc::tracee_perm(p, tracer, request).allowed))
         })
+    }
+
+    /// The kernel's `unconfined(label)` for a tracer: no profile, or
+    /// every profile of the stack loaded in `unconfined` mode.
+    fn unconfined(&self, label: Option<&str>) -> bool {
+        let set = self.profiles.current();
+        label.map_or(true, |l| stacked(l).all(|n| set.policy.profile(n).is_some_and(|p| p.mode == Mode::Unconfined)))
     }
 
     /// The loaded profile `name`, or `None` (reported once per name).
