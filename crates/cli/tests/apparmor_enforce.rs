@@ -64,6 +64,8 @@ fn setup() -> &'static PathBuf {
 /// * `attached` attaches to `$T/bin/attached` and has no rule.
 /// * `sig_old` runs sigpx under `sig_new` (`px`) and sigux unconfined
 ///   (`ux`); each may signal its own processes only.
+/// * `free` is in unconfined mode; `sig_attached` attaches to
+///   `$T/bin/sigattach` and has no rule.
 const PROFILES: &str = r#"
 AA="$S/aa"; mkdir -p "$AA/profiles" "$AA/cache"
 cat > "$AA/profiles/confined" <<EOF
@@ -111,9 +113,13 @@ profile sig_old {
 profile sig_new {
   signal (send, receive) peer=sig_new,
 }
+profile free flags=(unconfined) {
+}
+profile sig_attached $T/bin/sigattach {
+}
 EOF
 echo allowed > "$T/data/allowed.txt"; echo other > "$T/data/other.txt"
-for b in sh2 px spx e2big cx ux stack denied attached readable mappable sigpx sigux; do cp /bin/dash "$T/bin/$b"; done
+for b in sh2 px spx e2big cx ux stack denied attached readable mappable sigpx sigux sigattach; do cp /bin/dash "$T/bin/$b"; done
 aa_daemon() { start_daemon --apparmor "$AA/profiles" --apparmor-cache "$AA/cache" "$@"; }
 aa() { local p=$1; shift; "$RAMPART" run --socket "$SOCK" --apparmor "$p" -- /bin/dash -c "$@"; }
 # "ok:<first line>" or "denied", for a read of $2 under profile $1.
@@ -828,6 +834,21 @@ read_child() {
 aa_daemon $MODE
 echo "MEM=$(read_child)"
 echo "ROBUST=$(robust)"
+# An unconfined-mode profile is unconfined to a tracee: `free`'s child,
+# attached to `sig_attached` (no readby rule), is read (as uid 65534:
+# root's capabilities would not enter `sig_attached`).
+cat > "$T/bin/robust-child" <<'SH'
+"$1" -c "sleep 3" & c=$!; sleep 1
+grep -q "@aa.7369675f6174746163686564" /proc/$c/cgroup || { echo "broken: not under sig_attached"; exit; }
+/usr/bin/python3 -c "
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+head, size = ctypes.c_void_p(), ctypes.c_size_t()
+r = libc.syscall(274, int(sys.argv[1]), ctypes.byref(head), ctypes.byref(size))
+print('read' if r == 0 else 'refused:%d' % ctypes.get_errno())" $c; kill $c
+SH
+chmod 755 "$T" "$T/bin" "$T/bin/robust-child"
+echo "ROBUST_FREE=$(aa free "setpriv --reuid=65534 --regid=65534 --clear-groups /bin/sh '$T/bin/robust-child' '$T/bin/sigattach'" 2>/dev/null)"
 unsandboxed() { "$RAMPART" run --socket "$SOCK" --no-sandbox --apparmor sig_old -- /bin/dash -c "$1" 2>/dev/null; }
 echo "TRACED=$(unsandboxed "strace -f -qq -o /dev/null '$T/bin/sigux' -c 'echo ran' || echo refused")"
 echo "UNTRACED=$(unsandboxed "'$T/bin/sigux' -c 'echo ran' || echo refused")"
@@ -841,6 +862,7 @@ stop_daemon
     assert_eq!(r.get("TRACED"), "refused", "{}", r.stderr);
     assert!(ptrace.contains(&"REJECTING ptrace sig_old acert".to_owned()), "{ptrace:?}\n{}", r.stderr);
     assert_eq!(r.get("UNTRACED"), "ran", "{}", r.stderr);
+    assert_eq!(r.get("ROBUST_FREE"), "read", "an unconfined-mode tracer is unconfined:\n{}", r.stderr);
     let r = scenario(p, &script.replace("$MODE", "--permissive"));
     assert_eq!(r.get("MEM"), "read", "{}", r.stderr);
     assert_eq!(r.get("ROBUST"), "read", "{}", r.stderr);
