@@ -808,7 +808,11 @@ stop_daemon
 /// without the sandbox, which refuses ptrace) running sigux, whose `ux`
 /// out of AppArmor `sig_old` may not trace (no ptrace rule), is refused
 /// with a record (TRACED; UNTRACED runs; under a permissive daemon it
-/// runs traced too).
+/// runs traced too). A tracer under a profile in unconfined mode is
+/// unconfined to the tracee (the kernel's `unconfined()`): `free`'s
+/// child, attached to `sig_attached` (no `readby` rule), has its robust
+/// list read (ROBUST_FREE; refused when only a tracer named `unconfined`
+/// counted).
 #[test]
 #[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
 fn the_old_profile_cannot_read_or_trace_the_new_one() {
