@@ -214,12 +214,7 @@ fn python3_apparmor_reads_signal_records_back() {
     use rampart_apparmor::audit::{peer_message, PeerAudit, PeerOperation};
     use rampart_apparmor::ipc::{signal_perm, AA_MAY_RECEIVE, AA_MAY_SEND};
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("aa-audit-sig-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/signals.profile");
-    let bin = dir.join("signals.bin");
-    let features = std::ffi::OsStr::new("/etc/apparmor.d/abi/3.0");
-    common::apparmor_parser(&src, &bin, &[std::ffi::OsStr::new("--features-file"), features]);
-    let policy = Policy::from_files(&[&bin]).unwrap();
+    let policy = common::with_ipc_rules("signals.profile", &dir);
     // (profile, peer, signal, request, kind, aa-logprof's signal name)
     let cases = [
         ("sender", "receiver", 12, AA_MAY_SEND, RecordKind::Denied, "usr2"),
@@ -295,12 +290,7 @@ fn python3_apparmor_reads_ptrace_records_back() {
     use rampart_apparmor::audit::{peer_message, PeerAudit, PeerOperation};
     use rampart_apparmor::ipc::{tracee_perm, tracer_perm, AA_PTRACE_READ, AA_PTRACE_TRACE};
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("aa-audit-ptrace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/ptrace.profile");
-    let bin = dir.join("ptrace.bin");
-    let features = std::ffi::OsStr::new("/etc/apparmor.d/abi/3.0");
-    common::apparmor_parser(&src, &bin, &[std::ffi::OsStr::new("--features-file"), features]);
-    let policy = Policy::from_files(&[&bin]).unwrap();
+    let policy = common::with_ipc_rules("ptrace.profile", &dir);
     // (profile, peer, tracer's side, request, kind, the access aa-logprof reads)
     let cases = [
         ("tracer", "reader", true, AA_PTRACE_TRACE, RecordKind::Denied, "trace"),

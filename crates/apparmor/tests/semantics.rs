@@ -279,13 +279,8 @@ fn a_load_goes_to_one_namespace() {
 fn signals_as_apparmor_d_says() {
     use rampart_apparmor::file::RecordKind::{Allowed, Audit, Denied};
     use rampart_apparmor::ipc::{signal_perm, AA_MAY_RECEIVE as RECV, AA_MAY_SEND as SEND};
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/signals.profile");
     let dir = std::env::temp_dir().join(format!("rampart-aa-sig-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join("signals.bin");
-    let features = std::ffi::OsStr::new("/etc/apparmor.d/abi/3.0");
-    common::apparmor_parser(&src, &out, &[std::ffi::OsStr::new("--features-file"), features]);
-    let policy = Policy::from_files(&[&out]).unwrap();
+    let policy = common::with_ipc_rules("signals.profile", &dir);
     let (term, usr1, usr2, hup, int, kill, quit, rtmin2) = (15, 10, 12, 1, 2, 9, 3, 34);
     // (profile, peer, signal, request, allowed, record kind)
     let checks = [
@@ -332,13 +327,8 @@ fn signals_as_apparmor_d_says() {
 #[test]
 fn ptrace_as_apparmor_d_says() {
     use rampart_apparmor::ipc::{tracee_perm, tracer_perm, AA_PTRACE_READ as READ, AA_PTRACE_TRACE as TRACE};
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ptrace.profile");
     let dir = std::env::temp_dir().join(format!("rampart-aa-ptrace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join("ptrace.bin");
-    let features = std::ffi::OsStr::new("/etc/apparmor.d/abi/3.0");
-    common::apparmor_parser(&src, &out, &[std::ffi::OsStr::new("--features-file"), features]);
-    let policy = Policy::from_files(&[&out]).unwrap();
+    let policy = common::with_ipc_rules("ptrace.profile", &dir);
     let tracer = |p: &str, peer: &str, request| tracer_perm(policy.profile(p).unwrap(), peer, request).allowed;
     let tracee = |p: &str, peer: &str, request| tracee_perm(policy.profile(p).unwrap(), peer, request).allowed;
     let checks = [

@@ -17,3 +17,16 @@ pub fn apparmor_parser(src: &Path, out: &Path, extra: &[&OsStr]) {
         .expect("apparmor_parser: run scripts/install-deps.sh");
     assert!(o.status.success(), "{}: {}", src.display(), String::from_utf8_lossy(&o.stderr));
 }
+
+/// `tests/data/NAME` compiled into `dir` for AppArmor 3.0's features
+/// (the 3.0 ABI file: signal and ptrace mediation, which the parser's
+/// fallback set lacks), and loaded.
+#[allow(dead_code)] // only the tests of signal and ptrace rules use it
+pub fn with_ipc_rules(name: &str, dir: &Path) -> rampart_apparmor::Policy {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name);
+    std::fs::create_dir_all(dir).expect("the output directory");
+    let out = dir.join(format!("{name}.bin"));
+    let features = [OsStr::new("--features-file"), OsStr::new("/etc/apparmor.d/abi/3.0")];
+    apparmor_parser(&src, &out, &features);
+    rampart_apparmor::Policy::from_files(&[&out]).expect("the compiled profiles load")
+}
