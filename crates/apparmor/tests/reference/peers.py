@@ -110,3 +110,32 @@ def near_misses(name, rng):
 def stack(names):
     """The kernel's name of a stack: components sorted, `//&` between."""
     return "//&".join(sorted({c for n in names for c in n.split("//&")}))
+
+
+def label_match(sets_of, peer):
+    """(GRANT, AUDIT, QUIET, HOW) for a peer label, as the kernel's
+    aa_label_match matches it: the whole name of its visible components
+    (`:ns:` ones are outside the profile's view), then, if that is not
+    granted, each component on its own, all of which must grant.
+    `sets_of(name)` gives (allowed, denied, audit, quiet) for one name."""
+    comps = [c for c in peer.split("//&") if not c.startswith(":")]
+    if not comps:
+        return True, False, False, "invisible"
+    a, d, au, qu = sets_of("//&".join(comps))
+    if a and not d:
+        return True, au, False, "whole"
+    if len(comps) == 1:
+        return False, False, qu, "whole"
+    each = [sets_of(c) for c in comps]
+    grant = all(a and not d for a, d, _, _ in each)
+    audit = grant and any(au for _, _, au, _ in each)
+    quiet = not grant and all(qu for _, _, _, qu in each)
+    return grant, audit, quiet, "components"
+
+
+def profile_mode(prof):
+    """MODE (enforce, complain, kill or unconfined) and AUDIT_ALL ("1"
+    for `flags=(audit)`) from a profile's flags."""
+    flags = [f.strip() for f in re.split(r"[ ,]+", prof["flags"] or "") if f.strip()]
+    mode = next((m for m in ("complain", "kill", "unconfined") if m in flags), "enforce")
+    return mode, "1" if "audit" in flags else "0"

@@ -87,7 +87,7 @@ import sys
 import apparmor.aa as aa
 from apparmor.rule.ptrace import PtraceRule
 
-from peers import alternatives, expand_vars, instantiate, near_misses, stack
+from peers import alternatives, expand_vars, instantiate, label_match, near_misses, profile_mode, stack
 
 # The canonical permissions of each access word (see the module doc).
 ACCESS_ALIASES = {
@@ -261,25 +261,7 @@ def expect(rules, role, perm, peer, cache):
     """(GRANT, AUDIT, QUIET, HOW) for a peer label (see the module doc)."""
     if role == "tracee" and unconfined_label(peer):
         return True, False, False, "unconfined"
-    comps = [c for c in peer.split("//&") if not c.startswith(":")]
-    if not comps:
-        return True, False, False, "invisible"
-    a, d, au, qu = sets(rules, perm, "//&".join(comps), cache)
-    if a and not d:
-        return True, au, False, "whole"
-    if len(comps) == 1:
-        return False, False, qu, "whole"
-    each = [sets(rules, perm, c, cache) for c in comps]
-    grant = all(a and not d for a, d, _, _ in each)
-    audit = grant and any(au for _, _, au, _ in each)
-    quiet = not grant and all(qu for _, _, _, qu in each)
-    return grant, audit, quiet, "components"
-
-
-def profile_mode(prof):
-    flags = [f.strip() for f in re.split(r"[ ,]+", prof["flags"] or "") if f.strip()]
-    mode = next((m for m in ("complain", "kill", "unconfined") if m in flags), "enforce")
-    return mode, "1" if "audit" in flags else "0"
+    return label_match(lambda name: sets(rules, perm, name, cache), peer)
 
 
 def main():

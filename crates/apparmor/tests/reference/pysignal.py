@@ -70,7 +70,7 @@ import sys
 import apparmor.aa as aa
 from apparmor.rule.signal import SignalRule, signal_keywords
 
-from peers import alternatives, expand_vars, instantiate, near_misses, stack
+from peers import alternatives, expand_vars, instantiate, label_match, near_misses, profile_mode, stack
 
 # The canonical access words (r/read = receive, w/write = send,
 # rw/wr = both: see the module doc).
@@ -240,19 +240,7 @@ def sets(rules, access, sig, peer, cache):
 
 def expect(rules, access, sig, peer, cache):
     """(GRANT, AUDIT, QUIET, HOW) for a peer label (see the module doc)."""
-    comps = [c for c in peer.split("//&") if not c.startswith(":")]
-    if not comps:
-        return True, False, False, "invisible"
-    a, d, au, qu = sets(rules, access, sig, "//&".join(comps), cache)
-    if a and not d:
-        return True, au, False, "whole"
-    if len(comps) == 1:
-        return False, False, qu, "whole"
-    each = [sets(rules, access, sig, c, cache) for c in comps]
-    grant = all(a and not d for a, d, _, _ in each)
-    audit = grant and any(au for _, _, au, _ in each)
-    quiet = not grant and all(qu for _, _, _, qu in each)
-    return grant, audit, quiet, "components"
+    return label_match(lambda name: sets(rules, access, sig, name, cache), peer)
 
 
 def main():
@@ -286,9 +274,7 @@ def main():
                     for inc in incs:
                         raw.extend(aa.include[inc][inc]["signal"].rules)
                     rules = [Rule(r, kname, variables) for r in raw]
-                    flags = [f.strip() for f in re.split(r"[ ,]+", prof["flags"] or "") if f.strip()]
-                    mode = next((m for m in ("complain", "kill", "unconfined") if m in flags), "enforce")
-                    audit_all = "1" if "audit" in flags else "0"
+                    mode, audit_all = profile_mode(prof)
 
                     # signals: the rules' sets, `exists`, common ones,
                     # real-time ones and a few random
