@@ -154,6 +154,70 @@ pub const CAPABILITY2_PERMS: &[&str] = &[
     "bpf",
     "checkpoint_restore",
 ];
+/// The socket classes, every one the kernel's
+/// `socket_type_to_security_class` may name (crate::sockets): each is
+/// checked for `create` only.
+pub const SOCKET_CLASSES: [&str; 58] = [
+    "socket",
+    "tcp_socket",
+    "udp_socket",
+    "rawip_socket",
+    "netlink_socket",
+    "packet_socket",
+    "key_socket",
+    "unix_stream_socket",
+    "unix_dgram_socket",
+    "appletalk_socket",
+    "netlink_route_socket",
+    "netlink_tcpdiag_socket",
+    "netlink_nflog_socket",
+    "netlink_xfrm_socket",
+    "netlink_selinux_socket",
+    "netlink_iscsi_socket",
+    "netlink_audit_socket",
+    "netlink_fib_lookup_socket",
+    "netlink_connector_socket",
+    "netlink_netfilter_socket",
+    "netlink_dnrt_socket",
+    "netlink_kobject_uevent_socket",
+    "netlink_generic_socket",
+    "netlink_scsitransport_socket",
+    "netlink_rdma_socket",
+    "netlink_crypto_socket",
+    "dccp_socket",
+    "sctp_socket",
+    "icmp_socket",
+    "ax25_socket",
+    "ipx_socket",
+    "netrom_socket",
+    "atmpvc_socket",
+    "x25_socket",
+    "rose_socket",
+    "decnet_socket",
+    "atmsvc_socket",
+    "rds_socket",
+    "irda_socket",
+    "pppox_socket",
+    "llc_socket",
+    "can_socket",
+    "tipc_socket",
+    "bluetooth_socket",
+    "iucv_socket",
+    "rxrpc_socket",
+    "isdn_socket",
+    "phonet_socket",
+    "ieee802154_socket",
+    "caif_socket",
+    "alg_socket",
+    "nfc_socket",
+    "vsock_socket",
+    "kcm_socket",
+    "qipcrtr_socket",
+    "smc_socket",
+    "xdp_socket",
+    "mctp_socket",
+];
+const SOCKET_PERMS: &[&str] = &["create"];
 /// What the control socket's ops are checked for (crate::control).
 const SECURITY_PERMS: &[&str] = &["setenforce", "setbool", "load_policy"];
 
@@ -170,6 +234,7 @@ pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
     classes.push(("security", SECURITY_PERMS));
     classes.push(("capability", CAPABILITY_PERMS));
     classes.push(("capability2", CAPABILITY2_PERMS));
+    classes.extend(SOCKET_CLASSES.iter().map(|&c| (c, SOCKET_PERMS)));
     Mapping::new(&classes)
 }
 
@@ -305,6 +370,8 @@ pub struct Classes {
     pub capability: ClassIdx,
     pub capability2: ClassIdx,
     pub(crate) dir_ops: DirOps,
+    /// `create` of each of [`SOCKET_CLASSES`], in that order.
+    sockets: Vec<(ClassIdx, Perms)>,
 }
 
 fn resolve(m: &Mapping, name: &str) -> Option<ClassPerms> {
@@ -386,7 +453,17 @@ impl Classes {
             capability: m.class("capability")?,
             capability2: m.class("capability2")?,
             dir_ops,
+            sockets: SOCKET_CLASSES
+                .iter()
+                .map(|&name| Some((m.class(name)?, m.perms(m.class(name)?, &["create"])?)))
+                .collect::<Option<_>>()?,
         })
+    }
+
+    /// Socket class `name` (one of [`SOCKET_CLASSES`]) and its `create`.
+    pub fn socket(&self, name: &str) -> Option<(ClassIdx, Perms)> {
+        let i = SOCKET_CLASSES.iter().position(|&c| c == name)?;
+        self.sockets.get(i).copied()
     }
 
     /// The class of an object with `st_mode` `mode`.

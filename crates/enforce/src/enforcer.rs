@@ -26,7 +26,7 @@ use std::sync::Arc;
 use rampart_apparmor::ipc::AA_PTRACE_TRACE;
 use rampart_avc::{AuditInfo, Avc, ClassIdx, Decision, Perms, Sid};
 use rampart_label::FileType;
-use rampart_policy::{CreateKind, POLICYCAP_NNP_NOSUID_TRANSITION};
+use rampart_policy::{CreateKind, POLICYCAP_EXTENDED_SOCKET_CLASS, POLICYCAP_NNP_NOSUID_TRANSITION};
 
 use crate::access::{opener_flags, ClassPerms, Classes};
 use crate::apparmor::{AppArmor, ExecOutcome, FileEvent};
@@ -1039,6 +1039,42 @@ impl Enforcer {
         let checked = self.check(ssid, tsid, class, perms);
         self.audit(tid, tgid, || None, std::slice::from_ref(&checked));
         checked.decision.passes()
+    }
+
+    /// Whether the loaded policy gives sockets of most address families
+    /// classes of their own (`extended_socket_class`: crate::sockets).
+    pub(crate) fn extended_socket_classes(&self) -> bool {
+        self.avc.policy_state().0.has_policycap(POLICYCAP_EXTENDED_SOCKET_CLASS)
+    }
+
+    /// Checks `create` of a socket of `class` (one of
+    /// crate::access::SOCKET_CLASSES) by `ssid` (thread `tid`, of process
+    /// `tgid`) on the label the socket would get, and audits it as
+    /// `selinux_socket_create` does. Whether it passes.
+    pub(crate) fn check_socket_create(&self, tid: u32, tgid: Option<u32>, ssid: Sid, class: &str) -> bool {
+        let Some((class_idx, create)) = self.classes.socket(class) else { return false };
+        match self.socket_sid(ssid, class) {
+            Ok(tsid) => self.check_label(tid, tgid, ssid, tsid, class_idx, create),
+            Err(why) => {
+                // The kernel refuses the socket (`security_transition_sid`
+                // fails) unless it is globally permissive.
+                eprintln!("rampartd: no label for a {class} of thread {tid}: {why}");
+                !self.avc.policy_state().2
+            }
+        }
+    }
+
+    /// The label of a socket of `class` that `subject` makes (the kernel's
+    /// `socket_sockcreate_sid`). A class the policy lacks has no rules:
+    /// the socket takes the subject's label, as the kernel's unmapped
+    /// class does.
+    fn socket_sid(&self, subject: Sid, class: &str) -> Result<Sid, String> {
+        let (policy, bools, _) = self.avc.policy_state();
+        let Some(class) = policy.class_by_name(class) else { return Ok(subject) };
+        let text = self.avc.context(subject).ok_or_else(|| format!("no context for SID {subject:?}"))?;
+        let s = policy.parse_context(text).map_err(|e| format!("{text}: {e}"))?;
+        let new = policy.compute_socket_create(&bools, &s, class).map_err(|e| e.to_string())?;
+        self.avc.intern(&policy.context_to_string(&new)).map_err(|e| e.to_string())
     }
 
     /// Checks and audits the permissions `which` picks of `file`'s class

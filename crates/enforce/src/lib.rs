@@ -118,6 +118,7 @@ mod sched;
 mod secure_exec;
 mod signal_state;
 mod signals;
+mod sockets;
 mod subject_label;
 mod supervised;
 mod supervised_open;

@@ -22,7 +22,10 @@
 //! `SHM_EXEC`, each told apart by the filter from its registers, and
 //! `memfd_create`, which the daemon makes (crate::memfds); `personality` setting
 //! `READ_IMPLIES_EXEC` (every readable mapping executable, unseen) is
-//! refused (`EPERM`). `execve` and `execveat` are handed over only to be
+//! refused (`EPERM`). `socket` and `socketpair` are handed over for
+//! SELinux's `create` of the socket's class (crate::sockets); io_uring,
+//! which makes sockets (and renames, links and opens) without any of
+//! these calls, is refused (`EPERM`). `execve` and `execveat` are handed over only to be
 //! noted, so that the daemon tells an exec's program from the
 //! interpreters it opens (crate::exec_calls).
 //!
@@ -44,7 +47,7 @@
 //! rest on reads alone for its domain (crate::marks, "Scope"). That
 //! holds only if no other way to open for writing is left, so the filter
 //! also refuses: `openat2` (`ENOSYS`: its flags are in memory; callers
-//! fall back to `openat`), `open_by_handle_at`, io_uring and
+//! fall back to `openat`), `open_by_handle_at` and
 //! `fanotify_init` (`EPERM`: a group of the process's own would receive
 //! its events' files opened with the flags it chose, writable, unseen),
 //! the x32 numbers (`ENOSYS`), and the i386 opens asking to write
@@ -151,6 +154,9 @@ pub enum Op {
     /// execve, execveat: noted, then made by the kernel, so that the
     /// exec events it makes are told apart (crate::exec_calls).
     Exec,
+    /// socket, socketpair of (`family`, `ty` with its flags, `protocol`):
+    /// checked, then made by the kernel (crate::sockets).
+    Socket { family: i32, ty: i32, protocol: i32 },
 }
 
 /// Whom a signal call names, as the kernel reads its pid arguments.
@@ -356,6 +362,14 @@ pub mod nr {
     /// exec call. Gone from recent kernels; refused wherever it is.
     pub const USELIB: u32 = 134;
     pub const I386_USELIB: u32 = 86;
+    /// socket, socketpair: handed over (crate::sockets). On i386 they
+    /// are refused, and so are `socketcall`'s `SYS_SOCKET` and
+    /// `SYS_SOCKETPAIR` (its first argument).
+    pub const SOCKET: u32 = 41;
+    pub const SOCKETPAIR: u32 = 53;
+    pub const I386_SOCKETS: [u32; 2] = [359, 360];
+    pub const I386_SOCKETCALL: u32 = 102;
+    pub const SOCKETCALL_MAKING: [u32; 2] = [1, 8];
     /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`).
     pub const X32_BIT: u32 = 0x4000_0000;
     pub const ALL: [u32; 33] = [
@@ -552,6 +566,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         nr::PROCESS_MADVISE => Op::Inspect { of: Inspected::Pidfd(int(0)) },
         n if nr::MPROTECT.contains(&n) => Op::Mprotect { addr: args[0], len: args[1], prot: args[2] as u32 },
         nr::EXECVE | nr::EXECVEAT => Op::Exec,
+        nr::SOCKET | nr::SOCKETPAIR => Op::Socket { family: int(0), ty: int(1), protocol: int(2) },
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
         nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
         nr::TGKILL | nr::RT_TGSIGQUEUEINFO => {
@@ -593,6 +608,8 @@ enum Target {
     Ipc,
     /// A `personality`'s flags.
     Personality,
+    /// A `socketcall`'s call (i386).
+    SocketCall,
 }
 
 /// Bits the filter tests (uapi mman, shm and personality headers).
@@ -645,6 +662,8 @@ struct ByArgument {
     shmat: u32,
     /// i386's `ipc`, whose `SHMAT` call is a shmat.
     ipc: Option<u32>,
+    /// i386's `socketcall`, whose socket-making calls are refused.
+    socketcall: Option<u32>,
     personality: u32,
     /// `F_SETOWN`, calls on another process and executable memory go to
     /// the daemon (x86-64); else they are refused.
@@ -723,6 +742,9 @@ impl Asm {
         at.push((Target::Shmat, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(2));
         self.code.push((bpf(BPF_JSET_K, bits::SHM_EXEC, 0, 0), Some(other), Some(Target::Allow)));
+        at.push((Target::SocketCall, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(0));
+        self.tests_then_allow(&nr::SOCKETCALL_MAKING, Target::Eperm);
         at.push((Target::Personality, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(0));
         self.jump(BPF_JEQ_K, bits::PERSONALITY_QUERY, Target::Allow);
@@ -789,6 +811,9 @@ fn block(
     if let Some(ipc) = owners.ipc {
         asm.jump(BPF_JEQ_K, ipc, Target::Ipc);
     }
+    if let Some(socketcall) = owners.socketcall {
+        asm.jump(BPF_JEQ_K, socketcall, Target::SocketCall);
+    }
     asm.jump(BPF_JEQ_K, owners.personality, Target::Personality);
     for &n in to_action {
         asm.jump(BPF_JEQ_K, n, Target::Action);
@@ -818,10 +843,13 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let mut handed = nr::ALL.to_vec();
     handed.extend(nr::SIGNALS);
     handed.extend([nr::MEMFD_CREATE, nr::KCMP, nr::PROCESS_MADVISE, nr::EXECVE, nr::EXECVEAT]);
+    handed.extend([nr::SOCKET, nr::SOCKETPAIR]);
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
     i386_refused.extend([nr::I386_EXECVE, nr::I386_EXECVEAT, nr::I386_USELIB]);
+    i386_refused.extend(nr::I386_SOCKETS);
+    i386_refused.extend(nr::IO_URING);
     let owners = ByArgument {
         fcntl: &[nr::FCNTL],
         ioctl: nr::IOCTL,
@@ -836,17 +864,19 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         mprotect: nr::MPROTECT,
         shmat: nr::SHMAT,
         ipc: None,
+        socketcall: None,
         personality: nr::PERSONALITY,
         hand_over: true,
     };
+    let mut refused = nr::IO_URING.to_vec();
+    refused.push(nr::USELIB);
     let x86_64 = if opens {
         handed.push(nr::CREAT);
-        let mut refused = nr::IO_URING.to_vec();
-        refused.extend([nr::OPEN_BY_HANDLE_AT, nr::FANOTIFY_INIT, nr::USELIB]);
+        refused.extend([nr::OPEN_BY_HANDLE_AT, nr::FANOTIFY_INIT]);
         let enosys = [nr::OPENAT2, nr::PIDFD_SEND_SIGNAL];
         block(notify, &handed, &[(nr::OPEN, 1), (nr::OPENAT, 2)], &enosys, &refused, true, &owners)
     } else {
-        block(notify, &handed, &[], &[nr::PIDFD_SEND_SIGNAL], &[nr::USELIB], true, &owners)
+        block(notify, &handed, &[], &[nr::PIDFD_SEND_SIGNAL], &refused, true, &owners)
     };
     let owners = ByArgument {
         fcntl: &nr::I386_FCNTL,
@@ -858,13 +888,13 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         mprotect: nr::I386_MPROTECT,
         shmat: nr::I386_SHMAT,
         ipc: Some(nr::I386_IPC),
+        socketcall: Some(nr::I386_SOCKETCALL),
         personality: nr::I386_PERSONALITY,
         hand_over: false,
     };
     i386_refused.push(nr::I386_OLD_MMAP);
     let i386 = if opens {
         i386_refused.extend([nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2, nr::I386_FANOTIFY_INIT]);
-        i386_refused.extend(nr::IO_URING);
         block(eperm, &i386_refused, &[(nr::I386_OPEN, 1), (nr::I386_OPENAT, 2)], &[], &[], false, &owners)
     } else {
         block(eperm, &i386_refused, &[], &[], &[], false, &owners)
@@ -976,6 +1006,25 @@ mod tests {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 exec {n}");
             }
             assert_eq!(run(&prog, nr::USELIB, AUDIT_ARCH_X86_64, [0; 6]), EPERM, "uselib");
+            // Sockets: handed over; on i386 refused, socketcall's by its call.
+            for n in [nr::SOCKET, nr::SOCKETPAIR] {
+                let args = [libc::AF_INET as u32, libc::SOCK_STREAM as u32 | 0x80000, 6, 0, 0, 0];
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, args), NOTIFY, "socket {n}");
+                let want =
+                    Op::Socket { family: libc::AF_INET, ty: libc::SOCK_STREAM | libc::SOCK_CLOEXEC, protocol: 6 };
+                assert_eq!(decode(n, args.map(u64::from)), Some(want), "{n} decodes");
+            }
+            for n in nr::I386_SOCKETS {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [2, 1, 0, 0, 0, 0]), EPERM, "i386 socket {n}");
+            }
+            for call in nr::SOCKETCALL_MAKING {
+                assert_eq!(run(&prog, nr::I386_SOCKETCALL, AUDIT_ARCH_I386, [call, 0, 0, 0, 0, 0]), EPERM, "{call}");
+            }
+            // socketcall's connect (3), sendmsg (16): passed.
+            for call in [3, 16] {
+                assert_eq!(run(&prog, nr::I386_SOCKETCALL, AUDIT_ARCH_I386, [call, 0, 0, 0, 0, 0]), ALLOW, "{call}");
+            }
+            assert_eq!(run(&prog, nr::I386_SOCKETCALL, AUDIT_ARCH_X86_64, [1, 0, 0, 0, 0, 0]), ALLOW, "x86-64 102");
             // A file's owner: F_SETOWN handed over, the owner in memory
             // refused, F_SETSIG refused the signals F_SETOWN's check
             // does not cover; every other command passes.
@@ -1040,9 +1089,11 @@ mod tests {
         assert_eq!(run(&with, nr::I386_FANOTIFY_INIT, AUDIT_ARCH_I386, [0; 6]), EPERM);
         assert_eq!(run(&with, nr::X32_BIT | nr::OPEN, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS, "x32");
         assert_eq!(run(&without, nr::X32_BIT | nr::MMAP, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS, "x32");
-        for n in nr::IO_URING {
-            assert_eq!(run(&with, n, AUDIT_ARCH_X86_64, [0; 6]), EPERM, "io_uring {n}");
-            assert_eq!(run(&with, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 io_uring {n}");
+        for prog in [&with, &without] {
+            for n in nr::IO_URING {
+                assert_eq!(run(prog, n, AUDIT_ARCH_X86_64, [0; 6]), EPERM, "io_uring {n}");
+                assert_eq!(run(prog, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 io_uring {n}");
+            }
         }
         for n in [nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2] {
             assert_eq!(run(&with, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 {n}");

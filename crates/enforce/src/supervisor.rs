@@ -250,7 +250,7 @@ impl Supervisor {
         // Calls on processes are decided here, without a worker's state:
         // no path is read, and the kernel makes the call (crate::signals,
         // crate::limits, crate::sched, crate::process_ids, crate::process_reads,
-        // crate::exec_memory).
+        // crate::exec_memory, crate::sockets).
         let e = &self.context.enforcer;
         let Some(op) = supervised::decode(notif.data.nr as u32, notif.data.args) else {
             return respond(listener.as_fd(), notif.id, Err(libc::ENOSYS));
@@ -270,6 +270,7 @@ impl Supervisor {
                 Some(crate::exec_memory::decide(e, notif.pid, op, &devices))
             }
             Op::Exec => Some(exec_started(e, listener.as_fd(), notif)),
+            Op::Socket { family, ty, protocol } => Some(crate::sockets::decide(e, notif.pid, family, ty, protocol)),
             _ => None,
         };
         if let Some(answer) = on_process {
@@ -866,6 +867,7 @@ fn resolve(
         | Op::Shmat { .. }
         | Op::Mprotect { .. }
         | Op::MemfdCreate { .. }
+        | Op::Socket { .. }
         | Op::Exec => return Err(libc::ENOSYS),
     })
 }
@@ -888,6 +890,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::Shmat { .. }
         | Op::Mprotect { .. }
         | Op::MemfdCreate { .. }
+        | Op::Socket { .. }
         | Op::Exec => Vec::new(),
     }
 }

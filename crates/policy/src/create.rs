@@ -29,7 +29,7 @@
 //!    type replaces the type from step 3.
 //! 5. **Role transition** (transition only, any class): the first
 //!    `role_transition` for (`s` role, `t` type, `c`) replaces the role.
-//! 6. **Range** (MLS policies only), see [`Policy::create_range`].
+//! 6. **Range** (MLS policies only), see `Policy::create_range`.
 //! 7. The result must be a valid context (`policydb_context_isvalid`);
 //!    libsepol in enforcing mode then fails with `-EACCES`, we return
 //!    [`CreateError::InvalidContext`].
@@ -140,6 +140,18 @@ pub enum CreateError {
     },
 }
 
+/// The `AVTAB_CHANGE` case of `mls_compute_sid` (also where a transition
+/// without rule or default falls through to): a process (or, in the
+/// kernel, a socket) takes `s`'s whole range, every other object its low
+/// level.
+fn change_range(s: &Context, like_process: bool) -> Range {
+    if like_process {
+        s.range.clone()
+    } else {
+        single(&s.range.low)
+    }
+}
+
 /// Both levels set to `l` (libsepol `mls_context_cpy_low`/`_high`).
 fn single(l: &Level) -> Range {
     Range { low: l.clone(), high: l.clone() }
@@ -176,11 +188,38 @@ impl Policy {
         kind: CreateKind,
         name: Option<&str>,
     ) -> Result<Context, CreateError> {
+        self.compute(bools, s, t, class, kind, name, self.is_process_class(class))
+    }
+
+    /// The context of a socket of class `class` that process `s` makes
+    /// (the kernel's `socket_sockcreate_sid` without a `sockcreate`
+    /// attribute: `security_transition_sid(s, s, class)`). The kernel's
+    /// `security_compute_sid` treats socket classes as it treats the
+    /// process class (`sock`): without a class default, the socket takes
+    /// `s`'s role, type and whole range, where another object takes
+    /// `object_r` and the low level. libsepol 3.4 has no such case.
+    pub fn compute_socket_create(&self, bools: &Booleans, s: &Context, class: ClassId) -> Result<Context, CreateError> {
+        self.compute(bools, s, s, class, CreateKind::Transition, None, true)
+    }
+
+    /// [`Policy::compute_create`], with `like_process`: whether the class
+    /// takes the source's role, type and range by default (the process
+    /// class; a socket class in the kernel).
+    #[allow(clippy::too_many_arguments)]
+    fn compute(
+        &self,
+        bools: &Booleans,
+        s: &Context,
+        t: &Context,
+        class: ClassId,
+        kind: CreateKind,
+        name: Option<&str>,
+        like_process: bool,
+    ) -> Result<Context, CreateError> {
         let cladatum = self.class(class);
-        let is_process = self.is_process_class(class);
         let user = self.create_user(cladatum, s, t, kind);
-        let mut role = create_default_role(cladatum, s, t, is_process);
-        let mut ty = create_default_type(cladatum, s, t, is_process);
+        let mut role = create_default_role(cladatum, s, t, like_process);
+        let mut ty = create_default_type(cladatum, s, t, like_process);
         if let Some(new) = self.type_rule(bools, s.ty, t.ty, class, kind) {
             ty = new;
         }
@@ -192,7 +231,7 @@ impl Policy {
                 role = new;
             }
         }
-        let range = self.create_range(s, t, class, kind)?;
+        let range = self.create_range(s, t, class, kind, like_process)?;
         let c = Context { user, role, ty, range };
         if !self.context_is_valid(&c) {
             return Err(CreateError::InvalidContext {
@@ -211,15 +250,17 @@ impl Policy {
     /// - Transition: a `range_transition` for (`s` type, `t` type, class)
     ///   gives the range; else the class's `default_range` (source or
     ///   target low, high, low-high, or glblub); else as change.
-    /// - Change: the process class takes `s`'s whole range; every other
-    ///   class takes `s`'s low level as both low and high.
+    /// - Change: the process class (and a socket's) takes `s`'s whole
+    ///   range; every other class takes `s`'s low level as both low and
+    ///   high.
     /// - Member: `s`'s low level as both low and high, for every class.
-    pub fn create_range(
+    fn create_range(
         &self,
         s: &Context,
         t: &Context,
         class: ClassId,
         kind: CreateKind,
+        like_process: bool,
     ) -> Result<Range, CreateError> {
         if !self.mls {
             let none = Level { sens: 0, cats: BitSet::new() };
@@ -246,20 +287,10 @@ impl Policy {
                     }
                     _ => {}
                 }
-                Ok(self.change_range(s, class))
+                Ok(change_range(s, like_process))
             }
-            CreateKind::Change => Ok(self.change_range(s, class)),
+            CreateKind::Change => Ok(change_range(s, like_process)),
             CreateKind::Member => Ok(single(&s.range.low)),
-        }
-    }
-
-    /// The `AVTAB_CHANGE` case of `mls_compute_sid` (also where a
-    /// transition without rule or default falls through to).
-    fn change_range(&self, s: &Context, class: ClassId) -> Range {
-        if self.is_process_class(class) {
-            s.range.clone()
-        } else {
-            single(&s.range.low)
         }
     }
 
@@ -358,20 +389,20 @@ impl Policy {
     }
 }
 
-fn create_default_role(cladatum: Option<&Class>, s: &Context, t: &Context, is_process: bool) -> RoleId {
+fn create_default_role(cladatum: Option<&Class>, s: &Context, t: &Context, like_process: bool) -> RoleId {
     match cladatum.map(|c| c.default_role) {
         Some(DEFAULT_SOURCE) => s.role,
         Some(DEFAULT_TARGET) => t.role,
-        _ if is_process => s.role,
+        _ if like_process => s.role,
         _ => OBJECT_R,
     }
 }
 
-fn create_default_type(cladatum: Option<&Class>, s: &Context, t: &Context, is_process: bool) -> TypeId {
+fn create_default_type(cladatum: Option<&Class>, s: &Context, t: &Context, like_process: bool) -> TypeId {
     match cladatum.map(|c| c.default_type) {
         Some(DEFAULT_SOURCE) => s.ty,
         Some(DEFAULT_TARGET) => t.ty,
-        _ if is_process => s.ty,
+        _ if like_process => s.ty,
         _ => t.ty,
     }
 }

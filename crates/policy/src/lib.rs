@@ -43,4 +43,4 @@ pub use create::{default_range, CreateError, CreateKind, DEFAULT_SOURCE, DEFAULT
 pub use error::{ContextError, PolicyError};
 pub use locate::{default_policy_path, LoadError};
 pub use model::*;
-pub use policy::{Names, Policy, POLICYCAP_NNP_NOSUID_TRANSITION};
+pub use policy::{Names, Policy, POLICYCAP_EXTENDED_SOCKET_CLASS, POLICYCAP_NNP_NOSUID_TRANSITION};

@@ -309,6 +309,11 @@ impl Policy {
     }
 }
 
+/// `POLICYDB_CAP_EXTENDED_SOCKET_CLASS`: sockets of the address families
+/// and protocols that once shared `socket` and `rawip_socket` get classes
+/// of their own (`sctp_socket`, `icmp_socket`, `bluetooth_socket`...).
+pub const POLICYCAP_EXTENDED_SOCKET_CLASS: u32 = 2;
+
 /// `POLICYDB_CAP_NNP_NOSUID_TRANSITION`: a domain transition under
 /// no_new_privs or from a nosuid mount is allowed by `process2`
 /// permissions, not only into a bounded domain.

@@ -696,6 +696,36 @@ fn class_defaults() {
     assert_eq!(got.range, src.range);
 }
 
+/// A socket's context (`compute_socket_create`), which libsepol 3.4
+/// cannot answer: the kernel's `security_compute_sid` gives a socket
+/// class the process class's defaults (source role, type and whole
+/// range), so a daemon's socket is `system_r`, not `object_r`, and keeps
+/// its categories. Expectations from the kernel's services.c and mls.c.
+#[test]
+#[ignore = "needs the system policy"]
+fn sockets_take_their_creators_role_type_and_range() {
+    let (mut p, _) = load();
+    let bools = Booleans::defaults(&p);
+    let s = p.parse_context("staff_u:staff_r:staff_t:s0:c1,c2-s0:c0.c5").unwrap();
+    for name in ["tcp_socket", "udp_socket", "unix_stream_socket", "netlink_route_socket", "icmp_socket"] {
+        let class = p.class_by_name(name).unwrap();
+        let got = p.compute_socket_create(&bools, &s, class).unwrap();
+        assert_eq!(p.context_to_string(&got), "staff_u:staff_r:staff_t:s0:c1,c2-s0:c0.c5", "{name}");
+        // libsepol's object defaults, for contrast: object_r and the low level.
+        let object = p.compute_create(&bools, &s, &s, class, CreateKind::Transition, None).unwrap();
+        assert_eq!(p.context_to_string(&object), "staff_u:object_r:staff_t:s0:c1,c2", "{name}");
+    }
+    // Class defaults still come first: default_range source low.
+    let tcp = p.class_by_name("tcp_socket").unwrap();
+    p.classes[tcp.index()].default_range = default_range::SOURCE_LOW;
+    let got = p.compute_socket_create(&bools, &s, tcp).unwrap();
+    assert_eq!(p.context_to_string(&got), "staff_u:staff_r:staff_t:s0:c1,c2");
+    // default_role target is the creator's too (target = source).
+    p.classes[tcp.index()].default_role = DEFAULT_TARGET;
+    let got = p.compute_socket_create(&bools, &s, tcp).unwrap();
+    assert_eq!(p.context_to_string(&got), "staff_u:staff_r:staff_t:s0:c1,c2");
+}
+
 /// glblub of ranges with no common sensitivity fails like libsepol
 /// (`-EINVAL`); needs a policy with two sensitivities, so it is synthetic.
 #[test]

@@ -1,0 +1,284 @@
+//! Sockets made by the processes `rampart run` started: `socket` and
+//! `socketpair`, checked as SELinux checks them (`selinux_socket_create`):
+//! `create` of the socket's class, from the caller's domain on the label
+//! the new socket gets.
+//!
+//! Why: a domain's network reach starts with the sockets it may make. A
+//! policy that gives a confined service no `tcp_socket` or
+//! `netlink_route_socket` (most of Debian's domains have only a few
+//! classes) relies on the kernel refusing `socket()` itself; without this
+//! check every launched process could make any socket.
+//!
+//! How: the launcher's filter hands both calls over (crate::supervised);
+//! their arguments are registers, so the kernel makes the call the daemon
+//! decided (no other thread can change what was checked). The class is
+//! the kernel's `socket_type_to_security_class` (`extended_socket_class`
+//! read from the loaded policy), the label `security_transition_sid`
+//! from the caller's domain to itself for that class (the domain's role,
+//! type and range unless a `type_transition` rule says otherwise:
+//! `Policy::compute_socket_create`).
+//!
+//! What is left: a socket the process received (`SCM_RIGHTS`, inherited
+//! from before the launch) or the kernel made for it (`accept`) is not
+//! checked, nor is anything done with a socket after its creation
+//! (bind, connect, listen, send: SELinux's `name_bind`, `name_connect`,
+//! node and peer checks).
+
+use crate::enforcer::Enforcer;
+use crate::signals;
+
+/// Address families (linux/socket.h) and the bound the kernel checks
+/// them against (`NPROTO`, `AF_MAX` in 6.18).
+mod family {
+    pub const UNIX: i32 = 1;
+    pub const INET: i32 = 2;
+    pub const AX25: i32 = 3;
+    pub const IPX: i32 = 4;
+    pub const APPLETALK: i32 = 5;
+    pub const NETROM: i32 = 6;
+    pub const ATMPVC: i32 = 8;
+    pub const X25: i32 = 9;
+    pub const INET6: i32 = 10;
+    pub const ROSE: i32 = 11;
+    pub const DECNET: i32 = 12;
+    pub const KEY: i32 = 15;
+    pub const NETLINK: i32 = 16;
+    pub const PACKET: i32 = 17;
+    pub const ATMSVC: i32 = 20;
+    pub const RDS: i32 = 21;
+    pub const IRDA: i32 = 23;
+    pub const PPPOX: i32 = 24;
+    pub const LLC: i32 = 26;
+    pub const CAN: i32 = 29;
+    pub const TIPC: i32 = 30;
+    pub const BLUETOOTH: i32 = 31;
+    pub const IUCV: i32 = 32;
+    pub const RXRPC: i32 = 33;
+    pub const ISDN: i32 = 34;
+    pub const PHONET: i32 = 35;
+    pub const IEEE802154: i32 = 36;
+    pub const CAIF: i32 = 37;
+    pub const ALG: i32 = 38;
+    pub const NFC: i32 = 39;
+    pub const VSOCK: i32 = 40;
+    pub const KCM: i32 = 41;
+    pub const QIPCRTR: i32 = 42;
+    pub const SMC: i32 = 43;
+    pub const XDP: i32 = 44;
+    pub const MCTP: i32 = 45;
+    pub const MAX: i32 = 46;
+}
+
+/// Socket types (linux/net.h).
+mod kind {
+    pub const STREAM: i32 = 1;
+    pub const DGRAM: i32 = 2;
+    pub const RAW: i32 = 3;
+    pub const SEQPACKET: i32 = 5;
+    pub const DCCP: i32 = 6;
+    pub const PACKET: i32 = 10;
+    pub const MAX: i32 = 11;
+    /// The type's bits; the others are flags.
+    pub const MASK: i32 = 0xf;
+    /// The flags a type may carry (`SOCK_CLOEXEC`, `SOCK_NONBLOCK`).
+    pub const FLAGS: i32 = libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK;
+}
+
+/// IP protocols (uapi/linux/in.h) the class depends on.
+mod ip {
+    pub const IP: i32 = 0;
+    pub const ICMP: i32 = 1;
+    pub const TCP: i32 = 6;
+    pub const UDP: i32 = 17;
+    pub const ICMPV6: i32 = 58;
+    pub const SCTP: i32 = 132;
+    pub const MPTCP: i32 = 262;
+}
+
+/// A socket as the kernel's security hook sees it, or `None` where the
+/// kernel refuses the call before the hook (`EINVAL`, `EAFNOSUPPORT`):
+/// the type's flags stripped, and `PF_INET` with the obsolete
+/// `SOCK_PACKET` made `PF_PACKET` (`__sys_socket_create`,
+/// `__sock_create`).
+pub(crate) fn as_hooked(family: i32, ty: i32) -> Option<(i32, i32)> {
+    if (ty & !kind::MASK) & !kind::FLAGS != 0 {
+        return None;
+    }
+    let ty = ty & kind::MASK;
+    if !(0..family::MAX).contains(&family) || !(0..kind::MAX).contains(&ty) {
+        return None;
+    }
+    let family = if family == family::INET && ty == kind::PACKET { family::PACKET } else { family };
+    Some((family, ty))
+}
+
+/// The class SELinux checks a new socket as (hooks.c,
+/// `socket_type_to_security_class`); `extended` is the policy's
+/// `extended_socket_class` capability.
+pub(crate) fn class_of(family: i32, ty: i32, protocol: i32, extended: bool) -> &'static str {
+    match family {
+        family::UNIX => match ty {
+            kind::STREAM | kind::SEQPACKET => return "unix_stream_socket",
+            kind::DGRAM | kind::RAW => return "unix_dgram_socket",
+            _ => {}
+        },
+        family::INET | family::INET6 => {
+            return match ty {
+                kind::STREAM | kind::SEQPACKET if matches!(protocol, ip::IP | ip::TCP | ip::MPTCP) => "tcp_socket",
+                kind::STREAM | kind::SEQPACKET if extended && protocol == ip::SCTP => "sctp_socket",
+                kind::DGRAM if matches!(protocol, ip::IP | ip::UDP) => "udp_socket",
+                kind::DGRAM if extended && matches!(protocol, ip::ICMP | ip::ICMPV6) => "icmp_socket",
+                kind::DCCP => "dccp_socket",
+                _ => "rawip_socket",
+            }
+        }
+        family::NETLINK => return netlink_class(protocol),
+        family::PACKET => return "packet_socket",
+        family::KEY => return "key_socket",
+        family::APPLETALK => return "appletalk_socket",
+        _ => {}
+    }
+    if !extended {
+        return "socket";
+    }
+    match family {
+        family::AX25 => "ax25_socket",
+        family::IPX => "ipx_socket",
+        family::NETROM => "netrom_socket",
+        family::ATMPVC => "atmpvc_socket",
+        family::X25 => "x25_socket",
+        family::ROSE => "rose_socket",
+        family::DECNET => "decnet_socket",
+        family::ATMSVC => "atmsvc_socket",
+        family::RDS => "rds_socket",
+        family::IRDA => "irda_socket",
+        family::PPPOX => "pppox_socket",
+        family::LLC => "llc_socket",
+        family::CAN => "can_socket",
+        family::TIPC => "tipc_socket",
+        family::BLUETOOTH => "bluetooth_socket",
+        family::IUCV => "iucv_socket",
+        family::RXRPC => "rxrpc_socket",
+        family::ISDN => "isdn_socket",
+        family::PHONET => "phonet_socket",
+        family::IEEE802154 => "ieee802154_socket",
+        family::CAIF => "caif_socket",
+        family::ALG => "alg_socket",
+        family::NFC => "nfc_socket",
+        family::VSOCK => "vsock_socket",
+        family::KCM => "kcm_socket",
+        family::QIPCRTR => "qipcrtr_socket",
+        family::SMC => "smc_socket",
+        family::XDP => "xdp_socket",
+        family::MCTP => "mctp_socket",
+        _ => "socket",
+    }
+}
+
+/// A netlink socket's class, by its protocol (uapi/linux/netlink.h).
+fn netlink_class(protocol: i32) -> &'static str {
+    match protocol {
+        0 => "netlink_route_socket",
+        4 => "netlink_tcpdiag_socket",
+        5 => "netlink_nflog_socket",
+        6 => "netlink_xfrm_socket",
+        7 => "netlink_selinux_socket",
+        8 => "netlink_iscsi_socket",
+        9 => "netlink_audit_socket",
+        10 => "netlink_fib_lookup_socket",
+        11 => "netlink_connector_socket",
+        12 => "netlink_netfilter_socket",
+        14 => "netlink_dnrt_socket",
+        15 => "netlink_kobject_uevent_socket",
+        16 => "netlink_generic_socket",
+        18 => "netlink_scsitransport_socket",
+        20 => "netlink_rdma_socket",
+        21 => "netlink_crypto_socket",
+        _ => "netlink_socket",
+    }
+}
+
+/// Decides `socket` or `socketpair` of (`family`, `ty`, `protocol`) by
+/// thread `tid`: `Ok` lets the kernel make the call, `Err` is its error.
+pub(crate) fn decide(e: &Enforcer, tid: u32, family: i32, ty: i32, protocol: i32) -> Result<(), i32> {
+    let Some((family, ty)) = as_hooked(family, ty) else {
+        // The kernel refuses it itself, before any security check.
+        return Ok(());
+    };
+    let caller = signals::caller(e, tid, "a socket")?;
+    let class = class_of(family, ty, protocol, e.extended_socket_classes());
+    if e.check_socket_create(tid, caller.tgid, caller.sid, class) {
+        Ok(())
+    } else {
+        Err(libc::EACCES)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    /// Hand-written from hooks.c (6.18): one case per branch.
+    #[test]
+    fn classes_follow_the_kernels_table() {
+        let cases: &[(i32, i32, i32, bool, &str)] = &[
+            (libc::AF_UNIX, libc::SOCK_STREAM, 0, false, "unix_stream_socket"),
+            (libc::AF_UNIX, libc::SOCK_SEQPACKET, 0, true, "unix_stream_socket"),
+            (libc::AF_UNIX, libc::SOCK_DGRAM, 0, false, "unix_dgram_socket"),
+            (libc::AF_UNIX, libc::SOCK_RAW, 0, false, "unix_dgram_socket"),
+            // A Unix socket of another type falls through to `socket`.
+            (libc::AF_UNIX, libc::SOCK_RDM, 0, true, "socket"),
+            (libc::AF_INET, libc::SOCK_STREAM, 0, false, "tcp_socket"),
+            (libc::AF_INET6, libc::SOCK_STREAM, libc::IPPROTO_TCP, false, "tcp_socket"),
+            (libc::AF_INET, libc::SOCK_STREAM, 262, false, "tcp_socket"),
+            (libc::AF_INET, libc::SOCK_SEQPACKET, libc::IPPROTO_SCTP, true, "sctp_socket"),
+            (libc::AF_INET, libc::SOCK_SEQPACKET, libc::IPPROTO_SCTP, false, "rawip_socket"),
+            (libc::AF_INET, libc::SOCK_DGRAM, 0, false, "udp_socket"),
+            (libc::AF_INET6, libc::SOCK_DGRAM, libc::IPPROTO_UDP, true, "udp_socket"),
+            (libc::AF_INET, libc::SOCK_DGRAM, libc::IPPROTO_ICMP, true, "icmp_socket"),
+            (libc::AF_INET6, libc::SOCK_DGRAM, libc::IPPROTO_ICMPV6, true, "icmp_socket"),
+            (libc::AF_INET, libc::SOCK_DGRAM, libc::IPPROTO_ICMP, false, "rawip_socket"),
+            (libc::AF_INET, libc::SOCK_DGRAM, libc::IPPROTO_UDPLITE, true, "rawip_socket"),
+            (libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_ICMP, true, "rawip_socket"),
+            (libc::AF_INET, libc::SOCK_STREAM, libc::IPPROTO_UDP, true, "rawip_socket"),
+            (libc::AF_INET, 6, 0, true, "dccp_socket"),
+            (libc::AF_NETLINK, libc::SOCK_RAW, libc::NETLINK_ROUTE, false, "netlink_route_socket"),
+            (libc::AF_NETLINK, libc::SOCK_DGRAM, libc::NETLINK_AUDIT, false, "netlink_audit_socket"),
+            (libc::AF_NETLINK, libc::SOCK_RAW, libc::NETLINK_SOCK_DIAG, false, "netlink_tcpdiag_socket"),
+            (libc::AF_NETLINK, libc::SOCK_RAW, libc::NETLINK_KOBJECT_UEVENT, false, "netlink_kobject_uevent_socket"),
+            (libc::AF_NETLINK, libc::SOCK_RAW, libc::NETLINK_CRYPTO, false, "netlink_crypto_socket"),
+            (libc::AF_NETLINK, libc::SOCK_RAW, libc::NETLINK_USERSOCK, false, "netlink_socket"),
+            (libc::AF_PACKET, libc::SOCK_RAW, 0, false, "packet_socket"),
+            (libc::AF_KEY, libc::SOCK_RAW, 2, false, "key_socket"),
+            (libc::AF_APPLETALK, libc::SOCK_DGRAM, 0, false, "appletalk_socket"),
+            (libc::AF_BLUETOOTH, libc::SOCK_STREAM, 0, true, "bluetooth_socket"),
+            (libc::AF_BLUETOOTH, libc::SOCK_STREAM, 0, false, "socket"),
+            (libc::AF_ALG, libc::SOCK_SEQPACKET, 0, true, "alg_socket"),
+            (libc::AF_VSOCK, libc::SOCK_STREAM, 0, true, "vsock_socket"),
+            (libc::AF_XDP, libc::SOCK_RAW, 0, true, "xdp_socket"),
+            (45, libc::SOCK_DGRAM, 0, true, "mctp_socket"),
+            // Families without a class of their own.
+            (libc::AF_BRIDGE, libc::SOCK_RAW, 0, true, "socket"),
+            (libc::AF_IB, libc::SOCK_STREAM, 0, true, "socket"),
+        ];
+        for &(family, ty, protocol, extended, want) in cases {
+            assert_eq!(class_of(family, ty, protocol, extended), want, "{family} {ty} {protocol} {extended}");
+            assert!(crate::access::SOCKET_CLASSES.contains(&want), "{want} is declared");
+        }
+    }
+
+    #[test]
+    fn what_the_kernel_refuses_first_is_left_to_it() {
+        let stream = libc::SOCK_STREAM;
+        assert_eq!(as_hooked(libc::AF_INET, stream | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK), Some((2, 1)));
+        assert_eq!(as_hooked(libc::AF_INET, stream | 0x10), None, "an unknown flag: EINVAL");
+        assert_eq!(as_hooked(46, stream), None, "no such family: EAFNOSUPPORT");
+        assert_eq!(as_hooked(-1, stream), None);
+        assert_eq!(as_hooked(libc::AF_INET, 11), None, "no such type: EINVAL");
+        assert_eq!(as_hooked(45, stream), Some((45, stream)));
+        // The obsolete SOCK_PACKET of PF_INET is a packet socket.
+        assert_eq!(as_hooked(libc::AF_INET, 10), Some((libc::AF_PACKET, 10)));
+        assert_eq!(as_hooked(libc::AF_INET6, 10), Some((libc::AF_INET6, 10)));
+    }
+}
