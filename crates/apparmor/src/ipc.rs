@@ -252,7 +252,7 @@ fn apply_modes(p: &Profile, perms: &mut Perms) {
 /// `aa_apply_modes_to_perms` then `aa_check_perms`: the decision and
 /// its record (a fully quieted denial is refused unrecorded, complain
 /// mode or not, as the kernel returns before it clears the error).
-fn check_perms(p: &Profile, mut perms: Perms, request: u32) -> PeerDecision {
+pub(crate) fn check_perms(p: &Profile, mut perms: Perms, request: u32) -> PeerDecision {
     apply_modes(p, &mut perms);
     let denied = request & (!perms.allow | perms.deny);
     if denied == 0 {

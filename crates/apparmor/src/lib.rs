@@ -55,6 +55,7 @@ mod error;
 pub mod file;
 pub mod ipc;
 mod model;
+pub mod net;
 pub mod perms;
 pub mod policy;
 pub mod profile_dir;

@@ -336,3 +336,82 @@ fn python3_apparmor_reads_ptrace_records_back() {
         .collect();
     assert_eq!(out.lines().collect::<Vec<_>>(), want, "{log}");
 }
+
+/// Reads socket records with python3-apparmor: one line per record, then
+/// aa-logprof's network table for complain mode.
+const NET_READER: &str = r#"
+import sys, LibAppArmor
+from apparmor.logparser import ReadLog
+from apparmor.profile_list import ProfileList
+log = sys.argv[1]
+profiles = ProfileList()
+for name in ('streamer', 'anything', 'nothing', 'learner'):
+    profiles.add_profile('/etc/apparmor.d/' + name, name, None)
+reader = ReadLog(log, profiles, '/etc/apparmor.d')
+for line in open(log):
+    ev = reader.parse_event(line)
+    rec = LibAppArmor.parse_record(line)
+    print('\t'.join(str(x) for x in [ev['aamode'], ev['operation'], ev['profile'], ev['pid'], rec.comm, ev['info'],
+        ev['family'], ev['sock_type'], ev['protocol'], ev['request_mask'], ev['denied_mask'] or '-']))
+    LibAppArmor.free_record(rec)
+tree = ReadLog(log, profiles, '/etc/apparmor.d').read_log('')
+for profile, kinds in sorted(tree['PERMITTING'].items()):
+    for family, by_type in sorted(kinds['network'].items()):
+        for sock_type, protocols in sorted(by_type.items()):
+            for protocol in sorted(protocols):
+                print('PERMITTING', profile, family, sock_type, protocol, sep='\t')
+"#;
+
+#[test]
+#[ignore = "needs apparmor_parser, python3-apparmor and libapparmor: reads the records back"]
+fn python3_apparmor_reads_socket_records_back() {
+    use rampart_apparmor::audit::{net_message, NetAudit};
+    use rampart_apparmor::net::create_perm;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("aa-audit-net-{}", std::process::id()));
+    let policy = common::with_ipc_rules("network.profile", &dir);
+    // (profile, family, type, protocol, kind, what python3-apparmor reads:
+    // info, family, sock_type, protocol)
+    let cases = [
+        ("streamer", 2, 2, 17, RecordKind::Denied, "failed type match", "inet", "dgram", "udp"),
+        ("nothing", 1, 1, 0, RecordKind::Denied, "failed af match", "unix", "stream", "ip"),
+        ("anything", 2, 2, 17, RecordKind::Audit, "None", "inet", "dgram", "udp"),
+        ("learner", 10, 1, 6, RecordKind::Allowed, "failed af match", "inet6", "stream", "tcp"),
+    ];
+    let mut log = String::new();
+    for (i, &(profile, family, ty, protocol, kind, ..)) in cases.iter().enumerate() {
+        let d = create_perm(policy.profile(profile).unwrap(), family, ty, protocol);
+        let record = d.record.unwrap_or_else(|| panic!("case {i}: no record"));
+        assert_eq!(record.kind, kind, "case {i}");
+        let stamp = AuditStamp { secs: 1_700_000_000, millis: 123, serial: i as u64 + 1 };
+        let message = net_message(&NetAudit {
+            operation: "create",
+            namespace: None,
+            profile,
+            pid: 4242,
+            comm: b"curl",
+            family,
+            ty,
+            protocol,
+            record: &record,
+        });
+        log.push_str(&format!("type=AVC msg=audit({stamp}): {message}\n"));
+    }
+    let log_path = dir.join("audit.log");
+    std::fs::write(&log_path, &log).unwrap();
+    let o = Command::new("/usr/bin/python3").args(["-c", NET_READER]).arg(&log_path).output().unwrap();
+    assert!(o.status.success(), "python3-apparmor (scripts/install-deps.sh): {}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let mut lines = out.lines();
+    for (i, &(profile, _, _, _, kind, info, family, sock_type, protocol)) in cases.iter().enumerate() {
+        let mode = match kind {
+            RecordKind::Audit => "AUDIT",
+            RecordKind::Allowed => "PERMITTING",
+            _ => "REJECTING",
+        };
+        let denied = if kind == RecordKind::Audit { "-" } else { "create" };
+        let want =
+            [mode, "create", profile, "4242", "curl", info, family, sock_type, protocol, "create", denied].join("\t");
+        assert_eq!(lines.next(), Some(want.as_str()), "case {i}: {log}");
+    }
+    assert_eq!(lines.collect::<Vec<_>>(), ["PERMITTING\tlearner\tinet6\tstream\ttcp"]);
+}

@@ -269,6 +269,53 @@ fn a_load_goes_to_one_namespace() {
     assert!(policy.profile(":other:plain").is_some());
 }
 
+/// Sockets (`network` rules, crates/apparmor/src/net.rs): a profile
+/// makes the families and types it names (AppArmor 3's parser names no
+/// protocol: `network inet stream,` is every inet stream socket), deny
+/// wins and is quiet unless audited, a profile with no network rule
+/// makes no socket, Unix ones included, and complain mode lets a denial
+/// through with a record. A match that dies says where (`info=`).
+/// Expected from the rule text.
+#[test]
+fn sockets_as_apparmor_d_says() {
+    use rampart_apparmor::file::RecordKind::{Allowed, Audit, Denied};
+    use rampart_apparmor::net::create_perm;
+    let dir = std::env::temp_dir().join(format!("rampart-aa-net-{}", std::process::id()));
+    let policy = common::with_ipc_rules("network.profile", &dir);
+    let (unix, inet, inet6, netlink, packet) = (1, 2, 10, 16, 17);
+    let (stream, dgram, raw) = (1, 2, 3);
+    let (af, ty) = (Some("failed af match"), Some("failed type match"));
+    // (profile, family, type, protocol, allowed, record kind, info)
+    let checks = [
+        ("streamer", inet, stream, 0, true, None, None),
+        ("streamer", inet, stream, 6, true, None, None),
+        ("streamer", inet, dgram, 0, false, Some(Denied), ty),
+        ("streamer", inet6, dgram, 17, true, None, None),
+        ("streamer", inet6, stream, 0, false, Some(Denied), ty),
+        ("streamer", netlink, raw, 0, false, Some(Denied), af),
+        ("streamer", unix, stream, 0, true, None, None),
+        ("streamer", unix, dgram, 0, true, None, None),
+        ("anything", inet, stream, 0, true, None, None),
+        ("anything", inet, dgram, 17, true, Some(Audit), None),
+        ("anything", inet6, stream, 0, false, None, None), // deny is quiet
+        ("anything", packet, raw, 0, false, None, None),
+        // audit deny: the parser leaves no state for the denied type.
+        ("anything", netlink, raw, 0, false, Some(Denied), ty),
+        ("anything", netlink, dgram, 0, true, None, None),
+        ("anything", unix, stream, 0, true, None, None),
+        ("nothing", unix, stream, 0, false, Some(Denied), af),
+        ("nothing", inet, stream, 0, false, Some(Denied), af),
+        ("learner", inet, stream, 0, true, None, None),
+        ("learner", inet, dgram, 0, true, Some(Allowed), ty),
+    ];
+    for (i, &(profile, family, kind, protocol, allowed, record, info)) in checks.iter().enumerate() {
+        let d = create_perm(policy.profile(profile).unwrap(), family, kind, protocol);
+        assert_eq!(d.allowed, allowed, "case {i}: {profile} {family} {kind} {protocol}");
+        assert_eq!(d.record.map(|r| r.kind), record, "case {i}: {profile} {family} {kind} {protocol}");
+        assert_eq!(d.record.and_then(|r| r.info), info, "case {i}: {profile} {family} {kind} {protocol}");
+    }
+}
+
 /// Signal rules (apparmor.d(5) "Signal rules"), compiled for a feature
 /// set with signal mediation: `set=` lists signals (none: all), `peer=`
 /// is an AARE over the other end's label, send and receive are separate

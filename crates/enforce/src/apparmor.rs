@@ -59,10 +59,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::sync::{Mutex, PoisonError, RwLock};
 
-use rampart_apparmor::audit::{file_message, peer_message, FileAudit, PeerAudit, PeerOperation};
+use rampart_apparmor::audit::{file_message, net_message, peer_message, FileAudit, NetAudit, PeerAudit, PeerOperation};
 use rampart_apparmor::file::{link_perm, path_perm, perms_decision, FileDecision, Record, RecordKind};
 use rampart_apparmor::perms::*;
-use rampart_apparmor::{domain, ipc, LiveProfiles, Mode, Profile, Subject};
+use rampart_apparmor::{domain, ipc, net, LiveProfiles, Mode, Profile, Subject};
 use rustc_hash::FxHashSet;
 
 use crate::apparmor_log::AppArmorLog;
@@ -708,6 +708,40 @@ impl AppArmor {
             ipc::signal_perm(p, peer, sig, request)
         };
         self.both_ends(PeerOperation::Signal(sig), (sender, target), &check, who, enforcing)
+    }
+
+    /// A socket of (`family`, `ty`, `protocol`) made by a process under
+    /// `label`, as the kernel's `apparmor_socket_create` checks it: every
+    /// profile of the label may create it (crate::sockets), each denial
+    /// recorded. `who`: the caller's pid and tid.
+    pub fn socket_create(
+        &self,
+        label: &str,
+        (family, ty, protocol): (i32, i32, i32),
+        (pid, tid): (u32, u32),
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        let set = self.profiles.current();
+        every(label, |profile| {
+            let Some(p) = self.profile(&set.policy, profile) else { return false };
+            let d = net::create_perm(p, family, ty, protocol);
+            self.permissive_unless(d.allowed, d.record, enforcing, |record| {
+                let (namespace, profile) = split_namespace(&p.name);
+                let comm = crate::pidfd::comm(tid).unwrap_or_default();
+                let audit = NetAudit {
+                    operation: "create",
+                    namespace,
+                    profile,
+                    pid,
+                    comm: comm.as_bytes(),
+                    family,
+                    ty,
+                    protocol,
+                    record,
+                };
+                self.log.record(net_message(&audit));
+            })
+        })
     }
 
     /// A ptrace access check (`request`: `AA_PTRACE_READ` or `TRACE`) by

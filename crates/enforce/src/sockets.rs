@@ -1,7 +1,7 @@
 //! Sockets made by the processes `rampart run` started: `socket` and
 //! `socketpair`, checked as SELinux checks them (`selinux_socket_create`):
 //! `create` of the socket's class, from the caller's domain on the label
-//! the new socket gets.
+//! the new socket gets; and as AppArmor checks them.
 //!
 //! Why: a domain's network reach starts with the sockets it may make. A
 //! policy that gives a confined service no `tcp_socket` or
@@ -16,7 +16,9 @@
 //! read from the loaded policy), the label `security_transition_sid`
 //! from the caller's domain to itself for that class (the domain's role,
 //! type and range unless a `type_transition` rule says otherwise:
-//! `Policy::compute_socket_create`).
+//! `Policy::compute_socket_create`). A process under an AppArmor profile
+//! is asked about by its profiles too (`network` rules:
+//! `rampart_apparmor::net`), as `apparmor_socket_create` asks.
 //!
 //! What is left: a socket the process received (`SCM_RIGHTS`, inherited
 //! from before the launch) or the kernel made for it (`accept`) is not
@@ -207,7 +209,19 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, family: i32, ty: i32, protocol: i32
     };
     let caller = signals::caller(e, tid, "a socket")?;
     let class = class_of(family, ty, protocol, e.extended_socket_classes());
-    if e.check_socket_create(tid, caller.tgid, caller.sid, class) {
+    let selinux = e.check_socket_create(tid, caller.tgid, caller.sid, class);
+    // AppArmor asks its own question and records its own denial, whatever
+    // SELinux answered, as both modules of the kernel's stack do.
+    let apparmor = match (&caller.apparmor, &e.apparmor) {
+        (None, _) => true,
+        (Some(label), Some(aa)) => {
+            let enforcing = || e.avc.policy_state().2;
+            aa.socket_create(label, (family, ty, protocol), (caller.tgid.unwrap_or(tid), tid), &enforcing)
+        }
+        // A profile without the AppArmor module: nothing to ask it.
+        (Some(_), None) => false,
+    };
+    if selinux && apparmor {
         Ok(())
     } else {
         Err(libc::EACCES)
