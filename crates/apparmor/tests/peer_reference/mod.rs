@@ -1,16 +1,18 @@
-//! What the signal and ptrace reference tests share
-//! (tests/signal_reference.rs, tests/ptrace_reference.rs): running their
-//! python3-apparmor side, compiling the profile files its queries name
-//! for a feature set with signal and ptrace mediation, and comparing
-//! each decision and record with what the profile text implies.
+//! What the signal, ptrace and socket-creation reference tests share
+//! (tests/signal_reference.rs, tests/ptrace_reference.rs,
+//! tests/net_reference.rs): running their python3-apparmor side,
+//! compiling the profile files its queries name for a feature set with
+//! signal, ptrace and network mediation, and comparing each decision
+//! and record with what the profile text implies.
 //!
 //! The python side writes one line per query:
 //! `FILE PROFILE MODE AUDIT_ALL Q1 Q2 Q3 GRANT AUDIT QUIET HOW` (tabs),
 //! where Q1-Q3 are the test's own query columns, GRANT says an allow
 //! rule covers it and no deny rule does, AUDIT that an `audit` allow
 //! rule covers it, QUIET that a deny rule without `audit` does, and HOW
-//! how the peer label was matched (`unconfined` for an unconfined
-//! tracer, which the kernel lets through before any rule).
+//! how the query was matched (for signal and ptrace the peer label:
+//! `unconfined` for an unconfined tracer, which the kernel lets through
+//! before any rule; for sockets the shapes of the rules that cover it).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -21,8 +23,8 @@ use rampart_apparmor::ipc::PeerDecision;
 use rampart_apparmor::{Policy, Profile};
 
 const PARSER: &str = "/sbin/apparmor_parser";
-/// A feature set with `signal` and `ptrace`: without it the parser
-/// drops their rules.
+/// A feature set with `signal`, `ptrace` and `network`: without it the
+/// parser drops their rules.
 const FEATURES: &str = "/etc/apparmor.d/abi/3.0";
 
 /// One query and what the profile text says of it.

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# What checking a socket's creation costs (crates/enforce/src/sockets.rs,
+# crates/apparmor/src/net.rs): a process makes and closes N TCP sockets
+# (python3's socket.socket), three ways per round:
+#   plain     no launcher: the kernel alone;
+#   selinux   `rampart run` under rampartd with the system policy, in the
+#             default domain (the launcher's filter hands every socket
+#             call to the daemon, which checks `tcp_socket { create }`);
+#   apparmor  `rampart run --apparmor netter` under rampartd with AppArmor
+#             alone (--no-selinux), the profile allowing inet stream.
+# Run it with a build from before the check (RAMPART=...) for the
+# baseline, where the launcher's filter lets socket calls through. Needs
+# root, the system SELinux policy (selinux-policy-default),
+# apparmor_parser, python3. From the repository root after
+# `cargo build --release`:
+#   bash contrib/repro/sockets.sh [N] [ROUNDS]
+set -euo pipefail
+N=${1:-20000}
+ROUNDS=${2:-3}
+RAMPART=${RAMPART:-$PWD/target/release/rampart}
+W=$(mktemp -d /tmp/rampart-sockets.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+mkdir "$W/profiles" "$W/cache"
+cat > "$W/profiles/netter" <<'PROFILE'
+profile netter {
+  network inet stream,
+}
+PROFILE
+cat > "$W/sockets.py" <<'PY'
+import socket, sys, time
+n = int(sys.argv[1])
+t = time.perf_counter()
+for _ in range(n):
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
+print(f"{sys.argv[2]}: {(time.perf_counter() - t) / n * 1e6:.2f} us per socket")
+PY
+unshare -m --propagation private bash -euc '
+W=$1; N=$2; ROUNDS=$3; RAMPART=$4
+mkdir "$W/t"; mount -t tmpfs none "$W/t"
+D=
+stop() { if [ -n "$D" ]; then kill -TERM "$D" 2>/dev/null || true; wait "$D" || true; D=; fi; }
+trap stop EXIT
+start() {
+    "$RAMPART" daemon --mark "$W/t" --socket "$W/sock" --cgroup "rampart-sockets.$$" "$@" 2>"$W/daemon.err" &
+    D=$!
+    for _ in $(seq 200); do "$RAMPART" status --socket "$W/sock" >/dev/null 2>&1 && return; sleep 0.05; done
+    cat "$W/daemon.err" >&2; exit 1
+}
+for round in $(seq "$ROUNDS"); do
+    /usr/bin/python3 "$W/sockets.py" "$N" "round $round, plain"
+    start
+    "$RAMPART" run --socket "$W/sock" -- /usr/bin/python3 "$W/sockets.py" "$N" "round $round, selinux"
+    stop
+    start --no-selinux --apparmor "$W/profiles" --apparmor-cache "$W/cache"
+    "$RAMPART" run --socket "$W/sock" --apparmor netter -- /usr/bin/python3 "$W/sockets.py" "$N" "round $round, apparmor"
+    stop
+done
+umount "$W/t"
+' _ "$W" "$N" "$ROUNDS" "$RAMPART"
