@@ -49,7 +49,7 @@ start() {
 for round in $(seq "$ROUNDS"); do
     /usr/bin/python3 "$W/sockets.py" "$N" "round $round, plain"
     start
-    "$RAMPART" run --socket "$W/sock" -- /usr/bin/python3 "$W/sockets.py" "$N" "round $round, selinux"
+    "$RAMPART" run --socket "$W/sock" --force --context unconfined_u:unconfined_r:unconfined_t:s0-s0:c0.c1023 -- /usr/bin/python3 "$W/sockets.py" "$N" "round $round, selinux"
     stop
     start --no-selinux --apparmor "$W/profiles" --apparmor-cache "$W/cache"
     "$RAMPART" run --socket "$W/sock" --apparmor netter -- /usr/bin/python3 "$W/sockets.py" "$N" "round $round, apparmor"
