@@ -31,6 +31,7 @@ fuzz_target!(|data: &[u8]| {
         Some(Op::Inspect { of: Inspected::Pair(a, b) }) => assert_eq!((a, b), (low(0), low(1))),
         Some(Op::Inspect { of: Inspected::Thread(t) | Inspected::Pidfd(t) }) => assert_eq!(t, low(0)),
         Some(Op::Setattr { target: FileArg::Fd(fd), .. }) => assert_eq!(fd, low(0)),
+        Some(Op::Socket { family, ty, protocol }) => assert_eq!((family, ty, protocol), (low(0), low(1), low(2))),
         _ => {}
     }
 });
