@@ -26,6 +26,8 @@ pub const CLASS_NETV9: usize = 15;
 /// `AA_CONT_MATCH`: a state whose permissions are not final; the match
 /// goes on to the protocol.
 const AA_CONT_MATCH: u32 = 0x0800_0000;
+/// `AA_MAY_BIND`: binding a socket (net.h).
+pub const AA_MAY_BIND: u32 = 0x0020_0000;
 /// `PF_UNIX`.
 const AF_UNIX: i32 = 1;
 
@@ -133,23 +135,38 @@ pub fn type_name(ty: i32) -> Option<&'static str> {
 /// (the type's flags stripped)? A profile compiled without network
 /// rules allows every socket.
 pub fn create_perm(p: &Profile, family: i32, ty: i32, protocol: i32) -> PeerDecision {
+    af_perm(p, AA_MAY_CREATE, (family, ty, protocol), family == AF_UNIX)
+}
+
+/// `aa_profile_af_sk_perm` for one profile: may `p` do `request` (for
+/// example [`AA_MAY_BIND`]) with a socket of (`family`, `ty`,
+/// `protocol`), as the kernel keeps them? (A v9 policy's Unix rules,
+/// which also match addresses, are not modelled: such a socket is
+/// decided by its triple.)
+pub fn sk_perm(p: &Profile, request: u32, family: i32, ty: i32, protocol: i32) -> PeerDecision {
+    af_perm(p, request, (family, ty, protocol), false)
+}
+
+/// `aa_profile_af_perm`, or for the creation of a Unix socket
+/// (`unix_create`) af_unix.c's `profile_create_perm`.
+fn af_perm(p: &Profile, request: u32, (family, ty, protocol): (i32, i32, i32), unix_create: bool) -> PeerDecision {
     if p.mode == Mode::Unconfined {
         return PeerDecision { allowed: true, record: None };
     }
     let Some(pdb) = p.policy.as_ref() else { return PeerDecision { allowed: true, record: None } };
     let start = |class: usize| pdb.start.get(class).copied().filter(|&s| s != 0);
-    let (start, early) = match (family, start(CLASS_NETV9)) {
-        // profile_create_perm: a v9 policy decides Unix sockets by the
-        // whole triple.
-        (AF_UNIX, Some(v9)) => (v9, false),
+    let (start, early) = match (unix_create, start(CLASS_NETV9)) {
+        // profile_create_perm: a v9 policy decides the creation of Unix
+        // sockets by the whole triple.
+        (true, Some(v9)) => (v9, false),
         // aa_profile_af_perm: RULE_MEDIATES_NET, v9 first, then v7/8.
         (_, v9) => match v9.or_else(|| start(CLASS_NET)) {
             Some(s) => (s, true),
             None => return PeerDecision { allowed: true, record: None },
         },
     };
-    let (perms, info) = match_to_prot(pdb, start, family, ty, protocol, early);
-    let mut d = check_perms(p, perms, AA_MAY_CREATE);
+    let (perms, info) = match_to_prot(pdb, start, (family, ty, protocol), request, early);
+    let mut d = check_perms(p, perms, request);
     if let Some(r) = d.record.as_mut() {
         r.info = info;
     }
@@ -158,13 +175,13 @@ pub fn create_perm(p: &Profile, family: i32, ty: i32, protocol: i32) -> PeerDeci
 
 /// `aa_match_to_prot` then `aa_do_perms`' lookup: the permissions where
 /// the match of the triple ends, and the `info=` of a match that died
-/// (`early`: stop at the type's state unless it says go on).
+/// (`early`: stop at the type's state unless it lacks `request` and says
+/// go on).
 fn match_to_prot(
     pdb: &PolicyDb,
     start: u32,
-    family: i32,
-    ty: i32,
-    protocol: i32,
+    (family, ty, protocol): (i32, i32, i32),
+    request: u32,
     early: bool,
 ) -> (Perms, Option<&'static str>) {
     let be16 = |state: u32, v: i32| (v as u16).to_be_bytes().iter().fold(state, |s, &b| pdb.dfa.next(s, b));
@@ -178,7 +195,7 @@ fn match_to_prot(
     }
     if early {
         let p = pdb.lookup(state, true);
-        if p.allow & AA_MAY_CREATE == AA_MAY_CREATE || p.allow & AA_CONT_MATCH == 0 {
+        if p.allow & request == request || p.allow & AA_CONT_MATCH == 0 {
             return (p, None);
         }
     }

@@ -799,9 +799,11 @@ stop_daemon
 /// `apparmor_socket_create` decides it (crates/apparmor/src/net.rs):
 /// `netter` makes an inet stream socket and a Unix one, not a datagram
 /// or netlink socket; `other`, with no network rule, makes none, Unix
-/// included. Each refusal is recorded as aa-logprof reads it. Under a
-/// permissive daemon every socket is made, with complain-mode records:
-/// the test can fail.
+/// included. Each refusal is recorded as aa-logprof reads it. A socket
+/// made before the launch (by the unconfined script that launches) is
+/// bound under `netter` and not under `other` (`bind`, as
+/// `apparmor_socket_bind` asks). Under a permissive daemon every socket
+/// is made and bound, with complain-mode records: the test can fail.
 #[test]
 #[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
 fn a_profiles_network_rules_hold() {
@@ -817,8 +819,21 @@ for name, family, kind in [("STREAM", socket.AF_INET, socket.SOCK_STREAM), ("DGR
     except OSError as e:
         print(sys.argv[1] + "_" + name + "=" + errno.errorcode[e.errno])
 PY
+cat > "$S/inherit.py" <<'PY'
+import socket, subprocess, sys
+s = socket.socket()
+code = ("import errno, socket, sys\n"
+        "s = socket.socket(fileno=int(sys.argv[1]))\n"
+        "try:\n"
+        "    s.bind(('127.0.0.1', 0)); print(sys.argv[2] + '_BIND=bound')\n"
+        "except OSError as e:\n"
+        "    print(sys.argv[2] + '_BIND=' + errno.errorcode[e.errno])\n")
+subprocess.run([sys.argv[1], "run", "--socket", sys.argv[2], "--apparmor", sys.argv[3], "--", "/usr/bin/python3", "-c",
+                code, str(s.fileno()), sys.argv[3]], pass_fds=[s.fileno()])
+PY
 aa_daemon $MODE
 for p in netter other; do aa $p '/usr/bin/python3 "$0" "$1"' "$S/sockets.py" $p; done
+for p in netter other; do /usr/bin/python3 "$S/inherit.py" "$RAMPART" "$SOCK" $p; done
 stop_daemon
 "#;
     let r = scenario(p, &script.replace("$MODE", ""));
@@ -831,12 +846,15 @@ stop_daemon
         ("other_DGRAM", "EACCES"),
         ("other_UNIX", "EACCES"),
         ("other_NETLINK", "EACCES"),
+        ("netter_BIND", "bound"),
+        ("other_BIND", "EACCES"),
     ] {
         assert_eq!(r.get(key), want, "{key}\n{}", r.stderr);
     }
     let denials: Vec<String> = r.stdout.lines().filter_map(|l| l.strip_prefix("AAREC ")).map(net_record).collect();
     let mut want = vec!["REJECTING create netter".to_owned(); 2];
     want.extend(vec!["REJECTING create other".to_owned(); 4]);
+    want.push("REJECTING bind other".to_owned());
     assert_eq!(denials, want, "{}", r.stderr);
 
     let r = scenario(p, &script.replace("$MODE", "--permissive"));
@@ -844,19 +862,23 @@ stop_daemon
         for s in ["STREAM", "DGRAM", "UNIX", "NETLINK"] {
             assert_eq!(r.get(&format!("{p}_{s}")), "made", "{p} {s}\n{}", r.stderr);
         }
+        assert_eq!(r.get(&format!("{p}_BIND")), "bound", "{p}\n{}", r.stderr);
     }
     let allowed: Vec<String> = r.stdout.lines().filter_map(|l| l.strip_prefix("AAREC ")).map(net_record).collect();
     let mut want = vec!["PERMITTING create netter".to_owned(); 2];
     want.extend(vec!["PERMITTING create other".to_owned(); 4]);
+    want.push("PERMITTING bind other".to_owned());
     assert_eq!(allowed, want, "{}", r.stderr);
 }
 
 /// `mode operation profile` of a socket record as python3-apparmor reads
-/// it (no name; the denied mask `create`).
+/// it (no name; the denied mask the operation's).
 fn net_record(l: &str) -> String {
     let f: Vec<&str> = l.split(' ').collect();
     assert_eq!(f.len(), 6, "{l}");
-    assert_eq!((f[3], f[4]), ("None", "aceert"), "{l}");
+    // The denied mask's letters, sorted: `create`, `bind`.
+    let mask = if f[1] == "create" { "aceert" } else { "bdin" };
+    assert_eq!((f[3], f[4]), ("None", mask), "{l}");
     f[..3].join(" ")
 }
 

@@ -217,7 +217,24 @@ pub const SOCKET_CLASSES: [&str; 58] = [
     "xdp_socket",
     "mctp_socket",
 ];
-const SOCKET_PERMS: &[&str] = &["create"];
+/// `create`, `bind`, `name_bind` of every socket class (the kernel's
+/// common socket permissions), and `node_bind` of the inet classes that
+/// have it (classmap.h).
+const SOCKET_PERMS: &[&str] = &["create", "bind", "name_bind"];
+const INET_SOCKET_PERMS: &[&str] = &["create", "bind", "name_bind", "node_bind"];
+const INET_SOCKET_CLASSES: [&str; 6] =
+    ["tcp_socket", "udp_socket", "rawip_socket", "dccp_socket", "sctp_socket", "icmp_socket"];
+
+/// What the daemon checks of a socket class (crate::sockets).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SocketPerms {
+    pub class: ClassIdx,
+    pub create: Perms,
+    pub bind: Perms,
+    pub name_bind: Perms,
+    /// `NONE` where the class has no `node_bind`.
+    pub node_bind: Perms,
+}
 /// What the control socket's ops are checked for (crate::control).
 const SECURITY_PERMS: &[&str] = &["setenforce", "setbool", "load_policy"];
 
@@ -234,7 +251,11 @@ pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
     classes.push(("security", SECURITY_PERMS));
     classes.push(("capability", CAPABILITY_PERMS));
     classes.push(("capability2", CAPABILITY2_PERMS));
-    classes.extend(SOCKET_CLASSES.iter().map(|&c| (c, SOCKET_PERMS)));
+    classes.extend(
+        SOCKET_CLASSES
+            .iter()
+            .map(|&c| (c, if INET_SOCKET_CLASSES.contains(&c) { INET_SOCKET_PERMS } else { SOCKET_PERMS })),
+    );
     Mapping::new(&classes)
 }
 
@@ -370,8 +391,8 @@ pub struct Classes {
     pub capability: ClassIdx,
     pub capability2: ClassIdx,
     pub(crate) dir_ops: DirOps,
-    /// `create` of each of [`SOCKET_CLASSES`], in that order.
-    sockets: Vec<(ClassIdx, Perms)>,
+    /// Each of [`SOCKET_CLASSES`], in that order.
+    sockets: Vec<SocketPerms>,
 }
 
 fn resolve(m: &Mapping, name: &str) -> Option<ClassPerms> {
@@ -455,13 +476,23 @@ impl Classes {
             dir_ops,
             sockets: SOCKET_CLASSES
                 .iter()
-                .map(|&name| Some((m.class(name)?, m.perms(m.class(name)?, &["create"])?)))
+                .map(|&name| {
+                    let class = m.class(name)?;
+                    let p = |n: &str| m.perms(class, &[n]).unwrap_or(Perms::NONE);
+                    Some(SocketPerms {
+                        class,
+                        create: m.perms(class, &["create"])?,
+                        bind: p("bind"),
+                        name_bind: p("name_bind"),
+                        node_bind: p("node_bind"),
+                    })
+                })
                 .collect::<Option<_>>()?,
         })
     }
 
-    /// Socket class `name` (one of [`SOCKET_CLASSES`]) and its `create`.
-    pub fn socket(&self, name: &str) -> Option<(ClassIdx, Perms)> {
+    /// Socket class `name` (one of [`SOCKET_CLASSES`]).
+    pub(crate) fn socket(&self, name: &str) -> Option<SocketPerms> {
         let i = SOCKET_CLASSES.iter().position(|&c| c == name)?;
         self.sockets.get(i).copied()
     }

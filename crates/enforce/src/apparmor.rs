@@ -717,19 +717,49 @@ impl AppArmor {
     pub fn socket_create(
         &self,
         label: &str,
+        kind: (i32, i32, i32),
+        who: (u32, u32),
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        let (family, ty, protocol) = kind;
+        self.socket_check(label, "create", kind, who, enforcing, &|p| net::create_perm(p, family, ty, protocol))
+    }
+
+    /// A bind of a socket of (`family`, `ty`, `protocol`) by a process
+    /// under `label`, as `apparmor_socket_bind` checks it (`aa_sk_perm`
+    /// with `AA_MAY_BIND`).
+    pub fn socket_bind(
+        &self,
+        label: &str,
+        kind: (i32, i32, i32),
+        who: (u32, u32),
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        let (family, ty, protocol) = kind;
+        let check = |p: &Profile| net::sk_perm(p, net::AA_MAY_BIND, family, ty, protocol);
+        self.socket_check(label, "bind", kind, who, enforcing, &check)
+    }
+
+    /// `check` of every profile of `label`, each denial recorded as
+    /// `operation` on the socket (`family`, `ty`, `protocol`).
+    fn socket_check(
+        &self,
+        label: &str,
+        operation: &str,
         (family, ty, protocol): (i32, i32, i32),
         (pid, tid): (u32, u32),
         enforcing: &dyn Fn() -> bool,
+        check: &dyn Fn(&Profile) -> ipc::PeerDecision,
     ) -> bool {
         let set = self.profiles.current();
         every(label, |profile| {
             let Some(p) = self.profile(&set.policy, profile) else { return false };
-            let d = net::create_perm(p, family, ty, protocol);
+            let d = check(p);
             self.permissive_unless(d.allowed, d.record, enforcing, |record| {
                 let (namespace, profile) = split_namespace(&p.name);
                 let comm = crate::pidfd::comm(tid).unwrap_or_default();
                 let audit = NetAudit {
-                    operation: "create",
+                    operation,
                     namespace,
                     profile,
                     pid,

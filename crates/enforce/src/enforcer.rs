@@ -1036,8 +1036,20 @@ impl Enforcer {
         class: ClassIdx,
         perms: Perms,
     ) -> bool {
+        self.check_label_with(tid, tgid, (ssid, tsid, class, perms), Vec::new())
+    }
+
+    /// [`Enforcer::check_label`] with the audit line's object fields
+    /// (`extra`: a socket's `src=` port, `saddr=` address: crate::sockets).
+    pub(crate) fn check_label_with(
+        &self,
+        tid: u32,
+        tgid: Option<u32>,
+        (ssid, tsid, class, perms): (Sid, Sid, ClassIdx, Perms),
+        extra: Vec<(String, String)>,
+    ) -> bool {
         let checked = self.check(ssid, tsid, class, perms);
-        self.audit(tid, tgid, || None, std::slice::from_ref(&checked));
+        self.audit_with(tid, tgid, || None, extra, std::slice::from_ref(&checked));
         checked.decision.passes()
     }
 
@@ -1052,9 +1064,9 @@ impl Enforcer {
     /// `tgid`) on the label the socket would get, and audits it as
     /// `selinux_socket_create` does. Whether it passes.
     pub(crate) fn check_socket_create(&self, tid: u32, tgid: Option<u32>, ssid: Sid, class: &str) -> bool {
-        let Some((class_idx, create)) = self.classes.socket(class) else { return false };
+        let Some(perms) = self.classes.socket(class) else { return false };
         match self.socket_sid(ssid, class) {
-            Ok(tsid) => self.check_label(tid, tgid, ssid, tsid, class_idx, create),
+            Ok(tsid) => self.check_label(tid, tgid, ssid, tsid, perms.class, perms.create),
             Err(why) => {
                 // The kernel refuses the socket (`security_transition_sid`
                 // fails) unless it is globally permissive.
@@ -1068,7 +1080,7 @@ impl Enforcer {
     /// `socket_sockcreate_sid`). A class the policy lacks has no rules:
     /// the socket takes the subject's label, as the kernel's unmapped
     /// class does.
-    fn socket_sid(&self, subject: Sid, class: &str) -> Result<Sid, String> {
+    pub(crate) fn socket_sid(&self, subject: Sid, class: &str) -> Result<Sid, String> {
         let (policy, bools, _) = self.avc.policy_state();
         let Some(class) = policy.class_by_name(class) else { return Ok(subject) };
         let text = self.avc.context(subject).ok_or_else(|| format!("no context for SID {subject:?}"))?;
@@ -1096,7 +1108,19 @@ impl Enforcer {
     }
 
     fn audit(&self, tid: u32, tgid: Option<u32>, path: impl FnOnce() -> Option<String>, checks: &[Checked]) {
+        self.audit_with(tid, tgid, path, Vec::new(), checks);
+    }
+
+    fn audit_with(
+        &self,
+        tid: u32,
+        tgid: Option<u32>,
+        path: impl FnOnce() -> Option<String>,
+        extra: Vec<(String, String)>,
+        checks: &[Checked],
+    ) {
         let mut path = Some(path);
+        let mut extra = Some(extra);
         let mut info = None;
         for c in checks {
             if c.decision.audited().is_empty() {
@@ -1111,7 +1135,7 @@ impl Enforcer {
                 })),
                 comm: pidfd::comm(tid),
                 path: path.take().and_then(|p| p()),
-                extra: Vec::new(),
+                extra: extra.take().unwrap_or_default(),
             });
             self.avc.audit_decision(c.ssid, c.tsid, c.class, &c.decision, info);
         }

@@ -26,8 +26,13 @@
 //! (bind, connect, listen, send: SELinux's `name_bind`, `name_connect`,
 //! node and peer checks).
 
-use crate::enforcer::Enforcer;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::os::fd::{AsRawFd, BorrowedFd};
+
+use crate::enforcer::{Enforcer, Subject};
 use crate::signals;
+
+mod labels;
 
 /// Address families (linux/socket.h) and the bound the kernel checks
 /// them against (`NPROTO`, `AF_MAX` in 6.18).
@@ -228,6 +233,169 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, family: i32, ty: i32, protocol: i32
     }
 }
 
+/// How a `bind` the checks allow goes on.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Bind {
+    /// The kernel makes it: nothing checked depends on the address in
+    /// the caller's memory (a socket of another family than inet).
+    Continue,
+    /// The daemon makes it, with the address it read and checked.
+    Perform,
+}
+
+/// Decides `bind` of `socket` (the daemon's copy of the caller's
+/// descriptor) to the address `addr` (read from the caller's memory) by
+/// thread `tid` of `subject`, as `selinux_socket_bind` does: `bind` on
+/// the socket; for an inet socket, `name_bind` on the port's label where
+/// the port is privileged or outside the local range, then `node_bind`
+/// on the address's label; and under AppArmor, the profiles' `bind`.
+/// `Err` is the call's error.
+///
+/// The socket's label is the one it would get if the caller made it now
+/// (the daemon does not see which domain made it): a socket kept across
+/// an exec transition or received is checked under the new domain's
+/// label.
+pub(crate) fn decide_bind(
+    e: &Enforcer,
+    tid: u32,
+    subject: &Subject,
+    socket: BorrowedFd<'_>,
+    addr: &[u8],
+) -> Result<Bind, i32> {
+    let kind = socket_kind(socket)?;
+    let selinux = selinux_bind(e, tid, subject, kind, addr);
+    // AppArmor's own question and record, as for a creation.
+    let apparmor = match (&subject.apparmor, &e.apparmor) {
+        (None, _) => true,
+        (Some(label), Some(aa)) => {
+            let enforcing = || e.avc.policy_state().2;
+            aa.socket_bind(label, kind, (subject.tgid.unwrap_or(tid), tid), &enforcing)
+        }
+        (Some(_), None) => false,
+    };
+    match selinux {
+        Ok(how) if apparmor => Ok(how),
+        Ok(_) => Err(libc::EACCES),
+        Err(errno) => Err(errno),
+    }
+}
+
+/// `selinux_socket_bind` (see [`decide_bind`]).
+fn selinux_bind(e: &Enforcer, tid: u32, subject: &Subject, kind: (i32, i32, i32), addr: &[u8]) -> Result<Bind, i32> {
+    let (family, ty, protocol) = kind;
+    let class = class_of(family, ty, protocol, e.extended_socket_classes());
+    let perms = e.classes.socket(class).ok_or(libc::EACCES)?;
+    let socket_sid = e.socket_sid(subject.sid, class).unwrap_or(subject.sid);
+    let tgid = subject.tgid;
+    if !e.check_label(tid, tgid, subject.sid, socket_sid, perms.class, perms.bind) {
+        return Err(libc::EACCES);
+    }
+    if family != family::INET && family != family::INET6 {
+        return Ok(Bind::Continue);
+    }
+    let (ip, port) = inet_address(family, protocol, addr)?;
+    let src = |v: &mut Vec<(String, String)>| {
+        if port != 0 {
+            v.push(("src".into(), port.to_string()));
+        }
+    };
+    if port != 0 && needs_name_bind(port) {
+        let port_sid = labels::port_sid(e, protocol, port).map_err(|why| no_label(tid, "port", &why))?;
+        let mut extra = Vec::new();
+        src(&mut extra);
+        if !e.check_label_with(tid, tgid, (socket_sid, port_sid, perms.class, perms.name_bind), extra) {
+            return Err(libc::EACCES);
+        }
+    }
+    let node_sid = labels::node_sid(e, ip).map_err(|why| no_label(tid, "node", &why))?;
+    let mut extra = Vec::new();
+    if !ip.is_unspecified() {
+        extra.push(("saddr".into(), ip.to_string()));
+    }
+    src(&mut extra);
+    if !e.check_label_with(tid, tgid, (socket_sid, node_sid, perms.class, perms.node_bind), extra) {
+        return Err(libc::EACCES);
+    }
+    Ok(Bind::Perform)
+}
+
+fn no_label(tid: u32, what: &str, why: &str) -> i32 {
+    eprintln!("rampartd: refused a bind of thread {tid}: no {what} label ({why})");
+    libc::EACCES
+}
+
+/// The socket's family, type and protocol, as the kernel keeps them.
+fn socket_kind(socket: BorrowedFd<'_>) -> Result<(i32, i32, i32), i32> {
+    let get = |opt: libc::c_int| -> Result<i32, i32> {
+        let mut v: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `v` and `len` are valid for the call, `len` its size.
+        let rc = unsafe {
+            libc::getsockopt(socket.as_raw_fd(), libc::SOL_SOCKET, opt, (&mut v as *mut libc::c_int).cast(), &mut len)
+        };
+        if rc < 0 {
+            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::ENOTSOCK));
+        }
+        Ok(v)
+    };
+    Ok((get(libc::SO_DOMAIN)?, get(libc::SO_TYPE)?, get(libc::SO_PROTOCOL)?))
+}
+
+/// The address and port of an inet bind, or the hook's error, as
+/// `selinux_socket_bind` reads them: `AF_UNSPEC` is `INADDR_ANY` of an
+/// inet socket (`EAFNOSUPPORT` otherwise), an inet6 address needs
+/// `SIN6_LEN_RFC2133` bytes, another family is `EAFNOSUPPORT` (`EINVAL`
+/// for SCTP).
+pub(crate) fn inet_address(family: i32, protocol: i32, addr: &[u8]) -> Result<(IpAddr, u16), i32> {
+    const SIN_LEN: usize = 16;
+    const SIN6_LEN_RFC2133: usize = 24;
+    let err_af = if protocol == ip::SCTP { libc::EINVAL } else { libc::EAFNOSUPPORT };
+    let sa_family = match addr {
+        [a, b, ..] => i32::from(u16::from_ne_bytes([*a, *b])),
+        _ => return Err(libc::EINVAL),
+    };
+    let port = |a: &[u8]| match a.get(2..4) {
+        Some(&[hi, lo]) => u16::from_be_bytes([hi, lo]),
+        _ => 0,
+    };
+    match sa_family {
+        libc::AF_UNSPEC | libc::AF_INET => {
+            if addr.len() < SIN_LEN {
+                return Err(libc::EINVAL);
+            }
+            let ip = Ipv4Addr::new(addr[4], addr[5], addr[6], addr[7]);
+            if sa_family == libc::AF_UNSPEC {
+                if family == family::INET6 {
+                    return Err(if addr.len() < SIN6_LEN_RFC2133 { libc::EINVAL } else { err_af });
+                }
+                if !ip.is_unspecified() {
+                    return Err(err_af);
+                }
+            }
+            Ok((IpAddr::V4(ip), port(addr)))
+        }
+        libc::AF_INET6 => {
+            let bytes: [u8; 16] = addr.get(8..24).and_then(|b| b.try_into().ok()).ok_or(libc::EINVAL)?;
+            Ok((IpAddr::V6(Ipv6Addr::from(bytes)), port(addr)))
+        }
+        _ => Err(err_af),
+    }
+}
+
+/// Whether binding `port` asks `name_bind` (`inet_port_requires_bind_service`,
+/// or outside the local port range), by the daemon's network namespace's
+/// settings (launched processes cannot make another).
+fn needs_name_bind(port: u16) -> bool {
+    let read = |name: &str| std::fs::read_to_string(format!("/proc/sys/net/ipv4/{name}")).unwrap_or_default();
+    let privileged_below = read("ip_unprivileged_port_start").trim().parse::<u16>().unwrap_or(1024);
+    let range: Vec<u16> = read("ip_local_port_range").split_whitespace().filter_map(|v| v.parse().ok()).collect();
+    let (low, high) = match range[..] {
+        [low, high] => (low, high),
+        _ => (32768, 60999),
+    };
+    port < privileged_below || port < low || port > high
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -280,6 +448,42 @@ mod tests {
             assert_eq!(class_of(family, ty, protocol, extended), want, "{family} {ty} {protocol} {extended}");
             assert!(crate::access::SOCKET_CLASSES.contains(&want), "{want} is declared");
         }
+    }
+
+    /// Hand-written from `selinux_socket_bind` (6.18).
+    #[test]
+    fn bind_addresses_read_as_the_hook_reads_them() {
+        let v4 = |family: u16, port: u16, ip: [u8; 4], len: usize| {
+            let mut a = vec![0u8; len.max(16)];
+            a[..2].copy_from_slice(&family.to_ne_bytes());
+            a[2..4].copy_from_slice(&port.to_be_bytes());
+            a[4..8].copy_from_slice(&ip);
+            a.truncate(len);
+            a
+        };
+        let (inet, inet6, tcp, sctp) = (libc::AF_INET, libc::AF_INET6, 6, 132);
+        let lo: IpAddr = Ipv4Addr::LOCALHOST.into();
+        let any: IpAddr = Ipv4Addr::UNSPECIFIED.into();
+        assert_eq!(inet_address(inet, tcp, &v4(2, 8080, [127, 0, 0, 1], 16)), Ok((lo, 8080)));
+        assert_eq!(inet_address(inet, tcp, &v4(2, 8080, [127, 0, 0, 1], 15)), Err(libc::EINVAL));
+        assert_eq!(inet_address(inet, tcp, &v4(2, 0, [0; 4], 1)), Err(libc::EINVAL));
+        // AF_UNSPEC: INADDR_ANY of an inet socket only.
+        assert_eq!(inet_address(inet, tcp, &v4(0, 80, [0; 4], 16)), Ok((any, 80)));
+        assert_eq!(inet_address(inet, tcp, &v4(0, 80, [127, 0, 0, 1], 16)), Err(libc::EAFNOSUPPORT));
+        assert_eq!(inet_address(inet, sctp, &v4(0, 80, [127, 0, 0, 1], 16)), Err(libc::EINVAL));
+        assert_eq!(inet_address(inet6, tcp, &v4(0, 80, [0; 4], 16)), Err(libc::EINVAL));
+        assert_eq!(inet_address(inet6, tcp, &v4(0, 80, [0; 4], 24)), Err(libc::EAFNOSUPPORT));
+        // AF_INET6: port, then the address at offset 8 (after flowinfo).
+        let mut a6 = vec![0u8; 28];
+        a6[..2].copy_from_slice(&10u16.to_ne_bytes());
+        a6[2..4].copy_from_slice(&443u16.to_be_bytes());
+        a6[23] = 1;
+        assert_eq!(inet_address(inet6, tcp, &a6), Ok((Ipv6Addr::LOCALHOST.into(), 443)));
+        assert_eq!(inet_address(inet6, tcp, &a6[..24]), Ok((Ipv6Addr::LOCALHOST.into(), 443)));
+        assert_eq!(inet_address(inet6, tcp, &a6[..20]), Err(libc::EINVAL));
+        // Another family: EAFNOSUPPORT (EINVAL for SCTP).
+        assert_eq!(inet_address(inet, tcp, &v4(1, 0, [0; 4], 16)), Err(libc::EAFNOSUPPORT));
+        assert_eq!(inet_address(inet, sctp, &v4(1, 0, [0; 4], 16)), Err(libc::EINVAL));
     }
 
     #[test]

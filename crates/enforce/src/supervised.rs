@@ -23,7 +23,8 @@
 //! `memfd_create`, which the daemon makes (crate::memfds); `personality` setting
 //! `READ_IMPLIES_EXEC` (every readable mapping executable, unseen) is
 //! refused (`EPERM`). `socket` and `socketpair` are handed over for
-//! SELinux's `create` of the socket's class (crate::sockets); io_uring,
+//! SELinux's `create` of the socket's class, and `bind` for its `bind`,
+//! `name_bind` and `node_bind` (crate::sockets); io_uring,
 //! which makes sockets (and renames, links and opens) without any of
 //! these calls, is refused (`EPERM`). `execve` and `execveat` are handed over only to be
 //! noted, so that the daemon tells an exec's program from the
@@ -157,6 +158,10 @@ pub enum Op {
     /// socket, socketpair of (`family`, `ty` with its flags, `protocol`):
     /// checked, then made by the kernel (crate::sockets).
     Socket { family: i32, ty: i32, protocol: i32 },
+    /// bind of socket `fd` to the `len` bytes at `addr` in the caller:
+    /// checked, then made by the daemon (an inet address) or the kernel
+    /// (crate::sockets).
+    Bind { fd: i32, addr: u64, len: i32 },
 }
 
 /// Whom a signal call names, as the kernel reads its pid arguments.
@@ -362,14 +367,15 @@ pub mod nr {
     /// exec call. Gone from recent kernels; refused wherever it is.
     pub const USELIB: u32 = 134;
     pub const I386_USELIB: u32 = 86;
-    /// socket, socketpair: handed over (crate::sockets). On i386 they
-    /// are refused, and so are `socketcall`'s `SYS_SOCKET` and
-    /// `SYS_SOCKETPAIR` (its first argument).
+    /// socket, socketpair, bind: handed over (crate::sockets). On i386
+    /// they are refused, and so are `socketcall`'s `SYS_SOCKET`,
+    /// `SYS_BIND` and `SYS_SOCKETPAIR` (its first argument).
     pub const SOCKET: u32 = 41;
+    pub const BIND: u32 = 49;
     pub const SOCKETPAIR: u32 = 53;
-    pub const I386_SOCKETS: [u32; 2] = [359, 360];
+    pub const I386_SOCKETS: [u32; 3] = [359, 360, 361];
     pub const I386_SOCKETCALL: u32 = 102;
-    pub const SOCKETCALL_MAKING: [u32; 2] = [1, 8];
+    pub const SOCKETCALL_REFUSED: [u32; 3] = [1, 2, 8];
     /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`).
     pub const X32_BIT: u32 = 0x4000_0000;
     pub const ALL: [u32; 33] = [
@@ -567,6 +573,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         n if nr::MPROTECT.contains(&n) => Op::Mprotect { addr: args[0], len: args[1], prot: args[2] as u32 },
         nr::EXECVE | nr::EXECVEAT => Op::Exec,
         nr::SOCKET | nr::SOCKETPAIR => Op::Socket { family: int(0), ty: int(1), protocol: int(2) },
+        nr::BIND => Op::Bind { fd: int(0), addr: args[1], len: int(2) },
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
         nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
         nr::TGKILL | nr::RT_TGSIGQUEUEINFO => {
@@ -744,7 +751,7 @@ impl Asm {
         self.code.push((bpf(BPF_JSET_K, bits::SHM_EXEC, 0, 0), Some(other), Some(Target::Allow)));
         at.push((Target::SocketCall, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(0));
-        self.tests_then_allow(&nr::SOCKETCALL_MAKING, Target::Eperm);
+        self.tests_then_allow(&nr::SOCKETCALL_REFUSED, Target::Eperm);
         at.push((Target::Personality, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(0));
         self.jump(BPF_JEQ_K, bits::PERSONALITY_QUERY, Target::Allow);
@@ -843,7 +850,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let mut handed = nr::ALL.to_vec();
     handed.extend(nr::SIGNALS);
     handed.extend([nr::MEMFD_CREATE, nr::KCMP, nr::PROCESS_MADVISE, nr::EXECVE, nr::EXECVEAT]);
-    handed.extend([nr::SOCKET, nr::SOCKETPAIR]);
+    handed.extend([nr::SOCKET, nr::SOCKETPAIR, nr::BIND]);
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
@@ -1017,9 +1024,12 @@ mod tests {
             for n in nr::I386_SOCKETS {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [2, 1, 0, 0, 0, 0]), EPERM, "i386 socket {n}");
             }
-            for call in nr::SOCKETCALL_MAKING {
+            for call in nr::SOCKETCALL_REFUSED {
                 assert_eq!(run(&prog, nr::I386_SOCKETCALL, AUDIT_ARCH_I386, [call, 0, 0, 0, 0, 0]), EPERM, "{call}");
             }
+            let bind = [3, 0x7000, 16, 0, 0, 0];
+            assert_eq!(run(&prog, nr::BIND, AUDIT_ARCH_X86_64, bind), NOTIFY, "bind");
+            assert_eq!(decode(nr::BIND, bind.map(u64::from)), Some(Op::Bind { fd: 3, addr: 0x7000, len: 16 }));
             // socketcall's connect (3), sendmsg (16): passed.
             for call in [3, 16] {
                 assert_eq!(run(&prog, nr::I386_SOCKETCALL, AUDIT_ARCH_I386, [call, 0, 0, 0, 0, 0]), ALLOW, "{call}");

@@ -400,6 +400,7 @@ fn spawn_worker(shared: Shared, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<
                     }
                 }
                 Ok(Answer::Value(v)) => respond(listener.as_fd(), id, Ok(v)),
+                Ok(Answer::Continue) => carry_on(listener.as_fd(), id),
                 Err(errno) => respond(listener.as_fd(), id, Err(errno)),
             }
             if let Err(e) = home.back() {
@@ -554,6 +555,8 @@ struct Gathered {
     /// The times a `utime*` call sets, read once (`None`: now, or not
     /// such a call).
     times: Option<[libc::timespec; 2]>,
+    /// A bind's socket (the daemon's copy) and address, read once.
+    bind: Option<(OwnedFd, Vec<u8>)>,
 }
 
 /// `MFD_NAME_MAX_LEN` (mm/memfd.c).
@@ -688,7 +691,49 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
         _ => None,
     };
     let times = read_times(&mem, op)?;
-    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target, memfd_name, times })
+    let bind = match *op {
+        Op::Bind { fd, addr, len } => Some(gather_bind(tid, fd, &mem, addr, len)?),
+        _ => None,
+    };
+    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target, memfd_name, times, bind })
+}
+
+/// A bind's socket (the daemon's copy of descriptor `fd`) and address
+/// (`len` bytes at `addr`), with the kernel's errors in its order
+/// (`__sys_bind`: `EBADF`, `ENOTSOCK`, then `move_addr_to_kernel`'s
+/// `EINVAL` and `EFAULT`).
+fn gather_bind(tid: u32, fd: i32, mem: &File, addr: u64, len: i32) -> Result<(OwnedFd, Vec<u8>), i32> {
+    let pidfd = crate::pidfd::thread_pidfd(tid).map_err(|_| libc::ESRCH)?;
+    let socket = crate::pidfd::take_descriptor(pidfd.as_fd(), fd).map_err(|_| libc::EBADF)?;
+    let md = File::from(socket.try_clone().map_err(|e| errno_of(&e))?).metadata().map_err(|e| errno_of(&e))?;
+    if std::os::unix::fs::FileTypeExt::is_socket(&md.file_type()) {
+        let len = usize::try_from(len).ok().filter(|&l| l <= std::mem::size_of::<libc::sockaddr_storage>());
+        let mut bytes = vec![0u8; len.ok_or(libc::EINVAL)?];
+        mem.read_exact_at(&mut bytes, addr).map_err(|_| libc::EFAULT)?;
+        Ok((socket, bytes))
+    } else {
+        Err(libc::ENOTSOCK)
+    }
+}
+
+/// bind, checked (crate::sockets); an inet address is bound by the daemon
+/// on its copy of the socket, with the caller's credentials, so that the
+/// address checked is the address bound.
+fn serve_bind(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
+    let Call { tid, gathered, subject, .. } = call;
+    let (socket, addr) = gathered.bind.as_ref().ok_or(libc::EFAULT)?;
+    match crate::sockets::decide_bind(&cx.enforcer, tid, &subject, socket.as_fd(), addr)? {
+        crate::sockets::Bind::Continue => Ok(Answer::Continue),
+        crate::sockets::Bind::Perform => {
+            gathered.creds.assume().map_err(|e| errno_of(&e))?;
+            let len = libc::socklen_t::try_from(addr.len()).map_err(|_| libc::EINVAL)?;
+            // SAFETY: `addr` holds `len` bytes for the call.
+            let rc = unsafe { libc::bind(socket.as_raw_fd(), addr.as_ptr().cast(), len) };
+            let done = if rc < 0 { Err(errno_of(&io::Error::last_os_error())) } else { Ok(Answer::Value(0)) };
+            home.back().map_err(|e| errno_of(&e))?;
+            done
+        }
+    }
 }
 
 /// The two times a `utime*` call names, read once, as timespecs (`None`:
@@ -868,6 +913,7 @@ fn resolve(
         | Op::Mprotect { .. }
         | Op::MemfdCreate { .. }
         | Op::Socket { .. }
+        | Op::Bind { .. }
         | Op::Exec => return Err(libc::ENOSYS),
     })
 }
@@ -891,6 +937,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::Mprotect { .. }
         | Op::MemfdCreate { .. }
         | Op::Socket { .. }
+        | Op::Bind { .. }
         | Op::Exec => Vec::new(),
     }
 }
@@ -916,6 +963,8 @@ enum Answer {
     /// A FIFO opened for writing, checked, whose open must wait for a
     /// reader (crate::fifo_opens).
     WaitForReader { object: OwnedFd, flags: i32, creds: Creds, cloexec: bool },
+    /// Checked; the kernel makes the call.
+    Continue,
 }
 
 /// One call (see the module docs), or `Err(errno)`. Leaves the thread
@@ -925,6 +974,7 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
         Op::Open { flags, mode, .. } => return serve_open(cx, home, call, flags, mode),
         Op::Make { what, .. } => return serve_make(cx, home, call, what),
         Op::MemfdCreate { flags, .. } => return serve_memfd(cx, home, call, flags),
+        Op::Bind { .. } => return serve_bind(cx, home, call),
         _ => {}
     }
     let Call { op, tid, gathered, subject } = call;

@@ -13,6 +13,16 @@
  *   uring     a TCP socket made by io_uring (IORING_OP_SOCKET), which
  *             makes no socket call
  * It succeeds if the socket (or pair) was made.
+ *
+ * Usage: make_socket bind PORT: a TCP socket bound to 127.0.0.1:PORT
+ * (0: any free port). SELinux checks `name_bind` on the port's label
+ * (privileged ports and those outside the local range) and `node_bind`
+ * on the address's. It succeeds if the socket is bound to PORT.
+ *
+ * Usage: make_socket bind_race PORT OTHER: the address in memory flips
+ * between PORT and OTHER while 300 binds are made from it (a thread
+ * writing it), each on a new socket; it succeeds if one ends bound to
+ * PORT. The daemon must bind the address it checked.
  */
 #include "adversarial.h"
 #include <linux/io_uring.h>
@@ -20,6 +30,8 @@
 #include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 
 /* A socket made by io_uring: its descriptor, or -1 with errno set. */
@@ -60,7 +72,65 @@ static int uring_socket(int family, int type, int protocol) {
     return cqe->res;
 }
 
+static struct sockaddr_in shared_addr;
+static volatile int racing = 1;
+
+static void *flip(void *arg) {
+    unsigned short *ports = arg;
+    for (unsigned i = 0; racing; i++) __atomic_store_n(&shared_addr.sin_port, htons(ports[i & 1]), __ATOMIC_RELAXED);
+    return NULL;
+}
+
+/* The port `fd` is bound to, or -1. */
+static int bound_port(int fd) {
+    struct sockaddr_in got;
+    socklen_t len = sizeof got;
+    if (getsockname(fd, (struct sockaddr *)&got, &len) != 0) return -1;
+    return ntohs(got.sin_port);
+}
+
+static int bind_to(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) verdict(BROKEN, "socket: %s", strerror(errno));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) FAILED(errno, "bind to %d", port);
+    int got = bound_port(fd);
+    if (port && got != port) verdict(BROKEN, "bound to %d, not %d", got, port);
+    verdict(SUCCEEDED, "bound to port %d", got);
+}
+
+static int bind_race(int port, int other) {
+    unsigned short ports[2] = {(unsigned short)other, (unsigned short)port};
+    shared_addr.sin_family = AF_INET;
+    shared_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    pthread_t t;
+    if (pthread_create(&t, NULL, flip, ports) != 0) verdict(BROKEN, "pthread_create");
+    int refused = 0, bound_other = 0;
+    for (int i = 0; i < 300; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0) verdict(BROKEN, "socket: %s", strerror(errno));
+        if (bind(fd, (struct sockaddr *)&shared_addr, sizeof shared_addr) == 0) {
+            int got = bound_port(fd);
+            if (got == port) {
+                racing = 0;
+                verdict(SUCCEEDED, "bound to port %d after %d binds", port, i + 1);
+            }
+            bound_other += got == other;
+        } else if (is_denial(errno)) {
+            refused++;
+        }
+        close(fd);
+    }
+    racing = 0;
+    pthread_join(t, NULL);
+    if (!refused) verdict(BROKEN, "no bind was refused (%d bound to %d)", bound_other, other);
+    verdict(BLOCKED, "never bound to %d: %d refused, %d bound to %d", port, refused, bound_other, other);
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "bind")) return bind_to(atoi(argv[2]));
+    if (argc == 4 && !strcmp(argv[1], "bind_race")) return bind_race(atoi(argv[2]), atoi(argv[3]));
     if (argc != 2) verdict(BROKEN, "usage: make_socket METHOD");
     const char *m = argv[1];
     int fd, pair[2];
