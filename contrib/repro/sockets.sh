@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# What checking a socket's creation costs (crates/enforce/src/sockets.rs,
-# crates/apparmor/src/net.rs): a process makes and closes N TCP sockets
-# (python3's socket.socket), three ways per round:
+# What checking a socket's creation and connect costs
+# (crates/enforce/src/sockets.rs, crates/apparmor/src/net.rs): a process
+# makes and closes N TCP sockets (python3's socket.socket), then makes N/4
+# connections to a local listener (socket, connect, close), three ways per
+# round:
 #   plain     no launcher: the kernel alone;
 #   selinux   `rampart run` under rampartd with the system policy, in the
 #             default domain (the launcher's filter hands every socket
@@ -33,13 +35,31 @@ t = time.perf_counter()
 for _ in range(n):
     socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
 print(f"{sys.argv[2]}: {(time.perf_counter() - t) / n * 1e6:.2f} us per socket")
+n //= 4
+t = time.perf_counter()
+for _ in range(n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.connect(("127.0.0.1", int(sys.argv[3])))
+    s.close()
+print(f"{sys.argv[2]}: {(time.perf_counter() - t) / n * 1e6:.2f} us per connection")
+PY
+cat > "$W/listen.py" <<'PY'
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(4096)
+print(s.getsockname()[1], flush=True)
+while True:
+    s.accept()[0].close()
 PY
 unshare -m --propagation private bash -euc '
 W=$1; N=$2; ROUNDS=$3; RAMPART=$4
 mkdir "$W/t"; mount -t tmpfs none "$W/t"
 D=
+/usr/bin/python3 "$W/listen.py" > "$W/port" & L=$!
 stop() { if [ -n "$D" ]; then kill -TERM "$D" 2>/dev/null || true; wait "$D" || true; D=; fi; }
-trap stop EXIT
+trap "stop; kill $L 2>/dev/null || true" EXIT
+for _ in $(seq 100); do [ -s "$W/port" ] && break; sleep 0.05; done
+P=$(cat "$W/port")
 start() {
     "$RAMPART" daemon --mark "$W/t" --socket "$W/sock" --cgroup "rampart-sockets.$$" "$@" 2>"$W/daemon.err" &
     D=$!
@@ -47,13 +67,14 @@ start() {
     cat "$W/daemon.err" >&2; exit 1
 }
 for round in $(seq "$ROUNDS"); do
-    /usr/bin/python3 "$W/sockets.py" "$N" "round $round, plain"
+    /usr/bin/python3 "$W/sockets.py" "$N" "round $round, plain" "$P"
     start
-    "$RAMPART" run --socket "$W/sock" --force --context unconfined_u:unconfined_r:unconfined_t:s0-s0:c0.c1023 -- /usr/bin/python3 "$W/sockets.py" "$N" "round $round, selinux"
+    "$RAMPART" run --socket "$W/sock" --force --context unconfined_u:unconfined_r:unconfined_t:s0-s0:c0.c1023 -- /usr/bin/python3 "$W/sockets.py" "$N" "round $round, selinux" "$P"
     stop
     start --no-selinux --apparmor "$W/profiles" --apparmor-cache "$W/cache"
-    "$RAMPART" run --socket "$W/sock" --apparmor netter -- /usr/bin/python3 "$W/sockets.py" "$N" "round $round, apparmor"
+    "$RAMPART" run --socket "$W/sock" --apparmor netter -- /usr/bin/python3 "$W/sockets.py" "$N" "round $round, apparmor" "$P"
     stop
 done
+kill $L 2>/dev/null || true
 umount "$W/t"
 ' _ "$W" "$N" "$ROUNDS" "$RAMPART"

@@ -32,7 +32,9 @@ fuzz_target!(|data: &[u8]| {
         Some(Op::Inspect { of: Inspected::Thread(t) | Inspected::Pidfd(t) }) => assert_eq!(t, low(0)),
         Some(Op::Setattr { target: FileArg::Fd(fd), .. }) => assert_eq!(fd, low(0)),
         Some(Op::Socket { family, ty, protocol }) => assert_eq!((family, ty, protocol), (low(0), low(1), low(2))),
-        Some(Op::Bind { fd, addr, len }) => assert_eq!((fd, addr, len), (low(0), args[1], low(2))),
+        Some(Op::Bind { fd, addr, len } | Op::Connect { fd, addr, len }) => {
+            assert_eq!((fd, addr, len), (low(0), args[1], low(2)));
+        }
         _ => {}
     }
 });

@@ -28,6 +28,8 @@ pub const CLASS_NETV9: usize = 15;
 const AA_CONT_MATCH: u32 = 0x0800_0000;
 /// `AA_MAY_BIND`: binding a socket (net.h).
 pub const AA_MAY_BIND: u32 = 0x0020_0000;
+/// `AA_MAY_CONNECT`: connecting one.
+pub const AA_MAY_CONNECT: u32 = 0x0040;
 /// `PF_UNIX`.
 const AF_UNIX: i32 = 1;
 

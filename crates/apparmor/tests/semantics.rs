@@ -314,20 +314,23 @@ fn sockets_as_apparmor_d_says() {
         assert_eq!(d.record.map(|r| r.kind), record, "case {i}: {profile} {family} {kind} {protocol}");
         assert_eq!(d.record.and_then(|r| r.info), info, "case {i}: {profile} {family} {kind} {protocol}");
     }
-    // A bind asks the same rules for `bind` (AppArmor 3 compiles every
-    // network permission into a rule).
-    use rampart_apparmor::net::{sk_perm, AA_MAY_BIND};
-    let binds = [
+    // A bind or a connect asks the same rules for `bind`, `connect`
+    // (AppArmor 3 compiles every network permission into a rule).
+    use rampart_apparmor::net::{sk_perm, AA_MAY_BIND, AA_MAY_CONNECT};
+    let uses = [
         ("streamer", inet, stream, true, None),
         ("streamer", inet, dgram, false, Some(Denied)),
         ("anything", inet, dgram, true, Some(Audit)),
         ("nothing", unix, stream, false, Some(Denied)),
         ("learner", inet, dgram, true, Some(Allowed)),
     ];
-    for (i, &(profile, family, kind, allowed, record)) in binds.iter().enumerate() {
-        let d = sk_perm(policy.profile(profile).unwrap(), AA_MAY_BIND, family, kind, 0);
-        assert_eq!((d.allowed, d.record.map(|r| r.kind)), (allowed, record), "bind {i}: {profile} {family} {kind}");
-        assert!(d.record.iter().all(|r| r.request == AA_MAY_BIND), "bind {i}");
+    for request in [AA_MAY_BIND, AA_MAY_CONNECT] {
+        for (i, &(profile, family, kind, allowed, record)) in uses.iter().enumerate() {
+            let d = sk_perm(policy.profile(profile).unwrap(), request, family, kind, 0);
+            let what = format!("{request:#x} {i}: {profile} {family} {kind}");
+            assert_eq!((d.allowed, d.record.map(|r| r.kind)), (allowed, record), "{what}");
+            assert!(d.record.iter().all(|r| r.request == request), "{what}");
+        }
     }
 }
 

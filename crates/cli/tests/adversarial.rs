@@ -1287,6 +1287,63 @@ echo "AUDIT=$(grep -c "denied  { name_bind } for  pid=[0-9]* comm=.make_socket. 
     assert!(r.num("AUDIT") >= 1, "the name_bind denial is audited with its port:\n{}", r.stderr);
 }
 
+/// A TCP socket connects only to a port the domain may connect to
+/// (SELinux's `connect`, then `name_connect` on the port's label:
+/// crates/enforce/src/sockets.rs): with unconfined listeners on
+/// 127.0.0.1:61236 (reserved_port_t) and 61237 (port_t), uid 65534 in
+/// app_t connects to 61237 and not to 61236: refused with an AVC line
+/// naming the port (`dest=61236`). The daemon connects with the address
+/// it checked, in a thread of its own: a thread flipping the address
+/// between 61237 and 61236 during 300 connects never reaches 61236
+/// (RACE). A send with `MSG_FASTOPEN` (TCP Fast Open: a connect without
+/// a connect call) is refused by the launcher's filter (FASTOPEN). Under
+/// a permissive daemon, and without the sandbox, 61236 is reached (by a
+/// send too).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_domain_connects_only_to_the_ports_it_may() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+LISTEN='import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(512)
+while True:
+    s.accept()[0].close()'
+/usr/bin/python3 -c "$LISTEN" 61236 & L1=$!
+/usr/bin/python3 -c "$LISTEN" 61237 & L2=$!
+trap 'kill $L1 $L2 2>/dev/null || true' EXIT
+sleep 0.5
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt "${mode}_RESERVED" as_attacker "$ADV/make_socket" connect 61236
+    attempt "${mode}_FREE" as_attacker "$ADV/make_socket" connect 61237
+    attempt "${mode}_RACE" as_attacker "$ADV/make_socket" connect_race 61236 61237
+    stop_daemon
+done
+start_daemon
+attempt UNSANDBOXED_RESERVED as_unsandboxed "$ADV/make_socket" connect 61236
+attempt ENFORCING_FASTOPEN as_attacker "$ADV/make_socket" fastopen 61236
+attempt UNSANDBOXED_FASTOPEN as_unsandboxed "$ADV/make_socket" fastopen 61236
+stop_daemon
+kill $L1 $L2 2>/dev/null || true
+echo "AUDIT=$(grep -c "denied  { name_connect } for  pid=[0-9]* comm=.make_socket. dest=61236 scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:reserved_port_t:s0 tclass=tcp_socket permissive=0" "$LOG")"
+"#,
+    );
+    r.report("connect");
+    r.assert_blocked("ENFORCING_RESERVED", "app_t may not name_connect reserved_port_t");
+    r.assert_blocked("ENFORCING_RACE", "the daemon connects with the address it checked");
+    r.assert_allowed("ENFORCING_FREE", "app_t may connect to port_t ports");
+    r.assert_allowed("PERMISSIVE_FREE", "app_t may connect to port_t ports");
+    r.assert_succeeded("PERMISSIVE_RESERVED");
+    r.assert_succeeded("PERMISSIVE_RACE");
+    r.assert_allowed("UNSANDBOXED_RESERVED", "without the sandbox's filter the connect is not seen");
+    r.assert_blocked("ENFORCING_FASTOPEN", "the launcher's filter refuses MSG_FASTOPEN");
+    r.assert_allowed("UNSANDBOXED_FASTOPEN", "without the sandbox's filter a send connects");
+    assert!(r.num("AUDIT") >= 1, "the name_connect denial is audited with its port:\n{}", r.stderr);
+}
+
 /// An exec transition starts with the soft resource limits reset, as
 /// SELinux resets them without `process rlimitinh`
 /// (crates/enforce/src/limits.rs): uid 65534 in app_t raises its soft

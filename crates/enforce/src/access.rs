@@ -217,13 +217,14 @@ pub const SOCKET_CLASSES: [&str; 58] = [
     "xdp_socket",
     "mctp_socket",
 ];
-/// `create`, `bind`, `name_bind` of every socket class (the kernel's
-/// common socket permissions), and `node_bind` of the inet classes that
-/// have it (classmap.h).
-const SOCKET_PERMS: &[&str] = &["create", "bind", "name_bind"];
-const INET_SOCKET_PERMS: &[&str] = &["create", "bind", "name_bind", "node_bind"];
-const INET_SOCKET_CLASSES: [&str; 6] =
-    ["tcp_socket", "udp_socket", "rawip_socket", "dccp_socket", "sctp_socket", "icmp_socket"];
+/// `create`, `bind`, `connect`, `name_bind` of every socket class (the
+/// kernel's common socket permissions), `node_bind` of the inet classes
+/// that have it, `name_connect` of the connected ones (classmap.h).
+const SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "name_bind"];
+const INET_SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "name_bind", "node_bind"];
+const CONNECTED_SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "name_bind", "node_bind", "name_connect"];
+const INET_SOCKET_CLASSES: [&str; 3] = ["udp_socket", "rawip_socket", "icmp_socket"];
+const CONNECTED_SOCKET_CLASSES: [&str; 3] = ["tcp_socket", "dccp_socket", "sctp_socket"];
 
 /// What the daemon checks of a socket class (crate::sockets).
 #[derive(Clone, Copy, Debug)]
@@ -231,9 +232,12 @@ pub(crate) struct SocketPerms {
     pub class: ClassIdx,
     pub create: Perms,
     pub bind: Perms,
+    pub connect: Perms,
     pub name_bind: Perms,
     /// `NONE` where the class has no `node_bind`.
     pub node_bind: Perms,
+    /// `NONE` where the class has no `name_connect`.
+    pub name_connect: Perms,
 }
 /// What the control socket's ops are checked for (crate::control).
 const SECURITY_PERMS: &[&str] = &["setenforce", "setbool", "load_policy"];
@@ -251,11 +255,11 @@ pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
     classes.push(("security", SECURITY_PERMS));
     classes.push(("capability", CAPABILITY_PERMS));
     classes.push(("capability2", CAPABILITY2_PERMS));
-    classes.extend(
-        SOCKET_CLASSES
-            .iter()
-            .map(|&c| (c, if INET_SOCKET_CLASSES.contains(&c) { INET_SOCKET_PERMS } else { SOCKET_PERMS })),
-    );
+    classes.extend(SOCKET_CLASSES.iter().map(|&c| match c {
+        c if CONNECTED_SOCKET_CLASSES.contains(&c) => (c, CONNECTED_SOCKET_PERMS),
+        c if INET_SOCKET_CLASSES.contains(&c) => (c, INET_SOCKET_PERMS),
+        c => (c, SOCKET_PERMS),
+    }));
     Mapping::new(&classes)
 }
 
@@ -483,8 +487,10 @@ impl Classes {
                         class,
                         create: m.perms(class, &["create"])?,
                         bind: p("bind"),
+                        connect: p("connect"),
                         name_bind: p("name_bind"),
                         node_bind: p("node_bind"),
+                        name_connect: p("name_connect"),
                     })
                 })
                 .collect::<Option<_>>()?,

@@ -725,19 +725,22 @@ impl AppArmor {
         self.socket_check(label, "create", kind, who, enforcing, &|p| net::create_perm(p, family, ty, protocol))
     }
 
-    /// A bind of a socket of (`family`, `ty`, `protocol`) by a process
-    /// under `label`, as `apparmor_socket_bind` checks it (`aa_sk_perm`
-    /// with `AA_MAY_BIND`).
-    pub fn socket_bind(
+    /// A bind, or a connect (`connect`), of a socket of (`family`, `ty`,
+    /// `protocol`) by a process under `label`, as `apparmor_socket_bind`
+    /// and `_connect` check it (`aa_sk_perm` with `AA_MAY_BIND`,
+    /// `AA_MAY_CONNECT`).
+    pub fn socket_use(
         &self,
         label: &str,
+        connect: bool,
         kind: (i32, i32, i32),
         who: (u32, u32),
         enforcing: &dyn Fn() -> bool,
     ) -> bool {
         let (family, ty, protocol) = kind;
-        let check = |p: &Profile| net::sk_perm(p, net::AA_MAY_BIND, family, ty, protocol);
-        self.socket_check(label, "bind", kind, who, enforcing, &check)
+        let (operation, request) = if connect { ("connect", net::AA_MAY_CONNECT) } else { ("bind", net::AA_MAY_BIND) };
+        let check = |p: &Profile| net::sk_perm(p, request, family, ty, protocol);
+        self.socket_check(label, operation, kind, who, enforcing, &check)
     }
 
     /// `check` of every profile of `label`, each denial recorded as

@@ -1,30 +1,40 @@
-//! Sockets made by the processes `rampart run` started: `socket` and
-//! `socketpair`, checked as SELinux checks them (`selinux_socket_create`):
-//! `create` of the socket's class, from the caller's domain on the label
-//! the new socket gets; and as AppArmor checks them.
+//! Sockets of the processes `rampart run` started: the sockets they make
+//! (`socket`, `socketpair`), checked as SELinux checks them
+//! (`selinux_socket_create`: `create` of the socket's class, from the
+//! caller's domain on the label the new socket gets), and the addresses
+//! they bind and connect them to (`selinux_socket_bind`: `bind`,
+//! `name_bind` on the port's label, `node_bind` on the address's;
+//! `selinux_socket_connect`: `connect`, `name_connect` on the
+//! destination port's); and as AppArmor checks each.
 //!
-//! Why: a domain's network reach starts with the sockets it may make. A
-//! policy that gives a confined service no `tcp_socket` or
-//! `netlink_route_socket` (most of Debian's domains have only a few
-//! classes) relies on the kernel refusing `socket()` itself; without this
-//! check every launched process could make any socket.
+//! Why: a domain's network reach is the sockets it may make and the
+//! ports it may bind and reach. A policy that gives a confined service no
+//! `tcp_socket`, or no `name_connect` to a database's port, relies on the
+//! kernel refusing the call; without these checks every launched process
+//! could make any socket and reach any port.
 //!
-//! How: the launcher's filter hands both calls over (crate::supervised);
-//! their arguments are registers, so the kernel makes the call the daemon
-//! decided (no other thread can change what was checked). The class is
-//! the kernel's `socket_type_to_security_class` (`extended_socket_class`
-//! read from the loaded policy), the label `security_transition_sid`
-//! from the caller's domain to itself for that class (the domain's role,
-//! type and range unless a `type_transition` rule says otherwise:
-//! `Policy::compute_socket_create`). A process under an AppArmor profile
-//! is asked about by its profiles too (`network` rules:
-//! `rampart_apparmor::net`), as `apparmor_socket_create` asks.
+//! How: the launcher's filter hands the calls over (crate::supervised).
+//! `socket`'s arguments are registers: the kernel makes the call the
+//! daemon decided. A bind's or connect's address is in the caller's
+//! memory, which another thread may change after the daemon read it: where
+//! the check reads the address (an inet bind; a TCP or SCTP connect) the
+//! daemon makes the call itself, on its copy of the socket, with the
+//! address it checked (crate::supervisor). The class is the kernel's
+//! `socket_type_to_security_class` (`extended_socket_class` read from the
+//! loaded policy), the label `security_transition_sid` from the caller's
+//! domain to itself for that class (the domain's role, type and range
+//! unless a `type_transition` rule says otherwise:
+//! `Policy::compute_socket_create`), the port's and address's labels the
+//! policy's `portcon` and `nodecon` (labels.rs). A process under an
+//! AppArmor profile is asked about by its profiles too (`network` rules:
+//! `rampart_apparmor::net`), as `apparmor_socket_create`, `_bind` and
+//! `_connect` ask.
 //!
 //! What is left: a socket the process received (`SCM_RIGHTS`, inherited
 //! from before the launch) or the kernel made for it (`accept`) is not
-//! checked, nor is anything done with a socket after its creation
-//! (bind, connect, listen, send: SELinux's `name_bind`, `name_connect`,
-//! node and peer checks).
+//! checked when it arrives, and a bind or connect checks it under the
+//! label the caller's domain would give it now; `listen`, `accept`,
+//! sends and the checks on packets (peer, netif, node) are not made.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -233,43 +243,53 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, family: i32, ty: i32, protocol: i32
     }
 }
 
-/// How a `bind` the checks allow goes on.
+/// Who makes a `bind` or `connect` the checks allow.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Bind {
-    /// The kernel makes it: nothing checked depends on the address in
-    /// the caller's memory (a socket of another family than inet).
-    Continue,
-    /// The daemon makes it, with the address it read and checked.
-    Perform,
+pub(crate) enum Maker {
+    /// The kernel: nothing checked depends on the address in the
+    /// caller's memory (a bind of a socket of another family than inet;
+    /// a connect of a socket other than TCP and SCTP).
+    Kernel,
+    /// The daemon, with the address it read and checked.
+    Daemon,
 }
 
-/// Decides `bind` of `socket` (the daemon's copy of the caller's
-/// descriptor) to the address `addr` (read from the caller's memory) by
-/// thread `tid` of `subject`, as `selinux_socket_bind` does: `bind` on
-/// the socket; for an inet socket, `name_bind` on the port's label where
-/// the port is privileged or outside the local range, then `node_bind`
-/// on the address's label; and under AppArmor, the profiles' `bind`.
-/// `Err` is the call's error.
+/// What is done with a socket and its address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Use {
+    Bind,
+    Connect,
+}
+
+/// Decides a `bind` or `connect` (`what`) of `socket` (the daemon's
+/// copy of the caller's descriptor) to the address `addr` (read from the
+/// caller's memory) by thread `tid` of `subject`, as SELinux's and
+/// AppArmor's hooks do (each module asks, each records its own
+/// denial): see [`selinux_bind`], [`selinux_connect`], and the profiles'
+/// `bind` or `connect` (`apparmor_socket_bind`, `_connect`). `Err` is
+/// the call's error.
 ///
 /// The socket's label is the one it would get if the caller made it now
 /// (the daemon does not see which domain made it): a socket kept across
 /// an exec transition or received is checked under the new domain's
 /// label.
-pub(crate) fn decide_bind(
+pub(crate) fn decide_use(
     e: &Enforcer,
     tid: u32,
     subject: &Subject,
-    socket: BorrowedFd<'_>,
-    addr: &[u8],
-) -> Result<Bind, i32> {
+    (socket, addr): (BorrowedFd<'_>, &[u8]),
+    what: Use,
+) -> Result<Maker, i32> {
     let kind = socket_kind(socket)?;
-    let selinux = selinux_bind(e, tid, subject, kind, addr);
-    // AppArmor's own question and record, as for a creation.
+    let selinux = match what {
+        Use::Bind => selinux_bind(e, tid, subject, kind, addr),
+        Use::Connect => selinux_connect(e, tid, subject, kind, addr),
+    };
     let apparmor = match (&subject.apparmor, &e.apparmor) {
         (None, _) => true,
         (Some(label), Some(aa)) => {
             let enforcing = || e.avc.policy_state().2;
-            aa.socket_bind(label, kind, (subject.tgid.unwrap_or(tid), tid), &enforcing)
+            aa.socket_use(label, what == Use::Connect, kind, (subject.tgid.unwrap_or(tid), tid), &enforcing)
         }
         (Some(_), None) => false,
     };
@@ -280,8 +300,10 @@ pub(crate) fn decide_bind(
     }
 }
 
-/// `selinux_socket_bind` (see [`decide_bind`]).
-fn selinux_bind(e: &Enforcer, tid: u32, subject: &Subject, kind: (i32, i32, i32), addr: &[u8]) -> Result<Bind, i32> {
+/// `selinux_socket_bind`: `bind` on the socket; for an inet socket,
+/// `name_bind` on the port's label where the port is privileged or
+/// outside the local range, then `node_bind` on the address's label.
+fn selinux_bind(e: &Enforcer, tid: u32, subject: &Subject, kind: (i32, i32, i32), addr: &[u8]) -> Result<Maker, i32> {
     let (family, ty, protocol) = kind;
     let class = class_of(family, ty, protocol, e.extended_socket_classes());
     let perms = e.classes.socket(class).ok_or(libc::EACCES)?;
@@ -291,7 +313,7 @@ fn selinux_bind(e: &Enforcer, tid: u32, subject: &Subject, kind: (i32, i32, i32)
         return Err(libc::EACCES);
     }
     if family != family::INET && family != family::INET6 {
-        return Ok(Bind::Continue);
+        return Ok(Maker::Kernel);
     }
     let (ip, port) = inet_address(family, protocol, addr)?;
     let src = |v: &mut Vec<(String, String)>| {
@@ -316,7 +338,52 @@ fn selinux_bind(e: &Enforcer, tid: u32, subject: &Subject, kind: (i32, i32, i32)
     if !e.check_label_with(tid, tgid, (socket_sid, node_sid, perms.class, perms.node_bind), extra) {
         return Err(libc::EACCES);
     }
-    Ok(Bind::Perform)
+    Ok(Maker::Daemon)
+}
+
+/// `selinux_socket_connect_helper`: `connect` on the socket; for a TCP
+/// or SCTP socket, `name_connect` on the destination port's label, and
+/// the daemon makes the call (even a disconnect, `AF_UNSPEC`: the kernel
+/// would read the family again).
+fn selinux_connect(
+    e: &Enforcer,
+    tid: u32,
+    subject: &Subject,
+    kind: (i32, i32, i32),
+    addr: &[u8],
+) -> Result<Maker, i32> {
+    let (family, ty, protocol) = kind;
+    let class = class_of(family, ty, protocol, e.extended_socket_classes());
+    let perms = e.classes.socket(class).ok_or(libc::EACCES)?;
+    let socket_sid = e.socket_sid(subject.sid, class).unwrap_or(subject.sid);
+    let tgid = subject.tgid;
+    if !e.check_label(tid, tgid, subject.sid, socket_sid, perms.class, perms.connect) {
+        return Err(libc::EACCES);
+    }
+    if class != "tcp_socket" && class != "sctp_socket" {
+        return Ok(Maker::Kernel);
+    }
+    let sa_family = match addr {
+        [a, b, ..] => i32::from(u16::from_ne_bytes([*a, *b])),
+        _ => return Err(libc::EINVAL),
+    };
+    let needs = match sa_family {
+        libc::AF_UNSPEC => return Ok(Maker::Daemon),
+        libc::AF_INET => 16,
+        libc::AF_INET6 => 24,
+        _ if protocol == ip::SCTP => return Err(libc::EINVAL),
+        _ => return Err(libc::EAFNOSUPPORT),
+    };
+    let port = match addr.get(2..4) {
+        Some(&[hi, lo]) if addr.len() >= needs => u16::from_be_bytes([hi, lo]),
+        _ => return Err(libc::EINVAL),
+    };
+    let port_sid = labels::port_sid(e, protocol, port).map_err(|why| no_label(tid, "port", &why))?;
+    let extra = if port != 0 { vec![("dest".to_owned(), port.to_string())] } else { Vec::new() };
+    if !e.check_label_with(tid, tgid, (socket_sid, port_sid, perms.class, perms.name_connect), extra) {
+        return Err(libc::EACCES);
+    }
+    Ok(Maker::Daemon)
 }
 
 fn no_label(tid: u32, what: &str, why: &str) -> i32 {

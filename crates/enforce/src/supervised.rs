@@ -23,8 +23,10 @@
 //! `memfd_create`, which the daemon makes (crate::memfds); `personality` setting
 //! `READ_IMPLIES_EXEC` (every readable mapping executable, unseen) is
 //! refused (`EPERM`). `socket` and `socketpair` are handed over for
-//! SELinux's `create` of the socket's class, and `bind` for its `bind`,
-//! `name_bind` and `node_bind` (crate::sockets); io_uring,
+//! SELinux's `create` of the socket's class, `bind` for its `bind`,
+//! `name_bind` and `node_bind`, and `connect` for its `connect` and
+//! `name_connect` (crate::sockets); a send with `MSG_FASTOPEN`, which
+//! connects without a connect call, is refused (`EPERM`); io_uring,
 //! which makes sockets (and renames, links and opens) without any of
 //! these calls, is refused (`EPERM`). `execve` and `execveat` are handed over only to be
 //! noted, so that the daemon tells an exec's program from the
@@ -162,6 +164,10 @@ pub enum Op {
     /// checked, then made by the daemon (an inet address) or the kernel
     /// (crate::sockets).
     Bind { fd: i32, addr: u64, len: i32 },
+    /// connect of socket `fd` to the `len` bytes at `addr`: checked, then
+    /// made by the daemon (a TCP or SCTP socket, whose check reads the
+    /// port) or the kernel (crate::sockets).
+    Connect { fd: i32, addr: u64, len: i32 },
 }
 
 /// Whom a signal call names, as the kernel reads its pid arguments.
@@ -367,15 +373,22 @@ pub mod nr {
     /// exec call. Gone from recent kernels; refused wherever it is.
     pub const USELIB: u32 = 134;
     pub const I386_USELIB: u32 = 86;
-    /// socket, socketpair, bind: handed over (crate::sockets). On i386
-    /// they are refused, and so are `socketcall`'s `SYS_SOCKET`,
-    /// `SYS_BIND` and `SYS_SOCKETPAIR` (its first argument).
+    /// socket, socketpair, bind, connect: handed over (crate::sockets).
+    /// On i386 they are refused, and so are `socketcall`'s `SYS_SOCKET`,
+    /// `SYS_BIND`, `SYS_CONNECT` and `SYS_SOCKETPAIR` (its first
+    /// argument).
     pub const SOCKET: u32 = 41;
+    pub const CONNECT: u32 = 42;
     pub const BIND: u32 = 49;
     pub const SOCKETPAIR: u32 = 53;
-    pub const I386_SOCKETS: [u32; 3] = [359, 360, 361];
+    pub const I386_SOCKETS: [u32; 4] = [359, 360, 361, 362];
     pub const I386_SOCKETCALL: u32 = 102;
-    pub const SOCKETCALL_REFUSED: [u32; 3] = [1, 2, 8];
+    pub const SOCKETCALL_REFUSED: [u32; 4] = [1, 2, 3, 8];
+    /// sendto, sendmsg, sendmmsg and their flags argument: refused with
+    /// `MSG_FASTOPEN`, which connects to the message's address without
+    /// a connect call (crate::sockets decides connects). On i386 no
+    /// socket can be made (an inherited one could: not covered).
+    pub const FASTOPEN: [(u32, u32); 3] = [(44, 3), (46, 2), (307, 3)];
     /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`).
     pub const X32_BIT: u32 = 0x4000_0000;
     pub const ALL: [u32; 33] = [
@@ -574,6 +587,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         nr::EXECVE | nr::EXECVEAT => Op::Exec,
         nr::SOCKET | nr::SOCKETPAIR => Op::Socket { family: int(0), ty: int(1), protocol: int(2) },
         nr::BIND => Op::Bind { fd: int(0), addr: args[1], len: int(2) },
+        nr::CONNECT => Op::Connect { fd: int(0), addr: args[1], len: int(2) },
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
         nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
         nr::TGKILL | nr::RT_TGSIGQUEUEINFO => {
@@ -617,6 +631,9 @@ enum Target {
     Personality,
     /// A `socketcall`'s call (i386).
     SocketCall,
+    /// A `sendto`'s or `sendmmsg`'s flags (`Fastopen(3)`), a `sendmsg`'s
+    /// (`Fastopen(2)`): the argument.
+    Fastopen(u32),
 }
 
 /// Bits the filter tests (uapi mman, shm and personality headers).
@@ -633,6 +650,8 @@ mod bits {
     pub const READ_IMPLIES_EXEC: u32 = 0x040_0000;
     /// `personality(0xffffffff)` only reads it.
     pub const PERSONALITY_QUERY: u32 = u32::MAX;
+    /// A send that connects first (TCP Fast Open).
+    pub const MSG_FASTOPEN: u32 = 0x2000_0000;
 }
 pub use bits::{MAP_ANONYMOUS, MAP_SHARED, MAP_TYPE, PROT_EXEC, PROT_READ, PROT_WRITE, SHM_EXEC};
 
@@ -671,6 +690,9 @@ struct ByArgument {
     ipc: Option<u32>,
     /// i386's `socketcall`, whose socket-making calls are refused.
     socketcall: Option<u32>,
+    /// The sends that may carry `MSG_FASTOPEN` (a connect without a
+    /// connect call), with their flags argument: refused with it.
+    fastopen: &'static [(u32, u32)],
     personality: u32,
     /// `F_SETOWN`, calls on another process and executable memory go to
     /// the daemon (x86-64); else they are refused.
@@ -752,6 +774,14 @@ impl Asm {
         at.push((Target::SocketCall, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(0));
         self.tests_then_allow(&nr::SOCKETCALL_REFUSED, Target::Eperm);
+        for &(_, arg) in owners.fastopen {
+            if at.iter().any(|(t, _)| *t == Target::Fastopen(arg)) {
+                continue;
+            }
+            at.push((Target::Fastopen(arg), self.code.len()));
+            self.op(BPF_LD_W_ABS, data_arg(arg));
+            self.code.push((bpf(BPF_JSET_K, bits::MSG_FASTOPEN, 0, 0), Some(Target::Eperm), Some(Target::Allow)));
+        }
         at.push((Target::Personality, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(0));
         self.jump(BPF_JEQ_K, bits::PERSONALITY_QUERY, Target::Allow);
@@ -821,6 +851,9 @@ fn block(
     if let Some(socketcall) = owners.socketcall {
         asm.jump(BPF_JEQ_K, socketcall, Target::SocketCall);
     }
+    for &(n, arg) in owners.fastopen {
+        asm.jump(BPF_JEQ_K, n, Target::Fastopen(arg));
+    }
     asm.jump(BPF_JEQ_K, owners.personality, Target::Personality);
     for &n in to_action {
         asm.jump(BPF_JEQ_K, n, Target::Action);
@@ -850,7 +883,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let mut handed = nr::ALL.to_vec();
     handed.extend(nr::SIGNALS);
     handed.extend([nr::MEMFD_CREATE, nr::KCMP, nr::PROCESS_MADVISE, nr::EXECVE, nr::EXECVEAT]);
-    handed.extend([nr::SOCKET, nr::SOCKETPAIR, nr::BIND]);
+    handed.extend([nr::SOCKET, nr::SOCKETPAIR, nr::BIND, nr::CONNECT]);
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
@@ -872,6 +905,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         shmat: nr::SHMAT,
         ipc: None,
         socketcall: None,
+        fastopen: &nr::FASTOPEN,
         personality: nr::PERSONALITY,
         hand_over: true,
     };
@@ -896,6 +930,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         shmat: nr::I386_SHMAT,
         ipc: Some(nr::I386_IPC),
         socketcall: Some(nr::I386_SOCKETCALL),
+        fastopen: &[],
         personality: nr::I386_PERSONALITY,
         hand_over: false,
     };
@@ -1030,8 +1065,19 @@ mod tests {
             let bind = [3, 0x7000, 16, 0, 0, 0];
             assert_eq!(run(&prog, nr::BIND, AUDIT_ARCH_X86_64, bind), NOTIFY, "bind");
             assert_eq!(decode(nr::BIND, bind.map(u64::from)), Some(Op::Bind { fd: 3, addr: 0x7000, len: 16 }));
-            // socketcall's connect (3), sendmsg (16): passed.
-            for call in [3, 16] {
+            let connect = [3, 0x7000, 16, 0, 0, 0];
+            assert_eq!(run(&prog, nr::CONNECT, AUDIT_ARCH_X86_64, connect), NOTIFY, "connect");
+            assert_eq!(decode(nr::CONNECT, connect.map(u64::from)), Some(Op::Connect { fd: 3, addr: 0x7000, len: 16 }));
+            // TCP Fast Open's sends: refused with MSG_FASTOPEN, passed without.
+            for (n, arg) in nr::FASTOPEN {
+                let mut args = [3, 0, 0, 0, 0, 0];
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, args), ALLOW, "send {n}");
+                args[arg as usize] = bits::MSG_FASTOPEN | 0x40;
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, args), EPERM, "fast open {n}");
+                assert_eq!(decode(n, args.map(u64::from)), None);
+            }
+            // socketcall's accept (5), sendmsg (16): passed.
+            for call in [5, 16] {
                 assert_eq!(run(&prog, nr::I386_SOCKETCALL, AUDIT_ARCH_I386, [call, 0, 0, 0, 0, 0]), ALLOW, "{call}");
             }
             assert_eq!(run(&prog, nr::I386_SOCKETCALL, AUDIT_ARCH_X86_64, [1, 0, 0, 0, 0, 0]), ALLOW, "x86-64 102");

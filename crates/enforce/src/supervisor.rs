@@ -74,6 +74,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -91,6 +92,7 @@ use crate::fifo_opens;
 use crate::marks::ObjectAt;
 use crate::new_labels::{self, NameLock};
 use crate::pidfd::RecentThreads;
+use crate::sockets::{Maker, Use};
 use crate::supervised::{self, Attr, FileArg, Make, Op, TimesLayout};
 use crate::supervised_open;
 use crate::thread_creds::Creds;
@@ -155,7 +157,13 @@ pub struct Supervisor {
 struct Shared {
     cx: Arc<Context>,
     waits: fifo_opens::Waits,
+    /// Calls made in threads of their own now ([`Answer::Later`]).
+    later: Arc<AtomicUsize>,
 }
+
+/// Most calls made in threads of their own at once; beyond, a worker
+/// makes the call itself (backpressure, as a full queue).
+const LATER_THREADS: usize = 256;
 
 fn last_error(what: &str) -> io::Error {
     let e = io::Error::last_os_error();
@@ -186,7 +194,7 @@ impl Supervisor {
             let home = Home::enter(&cx)?;
             Ok(move || home.back())
         })?;
-        let shared = Shared { cx: Arc::clone(&s.context), waits };
+        let shared = Shared { cx: Arc::clone(&s.context), waits, later: Arc::new(AtomicUsize::new(0)) };
         for _ in 0..WORKERS {
             spawn_worker(shared.clone(), Arc::clone(&s.queue))?;
         }
@@ -359,6 +367,35 @@ fn epoll_wait(epoll: BorrowedFd<'_>, events: &mut [libc::epoll_event], timeout: 
     unsafe { libc::epoll_wait(epoll.as_raw_fd(), events.as_mut_ptr(), room, timeout) }
 }
 
+/// Makes `call` (an [`Answer::Later`]) in a thread of its own and answers
+/// call `id` from there; `entry` lives until then.
+fn later(
+    shared: &Shared,
+    listener: &Arc<OwnedFd>,
+    id: u64,
+    call: Box<dyn FnOnce() -> Result<i64, i32> + Send>,
+    entry: Option<Entry>,
+) {
+    // Relaxed: a count bounding threads; it publishes no data.
+    if shared.later.fetch_add(1, Ordering::Relaxed) >= LATER_THREADS {
+        shared.later.fetch_sub(1, Ordering::Relaxed);
+        respond(listener.as_fd(), id, call());
+        drop(entry);
+        return;
+    }
+    let (answer_on, count) = (Arc::clone(listener), Arc::clone(&shared.later));
+    let spawned = std::thread::Builder::new().name("supervised call".into()).spawn(move || {
+        respond(answer_on.as_fd(), id, call());
+        drop(entry);
+        count.fetch_sub(1, Ordering::Relaxed);
+    });
+    if let Err(e) = spawned {
+        eprintln!("rampartd: supervisor: no thread for a call that may block ({e}); it fails with EAGAIN");
+        shared.later.fetch_sub(1, Ordering::Relaxed);
+        respond(listener.as_fd(), id, Err(libc::EAGAIN));
+    }
+}
+
 /// Starts a worker: a private `fs_struct`, the ruleset enforced, then
 /// jobs until the queue closes, or until it cannot return to the daemon's
 /// root and credentials after a call (then a new worker replaces it).
@@ -401,6 +438,7 @@ fn spawn_worker(shared: Shared, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<
                 }
                 Ok(Answer::Value(v)) => respond(listener.as_fd(), id, Ok(v)),
                 Ok(Answer::Continue) => carry_on(listener.as_fd(), id),
+                Ok(Answer::Later(call)) => later(&shared, &listener, id, call, entry.take()),
                 Err(errno) => respond(listener.as_fd(), id, Err(errno)),
             }
             if let Err(e) = home.back() {
@@ -555,8 +593,9 @@ struct Gathered {
     /// The times a `utime*` call sets, read once (`None`: now, or not
     /// such a call).
     times: Option<[libc::timespec; 2]>,
-    /// A bind's socket (the daemon's copy) and address, read once.
-    bind: Option<(OwnedFd, Vec<u8>)>,
+    /// A bind's or connect's socket (the daemon's copy) and address,
+    /// read once.
+    address: Option<(OwnedFd, Vec<u8>)>,
 }
 
 /// `MFD_NAME_MAX_LEN` (mm/memfd.c).
@@ -691,18 +730,18 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
         _ => None,
     };
     let times = read_times(&mem, op)?;
-    let bind = match *op {
-        Op::Bind { fd, addr, len } => Some(gather_bind(tid, fd, &mem, addr, len)?),
+    let address = match *op {
+        Op::Bind { fd, addr, len } | Op::Connect { fd, addr, len } => Some(gather_address(tid, fd, &mem, addr, len)?),
         _ => None,
     };
-    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target, memfd_name, times, bind })
+    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target, memfd_name, times, address })
 }
 
-/// A bind's socket (the daemon's copy of descriptor `fd`) and address
-/// (`len` bytes at `addr`), with the kernel's errors in its order
-/// (`__sys_bind`: `EBADF`, `ENOTSOCK`, then `move_addr_to_kernel`'s
-/// `EINVAL` and `EFAULT`).
-fn gather_bind(tid: u32, fd: i32, mem: &File, addr: u64, len: i32) -> Result<(OwnedFd, Vec<u8>), i32> {
+/// A bind's or connect's socket (the daemon's copy of descriptor `fd`)
+/// and address (`len` bytes at `addr`), with the kernel's errors in its
+/// order (`__sys_bind`, `__sys_connect`: `EBADF`, `ENOTSOCK`, then
+/// `move_addr_to_kernel`'s `EINVAL` and `EFAULT`).
+fn gather_address(tid: u32, fd: i32, mem: &File, addr: u64, len: i32) -> Result<(OwnedFd, Vec<u8>), i32> {
     let pidfd = crate::pidfd::thread_pidfd(tid).map_err(|_| libc::ESRCH)?;
     let socket = crate::pidfd::take_descriptor(pidfd.as_fd(), fd).map_err(|_| libc::EBADF)?;
     let md = File::from(socket.try_clone().map_err(|e| errno_of(&e))?).metadata().map_err(|e| errno_of(&e))?;
@@ -721,10 +760,10 @@ fn gather_bind(tid: u32, fd: i32, mem: &File, addr: u64, len: i32) -> Result<(Ow
 /// address checked is the address bound.
 fn serve_bind(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
     let Call { tid, gathered, subject, .. } = call;
-    let (socket, addr) = gathered.bind.as_ref().ok_or(libc::EFAULT)?;
-    match crate::sockets::decide_bind(&cx.enforcer, tid, &subject, socket.as_fd(), addr)? {
-        crate::sockets::Bind::Continue => Ok(Answer::Continue),
-        crate::sockets::Bind::Perform => {
+    let (socket, addr) = gathered.address.as_ref().ok_or(libc::EFAULT)?;
+    match crate::sockets::decide_use(&cx.enforcer, tid, &subject, (socket.as_fd(), addr), Use::Bind)? {
+        Maker::Kernel => Ok(Answer::Continue),
+        Maker::Daemon => {
             gathered.creds.assume().map_err(|e| errno_of(&e))?;
             let len = libc::socklen_t::try_from(addr.len()).map_err(|_| libc::EINVAL)?;
             // SAFETY: `addr` holds `len` bytes for the call.
@@ -732,6 +771,31 @@ fn serve_bind(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
             let done = if rc < 0 { Err(errno_of(&io::Error::last_os_error())) } else { Ok(Answer::Value(0)) };
             home.back().map_err(|e| errno_of(&e))?;
             done
+        }
+    }
+}
+
+/// connect, checked (crate::sockets); a TCP or SCTP socket is connected
+/// by the daemon on its copy, with the address it checked, in a thread
+/// of its own (an [`Answer::Later`]), so that a slow handshake holds no
+/// worker.
+fn serve_connect(cx: &Context, call: Call) -> Result<Answer, i32> {
+    let Call { tid, gathered, subject, .. } = call;
+    let (socket, addr) = gathered.address.ok_or(libc::EFAULT)?;
+    match crate::sockets::decide_use(&cx.enforcer, tid, &subject, (socket.as_fd(), &addr), Use::Connect)? {
+        Maker::Kernel => Ok(Answer::Continue),
+        Maker::Daemon => {
+            let connect = move || {
+                let len = libc::socklen_t::try_from(addr.len()).map_err(|_| libc::EINVAL)?;
+                // SAFETY: `addr` holds `len` bytes for the call.
+                let rc = unsafe { libc::connect(socket.as_raw_fd(), addr.as_ptr().cast(), len) };
+                if rc < 0 {
+                    Err(errno_of(&io::Error::last_os_error()))
+                } else {
+                    Ok(0)
+                }
+            };
+            Ok(Answer::Later(Box::new(connect)))
         }
     }
 }
@@ -914,6 +978,7 @@ fn resolve(
         | Op::MemfdCreate { .. }
         | Op::Socket { .. }
         | Op::Bind { .. }
+        | Op::Connect { .. }
         | Op::Exec => return Err(libc::ENOSYS),
     })
 }
@@ -938,6 +1003,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::MemfdCreate { .. }
         | Op::Socket { .. }
         | Op::Bind { .. }
+        | Op::Connect { .. }
         | Op::Exec => Vec::new(),
     }
 }
@@ -965,6 +1031,9 @@ enum Answer {
     WaitForReader { object: OwnedFd, flags: i32, creds: Creds, cloexec: bool },
     /// Checked; the kernel makes the call.
     Continue,
+    /// Checked; the call, which may block (a connect), made and answered
+    /// in a thread of its own.
+    Later(Box<dyn FnOnce() -> Result<i64, i32> + Send>),
 }
 
 /// One call (see the module docs), or `Err(errno)`. Leaves the thread
@@ -975,6 +1044,7 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
         Op::Make { what, .. } => return serve_make(cx, home, call, what),
         Op::MemfdCreate { flags, .. } => return serve_memfd(cx, home, call, flags),
         Op::Bind { .. } => return serve_bind(cx, home, call),
+        Op::Connect { .. } => return serve_connect(cx, call),
         _ => {}
     }
     let Call { op, tid, gathered, subject } = call;

@@ -23,6 +23,13 @@
  * between PORT and OTHER while 300 binds are made from it (a thread
  * writing it), each on a new socket; it succeeds if one ends bound to
  * PORT. The daemon must bind the address it checked.
+ *
+ * Usage: make_socket connect PORT: a TCP connection to 127.0.0.1:PORT
+ * (something listens there). SELinux checks `name_connect` on the
+ * port's label. connect_race PORT OTHER: the same race as bind_race,
+ * with 300 connects; it succeeds if one reaches PORT. fastopen PORT:
+ * the connection made by a send (TCP Fast Open, `MSG_FASTOPEN`), which
+ * makes no connect call.
  */
 #include "adversarial.h"
 #include <linux/io_uring.h>
@@ -89,9 +96,17 @@ static int bound_port(int fd) {
     return ntohs(got.sin_port);
 }
 
-static int bind_to(int port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+/* A TCP socket that may bind a port other tests' connections left in
+ * TIME_WAIT. */
+static int tcp_socket(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
     if (fd < 0) verdict(BROKEN, "socket: %s", strerror(errno));
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) verdict(BROKEN, "SO_REUSEADDR");
+    return fd;
+}
+
+static int bind_to(int port) {
+    int fd = tcp_socket();
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) FAILED(errno, "bind to %d", port);
@@ -100,7 +115,36 @@ static int bind_to(int port) {
     verdict(SUCCEEDED, "bound to port %d", got);
 }
 
-static int bind_race(int port, int other) {
+static int peer_port(int fd);
+
+static int connect_to(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) verdict(BROKEN, "socket: %s", strerror(errno));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) FAILED(errno, "connect to %d", port);
+    verdict(SUCCEEDED, "connected to port %d", port);
+}
+
+static int fast_open(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) verdict(BROKEN, "socket: %s", strerror(errno));
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (sendto(fd, "x", 1, MSG_FASTOPEN, (struct sockaddr *)&a, sizeof a) < 0) FAILED(errno, "fast open to %d", port);
+    verdict(SUCCEEDED, "connected to port %d by a send", port);
+}
+
+/* The port `fd` is connected to, or -1. */
+static int peer_port(int fd) {
+    struct sockaddr_in got;
+    socklen_t len = sizeof got;
+    if (getpeername(fd, (struct sockaddr *)&got, &len) != 0) return -1;
+    return ntohs(got.sin_port);
+}
+
+/* Binds (or connects, `connecting`) from an address another thread flips. */
+static int race(int port, int other, int connecting) {
     unsigned short ports[2] = {(unsigned short)other, (unsigned short)port};
     shared_addr.sin_family = AF_INET;
     shared_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -108,13 +152,14 @@ static int bind_race(int port, int other) {
     if (pthread_create(&t, NULL, flip, ports) != 0) verdict(BROKEN, "pthread_create");
     int refused = 0, bound_other = 0;
     for (int i = 0; i < 300; i++) {
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        if (fd < 0) verdict(BROKEN, "socket: %s", strerror(errno));
-        if (bind(fd, (struct sockaddr *)&shared_addr, sizeof shared_addr) == 0) {
-            int got = bound_port(fd);
+        int fd = tcp_socket();
+        int done = connecting ? connect(fd, (struct sockaddr *)&shared_addr, sizeof shared_addr)
+                              : bind(fd, (struct sockaddr *)&shared_addr, sizeof shared_addr);
+        if (done == 0) {
+            int got = connecting ? peer_port(fd) : bound_port(fd);
             if (got == port) {
                 racing = 0;
-                verdict(SUCCEEDED, "bound to port %d after %d binds", port, i + 1);
+                verdict(SUCCEEDED, "reached port %d after %d calls", port, i + 1);
             }
             bound_other += got == other;
         } else if (is_denial(errno)) {
@@ -124,13 +169,16 @@ static int bind_race(int port, int other) {
     }
     racing = 0;
     pthread_join(t, NULL);
-    if (!refused) verdict(BROKEN, "no bind was refused (%d bound to %d)", bound_other, other);
-    verdict(BLOCKED, "never bound to %d: %d refused, %d bound to %d", port, refused, bound_other, other);
+    if (!refused) verdict(BROKEN, "no call was refused (%d reached %d)", bound_other, other);
+    verdict(BLOCKED, "never reached %d: %d refused, %d reached %d", port, refused, bound_other, other);
 }
 
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "bind")) return bind_to(atoi(argv[2]));
-    if (argc == 4 && !strcmp(argv[1], "bind_race")) return bind_race(atoi(argv[2]), atoi(argv[3]));
+    if (argc == 4 && !strcmp(argv[1], "bind_race")) return race(atoi(argv[2]), atoi(argv[3]), 0);
+    if (argc == 3 && !strcmp(argv[1], "connect")) return connect_to(atoi(argv[2]));
+    if (argc == 3 && !strcmp(argv[1], "fastopen")) return fast_open(atoi(argv[2]));
+    if (argc == 4 && !strcmp(argv[1], "connect_race")) return race(atoi(argv[2]), atoi(argv[3]), 1);
     if (argc != 2) verdict(BROKEN, "usage: make_socket METHOD");
     const char *m = argv[1];
     int fd, pair[2];
