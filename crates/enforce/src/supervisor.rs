@@ -74,7 +74,6 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -85,6 +84,7 @@ use rampart_avc::{Perms, Sid};
 
 use crate::access::ClassPerms;
 use crate::apparmor::{AppArmor, FileEvent};
+use crate::call_threads::{self, CallThreads};
 use crate::calls_in_flight::{Entry, Journal};
 use crate::controlling_tty;
 use crate::enforcer::{Checked, Enforcer};
@@ -149,6 +149,8 @@ pub struct Supervisor {
     jobs: SyncSender<Job>,
     /// Shared by the workers: each takes the next job.
     queue: Arc<Mutex<Receiver<Job>>>,
+    /// Where the calls that may block for long are made (connects).
+    blocking: CallThreads,
 }
 
 /// What a worker needs besides its job: the daemon's context, and where
@@ -157,13 +159,7 @@ pub struct Supervisor {
 struct Shared {
     cx: Arc<Context>,
     waits: fifo_opens::Waits,
-    /// Calls made in threads of their own now ([`Answer::Later`]).
-    later: Arc<AtomicUsize>,
 }
-
-/// Most calls made in threads of their own at once; beyond, a worker
-/// makes the call itself (backpressure, as a full queue).
-const LATER_THREADS: usize = 256;
 
 fn last_error(what: &str) -> io::Error {
     let e = io::Error::last_os_error();
@@ -188,13 +184,14 @@ impl Supervisor {
             context: Arc::new(context),
             jobs,
             queue: Arc::new(Mutex::new(queue)),
+            blocking: CallThreads::new(),
         });
         let cx = Arc::clone(&s.context);
         let waits = fifo_opens::start(move || {
             let home = Home::enter(&cx)?;
             Ok(move || home.back())
         })?;
-        let shared = Shared { cx: Arc::clone(&s.context), waits, later: Arc::new(AtomicUsize::new(0)) };
+        let shared = Shared { cx: Arc::clone(&s.context), waits };
         for _ in 0..WORKERS {
             spawn_worker(shared.clone(), Arc::clone(&s.queue))?;
         }
@@ -263,6 +260,9 @@ impl Supervisor {
         let Some(op) = supervised::decode(notif.data.nr as u32, notif.data.args) else {
             return respond(listener.as_fd(), notif.id, Err(libc::ENOSYS));
         };
+        if let Op::Connect { fd, addr, len } = op {
+            return self.connect(listener, notif, (fd, addr, len), entry);
+        }
         let on_process = match op {
             Op::Signal { to, sig } => Some(crate::signals::decide(e, notif.pid, to, sig)),
             Op::SetOwner { to } => Some(crate::signals::decide_owner(e, notif.pid, to).inspect(|()| {
@@ -297,6 +297,51 @@ impl Supervisor {
                     eprintln!("rampartd: supervisor: no worker left; a supervised call fails");
                     respond(e.0.listener.as_fd(), e.0.id, Err(libc::ENOSYS));
                 }
+            }
+            Err(errno) => respond(listener.as_fd(), notif.id, Err(errno)),
+        }
+    }
+
+    /// A connect (crate::sockets), decided here: its socket and address
+    /// are read once, and a TCP or SCTP connect is made with that address
+    /// by a thread of [`CallThreads`] (a handshake may take minutes),
+    /// which answers it; another is made by the kernel.
+    fn connect(
+        &self,
+        listener: Arc<OwnedFd>,
+        notif: &libc::seccomp_notif,
+        (fd, addr, len): (i32, u64, i32),
+        entry: Option<Entry>,
+    ) {
+        let e = &self.context.enforcer;
+        let tid = notif.pid;
+        let decided = (|| {
+            let mem = File::open(format!("/proc/{tid}/mem")).map_err(|_| libc::ESRCH)?;
+            let (socket, bytes) = gather_address(tid, fd, &mem, addr, len)?;
+            let caller = crate::signals::caller(e, tid, "a connect")?;
+            // Still the caller: what was read under /proc/TID is its.
+            let mut id = notif.id;
+            // SAFETY: ID_VALID reads one u64.
+            if unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) } < 0 {
+                return Err(libc::ESRCH);
+            }
+            let maker = crate::sockets::decide_use(e, tid, &caller, (socket.as_fd(), &bytes), Use::Connect)?;
+            Ok((maker, socket, bytes))
+        })();
+        match decided {
+            Ok((Maker::Kernel, ..)) => carry_on(listener.as_fd(), notif.id),
+            Ok((Maker::Daemon, socket, bytes)) => {
+                let make = move || {
+                    let len = libc::socklen_t::try_from(bytes.len()).map_err(|_| libc::EINVAL)?;
+                    // SAFETY: `bytes` holds `len` bytes for the call.
+                    let rc = unsafe { libc::connect(socket.as_raw_fd(), bytes.as_ptr().cast(), len) };
+                    if rc < 0 {
+                        Err(errno_of(&io::Error::last_os_error()))
+                    } else {
+                        Ok(0)
+                    }
+                };
+                self.blocking.run(call_threads::Call { listener, id: notif.id, make: Box::new(make), entry });
             }
             Err(errno) => respond(listener.as_fd(), notif.id, Err(errno)),
         }
@@ -367,35 +412,6 @@ fn epoll_wait(epoll: BorrowedFd<'_>, events: &mut [libc::epoll_event], timeout: 
     unsafe { libc::epoll_wait(epoll.as_raw_fd(), events.as_mut_ptr(), room, timeout) }
 }
 
-/// Makes `call` (an [`Answer::Later`]) in a thread of its own and answers
-/// call `id` from there; `entry` lives until then.
-fn later(
-    shared: &Shared,
-    listener: &Arc<OwnedFd>,
-    id: u64,
-    call: Box<dyn FnOnce() -> Result<i64, i32> + Send>,
-    entry: Option<Entry>,
-) {
-    // Relaxed: a count bounding threads; it publishes no data.
-    if shared.later.fetch_add(1, Ordering::Relaxed) >= LATER_THREADS {
-        shared.later.fetch_sub(1, Ordering::Relaxed);
-        respond(listener.as_fd(), id, call());
-        drop(entry);
-        return;
-    }
-    let (answer_on, count) = (Arc::clone(listener), Arc::clone(&shared.later));
-    let spawned = std::thread::Builder::new().name("supervised call".into()).spawn(move || {
-        respond(answer_on.as_fd(), id, call());
-        drop(entry);
-        count.fetch_sub(1, Ordering::Relaxed);
-    });
-    if let Err(e) = spawned {
-        eprintln!("rampartd: supervisor: no thread for a call that may block ({e}); it fails with EAGAIN");
-        shared.later.fetch_sub(1, Ordering::Relaxed);
-        respond(listener.as_fd(), id, Err(libc::EAGAIN));
-    }
-}
-
 /// Starts a worker: a private `fs_struct`, the ruleset enforced, then
 /// jobs until the queue closes, or until it cannot return to the daemon's
 /// root and credentials after a call (then a new worker replaces it).
@@ -438,7 +454,6 @@ fn spawn_worker(shared: Shared, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<
                 }
                 Ok(Answer::Value(v)) => respond(listener.as_fd(), id, Ok(v)),
                 Ok(Answer::Continue) => carry_on(listener.as_fd(), id),
-                Ok(Answer::Later(call)) => later(&shared, &listener, id, call, entry.take()),
                 Err(errno) => respond(listener.as_fd(), id, Err(errno)),
             }
             if let Err(e) = home.back() {
@@ -731,7 +746,7 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
     };
     let times = read_times(&mem, op)?;
     let address = match *op {
-        Op::Bind { fd, addr, len } | Op::Connect { fd, addr, len } => Some(gather_address(tid, fd, &mem, addr, len)?),
+        Op::Bind { fd, addr, len } => Some(gather_address(tid, fd, &mem, addr, len)?),
         _ => None,
     };
     Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target, memfd_name, times, address })
@@ -771,31 +786,6 @@ fn serve_bind(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
             let done = if rc < 0 { Err(errno_of(&io::Error::last_os_error())) } else { Ok(Answer::Value(0)) };
             home.back().map_err(|e| errno_of(&e))?;
             done
-        }
-    }
-}
-
-/// connect, checked (crate::sockets); a TCP or SCTP socket is connected
-/// by the daemon on its copy, with the address it checked, in a thread
-/// of its own (an [`Answer::Later`]), so that a slow handshake holds no
-/// worker.
-fn serve_connect(cx: &Context, call: Call) -> Result<Answer, i32> {
-    let Call { tid, gathered, subject, .. } = call;
-    let (socket, addr) = gathered.address.ok_or(libc::EFAULT)?;
-    match crate::sockets::decide_use(&cx.enforcer, tid, &subject, (socket.as_fd(), &addr), Use::Connect)? {
-        Maker::Kernel => Ok(Answer::Continue),
-        Maker::Daemon => {
-            let connect = move || {
-                let len = libc::socklen_t::try_from(addr.len()).map_err(|_| libc::EINVAL)?;
-                // SAFETY: `addr` holds `len` bytes for the call.
-                let rc = unsafe { libc::connect(socket.as_raw_fd(), addr.as_ptr().cast(), len) };
-                if rc < 0 {
-                    Err(errno_of(&io::Error::last_os_error()))
-                } else {
-                    Ok(0)
-                }
-            };
-            Ok(Answer::Later(Box::new(connect)))
         }
     }
 }
@@ -1031,9 +1021,6 @@ enum Answer {
     WaitForReader { object: OwnedFd, flags: i32, creds: Creds, cloexec: bool },
     /// Checked; the kernel makes the call.
     Continue,
-    /// Checked; the call, which may block (a connect), made and answered
-    /// in a thread of its own.
-    Later(Box<dyn FnOnce() -> Result<i64, i32> + Send>),
 }
 
 /// One call (see the module docs), or `Err(errno)`. Leaves the thread
@@ -1044,7 +1031,6 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
         Op::Make { what, .. } => return serve_make(cx, home, call, what),
         Op::MemfdCreate { flags, .. } => return serve_memfd(cx, home, call, flags),
         Op::Bind { .. } => return serve_bind(cx, home, call),
-        Op::Connect { .. } => return serve_connect(cx, call),
         _ => {}
     }
     let Call { op, tid, gathered, subject } = call;

@@ -11,7 +11,9 @@ use rampart_policy::{Context, Policy};
 
 use crate::enforcer::Enforcer;
 
-/// `SECINITSID_PORT` and `SECINITSID_NODE` (flask's initial SIDs).
+/// `SECINITSID_UNLABELED`, `SECINITSID_PORT` and `SECINITSID_NODE`
+/// (flask's initial SIDs).
+const INITIAL_UNLABELED: u32 = 3;
 const INITIAL_PORT: u32 = 9;
 const INITIAL_NODE: u32 = 12;
 
@@ -53,8 +55,11 @@ pub(crate) fn node_sid(e: &Enforcer, ip: IpAddr) -> Result<Sid, String> {
     intern(e, &policy, found.or_else(|| initial(&policy, INITIAL_NODE)), "node")
 }
 
+/// Initial SID `sid`'s context; one the policy gives none is the
+/// kernel's unknown SID, which it reads as `unlabeled` (`sidtab_search`).
 fn initial(policy: &Policy, sid: u32) -> Option<&Context> {
-    policy.ocontexts.initial_sids.iter().find(|(n, _)| *n == sid).map(|(_, c)| c)
+    let find = |sid| policy.ocontexts.initial_sids.iter().find(|(n, _)| *n == sid).map(|(_, c)| c);
+    find(sid).or_else(|| find(INITIAL_UNLABELED))
 }
 
 fn intern(e: &Enforcer, policy: &Policy, context: Option<&Context>, what: &str) -> Result<Sid, String> {
