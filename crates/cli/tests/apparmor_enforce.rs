@@ -692,6 +692,11 @@ echo "POLICY=$("$RAMPART" status --socket "$SOCK" | sed -n 's/^Loaded policy: */
 echo "ALLOWED=$(aa_read confined "$T/data/allowed.txt")"
 echo "DENIED=$(aa_read confined "$T/data/secret.txt")"
 echo "UNCONFINED=$(cat "$T/data/secret.txt")"
+# A connection under a profile that allows it: the built-in policy
+# labels no port (the unlabeled SID, as the kernel's unknown one).
+echo "CONNECT=$(aa netter '/usr/bin/python3 -c "import socket
+s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen()
+c = socket.socket(); c.connect(s.getsockname()); print(\"connected\")"' 2>&1 | tail -n 1)"
 # What a process under a profile makes (the daemon makes it) gets no
 # SELinux label: there is no SELinux policy to take one from.
 aa confined "echo new > '$T/data/scratch-new' && ln -s new '$T/data/scratch-sym'" >/dev/null 2>&1 || true
@@ -719,6 +724,7 @@ echo "AVC_LINES=$(grep -c 'avc:' "$LOG" || true)"
     assert!(r.get("POLICY").starts_with("none (AppArmor alone"), "{}", r.get("POLICY"));
     assert_eq!(r.get("ALLOWED"), "ok:allowed", "{}", r.stderr);
     assert_eq!(r.get("DENIED"), "denied", "{}", r.stderr);
+    assert_eq!(r.get("CONNECT"), "connected", "a connect under AppArmor alone\n{}", r.stderr);
     assert_eq!(r.get("UNCONFINED"), "secret", "{}", r.stderr);
     for f in ["scratch-new", "scratch-sym"] {
         assert_eq!(r.get(&format!("MADE_{f}")), "made", "{f}: made without a label\n{}", r.stderr);
