@@ -387,7 +387,7 @@ fn selinux_connect(
 }
 
 fn no_label(tid: u32, what: &str, why: &str) -> i32 {
-    eprintln!("rampartd: refused a bind of thread {tid}: no {what} label ({why})");
+    eprintln!("rampartd: refused a bind or connect of thread {tid}: no {what} label ({why})");
     libc::EACCES
 }
 

@@ -1,9 +1,32 @@
-"""What pysignal.py and pyptrace.py share: peer globs as the parser
-expands them, and names generated from them (matching ones and near
-misses), for the signal and ptrace reference tests of crates/apparmor.
-Nothing here comes from Rampart."""
+"""What pysignal.py, pyptrace.py and pynet.py share: their arguments and
+the profiles they read (`start`), peer globs as the parser expands them,
+and names generated from them (matching ones and near misses), for the
+signal, ptrace and network reference tests of crates/apparmor. Nothing
+here comes from Rampart."""
 
+import os
+import random
 import re
+import sys
+
+import apparmor.aa as aa
+
+
+def start(synthetic):
+    """Reads OUT_DIR SEED [ROUNDS] from the command line and the shipped
+    profiles with python3-apparmor, plus `synthetic` written to
+    OUT_DIR/synthetic and read the same way; returns (OUT_DIR, a random
+    generator seeded with SEED, ROUNDS, the synthetic profiles' file)."""
+    out_dir, seed = sys.argv[1], int(sys.argv[2])
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
+    aa.init_aa()
+    aa.read_profiles()
+    aa.read_inactive_profiles()
+    path = os.path.join(out_dir, "synthetic")
+    with open(path, "w") as f:
+        f.write(synthetic)
+    aa.read_profile(path, True)
+    return out_dir, random.Random(seed), rounds, path
 
 
 def expand_vars(peer, kname, variables):

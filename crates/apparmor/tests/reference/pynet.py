@@ -83,13 +83,12 @@ writes OUT_DIR/synthetic (profiles) and OUT_DIR/net.tsv
 """
 
 import os
-import random
 import sys
 
 import apparmor.aa as aa
 from apparmor.rule.network import network_domain_keywords, network_type_keywords
 
-from peers import profile_mode
+from peers import profile_mode, start
 
 # linux/socket.h AF_* numbers, 0..45 (AF_MAX 46 on x86-64 since mctp).
 LINUX_FAMILIES = [
@@ -327,16 +326,7 @@ def expect(rules, family, ty):
 
 
 def main():
-    out_dir, seed = sys.argv[1], int(sys.argv[2])
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
-    rng = random.Random(seed)
-    aa.init_aa()
-    aa.read_profiles()
-    aa.read_inactive_profiles()
-    synthetic = os.path.join(out_dir, "synthetic")
-    with open(synthetic, "w") as f:
-        f.write(SYNTHETIC)
-    aa.read_profile(synthetic, True)
+    out_dir, rng, rounds, _ = start(SYNTHETIC)
     n = profiles = skipped = skipped_profiles = 0
     with open(os.path.join(out_dir, "net.tsv"), "w") as out:
         for store in (aa.aa, aa.extras):

@@ -80,14 +80,13 @@ writes OUT_DIR/synthetic (profiles) and OUT_DIR/ptrace.tsv
 """
 
 import os
-import random
 import re
 import sys
 
 import apparmor.aa as aa
 from apparmor.rule.ptrace import PtraceRule
 
-from peers import alternatives, expand_vars, instantiate, label_match, near_misses, profile_mode, stack
+from peers import alternatives, expand_vars, instantiate, label_match, near_misses, profile_mode, stack, start
 
 # The canonical permissions of each access word (see the module doc).
 ACCESS_ALIASES = {
@@ -265,16 +264,7 @@ def expect(rules, role, perm, peer, cache):
 
 
 def main():
-    out_dir, seed = sys.argv[1], int(sys.argv[2])
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
-    rng = random.Random(seed)
-    aa.init_aa()
-    aa.read_profiles()
-    aa.read_inactive_profiles()
-    synthetic = os.path.join(out_dir, "synthetic")
-    with open(synthetic, "w") as f:
-        f.write(SYNTHETIC)
-    aa.read_profile(synthetic, True)
+    out_dir, rng, rounds, synthetic = start(SYNTHETIC)
     all_names = sorted({t for store in (aa.aa, aa.extras) for t in store})
     # labels made unconfined by their mode (not usable as tracers: see
     # the module doc)

@@ -63,14 +63,13 @@ writes OUT_DIR/synthetic (profiles) and OUT_DIR/signal.tsv
 """
 
 import os
-import random
 import re
 import sys
 
 import apparmor.aa as aa
 from apparmor.rule.signal import SignalRule, signal_keywords
 
-from peers import alternatives, expand_vars, instantiate, label_match, near_misses, profile_mode, stack
+from peers import alternatives, expand_vars, instantiate, label_match, near_misses, profile_mode, stack, start
 
 # The canonical access words (r/read = receive, w/write = send,
 # rw/wr = both: see the module doc).
@@ -244,16 +243,7 @@ def expect(rules, access, sig, peer, cache):
 
 
 def main():
-    out_dir, seed = sys.argv[1], int(sys.argv[2])
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 2
-    rng = random.Random(seed)
-    aa.init_aa()
-    aa.read_profiles()
-    aa.read_inactive_profiles()
-    synthetic = os.path.join(out_dir, "synthetic")
-    with open(synthetic, "w") as f:
-        f.write(SYNTHETIC)
-    aa.read_profile(synthetic, True)
+    out_dir, rng, rounds, synthetic = start(SYNTHETIC)
     all_names = sorted({t for store in (aa.aa, aa.extras) for t in store})
     n = profiles = 0
     with open(os.path.join(out_dir, "signal.tsv"), "w") as out:
