@@ -9,36 +9,30 @@
 //! calls. Why a pool rather than a thread per call: starting a thread
 //! costs more than the connect it makes on a local network.
 //!
-//! How: calls are counted from their queueing to their answer; when
-//! there are more than threads, a thread is started, up to
-//! [`MOST_THREADS`]; beyond, calls queue until a thread is free. So a
-//! queued call never waits behind a running one while fewer threads
-//! than that run.
+//! How: a call is a job (a closure that makes the call and answers it),
+//! counted from its queueing to its end; when there are more jobs than
+//! threads, a thread is started, up to [`MOST_THREADS`]; beyond, jobs
+//! queue until a thread is free. So a queued job never waits behind a
+//! running one while fewer threads than that run. The counts only decide
+//! when to start a thread: the channel carries every job, so none is
+//! lost whatever they say (tests: a stress test, and a blocked job
+//! holding back no other).
 
-use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::calls_in_flight::Entry;
-
 /// Most threads at once.
 pub(crate) const MOST_THREADS: usize = 256;
 
-/// A call to make and answer.
-pub(crate) struct Call {
-    pub(crate) listener: Arc<OwnedFd>,
-    pub(crate) id: u64,
-    pub(crate) make: Box<dyn FnOnce() -> Result<i64, i32> + Send>,
-    /// Lives until the call is answered (crate::calls_in_flight).
-    pub(crate) entry: Option<Entry>,
-}
+/// A call to make, and answer, in a thread of the pool.
+pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
 /// The pool.
 pub(crate) struct CallThreads {
-    send: Mutex<Sender<Call>>,
-    receive: Arc<Mutex<Receiver<Call>>>,
-    /// Calls queued or running.
+    send: Mutex<Sender<Job>>,
+    receive: Arc<Mutex<Receiver<Job>>>,
+    /// Jobs queued or running.
     busy: Arc<AtomicUsize>,
     threads: AtomicUsize,
 }
@@ -54,36 +48,35 @@ impl CallThreads {
         }
     }
 
-    /// Makes `call` in a thread of the pool, which answers it.
-    pub(crate) fn run(&self, call: Call) {
+    /// Runs `job` in a thread of the pool; gives it back if no thread
+    /// could be started at all (the caller answers its call).
+    pub(crate) fn run(&self, job: Job) -> Result<(), Job> {
         // Relaxed throughout: the counts only decide whether to start a
-        // thread; the call itself goes through the channel, which orders it.
+        // thread; the job itself goes through the channel, which orders it.
         let busy = self.busy.fetch_add(1, Ordering::Relaxed) + 1;
         let threads = self.threads.load(Ordering::Relaxed);
         if busy > threads && threads < MOST_THREADS {
             if let Err(e) = self.start() {
                 if self.threads.load(Ordering::Relaxed) == 0 {
-                    eprintln!("rampartd: supervisor: no thread for a call that may block ({e}); it fails with EAGAIN");
+                    eprintln!("rampartd: supervisor: no thread for a call that may block: {e}");
                     self.busy.fetch_sub(1, Ordering::Relaxed);
-                    return answer(&call.listener, call.id, Err(libc::EAGAIN));
+                    return Err(job);
                 }
             }
         }
-        if let Err(unsent) = self.send.lock().unwrap_or_else(PoisonError::into_inner).send(call) {
-            let call = unsent.0;
+        // The receiving end lives as long as `self`: sending cannot fail.
+        self.send.lock().unwrap_or_else(PoisonError::into_inner).send(job).map_err(|unsent| {
             self.busy.fetch_sub(1, Ordering::Relaxed);
-            answer(&call.listener, call.id, Err(libc::EAGAIN));
-        }
+            unsent.0
+        })
     }
 
     fn start(&self) -> std::io::Result<()> {
         let (receive, busy) = (Arc::clone(&self.receive), Arc::clone(&self.busy));
         std::thread::Builder::new().name("supervised call".into()).spawn(move || loop {
             let next = receive.lock().unwrap_or_else(PoisonError::into_inner).recv();
-            let Ok(call) = next else { return };
-            let result = (call.make)();
-            answer(&call.listener, call.id, result);
-            drop(call.entry);
+            let Ok(job) = next else { return };
+            job();
             busy.fetch_sub(1, Ordering::Relaxed);
         })?;
         self.threads.fetch_add(1, Ordering::Relaxed);
@@ -91,6 +84,78 @@ impl CallThreads {
     }
 }
 
-fn answer(listener: &Arc<OwnedFd>, id: u64, result: Result<i64, i32>) {
-    crate::supervisor::respond(listener.as_fd(), id, result);
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc::sync_channel;
+    use std::sync::Condvar;
+    use std::time::Duration;
+
+    /// Stress: every job of many, submitted from several threads at once,
+    /// runs once; no more threads than the bound are started.
+    #[test]
+    fn every_job_runs_once() {
+        let pool = Arc::new(CallThreads::new());
+        let ran = Arc::new(AtomicUsize::new(0));
+        let (done, finished) = sync_channel(4000);
+        let submitters: Vec<_> = (0..4)
+            .map(|_| {
+                let (pool, ran, done) = (Arc::clone(&pool), Arc::clone(&ran), done.clone());
+                std::thread::spawn(move || {
+                    for i in 0..1000 {
+                        let (ran, done) = (Arc::clone(&ran), done.clone());
+                        let job: Job = Box::new(move || {
+                            if i % 97 == 0 {
+                                std::thread::sleep(Duration::from_millis(2));
+                            }
+                            ran.fetch_add(1, Ordering::Relaxed);
+                            done.send(()).unwrap();
+                        });
+                        assert!(pool.run(job).is_ok());
+                    }
+                })
+            })
+            .collect();
+        for s in submitters {
+            s.join().unwrap();
+        }
+        for _ in 0..4000 {
+            finished.recv_timeout(Duration::from_secs(20)).expect("every job runs");
+        }
+        assert_eq!(ran.load(Ordering::Relaxed), 4000);
+        assert!(pool.threads.load(Ordering::Relaxed) <= MOST_THREADS);
+        assert_eq!(pool.busy.load(Ordering::Relaxed), 0, "every job counted out");
+    }
+
+    /// Jobs that block (a slow handshake) do not hold back a later one
+    /// while fewer than the bound run: it gets a thread of its own.
+    #[test]
+    fn a_blocked_job_holds_back_no_other() {
+        let pool = CallThreads::new();
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let (started, all_started) = sync_channel(10);
+        for _ in 0..10 {
+            let (gate, started) = (Arc::clone(&gate), started.clone());
+            let job: Job = Box::new(move || {
+                started.send(()).unwrap();
+                let (open, opened) = &*gate;
+                let mut open = open.lock().unwrap();
+                while !*open {
+                    open = opened.wait(open).unwrap();
+                }
+            });
+            assert!(pool.run(job).is_ok());
+        }
+        let blocked = (0..10).take_while(|_| all_started.recv_timeout(Duration::from_secs(5)).is_ok()).count();
+        let (quick, quick_done) = sync_channel(1);
+        assert!(pool.run(Box::new(move || quick.send(()).unwrap())).is_ok());
+        let ran = quick_done.recv_timeout(Duration::from_secs(5));
+        let (open, opened) = &*gate;
+        *open.lock().unwrap() = true;
+        opened.notify_all();
+        assert_eq!(blocked, 10, "the ten blocking jobs run at once");
+        assert!(ran.is_ok(), "the quick job ran while ten others were blocked");
+        assert_eq!(pool.threads.load(Ordering::Relaxed), 11);
+    }
 }

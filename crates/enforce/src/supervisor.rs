@@ -341,7 +341,14 @@ impl Supervisor {
                         Ok(0)
                     }
                 };
-                self.blocking.run(call_threads::Call { listener, id: notif.id, make: Box::new(make), entry });
+                let (answer_on, id) = (Arc::clone(&listener), notif.id);
+                let job: call_threads::Job = Box::new(move || {
+                    respond(answer_on.as_fd(), id, make());
+                    drop(entry);
+                });
+                if self.blocking.run(job).is_err() {
+                    respond(listener.as_fd(), notif.id, Err(libc::EAGAIN));
+                }
             }
             Err(errno) => respond(listener.as_fd(), notif.id, Err(errno)),
         }
