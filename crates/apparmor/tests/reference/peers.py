@@ -156,6 +156,18 @@ def label_match(sets_of, peer):
     return grant, audit, quiet, "components"
 
 
+def each_profile():
+    """Every profile, child and hat python3-apparmor read from a file:
+    (its store, its top profile's name, its own name, the profile), in
+    name order."""
+    for store in (aa.aa, aa.extras):
+        for top in sorted(store):
+            for name in sorted(store[top]):
+                prof = store[top][name]
+                if prof["filename"]:
+                    yield store, top, name, prof
+
+
 def profile_mode(prof):
     """MODE (enforce, complain, kill or unconfined) and AUDIT_ALL ("1"
     for `flags=(audit)`) from a profile's flags."""

@@ -88,7 +88,7 @@ import sys
 import apparmor.aa as aa
 from apparmor.rule.network import network_domain_keywords, network_type_keywords
 
-from peers import profile_mode, start
+from peers import each_profile, profile_mode, start
 
 # linux/socket.h AF_* numbers, 0..45 (AF_MAX 46 on x86-64 since mctp).
 LINUX_FAMILIES = [
@@ -329,44 +329,39 @@ def main():
     out_dir, rng, rounds, _ = start(SYNTHETIC)
     n = profiles = skipped = skipped_profiles = 0
     with open(os.path.join(out_dir, "net.tsv"), "w") as out:
-        for store in (aa.aa, aa.extras):
-            for top in sorted(store):
-                for name in sorted(store[top]):
-                    prof = store[top][name]
-                    filename = prof["filename"]
-                    if not filename:
-                        continue
-                    kname = top if name == top else "%s//%s" % (top, name)
-                    raw = list(prof["network"].rules)
-                    unix_rules = len(prof["allow"]["unix"]) + len(prof["deny"]["unix"])
-                    for inc in aa.include_list_recursive(prof):
-                        raw.extend(aa.include[inc][inc]["network"].rules)
-                        unix_rules += len(aa.include[inc][inc]["allow"]["unix"]) + len(aa.include[inc][inc]["deny"]["unix"])
-                    rules = [Rule(r) for r in raw]
-                    mode, audit_all = profile_mode(prof)
+        for store, top, name, prof in each_profile():
+            filename = prof["filename"]
+            kname = top if name == top else "%s//%s" % (top, name)
+            raw = list(prof["network"].rules)
+            unix_rules = len(prof["allow"]["unix"]) + len(prof["deny"]["unix"])
+            for inc in aa.include_list_recursive(prof):
+                raw.extend(aa.include[inc][inc]["network"].rules)
+                unix_rules += len(aa.include[inc][inc]["allow"]["unix"]) + len(aa.include[inc][inc]["deny"]["unix"])
+            rules = [Rule(r) for r in raw]
+            mode, audit_all = profile_mode(prof)
 
-                    # families: fixed ones, the rules' own, decnet and
-                    # unspec (the edges of the type-only and all rules),
-                    # and a few others drawn at random; every type of each
-                    fams = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_DECNET, 0}
-                    fams |= {r.named_family for r in rules if r.named_family is not None}
-                    fams |= set(rng.sample(ALL_FAMILIES, 2 * rounds))
-                    if unix_rules:
-                        fams.discard(AF_UNIX)
-                        skipped += len(ALL_TYPES)
-                        skipped_profiles += 1
+            # families: fixed ones, the rules' own, decnet and
+            # unspec (the edges of the type-only and all rules),
+            # and a few others drawn at random; every type of each
+            fams = {AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, AF_PACKET, AF_DECNET, 0}
+            fams |= {r.named_family for r in rules if r.named_family is not None}
+            fams |= set(rng.sample(ALL_FAMILIES, 2 * rounds))
+            if unix_rules:
+                fams.discard(AF_UNIX)
+                skipped += len(ALL_TYPES)
+                skipped_profiles += 1
 
-                    profiles += 1
-                    for family in sorted(fams):
-                        for ty in ALL_TYPES:
-                            grant, audit, quiet, how = expect(rules, family, ty)
-                            protos = {0, usual_protocol(family, ty)}
-                            if rounds > 2:
-                                protos.add(rng.randrange(256))
-                            for proto in sorted(protos):
-                                out.write("\t".join([filename, kname, mode, audit_all, str(family), str(ty), str(proto),
-                                                     str(int(grant)), str(int(audit)), str(int(quiet)), how]) + "\n")
-                                n += 1
+            profiles += 1
+            for family in sorted(fams):
+                for ty in ALL_TYPES:
+                    grant, audit, quiet, how = expect(rules, family, ty)
+                    protos = {0, usual_protocol(family, ty)}
+                    if rounds > 2:
+                        protos.add(rng.randrange(256))
+                    for proto in sorted(protos):
+                        out.write("\t".join([filename, kname, mode, audit_all, str(family), str(ty), str(proto),
+                                             str(int(grant)), str(int(audit)), str(int(quiet)), how]) + "\n")
+                        n += 1
     print("%d profiles, %d queries; unix left out of %d profiles with unix rules (%d family/type pairs)"
           % (profiles, n, skipped_profiles, skipped), file=sys.stderr)
 

@@ -69,7 +69,7 @@ import sys
 import apparmor.aa as aa
 from apparmor.rule.signal import SignalRule, signal_keywords
 
-from peers import alternatives, expand_vars, instantiate, label_match, near_misses, profile_mode, stack, start
+from peers import alternatives, each_profile, expand_vars, instantiate, label_match, near_misses, profile_mode, stack, start
 
 # The canonical access words (r/read = receive, w/write = send,
 # rw/wr = both: see the module doc).
@@ -247,76 +247,71 @@ def main():
     all_names = sorted({t for store in (aa.aa, aa.extras) for t in store})
     n = profiles = 0
     with open(os.path.join(out_dir, "signal.tsv"), "w") as out:
-        for store in (aa.aa, aa.extras):
-            for top in sorted(store):
-                for name in sorted(store[top]):
-                    prof = store[top][name]
-                    filename = prof["filename"]
-                    if not filename:
-                        continue
-                    incs = aa.include_list_recursive(prof)
-                    if filename in aa.active_profiles.files:
-                        variables = aa.active_profiles.get_all_merged_variables(filename, aa.include_list_recursive(aa.active_profiles.files[filename]))
-                    else:
-                        variables = {}
-                    kname = top if name == top else "%s//%s" % (top, name)
-                    raw = list(prof["signal"].rules)
-                    for inc in incs:
-                        raw.extend(aa.include[inc][inc]["signal"].rules)
-                    rules = [Rule(r, kname, variables) for r in raw]
-                    mode, audit_all = profile_mode(prof)
+        for store, top, name, prof in each_profile():
+            filename = prof["filename"]
+            incs = aa.include_list_recursive(prof)
+            if filename in aa.active_profiles.files:
+                variables = aa.active_profiles.get_all_merged_variables(filename, aa.include_list_recursive(aa.active_profiles.files[filename]))
+            else:
+                variables = {}
+            kname = top if name == top else "%s//%s" % (top, name)
+            raw = list(prof["signal"].rules)
+            for inc in incs:
+                raw.extend(aa.include[inc][inc]["signal"].rules)
+            rules = [Rule(r, kname, variables) for r in raw]
+            mode, audit_all = profile_mode(prof)
 
-                    # signals: the rules' sets, `exists`, common ones,
-                    # real-time ones and a few random
-                    sigs = {0, 1, 9, 15, 17, 19, 32, 33, 34, 40, 64}
-                    for r in rules:
-                        if r.rule and not r.rule.all_signals:
-                            sigs |= {NAME_TO_LINUX[s] if s in NAME_TO_LINUX else 32 + int(s[6:]) for s in r.rule.signal}
-                    sigs |= set(rng.sample(range(65), 3))
+            # signals: the rules' sets, `exists`, common ones,
+            # real-time ones and a few random
+            sigs = {0, 1, 9, 15, 17, 19, 32, 33, 34, 40, 64}
+            for r in rules:
+                if r.rule and not r.rule.all_signals:
+                    sigs |= {NAME_TO_LINUX[s] if s in NAME_TO_LINUX else 32 + int(s[6:]) for s in r.rule.signal}
+            sigs |= set(rng.sample(range(65), 3))
 
-                    # peers: the rules' peers instantiated, near misses,
-                    # unconfined, the profile's own name and its family,
-                    # other profiles, random names, stacks
-                    seeds = []
-                    for r in rules:
-                        if r.exact is not None:
-                            seeds.append(r.exact)
-                        elif r.glob:
-                            for alt in alternatives(r.glob):
-                                for _ in range(3 * rounds if filename == synthetic else rounds):
-                                    seeds.append(instantiate(alt, rng))
-                    seeds = list(dict.fromkeys(seeds))
-                    peers = ["unconfined", kname, top, kname + "//x", ":ns:" + kname, stack([kname, "unconfined"])]
-                    peers += ["%s//%s" % (top, c) for c in store[top] if c != top]
-                    for s in seeds:
-                        peers.append(s)
-                        peers.extend(rng.sample(near_misses(s, rng), min(rounds, 6)))
-                        if "//&" in s:
-                            comps = s.split("//&")
-                            peers.append(stack(comps))
-                            peers.append(stack(comps + [rng.choice(seeds)]))
-                            peers.append(stack([comps[0], ":ns:x"]))
-                    peers += rng.sample(all_names, 2 * rounds)
-                    peers += ["".join(rng.choice("abcxyz-_/.") for _ in range(rng.randrange(1, 12))) for _ in range(rounds)]
-                    # stacks of two names the rules cover, and of any two
-                    pool = list(dict.fromkeys(peers))
-                    for _ in range(rounds + 1):
-                        peers.append(stack(rng.sample(seeds, 2) if len(seeds) > 1 else seeds + [kname]))
-                        peers.append(stack(rng.sample(pool, 2)))
-                    # (a label's name has no empty component, and the TSV
-                    # no blanks)
-                    ok = lambda p: all(p.split("//&")) and not re.search(r"[\s\x00\"]", p)
-                    peers = [p for p in dict.fromkeys(peers) if ok(p)]
+            # peers: the rules' peers instantiated, near misses,
+            # unconfined, the profile's own name and its family,
+            # other profiles, random names, stacks
+            seeds = []
+            for r in rules:
+                if r.exact is not None:
+                    seeds.append(r.exact)
+                elif r.glob:
+                    for alt in alternatives(r.glob):
+                        for _ in range(3 * rounds if filename == synthetic else rounds):
+                            seeds.append(instantiate(alt, rng))
+            seeds = list(dict.fromkeys(seeds))
+            peers = ["unconfined", kname, top, kname + "//x", ":ns:" + kname, stack([kname, "unconfined"])]
+            peers += ["%s//%s" % (top, c) for c in store[top] if c != top]
+            for s in seeds:
+                peers.append(s)
+                peers.extend(rng.sample(near_misses(s, rng), min(rounds, 6)))
+                if "//&" in s:
+                    comps = s.split("//&")
+                    peers.append(stack(comps))
+                    peers.append(stack(comps + [rng.choice(seeds)]))
+                    peers.append(stack([comps[0], ":ns:x"]))
+            peers += rng.sample(all_names, 2 * rounds)
+            peers += ["".join(rng.choice("abcxyz-_/.") for _ in range(rng.randrange(1, 12))) for _ in range(rounds)]
+            # stacks of two names the rules cover, and of any two
+            pool = list(dict.fromkeys(peers))
+            for _ in range(rounds + 1):
+                peers.append(stack(rng.sample(seeds, 2) if len(seeds) > 1 else seeds + [kname]))
+                peers.append(stack(rng.sample(pool, 2)))
+            # (a label's name has no empty component, and the TSV
+            # no blanks)
+            ok = lambda p: all(p.split("//&")) and not re.search(r"[\s\x00\"]", p)
+            peers = [p for p in dict.fromkeys(peers) if ok(p)]
 
-                    cache = {}
-                    profiles += 1
-                    for peer in peers:
-                        for sig in sorted(sigs):
-                            for access in ("send", "receive"):
-                                grant, audit, quiet, how = expect(rules, access, sig, peer, cache)
-                                out.write("\t".join([filename, kname, mode, audit_all, str(sig), peer, access,
-                                                     str(int(grant)), str(int(audit)), str(int(quiet)), how]) + "\n")
-                                n += 1
+            cache = {}
+            profiles += 1
+            for peer in peers:
+                for sig in sorted(sigs):
+                    for access in ("send", "receive"):
+                        grant, audit, quiet, how = expect(rules, access, sig, peer, cache)
+                        out.write("\t".join([filename, kname, mode, audit_all, str(sig), peer, access,
+                                             str(int(grant)), str(int(audit)), str(int(quiet)), how]) + "\n")
+                        n += 1
     print("%d profiles, %d queries" % (profiles, n), file=sys.stderr)
 
 
