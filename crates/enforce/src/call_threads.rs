@@ -125,6 +125,12 @@ mod tests {
         }
         assert_eq!(ran.load(Ordering::Relaxed), 4000);
         assert!(pool.threads.load(Ordering::Relaxed) <= MOST_THREADS);
+        // A job answers before its thread counts it out: wait (bounded)
+        // for the last few threads to get there.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while pool.busy.load(Ordering::Relaxed) != 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         assert_eq!(pool.busy.load(Ordering::Relaxed), 0, "every job counted out");
     }
 
