@@ -1252,8 +1252,12 @@ done
 /// and not to 61234, which the policy labels reserved_port_t: refused
 /// with an AVC line naming the port (`src=61234`). The daemon binds the
 /// address it checked: a thread flipping the address in memory between
-/// 61235 and 61234 during 300 binds never gets 61234 (RACE). Under a
-/// permissive daemon, and without the sandbox, 61234 is bound.
+/// 61235 and 61234 during 300 binds never gets 61234 (RACE). Nor does a
+/// TCP socket another thread switches onto the descriptor of a Unix
+/// socket's bind, which the daemon leaves to the kernel (SWAP: the
+/// launcher's Landlock ruleset refuses the process TCP binds of its own;
+/// without it 61234 was bound after 21 binds). Under a permissive
+/// daemon, and without the sandbox, 61234 is bound.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn a_domain_binds_only_the_ports_it_may() {
@@ -1267,6 +1271,7 @@ for mode in ENFORCING PERMISSIVE; do
     attempt "${mode}_FREE" as_attacker "$ADV/make_socket" bind 61235
     attempt "${mode}_ANY" as_attacker "$ADV/make_socket" bind 0
     attempt "${mode}_RACE" as_attacker "$ADV/make_socket" bind_race 61234 61235
+    attempt "${mode}_SWAP" as_attacker "$ADV/make_socket" swap_bind 61234
     stop_daemon
 done
 start_daemon
@@ -1278,6 +1283,11 @@ echo "AUDIT=$(grep -c "denied  { name_bind } for  pid=[0-9]* comm=.make_socket. 
     r.report("bind");
     r.assert_blocked("ENFORCING_RESERVED", "app_t may not name_bind reserved_port_t");
     r.assert_blocked("ENFORCING_RACE", "the daemon binds the address it checked");
+    r.assert_blocked(
+        "ENFORCING_SWAP",
+        "a TCP socket switched in under a Unix socket's bind is not bound by the kernel",
+    );
+    r.assert_succeeded("PERMISSIVE_SWAP");
     for key in ["ENFORCING_FREE", "ENFORCING_ANY", "PERMISSIVE_FREE"] {
         r.assert_allowed(key, "app_t may bind port_t ports on node_t");
     }
@@ -1295,7 +1305,10 @@ echo "AUDIT=$(grep -c "denied  { name_bind } for  pid=[0-9]* comm=.make_socket. 
 /// naming the port (`dest=61236`). The daemon connects with the address
 /// it checked, in a thread of its own: a thread flipping the address
 /// between 61237 and 61236 during 300 connects never reaches 61236
-/// (RACE). A send with `MSG_FASTOPEN` (TCP Fast Open: a connect without
+/// (RACE), nor does a TCP socket switched onto the descriptor of a Unix
+/// socket's connect (SWAP, as in the bind test; without the Landlock
+/// network rights 61236 was reached after 33 connects). A send with
+/// `MSG_FASTOPEN` (TCP Fast Open: a connect without
 /// a connect call) is refused by the launcher's filter (FASTOPEN). Under
 /// a permissive daemon, and without the sandbox, 61236 is reached (by a
 /// send too).
@@ -1320,6 +1333,7 @@ for mode in ENFORCING PERMISSIVE; do
     attempt "${mode}_RESERVED" as_attacker "$ADV/make_socket" connect 61236
     attempt "${mode}_FREE" as_attacker "$ADV/make_socket" connect 61237
     attempt "${mode}_RACE" as_attacker "$ADV/make_socket" connect_race 61236 61237
+    attempt "${mode}_SWAP" as_attacker "$ADV/make_socket" swap_connect 61236
     stop_daemon
 done
 start_daemon
@@ -1334,6 +1348,11 @@ echo "AUDIT=$(grep -c "denied  { name_connect } for  pid=[0-9]* comm=.make_socke
     r.report("connect");
     r.assert_blocked("ENFORCING_RESERVED", "app_t may not name_connect reserved_port_t");
     r.assert_blocked("ENFORCING_RACE", "the daemon connects with the address it checked");
+    r.assert_blocked(
+        "ENFORCING_SWAP",
+        "a TCP socket switched in under a Unix socket's connect is not connected by the kernel",
+    );
+    r.assert_succeeded("PERMISSIVE_SWAP");
     r.assert_allowed("ENFORCING_FREE", "app_t may connect to port_t ports");
     r.assert_allowed("PERMISSIVE_FREE", "app_t may connect to port_t ports");
     r.assert_succeeded("PERMISSIVE_RESERVED");

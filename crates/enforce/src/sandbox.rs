@@ -29,6 +29,20 @@
 //! filesystems (`EACCES`), coarser than SELinux, never laxer; a `mknod`
 //! of a socket, which the daemon makes, is refused the same way.
 //!
+//! **TCP only through the daemon.** rampartd makes every TCP bind and
+//! connect of a launched process itself, on its copy of the socket, with
+//! the address it checked (crate::sockets). A Unix socket's bind or
+//! connect it checks and leaves to the kernel, which looks the
+//! descriptor up again: another thread could `dup2` a TCP socket onto
+//! that number in between, and the kernel would bind or connect it
+//! unchecked. Where the kernel has Landlock ABI 4 the ruleset handles
+//! `LANDLOCK_ACCESS_NET_BIND_TCP` and `_CONNECT_TCP` and grants them on
+//! no port, so a TCP bind or connect the process makes itself fails
+//! (`EACCES`); rampartd's threads, outside the ruleset, make the checked
+//! ones. Landlock has no rights for UDP or other protocols: a socket of
+//! another class switched in so is still bound or connected unchecked
+//! (docs/security.md).
+//!
 //! **Staying in its domain.** A process's domain is its cgroup
 //! ([`crate::cgroups`]); root could leave it by writing its pid to the
 //! hierarchy's `cgroup.procs` (root owns those files). The ruleset also
@@ -192,6 +206,8 @@ pub enum Forbidden {
 const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
 const LANDLOCK_SCOPE_SIGNAL: u64 = 1 << 1;
+const LANDLOCK_ACCESS_NET_BIND_TCP: u64 = 1 << 0;
+const LANDLOCK_ACCESS_NET_CONNECT_TCP: u64 = 1 << 1;
 
 /// `struct landlock_ruleset_attr` (ABI 6 layout; the kernel accepts a
 /// prefix of it from older callers, and this one gives the whole).
@@ -276,25 +292,56 @@ fn open_path(dir: &Path) -> io::Result<OwnedFd> {
 /// `TRUNCATE` right of the daemon's own ruleset; this one then leaves
 /// `TRUNCATE` unhandled, since while it is handled every open walks its
 /// path to the root (about 0.6 µs an open here: docs/benchmarks.md).
+/// `sockets_supervised`: the process's binds and connects go to rampartd,
+/// which makes every TCP one itself; the ruleset then refuses the process
+/// any TCP bind or connect of its own (see the module docs).
 /// Sets `no_new_privs`, which Landlock requires of an unprivileged caller.
 pub fn restrict_filesystem(
     marked: &[String],
     protected: &[PathBuf],
     forbid: &[Forbidden],
-    opens_supervised: bool,
+    (opens_supervised, sockets_supervised): (bool, bool),
 ) -> io::Result<()> {
-    enforce_ruleset(&build_ruleset(marked, protected, forbid, opens_supervised)?)
+    let net = if sockets_supervised { tcp_made_by_the_daemon() } else { 0 };
+    enforce_ruleset(&ruleset_handling(marked, protected, forbid, opens_supervised, net)?)
 }
 
-/// The ruleset [`restrict_filesystem`] enforces, built (from this
-/// process's mount table) and not yet enforced: the daemon builds it once
-/// and enforces it on each thread that makes a supervised call
-/// (crate::supervisor).
+/// The network rights a launched process's ruleset handles (and grants
+/// nowhere): TCP binds and connects, which rampartd makes for it
+/// (crate::sockets), where the kernel has Landlock ABI 4.
+fn tcp_made_by_the_daemon() -> u64 {
+    let abi = landlock_abi();
+    if abi < 4 {
+        eprintln!(
+            "rampart: run: warning: Landlock ABI {abi} (< 4): another thread of the confined process can switch \
+             a TCP socket in under a checked bind or connect of a Unix socket, which the kernel then makes unchecked"
+        );
+        return 0;
+    }
+    LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP
+}
+
+/// The filesystem part of the ruleset [`restrict_filesystem`] enforces,
+/// built (from this process's mount table) and not yet enforced: the
+/// daemon builds it once and enforces it on each thread that makes a
+/// supervised call (crate::supervisor). No network rights: those threads
+/// make the TCP binds and connects the launched process may not.
 pub fn build_ruleset(
     marked: &[String],
     protected: &[PathBuf],
     forbid: &[Forbidden],
     opens_supervised: bool,
+) -> io::Result<OwnedFd> {
+    ruleset_handling(marked, protected, forbid, opens_supervised, 0)
+}
+
+/// [`build_ruleset`], handling the network rights `net` too.
+fn ruleset_handling(
+    marked: &[String],
+    protected: &[PathBuf],
+    forbid: &[Forbidden],
+    opens_supervised: bool,
+    net: u64,
 ) -> io::Result<OwnedFd> {
     if landlock_abi() < 2 {
         return Err(io::Error::new(
@@ -332,7 +379,7 @@ pub fn build_ruleset(
         (changes, protected.to_vec()),
     ];
     let handled = groups.iter().fold(0, |all, (rights, _)| all | rights);
-    let attr = RulesetAttr { handled_access_fs: handled, handled_access_net: 0, scoped };
+    let attr = RulesetAttr { handled_access_fs: handled, handled_access_net: net, scoped };
     // Before ABI 6 the structure ends after `handled_access_net`.
     let size = if abi >= 6 { std::mem::size_of::<RulesetAttr>() } else { 16 };
     // SAFETY: `attr` is a valid attribute structure of at least `size`

@@ -34,7 +34,12 @@
 //! from before the launch) or the kernel made for it (`accept`) is not
 //! checked when it arrives, and a bind or connect checks it under the
 //! label the caller's domain would give it now; `listen`, `accept`,
-//! sends and the checks on packets (peer, netif, node) are not made.
+//! sends and the checks on packets (peer, netif, node) are not made. A
+//! call the kernel makes ([`Maker::Kernel`]) looks the descriptor up
+//! again: another thread may have switched another socket in. A TCP one
+//! the launcher's Landlock ruleset keeps from binding or connecting
+//! (crate::sandbox); a socket of another class (UDP, SCTP...) switched
+//! in so is bound or connected unchecked.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, BorrowedFd};

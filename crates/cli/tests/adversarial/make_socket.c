@@ -30,6 +30,15 @@
  * with 300 connects; it succeeds if one reaches PORT. fastopen PORT:
  * the connection made by a send (TCP Fast Open, `MSG_FASTOPEN`), which
  * makes no connect call.
+ *
+ * Usage: make_socket swap_connect PORT (swap_bind PORT): up to 3000
+ * connects (binds) to 127.0.0.1:PORT through one descriptor number
+ * that another thread keeps switching (`dup2`) between a Unix socket
+ * and a new TCP socket. The daemon checks a Unix socket's call and
+ * leaves it to the kernel (nothing it checks is in the address), which
+ * looks the descriptor up again: if the TCP socket is there by then,
+ * the kernel connects (binds) it unchecked. It succeeds if a TCP socket
+ * ends connected (bound) to PORT.
  */
 #include "adversarial.h"
 #include <linux/io_uring.h>
@@ -92,7 +101,7 @@ static void *flip(void *arg) {
 static int bound_port(int fd) {
     struct sockaddr_in got;
     socklen_t len = sizeof got;
-    if (getsockname(fd, (struct sockaddr *)&got, &len) != 0) return -1;
+    if (getsockname(fd, (struct sockaddr *)&got, &len) != 0 || got.sin_family != AF_INET) return -1;
     return ntohs(got.sin_port);
 }
 
@@ -139,7 +148,7 @@ static int fast_open(int port) {
 static int peer_port(int fd) {
     struct sockaddr_in got;
     socklen_t len = sizeof got;
-    if (getpeername(fd, (struct sockaddr *)&got, &len) != 0) return -1;
+    if (getpeername(fd, (struct sockaddr *)&got, &len) != 0 || got.sin_family != AF_INET) return -1;
     return ntohs(got.sin_port);
 }
 
@@ -173,7 +182,56 @@ static int race(int port, int other, int connecting) {
     verdict(BLOCKED, "never reached %d: %d refused, %d reached %d", port, refused, bound_other, other);
 }
 
+#define SWAP_FD 100
+static int swap_unix = -1, swap_tcp = -1;
+
+static void *swapper(void *arg) {
+    (void)arg;
+    for (unsigned i = 0; __atomic_load_n(&racing, __ATOMIC_RELAXED); i++) {
+        int from = (i & 1) ? __atomic_load_n(&swap_tcp, __ATOMIC_ACQUIRE) : swap_unix;
+        dup2(from, SWAP_FD);
+    }
+    return NULL;
+}
+
+/* Connects (binds, `connecting` 0) through SWAP_FD while it flips. */
+static int swap(int port, int connecting) {
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    swap_unix = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (swap_unix < 0) verdict(BROKEN, "socket(AF_UNIX): %s", strerror(errno));
+    swap_tcp = tcp_socket();
+    if (dup2(swap_unix, SWAP_FD) != SWAP_FD) verdict(BROKEN, "dup2: %s", strerror(errno));
+    pthread_t t;
+    if (pthread_create(&t, NULL, swapper, NULL) != 0) verdict(BROKEN, "pthread_create");
+    int refused = 0, as_unix = 0;
+    time_t end = time(NULL) + 10;
+    for (int i = 0; i < 3000 && time(NULL) < end; i++) {
+        int done = connecting ? connect(SWAP_FD, (struct sockaddr *)&a, sizeof a)
+                              : bind(SWAP_FD, (struct sockaddr *)&a, sizeof a);
+        int err = errno, tcp = __atomic_load_n(&swap_tcp, __ATOMIC_ACQUIRE);
+        int (*reached)(int) = connecting ? peer_port : bound_port;
+        if (reached(tcp) == port || reached(SWAP_FD) == port) {
+            racing = 0;
+            verdict(SUCCEEDED, "a TCP socket reached port %d after %d calls", port, i + 1);
+        }
+        if (done != 0 && err == EINVAL) as_unix++;
+        else if (done != 0 && is_denial(err)) refused++;
+        /* A fresh TCP socket for the next call (a refused connect may
+         * leave one unusable); the old number is the swapper's to drop. */
+        __atomic_store_n(&swap_tcp, tcp_socket(), __ATOMIC_RELEASE);
+        close(tcp);
+    }
+    racing = 0;
+    pthread_join(t, NULL);
+    if (!as_unix || !refused)
+        verdict(BROKEN, "the switch was not exercised: %d calls on the Unix socket, %d refused", as_unix, refused);
+    verdict(BLOCKED, "never reached %d: %d refused, %d made on the Unix socket", port, refused, as_unix);
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "swap_connect")) return swap(atoi(argv[2]), 1);
+    if (argc == 3 && !strcmp(argv[1], "swap_bind")) return swap(atoi(argv[2]), 0);
     if (argc == 3 && !strcmp(argv[1], "bind")) return bind_to(atoi(argv[2]));
     if (argc == 4 && !strcmp(argv[1], "bind_race")) return race(atoi(argv[2]), atoi(argv[3]), 0);
     if (argc == 3 && !strcmp(argv[1], "connect")) return connect_to(atoi(argv[2]));

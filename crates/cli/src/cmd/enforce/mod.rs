@@ -160,7 +160,7 @@ fn confine_self(
         eprintln!("rampart: run: {msg}");
         125
     };
-    rampart_enforce::restrict_filesystem(marked, protected, &grant.forbid, supervised_opens)
+    rampart_enforce::restrict_filesystem(marked, protected, &grant.forbid, (supervised_opens, supervised))
         .map_err(|e| fail(format!("cannot set the Landlock ruleset: {e}")))?;
     rampart_enforce::refuse_system_calls(&grant.forbid, supervised)
         .map_err(|e| fail(format!("cannot install the system call filter: {e}")))?;
