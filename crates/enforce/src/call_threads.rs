@@ -54,10 +54,9 @@ impl CallThreads {
         // Relaxed throughout: the counts only decide whether to start a
         // thread; the job itself goes through the channel, which orders it.
         let busy = self.busy.fetch_add(1, Ordering::Relaxed) + 1;
-        let threads = self.threads.load(Ordering::Relaxed);
-        if busy > threads && threads < MOST_THREADS {
+        if busy > self.threads.load(Ordering::Relaxed) && self.reserve_thread() {
             if let Err(e) = self.start() {
-                if self.threads.load(Ordering::Relaxed) == 0 {
+                if self.threads.fetch_sub(1, Ordering::Relaxed) == 1 {
                     eprintln!("rampartd: supervisor: no thread for a call that may block: {e}");
                     self.busy.fetch_sub(1, Ordering::Relaxed);
                     return Err(job);
@@ -71,6 +70,14 @@ impl CallThreads {
         })
     }
 
+    /// Counts one more thread, unless [`MOST_THREADS`] run: in one step,
+    /// so that callers starting threads at once never pass the bound
+    /// (a load and a later add did: the stress test saw more).
+    fn reserve_thread(&self) -> bool {
+        self.threads.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < MOST_THREADS).then_some(n + 1)).is_ok()
+    }
+
+    /// Starts a thread counted by [`Self::reserve_thread`].
     fn start(&self) -> std::io::Result<()> {
         let (receive, busy) = (Arc::clone(&self.receive), Arc::clone(&self.busy));
         std::thread::Builder::new().name("supervised call".into()).spawn(move || loop {
@@ -79,7 +86,6 @@ impl CallThreads {
             job();
             busy.fetch_sub(1, Ordering::Relaxed);
         })?;
-        self.threads.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 }
