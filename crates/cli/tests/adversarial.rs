@@ -207,6 +207,8 @@ APP=system_u:system_r:app_t:s0
 as_attacker() { "$RAMPART" run --socket "$SOCK" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 # Runs a command in app_t as root.
 as_confined_root() { "$RAMPART" run --socket "$SOCK" --force --context "$APP" -- "$@"; }
+# Runs a command in writer_t as root (no capability left).
+as_writer_root() { "$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:writer_t:s0 -- "$@"; }
 # The same without the launcher's sandbox (`rampart run --no-sandbox`):
 # only the daemon stands in the way.
 as_unsandboxed() { "$RAMPART" run --socket "$SOCK" --no-sandbox --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
@@ -1272,10 +1274,18 @@ for mode in ENFORCING PERMISSIVE; do
     attempt "${mode}_ANY" as_attacker "$ADV/make_socket" bind 0
     attempt "${mode}_RACE" as_attacker "$ADV/make_socket" bind_race 61234 61235
     attempt "${mode}_SWAP" as_attacker "$ADV/make_socket" swap_bind 61234
+    attempt "${mode}_UDP" as_writer_root "$ADV/make_socket" bind_udp 61238
+    attempt "${mode}_UDP_SWAP" as_writer_root "$ADV/make_socket" swap_bind_udp 61238
     stop_daemon
 done
 start_daemon
 attempt UNSANDBOXED_RESERVED as_unsandboxed "$ADV/make_socket" bind 61234
+# A Unix socket's path, which the daemon binds: made from the caller's
+# working directory, owned by it, with its umask.
+U=$(mktemp -d "$S/unix.XXXXXX"); chmod 777 "$U"
+echo "UNIX_PATH=$(cd "$U" && umask 027 && as_attacker /usr/bin/python3 -c 'import os, socket
+s = socket.socket(socket.AF_UNIX); s.bind("rel.sock"); st = os.stat("rel.sock")
+print(s.getsockname(), st.st_uid, oct(st.st_mode & 0o777), sep=":")' 2>&1)"
 stop_daemon
 echo "AUDIT=$(grep -c "denied  { name_bind } for  pid=[0-9]* comm=.make_socket. src=61234 scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:reserved_port_t:s0 tclass=tcp_socket permissive=0" "$LOG")"
 "#,
@@ -1288,6 +1298,16 @@ echo "AUDIT=$(grep -c "denied  { name_bind } for  pid=[0-9]* comm=.make_socket. 
         "a TCP socket switched in under a Unix socket's bind is not bound by the kernel",
     );
     r.assert_succeeded("PERMISSIVE_SWAP");
+    r.assert_blocked("ENFORCING_UDP", "writer_t may not name_bind no_bind_port_t");
+    r.assert_blocked("ENFORCING_UDP_SWAP", "the daemon binds the socket it checked");
+    r.assert_succeeded("PERMISSIVE_UDP");
+    r.assert_succeeded("PERMISSIVE_UDP_SWAP");
+    assert_eq!(
+        r.get("UNIX_PATH"),
+        "rel.sock:65534:0o750",
+        "a Unix socket's path is bound as the caller would:\n{}",
+        r.stderr
+    );
     for key in ["ENFORCING_FREE", "ENFORCING_ANY", "PERMISSIVE_FREE"] {
         r.assert_allowed(key, "app_t may bind port_t ports on node_t");
     }

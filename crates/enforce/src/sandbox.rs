@@ -29,18 +29,18 @@
 //! filesystems (`EACCES`), coarser than SELinux, never laxer; a `mknod`
 //! of a socket, which the daemon makes, is refused the same way.
 //!
-//! **TCP only through the daemon.** rampartd makes every TCP bind and
-//! connect of a launched process itself, on its copy of the socket, with
-//! the address it checked (crate::sockets). A Unix socket's bind or
-//! connect it checks and leaves to the kernel, which looks the
-//! descriptor up again: another thread could `dup2` a TCP socket onto
-//! that number in between, and the kernel would bind or connect it
-//! unchecked. Where the kernel has Landlock ABI 4 the ruleset handles
-//! `LANDLOCK_ACCESS_NET_BIND_TCP` and `_CONNECT_TCP` and grants them on
-//! no port, so a TCP bind or connect the process makes itself fails
-//! (`EACCES`); rampartd's threads, outside the ruleset, make the checked
-//! ones. Landlock has no rights for UDP or other protocols: a socket of
-//! another class switched in so is still bound or connected unchecked
+//! **TCP only through the daemon.** rampartd makes every bind and every
+//! TCP connect of a launched process itself, on its copy of the socket,
+//! with the address it checked (crate::sockets). A Unix socket's connect
+//! it checks and leaves to the kernel (the peer sees its connector's
+//! credentials), which looks the descriptor up again: another thread
+//! could `dup2` a TCP socket onto that number in between, and the kernel
+//! would connect it unchecked. Where the kernel has Landlock ABI 4 the
+//! ruleset handles `LANDLOCK_ACCESS_NET_BIND_TCP` and `_CONNECT_TCP` and
+//! grants them on no port, so a TCP bind or connect the process makes
+//! itself fails (`EACCES`); rampartd's threads, outside the ruleset, make
+//! the checked ones. Landlock has no rights for UDP or other protocols:
+//! a socket of another class switched in so is still connected unchecked
 //! (docs/security.md).
 //!
 //! **Staying in its domain.** A process's domain is its cgroup

@@ -16,10 +16,12 @@
 //! How: the launcher's filter hands the calls over (crate::supervised).
 //! `socket`'s arguments are registers: the kernel makes the call the
 //! daemon decided. A bind's or connect's address is in the caller's
-//! memory, which another thread may change after the daemon read it: where
-//! the check reads the address (an inet bind; a TCP or SCTP connect) the
-//! daemon makes the call itself, on its copy of the socket, with the
-//! address it checked (crate::supervisor). The class is the kernel's
+//! memory, which another thread may change after the daemon read it, and
+//! the kernel would look the descriptor up again, which another thread may
+//! point at another socket: the daemon makes every bind, and every TCP or
+//! SCTP connect, itself, on its copy of the socket, with the address it
+//! checked (crate::supervisor). Another connect (a Unix socket's peer sees
+//! its connector's credentials) is made by the kernel. The class is the kernel's
 //! `socket_type_to_security_class` (`extended_socket_class` read from the
 //! loaded policy), the label `security_transition_sid` from the caller's
 //! domain to itself for that class (the domain's role, type and range
@@ -35,11 +37,11 @@
 //! checked when it arrives, and a bind or connect checks it under the
 //! label the caller's domain would give it now; `listen`, `accept`,
 //! sends and the checks on packets (peer, netif, node) are not made. A
-//! call the kernel makes ([`Maker::Kernel`]) looks the descriptor up
+//! connect the kernel makes ([`Maker::Kernel`]) looks the descriptor up
 //! again: another thread may have switched another socket in. A TCP one
-//! the launcher's Landlock ruleset keeps from binding or connecting
+//! the launcher's Landlock ruleset keeps from connecting
 //! (crate::sandbox); a socket of another class (UDP, SCTP...) switched
-//! in so is bound or connected unchecked.
+//! in so is connected unchecked.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -251,11 +253,13 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, family: i32, ty: i32, protocol: i32
 /// Who makes a `bind` or `connect` the checks allow.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Maker {
-    /// The kernel: nothing checked depends on the address in the
-    /// caller's memory (a bind of a socket of another family than inet;
-    /// a connect of a socket other than TCP and SCTP).
+    /// The kernel: a connect of a socket other than TCP and SCTP, where
+    /// nothing checked depends on the address in the caller's memory,
+    /// and the peer must see the caller as the one connecting (a Unix
+    /// socket's peer credentials are its connector's).
     Kernel,
-    /// The daemon, with the address it read and checked.
+    /// The daemon, on the socket it checked, with the address it read
+    /// and checked: every bind, and a TCP or SCTP connect.
     Daemon,
 }
 
@@ -318,7 +322,7 @@ fn selinux_bind(e: &Enforcer, tid: u32, subject: &Subject, kind: (i32, i32, i32)
         return Err(libc::EACCES);
     }
     if family != family::INET && family != family::INET6 {
-        return Ok(Maker::Kernel);
+        return Ok(Maker::Daemon);
     }
     let (ip, port) = inet_address(family, protocol, addr)?;
     let src = |v: &mut Vec<(String, String)>| {
@@ -394,6 +398,15 @@ fn selinux_connect(
 fn no_label(tid: u32, what: &str, why: &str) -> i32 {
     eprintln!("rampartd: refused a bind or connect of thread {tid}: no {what} label ({why})");
     libc::EACCES
+}
+
+/// Whether a bind's address names a Unix socket's path (a file the bind
+/// makes), not an abstract name or an automatic one.
+pub(crate) fn names_a_path(addr: &[u8]) -> bool {
+    match addr {
+        [a, b, first, ..] => i32::from(u16::from_ne_bytes([*a, *b])) == libc::AF_UNIX && *first != 0,
+        _ => false,
+    }
 }
 
 /// The socket's family, type and protocol, as the kernel keeps them.
@@ -556,6 +569,17 @@ mod tests {
         // Another family: EAFNOSUPPORT (EINVAL for SCTP).
         assert_eq!(inet_address(inet, tcp, &v4(1, 0, [0; 4], 16)), Err(libc::EAFNOSUPPORT));
         assert_eq!(inet_address(inet, sctp, &v4(1, 0, [0; 4], 16)), Err(libc::EINVAL));
+    }
+
+    #[test]
+    fn only_a_unix_path_is_made_in_the_callers_directories() {
+        let unix = |rest: &[u8]| [&(libc::AF_UNIX as u16).to_ne_bytes()[..], rest].concat();
+        assert!(names_a_path(&unix(b"rel.sock\0")));
+        assert!(names_a_path(&unix(b"/run/x.sock")));
+        assert!(!names_a_path(&unix(b"\0abstract")), "an abstract name");
+        assert!(!names_a_path(&unix(b"")), "an automatic name");
+        assert!(!names_a_path(&[&(libc::AF_INET as u16).to_ne_bytes()[..], b"xy"].concat()));
+        assert!(!names_a_path(&[1]));
     }
 
     #[test]

@@ -460,7 +460,6 @@ fn spawn_worker(shared: Shared, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<
                     }
                 }
                 Ok(Answer::Value(v)) => respond(listener.as_fd(), id, Ok(v)),
-                Ok(Answer::Continue) => carry_on(listener.as_fd(), id),
                 Err(errno) => respond(listener.as_fd(), id, Err(errno)),
             }
             if let Err(e) = home.back() {
@@ -618,6 +617,9 @@ struct Gathered {
     /// A bind's or connect's socket (the daemon's copy) and address,
     /// read once.
     address: Option<(OwnedFd, Vec<u8>)>,
+    /// A bind's working directory (where a Unix socket's relative path
+    /// is made).
+    cwd: Option<OwnedFd>,
 }
 
 /// `MFD_NAME_MAX_LEN` (mm/memfd.c).
@@ -733,7 +735,7 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
             let n = out.first().and_then(|a| supervised_open::descriptor_alias(tid, &a.path));
             (supervised_open::umask_in(&status)?, n.and_then(|n| proc(&format!("fd/{n}")).ok()))
         }
-        Op::Make { .. } => (supervised_open::umask_in(&status)?, None),
+        Op::Make { .. } | Op::Bind { .. } => (supervised_open::umask_in(&status)?, None),
         _ => (0, None),
     };
     let link_target = match *op {
@@ -752,11 +754,13 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
         _ => None,
     };
     let times = read_times(&mem, op)?;
-    let address = match *op {
-        Op::Bind { fd, addr, len } => Some(gather_address(tid, fd, &mem, addr, len)?),
-        _ => None,
+    let (address, cwd) = match *op {
+        Op::Bind { fd, addr, len } => {
+            (Some(gather_address(tid, fd, &mem, addr, len)?), Some(proc("cwd").map_err(|_| libc::ESRCH)?))
+        }
+        _ => (None, None),
     };
-    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target, memfd_name, times, address })
+    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target, memfd_name, times, address, cwd })
 }
 
 /// A bind's or connect's socket (the daemon's copy of descriptor `fd`)
@@ -777,24 +781,34 @@ fn gather_address(tid: u32, fd: i32, mem: &File, addr: u64, len: i32) -> Result<
     }
 }
 
-/// bind, checked (crate::sockets); an inet address is bound by the daemon
-/// on its copy of the socket, with the caller's credentials, so that the
-/// address checked is the address bound.
+/// bind, checked (crate::sockets), then made by the daemon on its copy of
+/// the socket: with the address it checked, and on the socket it checked
+/// (the kernel would look the descriptor up again, which another thread
+/// may have pointed at another socket). With the caller's credentials; a
+/// Unix socket's path in the caller's root, from its working directory,
+/// with its umask (the socket file's mode).
 fn serve_bind(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
     let Call { tid, gathered, subject, .. } = call;
     let (socket, addr) = gathered.address.as_ref().ok_or(libc::EFAULT)?;
-    match crate::sockets::decide_use(&cx.enforcer, tid, &subject, (socket.as_fd(), addr), Use::Bind)? {
-        Maker::Kernel => Ok(Answer::Continue),
-        Maker::Daemon => {
-            gathered.creds.assume().map_err(|e| errno_of(&e))?;
-            let len = libc::socklen_t::try_from(addr.len()).map_err(|_| libc::EINVAL)?;
-            // SAFETY: `addr` holds `len` bytes for the call.
-            let rc = unsafe { libc::bind(socket.as_raw_fd(), addr.as_ptr().cast(), len) };
-            let done = if rc < 0 { Err(errno_of(&io::Error::last_os_error())) } else { Ok(Answer::Value(0)) };
-            home.back().map_err(|e| errno_of(&e))?;
-            done
+    crate::sockets::decide_use(&cx.enforcer, tid, &subject, (socket.as_fd(), addr), Use::Bind)?;
+    if crate::sockets::names_a_path(addr) {
+        let cwd = gathered.cwd.as_ref().ok_or(libc::ESRCH)?;
+        enter_root(gathered.root.as_fd())?;
+        // SAFETY: fchdir of an open directory; this thread's fs_struct is
+        // its own (Home::enter).
+        if unsafe { libc::fchdir(cwd.as_raw_fd()) } < 0 {
+            return Err(errno_of(&io::Error::last_os_error()));
         }
+        // SAFETY: umask cannot fail; this thread's fs_struct is its own.
+        unsafe { libc::umask(gathered.umask & 0o777) };
     }
+    gathered.creds.assume().map_err(|e| errno_of(&e))?;
+    let len = libc::socklen_t::try_from(addr.len()).map_err(|_| libc::EINVAL)?;
+    // SAFETY: `addr` holds `len` bytes for the call.
+    let rc = unsafe { libc::bind(socket.as_raw_fd(), addr.as_ptr().cast(), len) };
+    let done = if rc < 0 { Err(errno_of(&io::Error::last_os_error())) } else { Ok(Answer::Value(0)) };
+    home.back().map_err(|e| errno_of(&e))?;
+    done
 }
 
 /// The two times a `utime*` call names, read once, as timespecs (`None`:
@@ -1026,8 +1040,6 @@ enum Answer {
     /// A FIFO opened for writing, checked, whose open must wait for a
     /// reader (crate::fifo_opens).
     WaitForReader { object: OwnedFd, flags: i32, creds: Creds, cloexec: bool },
-    /// Checked; the kernel makes the call.
-    Continue,
 }
 
 /// One call (see the module docs), or `Err(errno)`. Leaves the thread

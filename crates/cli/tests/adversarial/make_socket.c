@@ -15,7 +15,7 @@
  * It succeeds if the socket (or pair) was made.
  *
  * Usage: make_socket bind PORT: a TCP socket bound to 127.0.0.1:PORT
- * (0: any free port). SELinux checks `name_bind` on the port's label
+ * (0: any free port); bind_udp PORT, a UDP socket. SELinux checks `name_bind` on the port's label
  * (privileged ports and those outside the local range) and `node_bind`
  * on the address's. It succeeds if the socket is bound to PORT.
  *
@@ -38,7 +38,8 @@
  * leaves it to the kernel (nothing it checks is in the address), which
  * looks the descriptor up again: if the TCP socket is there by then,
  * the kernel connects (binds) it unchecked. It succeeds if a TCP socket
- * ends connected (bound) to PORT.
+ * ends connected (bound) to PORT. swap_bind_udp PORT: the same with UDP
+ * sockets switched in.
  */
 #include "adversarial.h"
 #include <linux/io_uring.h>
@@ -194,13 +195,24 @@ static void *swapper(void *arg) {
     return NULL;
 }
 
+static int udp_swap;
+
+/* The socket switched in: TCP, or UDP (`udp_swap`). */
+static int switched_socket(void) {
+    if (!udp_swap) return tcp_socket();
+    int fd = socket(AF_INET, SOCK_DGRAM, 0), one = 1;
+    if (fd < 0) verdict(BROKEN, "socket(SOCK_DGRAM): %s", strerror(errno));
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) verdict(BROKEN, "SO_REUSEADDR");
+    return fd;
+}
+
 /* Connects (binds, `connecting` 0) through SWAP_FD while it flips. */
 static int swap(int port, int connecting) {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     swap_unix = socket(AF_UNIX, SOCK_STREAM, 0);
     if (swap_unix < 0) verdict(BROKEN, "socket(AF_UNIX): %s", strerror(errno));
-    swap_tcp = tcp_socket();
+    swap_tcp = switched_socket();
     if (dup2(swap_unix, SWAP_FD) != SWAP_FD) verdict(BROKEN, "dup2: %s", strerror(errno));
     pthread_t t;
     if (pthread_create(&t, NULL, swapper, NULL) != 0) verdict(BROKEN, "pthread_create");
@@ -213,13 +225,13 @@ static int swap(int port, int connecting) {
         int (*reached)(int) = connecting ? peer_port : bound_port;
         if (reached(tcp) == port || reached(SWAP_FD) == port) {
             racing = 0;
-            verdict(SUCCEEDED, "a TCP socket reached port %d after %d calls", port, i + 1);
+            verdict(SUCCEEDED, "a %s socket reached port %d after %d calls", udp_swap ? "UDP" : "TCP", port, i + 1);
         }
         if (done != 0 && err == EINVAL) as_unix++;
         else if (done != 0 && is_denial(err)) refused++;
         /* A fresh TCP socket for the next call (a refused connect may
          * leave one unusable); the old number is the swapper's to drop. */
-        __atomic_store_n(&swap_tcp, tcp_socket(), __ATOMIC_RELEASE);
+        __atomic_store_n(&swap_tcp, switched_socket(), __ATOMIC_RELEASE);
         close(tcp);
     }
     racing = 0;
@@ -232,6 +244,15 @@ static int swap(int port, int connecting) {
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "swap_connect")) return swap(atoi(argv[2]), 1);
     if (argc == 3 && !strcmp(argv[1], "swap_bind")) return swap(atoi(argv[2]), 0);
+    if (argc == 3 && !strcmp(argv[1], "swap_bind_udp")) return udp_swap = 1, swap(atoi(argv[2]), 0);
+    if (argc == 3 && !strcmp(argv[1], "bind_udp")) {
+        udp_swap = 1;
+        int fd = switched_socket();
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)atoi(argv[2]))};
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) FAILED(errno, "bind to UDP %s", argv[2]);
+        verdict(SUCCEEDED, "bound to UDP port %d", bound_port(fd));
+    }
     if (argc == 3 && !strcmp(argv[1], "bind")) return bind_to(atoi(argv[2]));
     if (argc == 4 && !strcmp(argv[1], "bind_race")) return race(atoi(argv[2]), atoi(argv[3]), 0);
     if (argc == 3 && !strcmp(argv[1], "connect")) return connect_to(atoi(argv[2]));
