@@ -1383,6 +1383,60 @@ echo "AUDIT=$(grep -c "denied  { name_connect } for  pid=[0-9]* comm=.make_socke
     assert!(r.num("AUDIT") >= 1, "the name_connect denial is audited with its port:\n{}", r.stderr);
 }
 
+/// A domain cannot hold up other domains' connects: rampartd makes every
+/// TCP connect of a launched process in a thread of a pool shared by all
+/// of them (crates/enforce/src/call_threads.rs), where the kernel's
+/// connects share nothing. uid 65534 in app_t starts 300 connects to a
+/// listener that accepts nothing (its queue full: each handshake hangs
+/// for minutes), more than the pool's threads were (256); a connect by
+/// writer_t (another label) to a listener that accepts still completes
+/// at once (OTHER, within `timeout 10`), since a label runs at most 64
+/// connects and its others wait in its own queue. With one queue for
+/// every label (and at most 256 threads) OTHER waited behind the
+/// attacker's connects until killed. The launch into writer_t also
+/// freezes app_t's cgroup while its exec is decided (the memory guard:
+/// app_t may not read writer_t), whose threads wait in their supervised
+/// connects, where the freezer cannot take them: such a thread counts
+/// as kept out (crates/enforce/src/memory_guard.rs); before, the launch
+/// was refused (`EPERM`) for as long as they waited.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_domain_cannot_hold_up_other_domains_connects() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+LISTEN='import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(int(sys.argv[2]))
+if sys.argv[2] == "0":
+    time.sleep(120)
+while True:
+    s.accept()[0].close()'
+/usr/bin/python3 -c "$LISTEN" 61239 0 & FULL=$!
+/usr/bin/python3 -c "$LISTEN" 61240 512 & OPEN=$!
+trap 'kill $FULL $OPEN 2>/dev/null || true' EXIT
+sleep 0.5
+start_daemon
+as_attacker "$ADV/make_socket" hold 61239 300 2>&1 | cat > "$S/hold.out" &
+for _ in $(seq 50); do grep -q holding "$S/hold.out" && break; sleep 0.1; done
+echo "HOLDING=$(sed -n 's/^holding: \([0-9]*\) of .*/\1/p' "$S/hold.out")"
+t0=$(date +%s%N)
+attempt OTHER timeout 10 "$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:writer_t:s0 -- "$ADV/make_socket" connect 61240
+sed 's/^/hold.out> /' "$S/hold.out" >&2
+echo "OTHER_MS=$(( ($(date +%s%N) - t0) / 1000000 ))"
+pid=$(sed -n 's/.*(pid \([0-9]*\)).*/\1/p' "$S/hold.out")
+[ -n "$pid" ] && kill "$pid" 2>/dev/null
+stop_daemon
+kill $FULL $OPEN 2>/dev/null || true
+"#,
+    );
+    r.report("hold");
+    assert!(r.num("HOLDING") > 256, "the attacker's connects outnumber the old pool's threads:\n{}", r.stderr);
+    r.assert_allowed("OTHER", "another label's connect is not held up by the attacker's");
+    assert!(r.num("OTHER_MS") < 5000, "it completes at once ({} ms)", r.num("OTHER_MS"));
+}
+
 /// An exec transition starts with the soft resource limits reset, as
 /// SELinux resets them without `process rlimitinh`
 /// (crates/enforce/src/limits.rs): uid 65534 in app_t raises its soft

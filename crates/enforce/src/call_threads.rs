@@ -7,50 +7,85 @@
 //! unreachable host blocks for minutes, and a few of them would hold
 //! every worker, stalling every other launched process's supervised
 //! calls. Why a pool rather than a thread per call: starting a thread
-//! costs more than the connect it makes on a local network.
+//! costs more than the connect it makes on a local network. Why a share
+//! per label: the threads are shared by every launched process, where
+//! the kernel's connects share nothing; without shares a process could
+//! hold them all with connects to a host that never answers, and every
+//! other domain's connects would wait behind its own (minutes each).
 //!
-//! How: a call is a job (a closure that makes the call and answers it),
-//! counted from its queueing to its end; when there are more jobs than
-//! threads, a thread is started, up to [`MOST_THREADS`]; beyond, jobs
-//! queue until a thread is free. So a queued job never waits behind a
-//! running one while fewer threads than that run. The counts only decide
-//! when to start a thread: the channel carries every job, so none is
-//! lost whatever they say (tests: a stress test, and a blocked job
-//! holding back no other).
+//! How: a call is a job (a closure that makes the call and answers it)
+//! of a label (its caller's domain and profile). A label runs at most
+//! [`MOST_PER_LABEL`] jobs at once; its further jobs wait in its own
+//! queue, and a thread that ends one of its jobs takes the next from
+//! there. An admitted job is counted from its queueing to its end; when
+//! there are more than threads, a thread is started, up to
+//! [`MOST_THREADS`]; beyond, admitted jobs queue until a thread is free.
+//! So a label's job never waits behind another label's while fewer than
+//! that many run. The counts only decide when to start a thread: the
+//! channel carries every admitted job, so none is lost whatever they say;
+//! a label's queue is pushed only while one of its jobs runs, and that
+//! job's thread takes it (both under one lock). Tests: a stress test, a
+//! blocked job holding back no other, a label over its share holding back
+//! no other label.
 
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// Most threads at once.
-pub(crate) const MOST_THREADS: usize = 256;
+pub(crate) const MOST_THREADS: usize = 1024;
+
+/// Most jobs of one label running at once.
+pub(crate) const MOST_PER_LABEL: usize = 64;
 
 /// A call to make, and answer, in a thread of the pool.
 pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
-/// The pool.
-pub(crate) struct CallThreads {
-    send: Mutex<Sender<Job>>,
-    receive: Arc<Mutex<Receiver<Job>>>,
-    /// Jobs queued or running.
+/// A label's jobs: how many run, and those waiting for one to end.
+struct Share {
+    running: usize,
+    waiting: VecDeque<Job>,
+}
+
+type Shares<K> = Arc<Mutex<HashMap<K, Share>>>;
+
+/// The pool, its jobs told apart by label `K`.
+pub(crate) struct CallThreads<K> {
+    send: Mutex<Sender<(K, Job)>>,
+    receive: Arc<Mutex<Receiver<(K, Job)>>>,
+    shares: Shares<K>,
+    /// Admitted jobs queued or running.
     busy: Arc<AtomicUsize>,
     threads: AtomicUsize,
 }
 
-impl CallThreads {
-    pub(crate) fn new() -> CallThreads {
+impl<K: Clone + Eq + Hash + Send + 'static> CallThreads<K> {
+    pub(crate) fn new() -> CallThreads<K> {
         let (send, receive) = channel();
         CallThreads {
             send: Mutex::new(send),
             receive: Arc::new(Mutex::new(receive)),
+            shares: Arc::default(),
             busy: Arc::new(AtomicUsize::new(0)),
             threads: AtomicUsize::new(0),
         }
     }
 
-    /// Runs `job` in a thread of the pool; gives it back if no thread
-    /// could be started at all (the caller answers its call).
-    pub(crate) fn run(&self, job: Job) -> Result<(), Job> {
+    /// Runs `job` of `label` in a thread of the pool, now or after one of
+    /// the label's running jobs; gives it back if no thread could be
+    /// started at all (the caller answers its call).
+    pub(crate) fn run(&self, label: K, job: Job) -> Result<(), Job> {
+        {
+            let mut shares = self.shares.lock().unwrap_or_else(PoisonError::into_inner);
+            let share = shares.entry(label.clone()).or_insert_with(|| Share { running: 0, waiting: VecDeque::new() });
+            if share.running >= MOST_PER_LABEL {
+                share.waiting.push_back(job);
+                return Ok(());
+            }
+            share.running += 1;
+        }
         // Relaxed throughout: the counts only decide whether to start a
         // thread; the job itself goes through the channel, which orders it.
         let busy = self.busy.fetch_add(1, Ordering::Relaxed) + 1;
@@ -59,14 +94,17 @@ impl CallThreads {
                 if self.threads.fetch_sub(1, Ordering::Relaxed) == 1 {
                     eprintln!("rampartd: supervisor: no thread for a call that may block: {e}");
                     self.busy.fetch_sub(1, Ordering::Relaxed);
+                    ended(&self.shares, &label);
                     return Err(job);
                 }
             }
         }
         // The receiving end lives as long as `self`: sending cannot fail.
-        self.send.lock().unwrap_or_else(PoisonError::into_inner).send(job).map_err(|unsent| {
+        self.send.lock().unwrap_or_else(PoisonError::into_inner).send((label, job)).map_err(|unsent| {
             self.busy.fetch_sub(1, Ordering::Relaxed);
-            unsent.0
+            let (label, job) = unsent.0;
+            ended(&self.shares, &label);
+            job
         })
     }
 
@@ -79,15 +117,34 @@ impl CallThreads {
 
     /// Starts a thread counted by [`Self::reserve_thread`].
     fn start(&self) -> std::io::Result<()> {
-        let (receive, busy) = (Arc::clone(&self.receive), Arc::clone(&self.busy));
+        let (receive, busy, shares) = (Arc::clone(&self.receive), Arc::clone(&self.busy), Arc::clone(&self.shares));
         std::thread::Builder::new().name("supervised call".into()).spawn(move || loop {
             let next = receive.lock().unwrap_or_else(PoisonError::into_inner).recv();
-            let Ok(job) = next else { return };
+            let Ok((label, job)) = next else { return };
             job();
+            // The label's waiting jobs, in this thread, until none is left.
+            while let Some(waiting) = ended(&shares, &label) {
+                waiting();
+            }
             busy.fetch_sub(1, Ordering::Relaxed);
         })?;
         Ok(())
     }
+}
+
+/// One of `label`'s running jobs ended: its next waiting job, which takes
+/// its place, or none (one fewer runs).
+fn ended<K: Eq + Hash>(shares: &Shares<K>, label: &K) -> Option<Job> {
+    let mut shares = shares.lock().unwrap_or_else(PoisonError::into_inner);
+    let share = shares.get_mut(label)?;
+    if let Some(next) = share.waiting.pop_front() {
+        return Some(next);
+    }
+    share.running = share.running.saturating_sub(1);
+    if share.running == 0 {
+        shares.remove(label);
+    }
+    None
 }
 
 #[cfg(test)]
@@ -102,7 +159,7 @@ mod tests {
     /// runs once; no more threads than the bound are started.
     #[test]
     fn every_job_runs_once() {
-        let pool = Arc::new(CallThreads::new());
+        let pool = Arc::new(CallThreads::<u32>::new());
         let ran = Arc::new(AtomicUsize::new(0));
         let (done, finished) = sync_channel(4000);
         let submitters: Vec<_> = (0..4)
@@ -118,7 +175,8 @@ mod tests {
                             ran.fetch_add(1, Ordering::Relaxed);
                             done.send(()).unwrap();
                         });
-                        assert!(pool.run(job).is_ok());
+                        // Two labels: some jobs wait for their label's share.
+                        assert!(pool.run(i % 2, job).is_ok());
                     }
                 })
             })
@@ -138,6 +196,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(pool.busy.load(Ordering::Relaxed), 0, "every job counted out");
+        assert!(pool.shares.lock().unwrap().is_empty(), "every share given back");
     }
 
     /// Jobs that block (a slow handshake) do not hold back a later one
@@ -157,11 +216,11 @@ mod tests {
                     open = opened.wait(open).unwrap();
                 }
             });
-            assert!(pool.run(job).is_ok());
+            assert!(pool.run(7, job).is_ok());
         }
         let blocked = (0..10).take_while(|_| all_started.recv_timeout(Duration::from_secs(5)).is_ok()).count();
         let (quick, quick_done) = sync_channel(1);
-        assert!(pool.run(Box::new(move || quick.send(()).unwrap())).is_ok());
+        assert!(pool.run(7, Box::new(move || quick.send(()).unwrap())).is_ok());
         let ran = quick_done.recv_timeout(Duration::from_secs(5));
         let (open, opened) = &*gate;
         *open.lock().unwrap() = true;
@@ -169,5 +228,42 @@ mod tests {
         assert_eq!(blocked, 10, "the ten blocking jobs run at once");
         assert!(ran.is_ok(), "the quick job ran while ten others were blocked");
         assert_eq!(pool.threads.load(Ordering::Relaxed), 11);
+    }
+
+    /// A label that holds its whole share with blocked jobs (connects to a
+    /// host that never answers) holds back no other label's job; its own
+    /// further jobs wait, and run once its jobs end.
+    #[test]
+    fn a_label_over_its_share_holds_back_no_other() {
+        let pool = CallThreads::new();
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let (started, all_started) = sync_channel(MOST_PER_LABEL + 8);
+        for _ in 0..MOST_PER_LABEL + 8 {
+            let (gate, started) = (Arc::clone(&gate), started.clone());
+            let job: Job = Box::new(move || {
+                started.send(()).unwrap();
+                let (open, opened) = &*gate;
+                let mut open = open.lock().unwrap();
+                while !*open {
+                    open = opened.wait(open).unwrap();
+                }
+            });
+            assert!(pool.run("attacker", job).is_ok());
+        }
+        let first =
+            (0..MOST_PER_LABEL).take_while(|_| all_started.recv_timeout(Duration::from_secs(5)).is_ok()).count();
+        let early = all_started.recv_timeout(Duration::from_millis(200));
+        let (quick, quick_done) = sync_channel(1);
+        assert!(pool.run("other", Box::new(move || quick.send(()).unwrap())).is_ok());
+        let other_ran = quick_done.recv_timeout(Duration::from_secs(5));
+        let (open, opened) = &*gate;
+        *open.lock().unwrap() = true;
+        opened.notify_all();
+        let rest = (0..8).take_while(|_| all_started.recv_timeout(Duration::from_secs(5)).is_ok()).count();
+        assert_eq!(first, MOST_PER_LABEL, "the label's share runs at once");
+        assert!(early.is_err(), "no job beyond the share starts while the share is held");
+        assert!(other_ran.is_ok(), "another label's job ran while the share was held");
+        assert_eq!(rest, 8, "the waiting jobs ran once the share was given back");
+        assert!(pool.threads.load(Ordering::Relaxed) <= MOST_PER_LABEL + 1);
     }
 }

@@ -21,7 +21,8 @@
 //! the call keeps reading the new image, so the processes of the tree in
 //! those domains are kept from running meanwhile: before the exec is
 //! answered their cgroups are frozen ([`Guards::open`]: a process
-//! blocked on a permission event or in `vfork` counts as frozen), and
+//! blocked on a permission event, in `vfork` or in a supervised call
+//! counts as frozen), and
 //! they are thawed once the call is made and the exec settled
 //! ([`Guards::close`]). A descriptor opened before the freeze holds the
 //! old image's memory, which is gone once the exec commits. Each later
@@ -224,11 +225,26 @@ impl Guards {
 /// permission event, whose answer it waits for (`fanotify_handle_event`:
 /// its call is an open, exec or read on a marked filesystem, never of
 /// procfs, which takes no permission marks); the parent of a `vfork`
-/// (`kernel_clone`), whose child may be the exec itself. Each leaves
-/// only by returning to user space, where the freezer takes it. The
-/// last two do not let a cgroup read as frozen: a process blocked on
-/// the exec being decided would hold its old domain's freeze forever.
-const KEPT_OUT_IN: &[&str] = &["get_signal", "fanotify_handle_event", "kernel_clone"];
+/// (`kernel_clone`), whose child may be the exec itself; a supervised
+/// call (`seccomp_do_user_notification`), whose wait only a fatal signal
+/// ends (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`), so the freezer never
+/// takes it there: the call is one rampartd decided, made by rampartd or
+/// by the kernel, and none of those reads another process's memory (the
+/// filter refuses `ptrace`, `process_vm_readv` and io_uring; rampartd
+/// refuses opens of procfs). Each leaves only by returning to user
+/// space, where the freezer takes it. The last three do not let a cgroup
+/// read as frozen: a process blocked on the exec being decided would
+/// hold its old domain's freeze forever; one blocked in a connect to a
+/// host that does not answer, or in an open of a FIFO no process reads,
+/// refused every exec that freezes its domain while it waited.
+const KEPT_OUT_IN: &[&str] = &["get_signal", "fanotify_handle_event", "kernel_clone", "seccomp_do_user_notification"];
+
+/// Whether a thread sleeping in `wchan` is kept out: [`KEPT_OUT_IN`], the
+/// compiler's suffixes (`.isra.0`, `.constprop.0`) aside.
+fn kept_out_in(wchan: &str) -> bool {
+    let function = wchan.split_once('.').map_or(wchan, |(name, _)| name);
+    KEPT_OUT_IN.contains(&function)
+}
 
 /// A cgroup no guard freezes while this lives ([`Guards::pin`]).
 pub struct Pin<'a> {
@@ -279,7 +295,7 @@ fn wait_frozen<'a>(dirs: impl Iterator<Item = &'a Path> + Clone) -> io::Result<(
 
 /// Whether every thread of cgroup `dir` waits where it is kept out.
 fn all_kept_out(dir: &Path) -> bool {
-    wait_channels(dir).iter().all(|(_, w)| KEPT_OUT_IN.contains(&w.as_str()))
+    wait_channels(dir).iter().all(|(_, w)| kept_out_in(w))
 }
 
 /// The threads of cgroup `dir` and where each sleeps (`wchan`: `0`
@@ -295,6 +311,16 @@ fn wait_channels(dir: &Path) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kept_out_where_the_kernel_names_the_wait_with_or_without_a_suffix() {
+        for w in ["get_signal", "fanotify_handle_event", "seccomp_do_user_notification.isra.0", "kernel_clone"] {
+            assert!(kept_out_in(w), "{w}");
+        }
+        for w in ["0", "", "do_sys_poll", "pipe_read", "seccomp_notify", "get_signal_x"] {
+            assert!(!kept_out_in(w), "{w}");
+        }
+    }
 
     fn sids<const N: usize>() -> [Sid; N] {
         let policy = rampart_policy::Policy::from_bytes(crate::daemon::APPARMOR_ALONE_POLICY).unwrap();

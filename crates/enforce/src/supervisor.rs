@@ -150,7 +150,8 @@ pub struct Supervisor {
     /// Shared by the workers: each takes the next job.
     queue: Arc<Mutex<Receiver<Job>>>,
     /// Where the calls that may block for long are made (connects).
-    blocking: CallThreads,
+    /// Threads for connects, shared out by the caller's label.
+    blocking: CallThreads<(Sid, Option<Arc<str>>)>,
 }
 
 /// What a worker needs besides its job: the daemon's context, and where
@@ -326,11 +327,11 @@ impl Supervisor {
                 return Err(libc::ESRCH);
             }
             let maker = crate::sockets::decide_use(e, tid, &caller, (socket.as_fd(), &bytes), Use::Connect)?;
-            Ok((maker, socket, bytes))
+            Ok((maker, socket, bytes, (caller.sid, caller.apparmor)))
         })();
         match decided {
             Ok((Maker::Kernel, ..)) => carry_on(listener.as_fd(), notif.id),
-            Ok((Maker::Daemon, socket, bytes)) => {
+            Ok((Maker::Daemon, socket, bytes, label)) => {
                 let make = move || {
                     let len = libc::socklen_t::try_from(bytes.len()).map_err(|_| libc::EINVAL)?;
                     // SAFETY: `bytes` holds `len` bytes for the call.
@@ -346,7 +347,7 @@ impl Supervisor {
                     respond(answer_on.as_fd(), id, make());
                     drop(entry);
                 });
-                if self.blocking.run(job).is_err() {
+                if self.blocking.run(label, job).is_err() {
                     respond(listener.as_fd(), notif.id, Err(libc::EAGAIN));
                 }
             }

@@ -40,6 +40,13 @@
  * the kernel connects (binds) it unchecked. It succeeds if a TCP socket
  * ends connected (bound) to PORT. swap_bind_udp PORT: the same with UDP
  * sockets switched in.
+ *
+ * Usage: make_socket hold PORT N: N threads each connect to
+ * 127.0.0.1:PORT, where a listener accepts nothing (its queue is full,
+ * so the handshakes hang for minutes): rampartd makes those connects in
+ * threads of its own, shared by every launched process. It prints how
+ * many connects were still pending after a second, then waits 30
+ * seconds at most (to be ended by its pid) and exits 0.
  */
 #include "adversarial.h"
 #include <linux/io_uring.h>
@@ -241,7 +248,36 @@ static int swap(int port, int connecting) {
     verdict(BLOCKED, "never reached %d: %d refused, %d made on the Unix socket", port, refused, as_unix);
 }
 
+static struct sockaddr_in hold_addr;
+
+static void *hold_one(void *arg) {
+    (void)arg;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd >= 0) connect(fd, (struct sockaddr *)&hold_addr, sizeof hold_addr);
+    return NULL;
+}
+
+/* Connects from `n` threads to `port`, which never answers; reports the
+ * connects still pending after a second. */
+static int hold(int port, int n) {
+    hold_addr.sin_family = AF_INET;
+    hold_addr.sin_port = htons((unsigned short)port);
+    hold_addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    static pthread_t t[1024];
+    if (n < 1 || n > 1024) verdict(BROKEN, "1 to 1024 threads");
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&t[i], NULL, hold_one, NULL) != 0) verdict(BROKEN, "pthread_create");
+    sleep(1);
+    int pending = 0;
+    for (int i = 0; i < n; i++) pending += pthread_tryjoin_np(t[i], NULL) == EBUSY;
+    printf("holding: %d of %d connects pending (pid %d)\n", pending, n, (int)getpid());
+    fflush(stdout);
+    sleep(30);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 4 && !strcmp(argv[1], "hold")) return hold(atoi(argv[2]), atoi(argv[3]));
     if (argc == 3 && !strcmp(argv[1], "swap_connect")) return swap(atoi(argv[2]), 1);
     if (argc == 3 && !strcmp(argv[1], "swap_bind")) return swap(atoi(argv[2]), 0);
     if (argc == 3 && !strcmp(argv[1], "swap_bind_udp")) return udp_swap = 1, swap(atoi(argv[2]), 0);
