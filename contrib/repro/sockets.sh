@@ -2,7 +2,8 @@
 # What checking a socket's creation and connect costs
 # (crates/enforce/src/sockets.rs, crates/apparmor/src/net.rs): a process
 # makes and closes N TCP sockets (python3's socket.socket), then makes N/4
-# connections to a local listener (socket, connect, close), three ways per
+# connections to a local listener (socket, connect, close), then binds
+# N/4 Unix sockets to abstract names (socket, bind, close), three ways per
 # round:
 #   plain     no launcher: the kernel alone;
 #   selinux   `rampart run` under rampartd with the system policy, in the
@@ -26,6 +27,7 @@ mkdir "$W/profiles" "$W/cache"
 cat > "$W/profiles/netter" <<'PROFILE'
 profile netter {
   network inet stream,
+  network unix stream,
 }
 PROFILE
 cat > "$W/sockets.py" <<'PY'
@@ -42,6 +44,12 @@ for _ in range(n):
     s.connect(("127.0.0.1", int(sys.argv[3])))
     s.close()
 print(f"{sys.argv[2]}: {(time.perf_counter() - t) / n * 1e6:.2f} us per connection")
+t = time.perf_counter()
+for i in range(n):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(f"\0rampart-sockets-{i}")
+    s.close()
+print(f"{sys.argv[2]}: {(time.perf_counter() - t) / n * 1e6:.2f} us per unix bind")
 PY
 cat > "$W/listen.py" <<'PY'
 import socket, sys

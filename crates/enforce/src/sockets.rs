@@ -409,6 +409,11 @@ pub(crate) fn names_a_path(addr: &[u8]) -> bool {
     }
 }
 
+/// Whether `socket` is a Unix socket (`false` if it cannot be told).
+pub(crate) fn is_unix(socket: BorrowedFd<'_>) -> bool {
+    socket_kind(socket).is_ok_and(|(family, ..)| family == family::UNIX)
+}
+
 /// The socket's family, type and protocol, as the kernel keeps them.
 fn socket_kind(socket: BorrowedFd<'_>) -> Result<(i32, i32, i32), i32> {
     let get = |opt: libc::c_int| -> Result<i32, i32> {

@@ -757,7 +757,13 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
     let times = read_times(&mem, op)?;
     let (address, cwd) = match *op {
         Op::Bind { fd, addr, len } => {
-            (Some(gather_address(tid, fd, &mem, addr, len)?), Some(proc("cwd").map_err(|_| libc::ESRCH)?))
+            let address = gather_address(tid, fd, &mem, addr, len)?;
+            let cwd = if crate::sockets::names_a_path(&address.1) {
+                Some(proc("cwd").map_err(|_| libc::ESRCH)?)
+            } else {
+                None
+            };
+            (Some(address), cwd)
         }
         _ => (None, None),
     };
@@ -787,12 +793,16 @@ fn gather_address(tid: u32, fd: i32, mem: &File, addr: u64, len: i32) -> Result<
 /// (the kernel would look the descriptor up again, which another thread
 /// may have pointed at another socket). With the caller's credentials; a
 /// Unix socket's path in the caller's root, from its working directory,
-/// with its umask (the socket file's mode).
-fn serve_bind(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
+/// with its umask (the socket file's mode). A Unix socket's abstract or
+/// automatic name is bound with the daemon's credentials: the kernel
+/// asks none of those. Leaves the thread in any state (the worker goes
+/// [`Home::back`]).
+fn serve_bind(cx: &Context, call: Call) -> Result<Answer, i32> {
     let Call { tid, gathered, subject, .. } = call;
     let (socket, addr) = gathered.address.as_ref().ok_or(libc::EFAULT)?;
     crate::sockets::decide_use(&cx.enforcer, tid, &subject, (socket.as_fd(), addr), Use::Bind)?;
-    if crate::sockets::names_a_path(addr) {
+    let path = crate::sockets::names_a_path(addr);
+    if path {
         let cwd = gathered.cwd.as_ref().ok_or(libc::ESRCH)?;
         enter_root(gathered.root.as_fd())?;
         // SAFETY: fchdir of an open directory; this thread's fs_struct is
@@ -803,13 +813,15 @@ fn serve_bind(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
         // SAFETY: umask cannot fail; this thread's fs_struct is its own.
         unsafe { libc::umask(gathered.umask & 0o777) };
     }
-    gathered.creds.assume().map_err(|e| errno_of(&e))?;
+    if path || !crate::sockets::is_unix(socket.as_fd()) {
+        gathered.creds.assume().map_err(|e| errno_of(&e))?;
+    }
     let len = libc::socklen_t::try_from(addr.len()).map_err(|_| libc::EINVAL)?;
     // SAFETY: `addr` holds `len` bytes for the call.
-    let rc = unsafe { libc::bind(socket.as_raw_fd(), addr.as_ptr().cast(), len) };
-    let done = if rc < 0 { Err(errno_of(&io::Error::last_os_error())) } else { Ok(Answer::Value(0)) };
-    home.back().map_err(|e| errno_of(&e))?;
-    done
+    if unsafe { libc::bind(socket.as_raw_fd(), addr.as_ptr().cast(), len) } < 0 {
+        return Err(errno_of(&io::Error::last_os_error()));
+    }
+    Ok(Answer::Value(0))
 }
 
 /// The two times a `utime*` call names, read once, as timespecs (`None`:
@@ -1050,7 +1062,7 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
         Op::Open { flags, mode, .. } => return serve_open(cx, home, call, flags, mode),
         Op::Make { what, .. } => return serve_make(cx, home, call, what),
         Op::MemfdCreate { flags, .. } => return serve_memfd(cx, home, call, flags),
-        Op::Bind { .. } => return serve_bind(cx, home, call),
+        Op::Bind { .. } => return serve_bind(cx, call),
         _ => {}
     }
     let Call { op, tid, gathered, subject } = call;
