@@ -1205,7 +1205,10 @@ done
 /// kernel labels sockets). io_uring, which makes sockets without a
 /// socket call, is refused by the launcher's filter. Under a permissive
 /// daemon every socket is made (and logged `permissive=1`); without the
-/// sandbox io_uring makes its TCP socket unseen.
+/// sandbox io_uring makes its TCP socket unseen. No MPTCP socket is made
+/// (`EPROTONOSUPPORT`, in either mode: the launcher's Landlock ruleset
+/// does not keep it from connecting; see the connect test's
+/// MPTCP_SWAP); without the sandbox it is.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn a_domain_makes_only_the_sockets_it_may() {
@@ -1215,13 +1218,14 @@ fn a_domain_makes_only_the_sockets_it_may() {
         r#"
 for mode in ENFORCING PERMISSIVE; do
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
-    for m in tcp udp6 netlink unix pair uring; do
+    for m in tcp udp6 netlink unix pair uring mptcp; do
         attempt "${mode}_$m" as_attacker "$ADV/make_socket" "$m"
     done
     stop_daemon
 done
 start_daemon
 attempt UNSANDBOXED_uring as_unsandboxed "$ADV/make_socket" uring
+attempt UNSANDBOXED_mptcp as_unsandboxed "$ADV/make_socket" mptcp
 stop_daemon
 for c in udp_socket netlink_route_socket; do
     echo "AUDIT_$c=$(grep -c "denied  { create } for  pid=[0-9]* comm=.make_socket. scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:app_t:s0 tclass=$c permissive=0" "$LOG")"
@@ -1240,6 +1244,9 @@ done
     r.assert_blocked("ENFORCING_uring", "the launcher's filter refuses io_uring");
     r.assert_blocked("PERMISSIVE_uring", "the launcher's filter refuses io_uring");
     r.assert_allowed("UNSANDBOXED_uring", "without the sandbox's filter io_uring makes a TCP socket");
+    r.assert_blocked("ENFORCING_mptcp", "rampartd makes no MPTCP socket for a launched process");
+    r.assert_blocked("PERMISSIVE_mptcp", "rampartd makes no MPTCP socket for a launched process");
+    r.assert_allowed("UNSANDBOXED_mptcp", "without the sandbox's filter the MPTCP socket is made");
     for c in ["udp_socket", "netlink_route_socket"] {
         assert_eq!(r.num(&format!("AUDIT_{c}")), 1, "the {c} denial is audited once:\n{}", r.stderr);
         assert_eq!(r.num(&format!("PERMISSIVE_AUDIT_{c}")), 1, "and logged permissive:\n{}", r.stderr);
@@ -1327,7 +1334,9 @@ echo "AUDIT=$(grep -c "denied  { name_bind } for  pid=[0-9]* comm=.make_socket. 
 /// between 61237 and 61236 during 300 connects never reaches 61236
 /// (RACE), nor does a TCP socket switched onto the descriptor of a Unix
 /// socket's connect (SWAP, as in the bind test; without the Landlock
-/// network rights 61236 was reached after 33 connects). A send with
+/// network rights 61236 was reached after 33 connects); nor an MPTCP
+/// socket, which Landlock's TCP rights do not cover (MPTCP_SWAP: no
+/// MPTCP socket is made; with it made, 61236 was reached). A send with
 /// `MSG_FASTOPEN` (TCP Fast Open: a connect without
 /// a connect call) is refused by the launcher's filter (FASTOPEN). Under
 /// a permissive daemon, and without the sandbox, 61236 is reached (by a
@@ -1354,6 +1363,7 @@ for mode in ENFORCING PERMISSIVE; do
     attempt "${mode}_FREE" as_attacker "$ADV/make_socket" connect 61237
     attempt "${mode}_RACE" as_attacker "$ADV/make_socket" connect_race 61236 61237
     attempt "${mode}_SWAP" as_attacker "$ADV/make_socket" swap_connect 61236
+    attempt "${mode}_MPTCP_SWAP" as_attacker "$ADV/make_socket" swap_connect_mptcp 61236
     stop_daemon
 done
 start_daemon
@@ -1373,6 +1383,12 @@ echo "AUDIT=$(grep -c "denied  { name_connect } for  pid=[0-9]* comm=.make_socke
         "a TCP socket switched in under a Unix socket's connect is not connected by the kernel",
     );
     r.assert_succeeded("PERMISSIVE_SWAP");
+    for mode in ["ENFORCING", "PERMISSIVE"] {
+        r.assert_blocked(
+            &format!("{mode}_MPTCP_SWAP"),
+            "rampartd makes no MPTCP socket, which Landlock does not cover",
+        );
+    }
     r.assert_allowed("ENFORCING_FREE", "app_t may connect to port_t ports");
     r.assert_allowed("PERMISSIVE_FREE", "app_t may connect to port_t ports");
     r.assert_succeeded("PERMISSIVE_RESERVED");

@@ -41,7 +41,8 @@
 //! itself fails (`EACCES`); rampartd's threads, outside the ruleset, make
 //! the checked ones. Landlock has no rights for UDP or other protocols:
 //! a socket of another class switched in so is still connected unchecked
-//! (docs/security.md).
+//! (docs/security.md); MPTCP and SCTP, whose connects ask `name_connect`
+//! as TCP's do, are not made at all (crate::sockets).
 //!
 //! **Staying in its domain.** A process's domain is its cgroup
 //! ([`crate::cgroups`]); root could leave it by writing its pid to the

@@ -40,8 +40,9 @@
 //! connect the kernel makes ([`Maker::Kernel`]) looks the descriptor up
 //! again: another thread may have switched another socket in. A TCP one
 //! the launcher's Landlock ruleset keeps from connecting
-//! (crate::sandbox); a socket of another class (UDP, SCTP...) switched
-//! in so is connected unchecked.
+//! (crate::sandbox), an MPTCP or SCTP one is never made
+//! ([`beyond_landlock`]); a socket of another class (UDP, netlink...)
+//! switched in so is connected unchecked.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -134,6 +135,26 @@ pub(crate) fn as_hooked(family: i32, ty: i32) -> Option<(i32, i32)> {
     }
     let family = if family == family::INET && ty == kind::PACKET { family::PACKET } else { family };
     Some((family, ty))
+}
+
+/// Whether a socket is one whose connects a launched process could make
+/// unchecked: an MPTCP or SCTP socket (`name_connect` in the TCP way).
+/// rampartd makes a TCP connect itself, and the kernel a Unix socket's;
+/// another thread could switch a socket onto the descriptor of a Unix
+/// socket's checked connect before the kernel looks it up again, and
+/// the launcher's Landlock ruleset, which refuses the process TCP
+/// connects of its own, does not cover these two protocols (tested on
+/// 6.18 for MPTCP), nor SCTP's other ways to connect (`setsockopt`'s
+/// `SCTP_SOCKOPT_CONNECTX`, an association a send sets up). So they are
+/// not made: refused as a kernel without them refuses them
+/// (`EPROTONOSUPPORT`), so that programs trying MPTCP first fall back to
+/// TCP. Coarser than SELinux, never laxer. An inet `SOCK_SEQPACKET`
+/// socket of protocol 0 is SCTP (the kernel's default for the type).
+fn beyond_landlock(family: i32, ty: i32, protocol: i32) -> bool {
+    if family != family::INET && family != family::INET6 {
+        return false;
+    }
+    protocol == ip::MPTCP || protocol == ip::SCTP || (ty == kind::SEQPACKET && protocol == ip::IP)
 }
 
 /// The class SELinux checks a new socket as (hooks.c,
@@ -229,6 +250,9 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, family: i32, ty: i32, protocol: i32
         // The kernel refuses it itself, before any security check.
         return Ok(());
     };
+    if beyond_landlock(family, ty, protocol) {
+        return Err(libc::EPROTONOSUPPORT);
+    }
     let caller = signals::caller(e, tid, "a socket")?;
     let class = class_of(family, ty, protocol, e.extended_socket_classes());
     let selinux = e.check_socket_create(tid, caller.tgid, caller.sid, class);
@@ -574,6 +598,22 @@ mod tests {
         // Another family: EAFNOSUPPORT (EINVAL for SCTP).
         assert_eq!(inet_address(inet, tcp, &v4(1, 0, [0; 4], 16)), Err(libc::EAFNOSUPPORT));
         assert_eq!(inet_address(inet, sctp, &v4(1, 0, [0; 4], 16)), Err(libc::EINVAL));
+    }
+
+    #[test]
+    fn mptcp_and_sctp_sockets_are_not_made() {
+        let (inet, inet6, unix) = (libc::AF_INET, libc::AF_INET6, libc::AF_UNIX);
+        let (stream, seqpacket, dgram) = (libc::SOCK_STREAM, libc::SOCK_SEQPACKET, libc::SOCK_DGRAM);
+        assert!(beyond_landlock(inet, stream, 262));
+        assert!(beyond_landlock(inet6, stream, 262));
+        assert!(beyond_landlock(inet, stream, 132));
+        assert!(beyond_landlock(inet6, seqpacket, 132));
+        assert!(beyond_landlock(inet, seqpacket, 0), "SCTP by default");
+        assert!(!beyond_landlock(inet, stream, 0));
+        assert!(!beyond_landlock(inet, stream, 6));
+        assert!(!beyond_landlock(inet6, dgram, 17));
+        assert!(!beyond_landlock(unix, seqpacket, 0));
+        assert!(!beyond_landlock(unix, stream, 262), "not an inet socket: the kernel refuses it");
     }
 
     #[test]

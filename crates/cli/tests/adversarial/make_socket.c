@@ -12,6 +12,9 @@
  *   pair      socketpair(AF_UNIX, SOCK_DGRAM, 0)
  *   uring     a TCP socket made by io_uring (IORING_OP_SOCKET), which
  *             makes no socket call
+ *   mptcp     socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP), which the
+ *             launcher's Landlock ruleset does not keep from connecting
+ *             (refused with EPROTONOSUPPORT, counted as blocked)
  * It succeeds if the socket (or pair) was made.
  *
  * Usage: make_socket bind PORT: a TCP socket bound to 127.0.0.1:PORT
@@ -39,7 +42,8 @@
  * looks the descriptor up again: if the TCP socket is there by then,
  * the kernel connects (binds) it unchecked. It succeeds if a TCP socket
  * ends connected (bound) to PORT. swap_bind_udp PORT: the same with UDP
- * sockets switched in.
+ * sockets switched in; swap_connect_mptcp PORT, with MPTCP sockets (a
+ * refused MPTCP socket is blocked).
  *
  * Usage: make_socket hold PORT N: N threads each connect to
  * 127.0.0.1:PORT, where a listener accepts nothing (its queue is full,
@@ -202,10 +206,16 @@ static void *swapper(void *arg) {
     return NULL;
 }
 
-static int udp_swap;
+static int udp_swap, mptcp_swap;
 
-/* The socket switched in: TCP, or UDP (`udp_swap`). */
+/* The socket switched in: TCP, UDP (`udp_swap`) or MPTCP (`mptcp_swap`). */
 static int switched_socket(void) {
+    if (mptcp_swap) {
+        int fd = socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP);
+        if (fd < 0 && errno == EPROTONOSUPPORT) verdict(BLOCKED, "no MPTCP socket: %s", strerror(errno));
+        if (fd < 0) verdict(BROKEN, "socket(IPPROTO_MPTCP): %s", strerror(errno));
+        return fd;
+    }
     if (!udp_swap) return tcp_socket();
     int fd = socket(AF_INET, SOCK_DGRAM, 0), one = 1;
     if (fd < 0) verdict(BROKEN, "socket(SOCK_DGRAM): %s", strerror(errno));
@@ -232,7 +242,8 @@ static int swap(int port, int connecting) {
         int (*reached)(int) = connecting ? peer_port : bound_port;
         if (reached(tcp) == port || reached(SWAP_FD) == port) {
             racing = 0;
-            verdict(SUCCEEDED, "a %s socket reached port %d after %d calls", udp_swap ? "UDP" : "TCP", port, i + 1);
+            verdict(SUCCEEDED, "a %s socket reached port %d after %d calls", udp_swap ? "UDP" : mptcp_swap ? "MPTCP" : "TCP",
+                    port, i + 1);
         }
         if (done != 0 && err == EINVAL) as_unix++;
         else if (done != 0 && is_denial(err)) refused++;
@@ -281,6 +292,7 @@ int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "swap_connect")) return swap(atoi(argv[2]), 1);
     if (argc == 3 && !strcmp(argv[1], "swap_bind")) return swap(atoi(argv[2]), 0);
     if (argc == 3 && !strcmp(argv[1], "swap_bind_udp")) return udp_swap = 1, swap(atoi(argv[2]), 0);
+    if (argc == 3 && !strcmp(argv[1], "swap_connect_mptcp")) return mptcp_swap = 1, swap(atoi(argv[2]), 1);
     if (argc == 3 && !strcmp(argv[1], "bind_udp")) {
         udp_swap = 1;
         int fd = switched_socket();
@@ -303,6 +315,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(m, "unix")) fd = socket(AF_UNIX, SOCK_STREAM, 0);
     else if (!strcmp(m, "pair")) fd = socketpair(AF_UNIX, SOCK_DGRAM, 0, pair) == 0 ? pair[0] : -1;
     else if (!strcmp(m, "uring")) fd = uring_socket(AF_INET, SOCK_STREAM, 0);
+    else if (!strcmp(m, "mptcp")) {
+        fd = socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP);
+        if (fd < 0 && errno == EPROTONOSUPPORT) verdict(BLOCKED, "no MPTCP socket: %s", strerror(errno));
+    }
     else verdict(BROKEN, "unknown method %s", m);
     if (fd < 0) FAILED(errno, "%s", m);
     verdict(SUCCEEDED, "%s made descriptor %d", m, fd);
