@@ -1453,6 +1453,46 @@ kill $FULL $OPEN 2>/dev/null || true
     assert!(r.num("OTHER_MS") < 5000, "it completes at once ({} ms)", r.num("OTHER_MS"));
 }
 
+/// A signal interrupts a connect rampartd makes for a launched process
+/// as it interrupts the kernel's (crates/enforce/src/call_interrupts.rs):
+/// uid 65534 in app_t catches SIGALRM, sets an alarm a second away and
+/// connects to a listener that accepts nothing. Without `SA_RESTART` the
+/// connect fails with `EINTR` once the handler ran (INTERRUPT); with it
+/// the connect is made again and still waits (RESTART). Without the
+/// sandbox (the kernel alone) both behave the same. Before, the caller
+/// waited in a wait only a fatal signal ends: the handler never ran and
+/// the connect waited for the kernel's own timeout (minutes).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_signal_interrupts_a_connect_as_it_interrupts_the_kernels() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+FULL='import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(0)
+c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+time.sleep(60)'
+/usr/bin/python3 -c "$FULL" 61241 & FULL_PID=$!
+trap 'kill $FULL_PID 2>/dev/null || true' EXIT
+sleep 0.5
+start_daemon
+attempt INTERRUPT as_attacker "$ADV/make_socket" interrupt 61241 0
+attempt RESTART as_attacker "$ADV/make_socket" interrupt 61241 1
+attempt UNSANDBOXED_INTERRUPT as_unsandboxed "$ADV/make_socket" interrupt 61241 0
+attempt UNSANDBOXED_RESTART as_unsandboxed "$ADV/make_socket" interrupt 61241 1
+stop_daemon
+kill $FULL_PID 2>/dev/null || true
+"#,
+    );
+    r.report("interrupt");
+    for mode in ["", "UNSANDBOXED_"] {
+        r.assert_allowed(&format!("{mode}INTERRUPT"), "a caught signal interrupts a connect: EINTR");
+        r.assert_allowed(&format!("{mode}RESTART"), "with SA_RESTART the connect is made again after the handler");
+    }
+}
+
 /// An exec transition starts with the soft resource limits reset, as
 /// SELinux resets them without `process rlimitinh`
 /// (crates/enforce/src/limits.rs): uid 65534 in app_t raises its soft

@@ -730,9 +730,11 @@ fn control_signals() -> libc::sigset_t {
 
 extern "C" fn wake(_: libc::c_int) {}
 
-/// SIGUSR1 interrupts a responder's blocking read at shutdown: a no-op
-/// handler installed without `SA_RESTART`, so `read` returns `EINTR`.
-fn install_wakeup() -> io::Result<()> {
+/// SIGUSR1 interrupts a responder's blocking read at shutdown, and a
+/// connect made for a caller that a signal interrupts
+/// (crate::call_interrupts): a no-op handler installed without
+/// `SA_RESTART`, so the call returns `EINTR`.
+pub(crate) fn install_wakeup() -> io::Result<()> {
     // SAFETY: `sa` is fully initialised before use; the handler is an
     // async-signal-safe no-op.
     unsafe {

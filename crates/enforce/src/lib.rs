@@ -71,6 +71,7 @@ mod apparmor;
 mod apparmor_log;
 mod backlog;
 mod bpf;
+mod call_interrupts;
 mod call_threads;
 mod calls_in_flight;
 mod cgroups;

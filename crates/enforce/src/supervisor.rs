@@ -84,6 +84,7 @@ use rampart_avc::{Perms, Sid};
 
 use crate::access::ClassPerms;
 use crate::apparmor::{AppArmor, FileEvent};
+use crate::call_interrupts::{self, Interrupts};
 use crate::call_threads::{self, CallThreads};
 use crate::calls_in_flight::{Entry, Journal};
 use crate::controlling_tty;
@@ -149,9 +150,11 @@ pub struct Supervisor {
     jobs: SyncSender<Job>,
     /// Shared by the workers: each takes the next job.
     queue: Arc<Mutex<Receiver<Job>>>,
-    /// Where the calls that may block for long are made (connects).
-    /// Threads for connects, shared out by the caller's label.
+    /// Where the calls that may block for long are made (connects),
+    /// shared out by the caller's label.
     blocking: CallThreads<(Sid, Option<Arc<str>>)>,
+    /// What interrupts them as the callers' signals would.
+    interrupts: Arc<Interrupts>,
 }
 
 /// What a worker needs besides its job: the daemon's context, and where
@@ -186,6 +189,7 @@ impl Supervisor {
             jobs,
             queue: Arc::new(Mutex::new(queue)),
             blocking: CallThreads::new(),
+            interrupts: Arc::default(),
         });
         let cx = Arc::clone(&s.context);
         let waits = fifo_opens::start(move || {
@@ -332,17 +336,23 @@ impl Supervisor {
         match decided {
             Ok((Maker::Kernel, ..)) => carry_on(listener.as_fd(), notif.id),
             Ok((Maker::Daemon, socket, bytes, label)) => {
+                let (interrupts, id) = (Arc::clone(&self.interrupts), notif.id);
                 let make = move || {
                     let len = libc::socklen_t::try_from(bytes.len()).map_err(|_| libc::EINVAL)?;
-                    // SAFETY: `bytes` holds `len` bytes for the call.
-                    let rc = unsafe { libc::connect(socket.as_raw_fd(), bytes.as_ptr().cast(), len) };
-                    if rc < 0 {
-                        Err(errno_of(&io::Error::last_os_error()))
-                    } else {
-                        Ok(0)
-                    }
+                    let connect = || {
+                        // SAFETY: `bytes` holds `len` bytes for the call.
+                        let rc = unsafe { libc::connect(socket.as_raw_fd(), bytes.as_ptr().cast(), len) };
+                        if rc < 0 {
+                            Err(errno_of(&io::Error::last_os_error()))
+                        } else {
+                            Ok(0)
+                        }
+                    };
+                    interrupts
+                        .run(id, tid, connect)
+                        .map_err(|errno| call_interrupts::interrupted(errno, has_send_timeout(socket.as_fd())))
                 };
-                let (answer_on, id) = (Arc::clone(&listener), notif.id);
+                let answer_on = Arc::clone(&listener);
                 let job: call_threads::Job = Box::new(move || {
                     respond(answer_on.as_fd(), id, make());
                     drop(entry);
@@ -768,6 +778,24 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
         _ => (None, None),
     };
     Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target, memfd_name, times, address, cwd })
+}
+
+/// Whether `socket` has a send timeout (`SO_SNDTIMEO`), which bounds a
+/// blocking connect (`false` if it cannot be read).
+fn has_send_timeout(socket: BorrowedFd<'_>) -> bool {
+    let mut tv = libc::timeval { tv_sec: 0, tv_usec: 0 };
+    let mut len = std::mem::size_of::<libc::timeval>() as libc::socklen_t;
+    // SAFETY: `tv` and `len` are valid for the call, `len` its size.
+    let rc = unsafe {
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDTIMEO,
+            (&mut tv as *mut libc::timeval).cast(),
+            &mut len,
+        )
+    };
+    rc == 0 && (tv.tv_sec != 0 || tv.tv_usec != 0)
 }
 
 /// A bind's or connect's socket (the daemon's copy of descriptor `fd`)
