@@ -15,7 +15,9 @@
 //! catches and does not block makes it interrupt the daemon's thread
 //! with SIGUSR1, whose handler is a no-op installed without `SA_RESTART`
 //! (crate::daemon): the call fails with `EINTR`, leaving the socket
-//! connecting, as the kernel's interrupted connect leaves it. The caller
+//! connecting, as the kernel's interrupted connect leaves it. A caller
+//! that is gone (killed) has its call interrupted too, so that a connect
+//! to a host that never answers holds no thread after its caller. The caller
 //! is answered as the kernel answers ([`interrupted`]): restarted where
 //! its handler has `SA_RESTART` and the socket no send timeout. The
 //! watcher sends again while the signal is pending, so a signal that
@@ -89,8 +91,11 @@ impl Interrupts {
                 running.iter().map(|(&id, r)| (id, r.caller)).collect()
             };
             for (id, caller) in callers {
-                let status = std::fs::read_to_string(format!("/proc/{caller}/status")).unwrap_or_default();
-                if !has_signal_to_handle(&status) {
+                // A caller gone (killed) waits for nothing: its call ends,
+                // and the thread with it.
+                let interrupt = std::fs::read_to_string(format!("/proc/{caller}/status"))
+                    .map_or(true, |status| has_signal_to_handle(&status));
+                if !interrupt {
                     continue;
                 }
                 let running = self.lock();
@@ -272,7 +277,11 @@ mod tests {
         assert_eq!((n, errno), (-1, Some(libc::EINTR)), "interrupted");
         assert!(start.elapsed() < Duration::from_secs(2));
         assert!(interrupts.lock().is_empty(), "both calls left the registry");
+        // A caller that is gone: interrupted too.
         drop(shell);
+        let start = std::time::Instant::now();
+        assert_eq!(interrupts.run(3, pid, read), (-1, Some(libc::EINTR)), "interrupted: its caller is gone");
+        assert!(start.elapsed() < Duration::from_secs(2));
         // SAFETY: our pipe's ends.
         unsafe {
             libc::close(r);
