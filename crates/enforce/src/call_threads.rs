@@ -24,9 +24,9 @@
 //! that many run. The counts only decide when to start a thread: the
 //! channel carries every admitted job, so none is lost whatever they say;
 //! a label's queue is pushed only while one of its jobs runs, and that
-//! job's thread takes it (both under one lock). Tests: a stress test, a
-//! blocked job holding back no other, a label over its share holding back
-//! no other label.
+//! job's thread takes it (both under one lock). Tests: the shares' loom
+//! model (`tests/loom.rs`), a stress test, a blocked job holding back no
+//! other, a label over its share holding back no other label.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
@@ -44,18 +44,64 @@ pub(crate) const MOST_PER_LABEL: usize = 64;
 pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
 /// A label's jobs: how many run, and those waiting for one to end.
-struct Share {
+struct Share<J> {
     running: usize,
-    waiting: VecDeque<Job>,
+    waiting: VecDeque<J>,
 }
 
-type Shares<K> = Arc<Mutex<HashMap<K, Share>>>;
+/// Each label's share of the threads: at most `most` of its jobs `J` run
+/// at once, the others wait in its queue. Model-checked (`tests/loom.rs`).
+pub struct Shares<K, J> {
+    labels: crate::sync::Mutex<HashMap<K, Share<J>>>,
+    most: usize,
+}
+
+impl<K: Eq + Hash + Clone, J> Shares<K, J> {
+    /// At most `most` (at least 1) jobs of a label at once.
+    pub fn new(most: usize) -> Shares<K, J> {
+        Shares { labels: crate::sync::Mutex::new(HashMap::new()), most: most.max(1) }
+    }
+
+    /// `job` of `label`, to run now (`Some`), or queued behind the
+    /// label's running jobs (`None`): the thread that ends one of them
+    /// takes it ([`Self::ended`]).
+    pub fn admit(&self, label: &K, job: J) -> Option<J> {
+        let mut labels = self.labels.lock().unwrap_or_else(PoisonError::into_inner);
+        let share = labels.entry(label.clone()).or_insert_with(|| Share { running: 0, waiting: VecDeque::new() });
+        if share.running >= self.most {
+            share.waiting.push_back(job);
+            return None;
+        }
+        share.running += 1;
+        Some(job)
+    }
+
+    /// One of `label`'s running jobs ended: its next waiting job, which
+    /// runs in its place (on the same thread), or `None` (one fewer runs).
+    pub fn ended(&self, label: &K) -> Option<J> {
+        let mut labels = self.labels.lock().unwrap_or_else(PoisonError::into_inner);
+        let share = labels.get_mut(label)?;
+        if let Some(next) = share.waiting.pop_front() {
+            return Some(next);
+        }
+        share.running = share.running.saturating_sub(1);
+        if share.running == 0 {
+            labels.remove(label);
+        }
+        None
+    }
+
+    /// No label has a job running or waiting.
+    pub fn is_empty(&self) -> bool {
+        self.labels.lock().unwrap_or_else(PoisonError::into_inner).is_empty()
+    }
+}
 
 /// The pool, its jobs told apart by label `K`.
 pub(crate) struct CallThreads<K> {
     send: Mutex<Sender<(K, Job)>>,
     receive: Arc<Mutex<Receiver<(K, Job)>>>,
-    shares: Shares<K>,
+    shares: Arc<Shares<K, Job>>,
     /// Admitted jobs queued or running.
     busy: Arc<AtomicUsize>,
     threads: AtomicUsize,
@@ -67,7 +113,7 @@ impl<K: Clone + Eq + Hash + Send + 'static> CallThreads<K> {
         CallThreads {
             send: Mutex::new(send),
             receive: Arc::new(Mutex::new(receive)),
-            shares: Arc::default(),
+            shares: Arc::new(Shares::new(MOST_PER_LABEL)),
             busy: Arc::new(AtomicUsize::new(0)),
             threads: AtomicUsize::new(0),
         }
@@ -77,15 +123,7 @@ impl<K: Clone + Eq + Hash + Send + 'static> CallThreads<K> {
     /// the label's running jobs; gives it back if no thread could be
     /// started at all (the caller answers its call).
     pub(crate) fn run(&self, label: K, job: Job) -> Result<(), Job> {
-        {
-            let mut shares = self.shares.lock().unwrap_or_else(PoisonError::into_inner);
-            let share = shares.entry(label.clone()).or_insert_with(|| Share { running: 0, waiting: VecDeque::new() });
-            if share.running >= MOST_PER_LABEL {
-                share.waiting.push_back(job);
-                return Ok(());
-            }
-            share.running += 1;
-        }
+        let Some(job) = self.shares.admit(&label, job) else { return Ok(()) };
         // Relaxed throughout: the counts only decide whether to start a
         // thread; the job itself goes through the channel, which orders it.
         let busy = self.busy.fetch_add(1, Ordering::Relaxed) + 1;
@@ -94,7 +132,7 @@ impl<K: Clone + Eq + Hash + Send + 'static> CallThreads<K> {
                 if self.threads.fetch_sub(1, Ordering::Relaxed) == 1 {
                     eprintln!("rampartd: supervisor: no thread for a call that may block: {e}");
                     self.busy.fetch_sub(1, Ordering::Relaxed);
-                    ended(&self.shares, &label);
+                    self.shares.ended(&label);
                     return Err(job);
                 }
             }
@@ -103,7 +141,7 @@ impl<K: Clone + Eq + Hash + Send + 'static> CallThreads<K> {
         self.send.lock().unwrap_or_else(PoisonError::into_inner).send((label, job)).map_err(|unsent| {
             self.busy.fetch_sub(1, Ordering::Relaxed);
             let (label, job) = unsent.0;
-            ended(&self.shares, &label);
+            self.shares.ended(&label);
             job
         })
     }
@@ -123,28 +161,13 @@ impl<K: Clone + Eq + Hash + Send + 'static> CallThreads<K> {
             let Ok((label, job)) = next else { return };
             job();
             // The label's waiting jobs, in this thread, until none is left.
-            while let Some(waiting) = ended(&shares, &label) {
+            while let Some(waiting) = shares.ended(&label) {
                 waiting();
             }
             busy.fetch_sub(1, Ordering::Relaxed);
         })?;
         Ok(())
     }
-}
-
-/// One of `label`'s running jobs ended: its next waiting job, which takes
-/// its place, or none (one fewer runs).
-fn ended<K: Eq + Hash>(shares: &Shares<K>, label: &K) -> Option<Job> {
-    let mut shares = shares.lock().unwrap_or_else(PoisonError::into_inner);
-    let share = shares.get_mut(label)?;
-    if let Some(next) = share.waiting.pop_front() {
-        return Some(next);
-    }
-    share.running = share.running.saturating_sub(1);
-    if share.running == 0 {
-        shares.remove(label);
-    }
-    None
 }
 
 #[cfg(test)]
@@ -196,7 +219,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(pool.busy.load(Ordering::Relaxed), 0, "every job counted out");
-        assert!(pool.shares.lock().unwrap().is_empty(), "every share given back");
+        assert!(pool.shares.is_empty(), "every share given back");
     }
 
     /// Jobs that block (a slow handshake) do not hold back a later one

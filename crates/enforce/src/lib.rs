@@ -163,8 +163,10 @@ pub mod testing {
     pub use crate::path_labels::{Grants, PathLabels};
 
     // The ignore-mark protocol's epoch, the label cache's forget, the
-    // responders' hand-off and the memory guards' counts, pins and
-    // conflicts, model-checked (`tests/loom.rs`).
+    // responders' hand-off, the memory guards' counts, pins and
+    // conflicts, and the connect threads' shares, model-checked
+    // (`tests/loom.rs`).
+    pub use crate::call_threads::Shares;
     pub use crate::epoch::{Epoch, Ticket};
     pub use crate::handoff::Handoff;
     pub use crate::label_cache::{LabelCache, Miss};

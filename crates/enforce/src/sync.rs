@@ -1,7 +1,7 @@
 //! Atomics and locks from `std`, or from loom in the loom build
 //! (`RUSTFLAGS="--cfg loom"`), so the loom models exercise the very
 //! protocol code the daemon runs ([`crate::epoch`], [`crate::label_cache`], [`crate::handoff`],
-//! [`crate::memory_guard`]).
+//! [`crate::memory_guard`], [`crate::call_threads`]'s shares).
 
 #[cfg(loom)]
 pub use loom::sync::{

@@ -31,7 +31,7 @@ use loom::sync::atomic::{AtomicBool, AtomicU32};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 use rampart_avc::{Sid, SidTable};
-use rampart_enforce::testing::{Epoch, Guards, Handoff, LabelCache};
+use rampart_enforce::testing::{Epoch, Guards, Handoff, LabelCache, Shares};
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
@@ -395,5 +395,45 @@ fn a_cgroup_made_again_while_a_guard_holds_it_is_frozen() {
             assert!(cg.frozen(), "a cgroup made again while a guard held it was left thawed");
         }
         exec.join().unwrap();
+    });
+}
+
+/// The connect threads' shares (crates/enforce/src/call_threads.rs): two
+/// threads each submit jobs of one label whose share is one job; a
+/// submitter whose job is admitted runs it, then the label's waiting jobs
+/// as `ended` hands them over. Every job runs exactly once, never two of
+/// the label at once, and the share is given back: no job is left
+/// waiting with no thread to take it.
+#[test]
+fn every_job_of_a_label_runs_once_within_its_share() {
+    model(|| {
+        let shares = Arc::new(Shares::<u8, u32>::new(1));
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let running = Arc::new(AtomicU32::new(0));
+        let submit = |jobs: Vec<u32>| {
+            let (shares, ran, running) = (Arc::clone(&shares), Arc::clone(&ran), Arc::clone(&running));
+            move || {
+                for job in jobs {
+                    let Some(mut next) = shares.admit(&7, job) else { continue };
+                    loop {
+                        assert_eq!(running.fetch_add(1, Acquire), 0, "two jobs of the label at once");
+                        ran.lock().unwrap().push(next);
+                        running.fetch_sub(1, Release);
+                        match shares.ended(&7) {
+                            Some(waiting) => next = waiting,
+                            None => break,
+                        }
+                    }
+                }
+            }
+        };
+        let a = thread::spawn(submit(vec![1, 2]));
+        let b = thread::spawn(submit(vec![3]));
+        a.join().unwrap();
+        b.join().unwrap();
+        let mut ran = ran.lock().unwrap().clone();
+        ran.sort_unstable();
+        assert_eq!(ran, vec![1, 2, 3], "every job ran once");
+        assert!(shares.is_empty(), "the share was given back");
     });
 }
