@@ -93,8 +93,10 @@ impl Interrupts {
             for (id, caller) in callers {
                 // A caller gone (killed) waits for nothing: its call ends,
                 // and the thread with it.
-                let interrupt = std::fs::read_to_string(format!("/proc/{caller}/status"))
-                    .map_or(true, |status| has_signal_to_handle(&status));
+                let interrupt = match std::fs::read_to_string(format!("/proc/{caller}/status")) {
+                    Ok(status) => has_signal_to_handle(&status),
+                    Err(e) => e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH),
+                };
                 if !interrupt {
                     continue;
                 }
