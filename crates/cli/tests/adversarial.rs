@@ -67,6 +67,7 @@ const PROGRAMS: &[&str] = &[
     "read_key",
     "mem_race",
     "make_socket",
+    "interrupt",
 ];
 
 /// Exit statuses of the attack programs (tests/adversarial/adversarial.h).
@@ -1453,18 +1454,20 @@ kill $FULL $OPEN 2>/dev/null || true
     assert!(r.num("OTHER_MS") < 5000, "it completes at once ({} ms)", r.num("OTHER_MS"));
 }
 
-/// A signal interrupts a connect rampartd makes for a launched process
-/// as it interrupts the kernel's (crates/enforce/src/call_interrupts.rs):
-/// uid 65534 in app_t catches SIGALRM, sets an alarm a second away and
-/// connects to a listener that accepts nothing. Without `SA_RESTART` the
-/// connect fails with `EINTR` once the handler ran (INTERRUPT); with it
-/// the connect is made again and still waits (RESTART). Without the
-/// sandbox (the kernel alone) both behave the same. Before, the caller
-/// waited in a wait only a fatal signal ends: the handler never ran and
-/// the connect waited for the kernel's own timeout (minutes).
+/// A signal interrupts a wait rampartd makes for a launched process as
+/// it interrupts the kernel's (crates/enforce/src/call_interrupts.rs,
+/// crates/enforce/src/fifo_opens.rs): uid 65534 in app_t catches
+/// SIGALRM, sets an alarm a second away and connects to a listener that
+/// accepts nothing (CONNECT), or opens for writing a FIFO no one reads
+/// (FIFO). Without `SA_RESTART` the call fails with `EINTR` once the
+/// handler ran; with it (`_RESTART`) the call is made again and still
+/// waits. Without the sandbox (the kernel alone) each behaves the same.
+/// Before, the caller waited in a wait only a fatal signal ends: the
+/// handler never ran, and the call waited for the kernel's own timeout
+/// (minutes) or for a reader.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
-fn a_signal_interrupts_a_connect_as_it_interrupts_the_kernels() {
+fn a_signal_interrupts_a_wait_as_it_interrupts_the_kernels() {
     let s = setup();
     let r = scenario(
         s,
@@ -1476,20 +1479,29 @@ c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 time.sleep(60)'
 /usr/bin/python3 -c "$FULL" 61241 & FULL_PID=$!
 trap 'kill $FULL_PID 2>/dev/null || true' EXIT
+mkfifo -m 666 "$S/unread"
 sleep 0.5
 start_daemon
-attempt INTERRUPT as_attacker "$ADV/make_socket" interrupt 61241 0
-attempt RESTART as_attacker "$ADV/make_socket" interrupt 61241 1
-attempt UNSANDBOXED_INTERRUPT as_unsandboxed "$ADV/make_socket" interrupt 61241 0
-attempt UNSANDBOXED_RESTART as_unsandboxed "$ADV/make_socket" interrupt 61241 1
+for restart in 0 1; do
+    suffix=$([ $restart = 1 ] && echo _RESTART || true)
+    attempt "CONNECT$suffix" as_attacker "$ADV/interrupt" connect 61241 $restart
+    attempt "FIFO$suffix" as_attacker "$ADV/interrupt" fifo "$S/unread" $restart
+    attempt "UNSANDBOXED_CONNECT$suffix" as_unsandboxed "$ADV/interrupt" connect 61241 $restart
+    attempt "UNSANDBOXED_FIFO$suffix" as_unsandboxed "$ADV/interrupt" fifo "$S/unread" $restart
+done
 stop_daemon
 kill $FULL_PID 2>/dev/null || true
 "#,
     );
     r.report("interrupt");
     for mode in ["", "UNSANDBOXED_"] {
-        r.assert_allowed(&format!("{mode}INTERRUPT"), "a caught signal interrupts a connect: EINTR");
-        r.assert_allowed(&format!("{mode}RESTART"), "with SA_RESTART the connect is made again after the handler");
+        for wait in ["CONNECT", "FIFO"] {
+            r.assert_allowed(&format!("{mode}{wait}"), "a caught signal interrupts the wait: EINTR");
+            r.assert_allowed(
+                &format!("{mode}{wait}_RESTART"),
+                "with SA_RESTART the call is made again after the handler",
+            );
+        }
     }
 }
 

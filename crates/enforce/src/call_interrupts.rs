@@ -23,7 +23,9 @@
 //! watcher sends again while the signal is pending, so a signal that
 //! reached the thread before its call began is not lost; a thread leaves
 //! the registry (under its lock) before its next call, so no signal meant
-//! for one call reaches another.
+//! for one call reaches another. The opens of FIFOs waiting for a reader
+//! (crate::fifo_opens), retried by the daemon, look at their callers'
+//! signals with [`signal_to_handle`] and end the same way.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
@@ -111,6 +113,12 @@ impl Interrupts {
             std::thread::sleep(EVERY);
         }
     }
+}
+
+/// Whether thread `tid` has a signal it catches pending
+/// ([`has_signal_to_handle`]; `false` if its status cannot be read).
+pub(crate) fn signal_to_handle(tid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{tid}/status")).is_ok_and(|status| has_signal_to_handle(&status))
 }
 
 /// Whether a thread's `/proc/TID/status` shows a pending signal (its own

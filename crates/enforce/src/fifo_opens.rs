@@ -9,14 +9,18 @@
 //!
 //! Retries back off from 0.1 ms to [`MAX_PAUSE`]: a writer opens the FIFO
 //! at most that long after its reader did (the kernel wakes it at once).
-//! The wait is killable only, as every supervised call's
-//! (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`): another signal is handled
-//! once the open is done, where the kernel's open would be interrupted.
+//! The caller's wait is killable only, as every supervised call's
+//! (`SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV`), where the kernel's open
+//! would be interrupted by a signal it catches: so every
+//! [`SIGNALS_EVERY`] the callers' pending signals are read (at most
+//! [`SIGNAL_CHECKS`] per round), and one it catches ends its open as the
+//! kernel's `wait_for_partner` ends it (`ERESTARTSYS`: made again after a
+//! handler with `SA_RESTART`, `EINTR` otherwise; crate::call_interrupts).
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::supervised_open;
 use crate::thread_creds::Creds;
@@ -26,11 +30,19 @@ pub const MAX_WAITING: usize = 1024;
 /// The longest pause between two rounds of retries.
 const MAX_PAUSE: Duration = Duration::from_millis(5);
 const FIRST_PAUSE: Duration = Duration::from_micros(100);
+/// How often a waiting open's caller is looked at for a signal.
+const SIGNALS_EVERY: Duration = Duration::from_millis(10);
+/// Callers looked at per round at most (each a read of its status).
+const SIGNAL_CHECKS: usize = 64;
 
 /// One checked open waiting for a reader.
 pub struct Wait {
     pub listener: Arc<OwnedFd>,
     pub id: u64,
+    /// The calling thread.
+    pub caller: u32,
+    /// When its pending signals were last read.
+    pub signals_checked: Instant,
     /// The FIFO (`O_PATH`), checked.
     pub object: OwnedFd,
     pub flags: i32,
@@ -92,7 +104,8 @@ fn serve(rx: &Receiver<Wait>, back: &dyn Fn() -> std::io::Result<()>) {
             Err(RecvTimeoutError::Timeout) => pause = (pause * 2).min(MAX_PAUSE),
             Err(RecvTimeoutError::Disconnected) => return,
         }
-        waiting.retain(|w| !try_open(w));
+        let mut checks = SIGNAL_CHECKS;
+        waiting.retain_mut(|w| !(interrupted(w, &mut checks) || try_open(w)));
         if back().is_err() {
             eprintln!("rampartd: supervisor: the FIFO-open thread cannot return to the daemon's credentials; it stops");
             for w in waiting.drain(..) {
@@ -101,6 +114,22 @@ fn serve(rx: &Receiver<Wait>, back: &dyn Fn() -> std::io::Result<()>) {
             return;
         }
     }
+}
+
+/// Whether `w`'s caller has a signal it catches pending (looked at once
+/// every [`SIGNALS_EVERY`], while `checks` last): then its open is
+/// answered as the kernel's interrupted one.
+fn interrupted(w: &mut Wait, checks: &mut usize) -> bool {
+    if *checks == 0 || w.signals_checked.elapsed() < SIGNALS_EVERY {
+        return false;
+    }
+    *checks -= 1;
+    w.signals_checked = Instant::now();
+    if !crate::call_interrupts::signal_to_handle(w.caller) {
+        return false;
+    }
+    crate::supervisor::respond(w.listener.as_fd(), w.id, Err(crate::call_interrupts::ERESTARTSYS));
+    true
 }
 
 /// One try of `w`: true once it is answered (opened, failed, or its

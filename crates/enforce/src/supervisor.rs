@@ -456,10 +456,12 @@ fn spawn_worker(shared: Shared, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<
                         respond(listener.as_fd(), id, Err(errno));
                     }
                 }
-                Ok(Answer::WaitForReader { object, flags, creds, cloexec }) => {
+                Ok(Answer::WaitForReader { object, flags, creds, cloexec, caller }) => {
                     let wait = fifo_opens::Wait {
                         listener: Arc::clone(&listener),
                         id,
+                        caller,
+                        signals_checked: std::time::Instant::now(),
                         object,
                         flags,
                         creds,
@@ -1080,7 +1082,7 @@ enum Answer {
     Install { fd: OwnedFd, cloexec: bool },
     /// A FIFO opened for writing, checked, whose open must wait for a
     /// reader (crate::fifo_opens).
-    WaitForReader { object: OwnedFd, flags: i32, creds: Creds, cloexec: bool },
+    WaitForReader { object: OwnedFd, flags: i32, creds: Creds, cloexec: bool, caller: u32 },
 }
 
 /// One call (see the module docs), or `Err(errno)`. Leaves the thread
@@ -1391,7 +1393,13 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
         match supervised_open::reopen(object.fd.as_fd(), flags) {
             // A FIFO without a reader: the kernel's open would wait.
             Err(libc::ENXIO) if supervised_open::waits_for_reader(&object.md, flags) => {
-                return Ok(Answer::WaitForReader { object: object.fd, flags, creds: gathered.creds, cloexec });
+                return Ok(Answer::WaitForReader {
+                    object: object.fd,
+                    flags,
+                    creds: gathered.creds,
+                    cloexec,
+                    caller: tid,
+                });
             }
             other => other?,
         }

@@ -51,13 +51,6 @@
  * threads of its own, shared by every launched process. It prints how
  * many connects were still pending after a second, then waits 30
  * seconds at most (to be ended by its pid) and exits 0.
- *
- * Usage: make_socket interrupt PORT RESTART: a blocking connect to
- * 127.0.0.1:PORT, which never answers, with SIGALRM caught (with
- * SA_RESTART if RESTART is 1) and an alarm after a second. As the
- * kernel's connect: without SA_RESTART it fails with EINTR once the
- * handler ran; with it, it is made again and still waits 3 seconds on.
- * Exits 0 when it behaves so, 1 when it does not.
  */
 #include "adversarial.h"
 #include <linux/io_uring.h>
@@ -294,54 +287,7 @@ static int hold(int port, int n) {
     return 0;
 }
 
-static volatile sig_atomic_t alarmed;
-static int restarting;
-
-static void on_alarm(int sig) {
-    (void)sig;
-    alarmed = 1;
-}
-
-static void *watchdog(void *arg) {
-    (void)arg;
-    sleep(restarting ? 3 : 5);
-    if (!alarmed) verdict(BLOCKED, "the alarm was not handled while connecting");
-    if (restarting) verdict(SUCCEEDED, "made again after the handler: still connecting 3 s on");
-    verdict(BLOCKED, "not interrupted 4 s after the handler ran");
-}
-
-static int interrupt(int port, int restart) {
-    restarting = restart;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_alarm;
-    sa.sa_flags = restart ? SA_RESTART : 0;
-    if (sigaction(SIGALRM, &sa, NULL) != 0) verdict(BROKEN, "sigaction");
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) verdict(BROKEN, "socket: %s", strerror(errno));
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    pthread_t t;
-    sigset_t alrm;
-    sigemptyset(&alrm);
-    sigaddset(&alrm, SIGALRM);
-    /* The alarm is this thread's to handle. */
-    pthread_sigmask(SIG_BLOCK, &alrm, NULL);
-    if (pthread_create(&t, NULL, watchdog, NULL) != 0) verdict(BROKEN, "pthread_create");
-    pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    alarm(1);
-    int rc = connect(fd, (struct sockaddr *)&a, sizeof a), err = errno;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-    if (rc == 0) verdict(BROKEN, "connected to %d, which should not answer", port);
-    if (!restart && err == EINTR && alarmed) verdict(SUCCEEDED, "interrupted after %ld ms", ms);
-    verdict(BLOCKED, "connect: %s after %ld ms (handler ran: %d)", strerror(err), ms, (int)alarmed);
-}
-
 int main(int argc, char **argv) {
-    if (argc == 4 && !strcmp(argv[1], "interrupt")) return interrupt(atoi(argv[2]), atoi(argv[3]));
     if (argc == 4 && !strcmp(argv[1], "hold")) return hold(atoi(argv[2]), atoi(argv[3]));
     if (argc == 3 && !strcmp(argv[1], "swap_connect")) return swap(atoi(argv[2]), 1);
     if (argc == 3 && !strcmp(argv[1], "swap_bind")) return swap(atoi(argv[2]), 0);
