@@ -208,6 +208,21 @@ APP=system_u:system_r:app_t:s0
 as_attacker() { "$RAMPART" run --socket "$SOCK" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 # Runs a command in app_t as root.
 as_confined_root() { "$RAMPART" run --socket "$SOCK" --force --context "$APP" -- "$@"; }
+# A TCP listener on 127.0.0.1:$1, in the background (its pid in
+# LISTENER): `accept` closes each connection it gets; `full` accepts
+# none, its queue filled by a connection of its own, so that later
+# handshakes hang (the kernel drops their SYNs) for two minutes.
+listener() {
+    /usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+if sys.argv[2] == "full":
+    s.listen(0); c = socket.create_connection(("127.0.0.1", int(sys.argv[1]))); time.sleep(120)
+s.listen(512)
+while True:
+    s.accept()[0].close()' "$1" "$2" &
+    LISTENER=$!
+}
 # Runs a command in writer_t as root (no capability left).
 as_writer_root() { "$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:writer_t:s0 -- "$@"; }
 # The same without the launcher's sandbox (`rampart run --no-sandbox`):
@@ -1349,13 +1364,8 @@ fn a_domain_connects_only_to_the_ports_it_may() {
     let r = scenario(
         s,
         r#"
-LISTEN='import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(512)
-while True:
-    s.accept()[0].close()'
-/usr/bin/python3 -c "$LISTEN" 61236 & L1=$!
-/usr/bin/python3 -c "$LISTEN" 61237 & L2=$!
+listener 61236 accept; L1=$LISTENER
+listener 61237 accept; L2=$LISTENER
 trap 'kill $L1 $L2 2>/dev/null || true' EXIT
 sleep 0.5
 for mode in ENFORCING PERMISSIVE; do
@@ -1423,15 +1433,8 @@ fn a_domain_cannot_hold_up_other_domains_connects() {
     let r = scenario(
         s,
         r#"
-LISTEN='import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(int(sys.argv[2]))
-if sys.argv[2] == "0":
-    time.sleep(120)
-while True:
-    s.accept()[0].close()'
-/usr/bin/python3 -c "$LISTEN" 61239 0 & FULL=$!
-/usr/bin/python3 -c "$LISTEN" 61240 512 & OPEN=$!
+listener 61239 full; FULL=$LISTENER
+listener 61240 accept; OPEN=$LISTENER
 trap 'kill $FULL $OPEN 2>/dev/null || true' EXIT
 sleep 0.5
 start_daemon
@@ -1472,12 +1475,7 @@ fn a_signal_interrupts_a_wait_as_it_interrupts_the_kernels() {
     let r = scenario(
         s,
         r#"
-FULL='import socket, sys, time
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(0)
-c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-time.sleep(60)'
-/usr/bin/python3 -c "$FULL" 61241 & FULL_PID=$!
+listener 61241 full; FULL_PID=$LISTENER
 trap 'kill $FULL_PID 2>/dev/null || true' EXIT
 mkfifo -m 666 "$S/unread"
 sleep 0.5

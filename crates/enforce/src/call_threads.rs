@@ -222,32 +222,48 @@ mod tests {
         assert!(pool.shares.is_empty(), "every share given back");
     }
 
+    /// Where blocked jobs wait (a handshake with a host that does not
+    /// answer) until it opens.
+    #[derive(Clone, Default)]
+    struct Gate(Arc<(Mutex<bool>, Condvar)>);
+
+    impl Gate {
+        /// A job that says it started, then waits for the gate.
+        fn blocked_job(&self, started: std::sync::mpsc::SyncSender<()>) -> Job {
+            let gate = self.clone();
+            Box::new(move || {
+                started.send(()).unwrap();
+                let (open, opened) = &*gate.0;
+                let mut open = open.lock().unwrap();
+                while !*open {
+                    open = opened.wait(open).unwrap();
+                }
+            })
+        }
+
+        fn open(&self) {
+            let (open, opened) = &*self.0;
+            *open.lock().unwrap() = true;
+            opened.notify_all();
+        }
+    }
+
     /// Jobs that block (a slow handshake) do not hold back a later one
     /// while fewer than the bound run: it gets a thread of its own.
     #[test]
     fn a_blocked_job_holds_back_no_other() {
         let pool = CallThreads::new();
-        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let gate = Gate::default();
         let (started, all_started) = sync_channel(10);
         for _ in 0..10 {
-            let (gate, started) = (Arc::clone(&gate), started.clone());
-            let job: Job = Box::new(move || {
-                started.send(()).unwrap();
-                let (open, opened) = &*gate;
-                let mut open = open.lock().unwrap();
-                while !*open {
-                    open = opened.wait(open).unwrap();
-                }
-            });
+            let job = gate.blocked_job(started.clone());
             assert!(pool.run(7, job).is_ok());
         }
         let blocked = (0..10).take_while(|_| all_started.recv_timeout(Duration::from_secs(5)).is_ok()).count();
         let (quick, quick_done) = sync_channel(1);
         assert!(pool.run(7, Box::new(move || quick.send(()).unwrap())).is_ok());
         let ran = quick_done.recv_timeout(Duration::from_secs(5));
-        let (open, opened) = &*gate;
-        *open.lock().unwrap() = true;
-        opened.notify_all();
+        gate.open();
         assert_eq!(blocked, 10, "the ten blocking jobs run at once");
         assert!(ran.is_ok(), "the quick job ran while ten others were blocked");
         assert_eq!(pool.threads.load(Ordering::Relaxed), 11);
@@ -259,18 +275,10 @@ mod tests {
     #[test]
     fn a_label_over_its_share_holds_back_no_other() {
         let pool = CallThreads::new();
-        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let gate = Gate::default();
         let (started, all_started) = sync_channel(MOST_PER_LABEL + 8);
         for _ in 0..MOST_PER_LABEL + 8 {
-            let (gate, started) = (Arc::clone(&gate), started.clone());
-            let job: Job = Box::new(move || {
-                started.send(()).unwrap();
-                let (open, opened) = &*gate;
-                let mut open = open.lock().unwrap();
-                while !*open {
-                    open = opened.wait(open).unwrap();
-                }
-            });
+            let job = gate.blocked_job(started.clone());
             assert!(pool.run("attacker", job).is_ok());
         }
         let first =
@@ -279,9 +287,7 @@ mod tests {
         let (quick, quick_done) = sync_channel(1);
         assert!(pool.run("other", Box::new(move || quick.send(()).unwrap())).is_ok());
         let other_ran = quick_done.recv_timeout(Duration::from_secs(5));
-        let (open, opened) = &*gate;
-        *open.lock().unwrap() = true;
-        opened.notify_all();
+        gate.open();
         let rest = (0..8).take_while(|_| all_started.recv_timeout(Duration::from_secs(5)).is_ok()).count();
         assert_eq!(first, MOST_PER_LABEL, "the label's share runs at once");
         assert!(early.is_err(), "no job beyond the share starts while the share is held");
