@@ -30,6 +30,8 @@ const AA_CONT_MATCH: u32 = 0x0800_0000;
 pub const AA_MAY_BIND: u32 = 0x0020_0000;
 /// `AA_MAY_CONNECT`: connecting one.
 pub const AA_MAY_CONNECT: u32 = 0x0040;
+/// `AA_MAY_LISTEN`: listening on one.
+pub const AA_MAY_LISTEN: u32 = 0x0040_0000;
 /// `PF_UNIX`.
 const AF_UNIX: i32 = 1;
 

@@ -1410,6 +1410,62 @@ echo "AUDIT=$(grep -c "denied  { name_connect } for  pid=[0-9]* comm=.make_socke
     assert!(r.num("AUDIT") >= 1, "the name_connect denial is audited with its port:\n{}", r.stderr);
 }
 
+/// A socket listens only where the domain may listen (SELinux's `listen`
+/// on the socket's class: crates/enforce/src/sockets.rs): uid 65534 in
+/// app_t, which may bind port_t ports but listen on no TCP socket, binds
+/// 61242 and cannot listen there (a bind shell), refused with an AVC
+/// line; writer_t listens. The daemon makes the listen on the socket it
+/// checked: a TCP socket switched onto the descriptor of a Unix socket's
+/// listen (SWAP: 3,000 listens while another thread switches the two)
+/// never listens, where the kernel's own lookup listened it unchecked.
+/// A Unix socket the daemon listens on shows its peers the caller's
+/// user, group and groups (PEER: 65534, 65534, none), not root's. Under a
+/// permissive daemon, and without the sandbox, app_t listens.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_domain_listens_only_where_it_may() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+U=$(mktemp -d "$S/peer.XXXXXX"); chmod 777 "$U"
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt "${mode}_TCP" as_attacker "$ADV/make_socket" listen 61242
+    attempt "${mode}_SWAP" as_attacker "$ADV/make_socket" swap_listen
+    attempt "${mode}_OTHER" as_writer_root "$ADV/make_socket" listen 61243
+    rm -f "$U/peer.sock"
+    echo "${mode}_PEER=$(as_attacker /usr/bin/python3 -c 'import socket, struct, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect(sys.argv[1])
+_, uid, gid = struct.unpack("3i", c.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+print(uid, gid, len(c.getsockopt(socket.SOL_SOCKET, 59, 256)) // 4, sep=":")' "$U/peer.sock" 2>&1)"
+    stop_daemon
+done
+start_daemon
+attempt UNSANDBOXED_TCP as_unsandboxed "$ADV/make_socket" listen 61242
+stop_daemon
+echo "AUDIT=$(grep -c "denied  { listen } for  pid=[0-9]* comm=.make_socket. scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:app_t:s0 tclass=tcp_socket permissive=0" "$LOG")"
+"#,
+    );
+    r.report("listen");
+    r.assert_blocked("ENFORCING_TCP", "app_t may not listen on a TCP socket");
+    r.assert_blocked("ENFORCING_SWAP", "a TCP socket switched in under a Unix socket's listen does not listen");
+    r.assert_allowed("ENFORCING_OTHER", "writer_t may listen on TCP sockets");
+    for mode in ["ENFORCING", "PERMISSIVE"] {
+        assert_eq!(
+            r.get(&format!("{mode}_PEER")),
+            "65534:65534:0",
+            "a listening Unix socket shows its peers the listener's ids:\n{}",
+            r.stderr
+        );
+    }
+    r.assert_succeeded("PERMISSIVE_TCP");
+    r.assert_succeeded("PERMISSIVE_SWAP");
+    r.assert_allowed("UNSANDBOXED_TCP", "without the sandbox's filter the listen is not seen");
+    assert!(r.num("AUDIT") >= 1, "the listen denial is audited:\n{}", r.stderr);
+}
+
 /// A domain cannot hold up other domains' connects: rampartd makes every
 /// TCP connect of a launched process in a thread of a pool shared by all
 /// of them (crates/enforce/src/call_threads.rs), where the kernel's

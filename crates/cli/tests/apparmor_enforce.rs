@@ -807,8 +807,8 @@ stop_daemon
 /// or netlink socket; `other`, with no network rule, makes none, Unix
 /// included. Each refusal is recorded as aa-logprof reads it. A socket
 /// made before the launch (by the unconfined script that launches) is
-/// bound under `netter` and not under `other` (`bind`, as
-/// `apparmor_socket_bind` asks). Under a permissive daemon every socket
+/// bound and listens under `netter` and not under `other` (`bind`,
+/// `listen`, as `apparmor_socket_bind` and `_listen` ask). Under a permissive daemon every socket
 /// is made and bound, with complain-mode records: the test can fail.
 #[test]
 #[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
@@ -833,7 +833,11 @@ code = ("import errno, socket, sys\n"
         "try:\n"
         "    s.bind(('127.0.0.1', 0)); print(sys.argv[2] + '_BIND=bound')\n"
         "except OSError as e:\n"
-        "    print(sys.argv[2] + '_BIND=' + errno.errorcode[e.errno])\n")
+        "    print(sys.argv[2] + '_BIND=' + errno.errorcode[e.errno])\n"
+        "try:\n"
+        "    s.listen(); print(sys.argv[2] + '_LISTEN=listening')\n"
+        "except OSError as e:\n"
+        "    print(sys.argv[2] + '_LISTEN=' + errno.errorcode[e.errno])\n")
 subprocess.run([sys.argv[1], "run", "--socket", sys.argv[2], "--apparmor", sys.argv[3], "--", "/usr/bin/python3", "-c",
                 code, str(s.fileno()), sys.argv[3]], pass_fds=[s.fileno()])
 PY
@@ -854,13 +858,15 @@ stop_daemon
         ("other_NETLINK", "EACCES"),
         ("netter_BIND", "bound"),
         ("other_BIND", "EACCES"),
+        ("netter_LISTEN", "listening"),
+        ("other_LISTEN", "EACCES"),
     ] {
         assert_eq!(r.get(key), want, "{key}\n{}", r.stderr);
     }
     let denials: Vec<String> = r.stdout.lines().filter_map(|l| l.strip_prefix("AAREC ")).map(net_record).collect();
     let mut want = vec!["REJECTING create netter".to_owned(); 2];
     want.extend(vec!["REJECTING create other".to_owned(); 4]);
-    want.push("REJECTING bind other".to_owned());
+    want.extend(["REJECTING bind other".to_owned(), "REJECTING listen other".to_owned()]);
     assert_eq!(denials, want, "{}", r.stderr);
 
     let r = scenario(p, &script.replace("$MODE", "--permissive"));
@@ -869,11 +875,12 @@ stop_daemon
             assert_eq!(r.get(&format!("{p}_{s}")), "made", "{p} {s}\n{}", r.stderr);
         }
         assert_eq!(r.get(&format!("{p}_BIND")), "bound", "{p}\n{}", r.stderr);
+        assert_eq!(r.get(&format!("{p}_LISTEN")), "listening", "{p}\n{}", r.stderr);
     }
     let allowed: Vec<String> = r.stdout.lines().filter_map(|l| l.strip_prefix("AAREC ")).map(net_record).collect();
     let mut want = vec!["PERMITTING create netter".to_owned(); 2];
     want.extend(vec!["PERMITTING create other".to_owned(); 4]);
-    want.push("PERMITTING bind other".to_owned());
+    want.extend(["PERMITTING bind other".to_owned(), "PERMITTING listen other".to_owned()]);
     assert_eq!(allowed, want, "{}", r.stderr);
 }
 
@@ -882,9 +889,11 @@ stop_daemon
 fn net_record(l: &str) -> String {
     let f: Vec<&str> = l.split(' ').collect();
     assert_eq!(f.len(), 6, "{l}");
-    // The denied mask's letters, sorted: `create`, `bind`.
-    let mask = if f[1] == "create" { "aceert" } else { "bdin" };
-    assert_eq!((f[3], f[4]), ("None", mask), "{l}");
+    // The denied mask's letters, sorted: the operation's (`create`,
+    // `bind`, `listen`).
+    let mut mask: Vec<char> = f[1].chars().collect();
+    mask.sort_unstable();
+    assert_eq!((f[3], f[4]), ("None", mask.into_iter().collect::<String>().as_str()), "{l}");
     f[..3].join(" ")
 }
 

@@ -217,12 +217,14 @@ pub const SOCKET_CLASSES: [&str; 58] = [
     "xdp_socket",
     "mctp_socket",
 ];
-/// `create`, `bind`, `connect`, `name_bind` of every socket class (the
-/// kernel's common socket permissions), `node_bind` of the inet classes
-/// that have it, `name_connect` of the connected ones (classmap.h).
-const SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "name_bind"];
-const INET_SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "name_bind", "node_bind"];
-const CONNECTED_SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "name_bind", "node_bind", "name_connect"];
+/// `create`, `bind`, `connect`, `listen`, `name_bind` of every socket
+/// class (the kernel's common socket permissions), `node_bind` of the
+/// inet classes that have it, `name_connect` of the connected ones
+/// (classmap.h).
+const SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "listen", "name_bind"];
+const INET_SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "listen", "name_bind", "node_bind"];
+const CONNECTED_SOCKET_PERMS: &[&str] =
+    &["create", "bind", "connect", "listen", "name_bind", "node_bind", "name_connect"];
 const INET_SOCKET_CLASSES: [&str; 3] = ["udp_socket", "rawip_socket", "icmp_socket"];
 const CONNECTED_SOCKET_CLASSES: [&str; 3] = ["tcp_socket", "dccp_socket", "sctp_socket"];
 
@@ -233,6 +235,7 @@ pub(crate) struct SocketPerms {
     pub create: Perms,
     pub bind: Perms,
     pub connect: Perms,
+    pub listen: Perms,
     pub name_bind: Perms,
     /// `NONE` where the class has no `node_bind`.
     pub node_bind: Perms,
@@ -488,6 +491,7 @@ impl Classes {
                         create: m.perms(class, &["create"])?,
                         bind: p("bind"),
                         connect: p("connect"),
+                        listen: p("listen"),
                         name_bind: p("name_bind"),
                         node_bind: p("node_bind"),
                         name_connect: p("name_connect"),

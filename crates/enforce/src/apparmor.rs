@@ -725,20 +725,25 @@ impl AppArmor {
         self.socket_check(label, "create", kind, who, enforcing, &|p| net::create_perm(p, family, ty, protocol))
     }
 
-    /// A bind, or a connect (`connect`), of a socket of (`family`, `ty`,
-    /// `protocol`) by a process under `label`, as `apparmor_socket_bind`
-    /// and `_connect` check it (`aa_sk_perm` with `AA_MAY_BIND`,
-    /// `AA_MAY_CONNECT`).
-    pub fn socket_use(
+    /// A bind, connect or listen (`what`) of a socket of (`family`, `ty`,
+    /// `protocol`) by a process under `label`, as `apparmor_socket_bind`,
+    /// `_connect` and `_listen` check it (`aa_sk_perm` with
+    /// `AA_MAY_BIND`, `AA_MAY_CONNECT`, `AA_MAY_LISTEN`).
+    pub(crate) fn socket_use(
         &self,
         label: &str,
-        connect: bool,
+        what: crate::sockets::Use,
         kind: (i32, i32, i32),
         who: (u32, u32),
         enforcing: &dyn Fn() -> bool,
     ) -> bool {
+        use crate::sockets::Use;
         let (family, ty, protocol) = kind;
-        let (operation, request) = if connect { ("connect", net::AA_MAY_CONNECT) } else { ("bind", net::AA_MAY_BIND) };
+        let (operation, request) = match what {
+            Use::Bind => ("bind", net::AA_MAY_BIND),
+            Use::Connect => ("connect", net::AA_MAY_CONNECT),
+            Use::Listen => ("listen", net::AA_MAY_LISTEN),
+        };
         let check = |p: &Profile| net::sk_perm(p, request, family, ty, protocol);
         self.socket_check(label, operation, kind, who, enforcing, &check)
     }

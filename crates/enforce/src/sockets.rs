@@ -287,20 +287,23 @@ pub(crate) enum Maker {
     Daemon,
 }
 
-/// What is done with a socket and its address.
+/// What is done with a socket (and its address).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Use {
     Bind,
     Connect,
+    /// `listen`: no address.
+    Listen,
 }
 
-/// Decides a `bind` or `connect` (`what`) of `socket` (the daemon's
-/// copy of the caller's descriptor) to the address `addr` (read from the
-/// caller's memory) by thread `tid` of `subject`, as SELinux's and
-/// AppArmor's hooks do (each module asks, each records its own
-/// denial): see [`selinux_bind`], [`selinux_connect`], and the profiles'
-/// `bind` or `connect` (`apparmor_socket_bind`, `_connect`). `Err` is
-/// the call's error.
+/// Decides a `bind`, `connect` or `listen` (`what`) of `socket` (the
+/// daemon's copy of the caller's descriptor) to the address `addr` (read
+/// from the caller's memory; empty for a listen) by thread `tid` of
+/// `subject`, as SELinux's and AppArmor's hooks do (each module asks,
+/// each records its own denial): see [`selinux_bind`],
+/// [`selinux_connect`], [`selinux_listen`], and the profiles' `bind`,
+/// `connect` or `listen` (`apparmor_socket_bind`, `_connect`,
+/// `_listen`). `Err` is the call's error.
 ///
 /// The socket's label is the one it would get if the caller made it now
 /// (the daemon does not see which domain made it): a socket kept across
@@ -317,12 +320,13 @@ pub(crate) fn decide_use(
     let selinux = match what {
         Use::Bind => selinux_bind(e, tid, subject, kind, addr),
         Use::Connect => selinux_connect(e, tid, subject, kind, addr),
+        Use::Listen => selinux_listen(e, tid, subject, kind),
     };
     let apparmor = match (&subject.apparmor, &e.apparmor) {
         (None, _) => true,
         (Some(label), Some(aa)) => {
             let enforcing = || e.avc.policy_state().2;
-            aa.socket_use(label, what == Use::Connect, kind, (subject.tgid.unwrap_or(tid), tid), &enforcing)
+            aa.socket_use(label, what, kind, (subject.tgid.unwrap_or(tid), tid), &enforcing)
         }
         (Some(_), None) => false,
     };
@@ -369,6 +373,23 @@ fn selinux_bind(e: &Enforcer, tid: u32, subject: &Subject, kind: (i32, i32, i32)
     }
     src(&mut extra);
     if !e.check_label_with(tid, tgid, (socket_sid, node_sid, perms.class, perms.node_bind), extra) {
+        return Err(libc::EACCES);
+    }
+    Ok(Maker::Daemon)
+}
+
+/// `selinux_socket_listen`: `listen` on the socket. The daemon makes
+/// the call, on the socket it checked.
+fn selinux_listen(
+    e: &Enforcer,
+    tid: u32,
+    subject: &Subject,
+    (family, ty, protocol): (i32, i32, i32),
+) -> Result<Maker, i32> {
+    let class = class_of(family, ty, protocol, e.extended_socket_classes());
+    let perms = e.classes.socket(class).ok_or(libc::EACCES)?;
+    let socket_sid = e.socket_sid(subject.sid, class).unwrap_or(subject.sid);
+    if !e.check_label(tid, subject.tgid, subject.sid, socket_sid, perms.class, perms.listen) {
         return Err(libc::EACCES);
     }
     Ok(Maker::Daemon)

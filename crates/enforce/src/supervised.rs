@@ -168,6 +168,9 @@ pub enum Op {
     /// made by the daemon (a TCP or SCTP socket, whose check reads the
     /// port) or the kernel (crate::sockets).
     Connect { fd: i32, addr: u64, len: i32 },
+    /// listen on socket `fd` with `backlog`: checked, then made by the
+    /// daemon (crate::sockets).
+    Listen { fd: i32, backlog: i32 },
 }
 
 /// Whom a signal call names, as the kernel reads its pid arguments.
@@ -373,17 +376,18 @@ pub mod nr {
     /// exec call. Gone from recent kernels; refused wherever it is.
     pub const USELIB: u32 = 134;
     pub const I386_USELIB: u32 = 86;
-    /// socket, socketpair, bind, connect: handed over (crate::sockets).
-    /// On i386 they are refused, and so are `socketcall`'s `SYS_SOCKET`,
-    /// `SYS_BIND`, `SYS_CONNECT` and `SYS_SOCKETPAIR` (its first
-    /// argument).
+    /// socket, socketpair, bind, connect, listen: handed over
+    /// (crate::sockets). On i386 they are refused, and so are
+    /// `socketcall`'s `SYS_SOCKET`, `SYS_BIND`, `SYS_CONNECT`,
+    /// `SYS_LISTEN` and `SYS_SOCKETPAIR` (its first argument).
     pub const SOCKET: u32 = 41;
     pub const CONNECT: u32 = 42;
     pub const BIND: u32 = 49;
+    pub const LISTEN: u32 = 50;
     pub const SOCKETPAIR: u32 = 53;
-    pub const I386_SOCKETS: [u32; 4] = [359, 360, 361, 362];
+    pub const I386_SOCKETS: [u32; 5] = [359, 360, 361, 362, 363];
     pub const I386_SOCKETCALL: u32 = 102;
-    pub const SOCKETCALL_REFUSED: [u32; 4] = [1, 2, 3, 8];
+    pub const SOCKETCALL_REFUSED: [u32; 5] = [1, 2, 3, 4, 8];
     /// sendto, sendmsg, sendmmsg and their flags argument: refused with
     /// `MSG_FASTOPEN`, which connects to the message's address without
     /// a connect call (crate::sockets decides connects). On i386 no
@@ -588,6 +592,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         nr::SOCKET | nr::SOCKETPAIR => Op::Socket { family: int(0), ty: int(1), protocol: int(2) },
         nr::BIND => Op::Bind { fd: int(0), addr: args[1], len: int(2) },
         nr::CONNECT => Op::Connect { fd: int(0), addr: args[1], len: int(2) },
+        nr::LISTEN => Op::Listen { fd: int(0), backlog: int(1) },
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
         nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
         nr::TGKILL | nr::RT_TGSIGQUEUEINFO => {
@@ -883,7 +888,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let mut handed = nr::ALL.to_vec();
     handed.extend(nr::SIGNALS);
     handed.extend([nr::MEMFD_CREATE, nr::KCMP, nr::PROCESS_MADVISE, nr::EXECVE, nr::EXECVEAT]);
-    handed.extend([nr::SOCKET, nr::SOCKETPAIR, nr::BIND, nr::CONNECT]);
+    handed.extend([nr::SOCKET, nr::SOCKETPAIR, nr::BIND, nr::CONNECT, nr::LISTEN]);
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
@@ -1068,6 +1073,9 @@ mod tests {
             let connect = [3, 0x7000, 16, 0, 0, 0];
             assert_eq!(run(&prog, nr::CONNECT, AUDIT_ARCH_X86_64, connect), NOTIFY, "connect");
             assert_eq!(decode(nr::CONNECT, connect.map(u64::from)), Some(Op::Connect { fd: 3, addr: 0x7000, len: 16 }));
+            let listen = [3, 128, 0, 0, 0, 0];
+            assert_eq!(run(&prog, nr::LISTEN, AUDIT_ARCH_X86_64, listen), NOTIFY, "listen");
+            assert_eq!(decode(nr::LISTEN, listen.map(u64::from)), Some(Op::Listen { fd: 3, backlog: 128 }));
             // TCP Fast Open's sends: refused with MSG_FASTOPEN, passed without.
             for (n, arg) in nr::FASTOPEN {
                 let mut args = [3, 0, 0, 0, 0, 0];

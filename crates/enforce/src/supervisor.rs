@@ -96,7 +96,7 @@ use crate::pidfd::RecentThreads;
 use crate::sockets::{Maker, Use};
 use crate::supervised::{self, Attr, FileArg, Make, Op, TimesLayout};
 use crate::supervised_open;
-use crate::thread_creds::Creds;
+use crate::thread_creds::{Creds, PeerIds};
 
 /// Threads serving calls.
 const WORKERS: usize = 4;
@@ -267,6 +267,9 @@ impl Supervisor {
         };
         if let Op::Connect { fd, addr, len } = op {
             return self.connect(listener, notif, (fd, addr, len), entry);
+        }
+        if let Op::Listen { fd, backlog } = op {
+            return respond(listener.as_fd(), notif.id, listen(e, listener.as_fd(), notif, (fd, backlog)));
         }
         let on_process = match op {
             Op::Signal { to, sig } => Some(crate::signals::decide(e, notif.pid, to, sig)),
@@ -805,17 +808,62 @@ fn has_send_timeout(socket: BorrowedFd<'_>) -> bool {
 /// order (`__sys_bind`, `__sys_connect`: `EBADF`, `ENOTSOCK`, then
 /// `move_addr_to_kernel`'s `EINVAL` and `EFAULT`).
 fn gather_address(tid: u32, fd: i32, mem: &File, addr: u64, len: i32) -> Result<(OwnedFd, Vec<u8>), i32> {
+    let socket = take_socket(tid, fd)?;
+    let len = usize::try_from(len).ok().filter(|&l| l <= std::mem::size_of::<libc::sockaddr_storage>());
+    let mut bytes = vec![0u8; len.ok_or(libc::EINVAL)?];
+    mem.read_exact_at(&mut bytes, addr).map_err(|_| libc::EFAULT)?;
+    Ok((socket, bytes))
+}
+
+/// The daemon's copy of thread `tid`'s descriptor `fd`, a socket
+/// (`EBADF`, `ENOTSOCK` as the kernel's socket calls answer).
+fn take_socket(tid: u32, fd: i32) -> Result<OwnedFd, i32> {
     let pidfd = crate::pidfd::thread_pidfd(tid).map_err(|_| libc::ESRCH)?;
     let socket = crate::pidfd::take_descriptor(pidfd.as_fd(), fd).map_err(|_| libc::EBADF)?;
     let md = File::from(socket.try_clone().map_err(|e| errno_of(&e))?).metadata().map_err(|e| errno_of(&e))?;
     if std::os::unix::fs::FileTypeExt::is_socket(&md.file_type()) {
-        let len = usize::try_from(len).ok().filter(|&l| l <= std::mem::size_of::<libc::sockaddr_storage>());
-        let mut bytes = vec![0u8; len.ok_or(libc::EINVAL)?];
-        mem.read_exact_at(&mut bytes, addr).map_err(|_| libc::EFAULT)?;
-        Ok((socket, bytes))
+        Ok(socket)
     } else {
         Err(libc::ENOTSOCK)
     }
+}
+
+/// listen of descriptor `fd` with `backlog` by the caller of `notif`,
+/// checked (crate::sockets), then made by the daemon on its copy of the
+/// socket: the kernel would look the descriptor up again, which another
+/// thread may have pointed at a socket the caller's domain may not
+/// listen on. A listening Unix socket shows its peers who listened
+/// (`SO_PEERCRED`): the call is made by a thread of its own that takes
+/// the caller's effective user, group and groups first; the process id
+/// peers see is rampartd's.
+fn listen(
+    e: &Enforcer,
+    listener: BorrowedFd<'_>,
+    notif: &libc::seccomp_notif,
+    (fd, backlog): (i32, i32),
+) -> Result<i64, i32> {
+    let tid = notif.pid;
+    let socket = take_socket(tid, fd)?;
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
+    let ids = PeerIds::from_status(&status).ok_or(libc::ESRCH)?;
+    let caller = crate::signals::caller(e, tid, "a listen")?;
+    // Still the caller: what was read under /proc/TID is its.
+    if !pending(listener, notif.id) {
+        return Err(libc::ESRCH);
+    }
+    crate::sockets::decide_use(e, tid, &caller, (socket.as_fd(), &[]), Use::Listen)?;
+    let listen = || {
+        // SAFETY: integer arguments; `socket` is open.
+        if unsafe { libc::listen(socket.as_raw_fd(), backlog) } < 0 {
+            Err(errno_of(&io::Error::last_os_error()))
+        } else {
+            Ok(0)
+        }
+    };
+    ids.run_as(listen).map_err(|e| {
+        eprintln!("rampartd: supervisor: a listen of thread {tid} failed: {e}");
+        libc::EPERM
+    })?
 }
 
 /// bind, checked (crate::sockets), then made by the daemon on its copy of
@@ -1033,6 +1081,7 @@ fn resolve(
         | Op::Socket { .. }
         | Op::Bind { .. }
         | Op::Connect { .. }
+        | Op::Listen { .. }
         | Op::Exec => return Err(libc::ENOSYS),
     })
 }
@@ -1058,6 +1107,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::Socket { .. }
         | Op::Bind { .. }
         | Op::Connect { .. }
+        | Op::Listen { .. }
         | Op::Exec => Vec::new(),
     }
 }

@@ -127,14 +127,65 @@ impl Creds {
     }
 }
 
+/// Who a listening Unix socket shows its peers (`SO_PEERCRED`,
+/// `SO_PEERGROUPS`): the effective user and group and the groups of the
+/// task that listened (`update_peercred` keeps its credentials).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PeerIds {
+    pub euid: u32,
+    pub egid: u32,
+    pub groups: Vec<u32>,
+}
+
+impl PeerIds {
+    /// The ids a `/proc/PID/status` text shows (`None`: not such a text).
+    pub fn from_status(status: &str) -> Option<PeerIds> {
+        let field = |name: &str| field(status, name);
+        let effective = |name: &str| field(name)?.split_ascii_whitespace().nth(1)?.parse().ok();
+        Some(PeerIds { euid: effective("Uid:")?, egid: effective("Gid:")?, groups: groups(status)? })
+    }
+
+    /// Runs `call` in a thread of its own that takes these ids first, and
+    /// ends with it (so no thread of the daemon keeps them).
+    pub fn run_as<T: Send>(&self, call: impl FnOnce() -> T + Send) -> io::Result<T> {
+        std::thread::scope(|s| {
+            let thread = s.spawn(|| self.take().map(|()| call()));
+            thread.join().unwrap_or_else(|_| Err(io::Error::other("the thread making the call ended abruptly")))
+        })
+    }
+
+    /// Takes these ids in the calling thread: the group and the groups
+    /// first, while its capabilities allow them, then the user (the real
+    /// and saved user stay root's).
+    fn take(&self) -> io::Result<()> {
+        let keep = -1i64;
+        // SAFETY: integer arguments; the raw calls change this thread only.
+        io_check(unsafe { libc::syscall(libc::SYS_setresgid, keep, self.egid, keep) }, "setresgid")?;
+        let n = self.groups.len();
+        // SAFETY: `groups` holds `n` ids, read by the kernel.
+        io_check(unsafe { libc::syscall(libc::SYS_setgroups, n, self.groups.as_ptr()) }, "setgroups")?;
+        // SAFETY: as for setresgid.
+        io_check(unsafe { libc::syscall(libc::SYS_setresuid, keep, self.euid, keep) }, "setresuid")
+    }
+}
+
+/// Field `name`'s value in a `/proc/PID/status` text.
+fn field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
+    status.lines().find_map(|l| l.strip_prefix(name)).map(str::trim)
+}
+
+/// The supplementary groups in a `/proc/PID/status` text.
+fn groups(status: &str) -> Option<Vec<u32>> {
+    field(status, "Groups:")?.split_ascii_whitespace().map(str::parse).collect::<Result<Vec<u32>, _>>().ok()
+}
+
 /// The ids in a `/proc/PID/status` text.
 fn parse_status(status: &str) -> Option<Creds> {
-    let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(str::trim);
+    let field = |name: &str| field(status, name);
     // Uid: real effective saved fs
     let fs_id = |name: &str| field(name)?.split_ascii_whitespace().nth(3)?.parse().ok();
-    let groups = field("Groups:")?.split_ascii_whitespace().map(str::parse).collect::<Result<Vec<u32>, _>>().ok()?;
     let effective = u64::from_str_radix(field("CapEff:")?, 16).ok()?;
-    Some(Creds { fsuid: fs_id("Uid:")?, fsgid: fs_id("Gid:")?, groups, effective })
+    Some(Creds { fsuid: fs_id("Uid:")?, fsgid: fs_id("Gid:")?, groups: groups(status)?, effective })
 }
 
 #[cfg(test)]
@@ -152,6 +203,26 @@ mod tests {
         let none = "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t\nCapEff:\t000001ffffffffff\n";
         assert_eq!(parse_status(none).map(|c| c.groups), Some(vec![]));
         assert_eq!(parse_status("Uid:\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\nCapEff:\t0\n"), None, "no fs uid");
+    }
+
+    #[test]
+    fn peers_see_the_effective_ids() {
+        let status = "Uid:\t1000\t1001\t1002\t1003\nGid:\t20\t21\t22\t23\nGroups:\t4 24 \nCapEff:\t0\n";
+        assert_eq!(PeerIds::from_status(status), Some(PeerIds { euid: 1001, egid: 21, groups: vec![4, 24] }));
+        assert_eq!(PeerIds::from_status("Uid:\t5\nGid:\t5\t5\nGroups:\n"), None, "no effective uid");
+    }
+
+    /// The thread that takes the ids has them; the caller keeps its own.
+    #[test]
+    fn only_the_calls_thread_takes_the_ids() {
+        if unsafe { libc::geteuid() } != 0 {
+            return;
+        }
+        let mine = || PeerIds::from_status(&std::fs::read_to_string("/proc/thread-self/status").unwrap()).unwrap();
+        let before = mine();
+        let ids = PeerIds { euid: 65534, egid: 65533, groups: vec![7, 9] };
+        assert_eq!(ids.run_as(mine).unwrap(), ids);
+        assert_eq!(mine(), before);
     }
 
     #[test]

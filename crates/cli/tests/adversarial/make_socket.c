@@ -45,6 +45,13 @@
  * sockets switched in; swap_connect_mptcp PORT, with MPTCP sockets (a
  * refused MPTCP socket is blocked).
  *
+ * Usage: make_socket listen PORT: a TCP socket bound to 127.0.0.1:PORT
+ * (0: any free port) listens. SELinux checks `listen` on the socket's
+ * class. It succeeds if the socket listens. swap_listen: up to 3000
+ * listens through one descriptor number switched between an unbound
+ * Unix socket (its listen fails, EINVAL) and a new TCP socket, as
+ * swap_connect; it succeeds if a TCP socket ends listening.
+ *
  * Usage: make_socket hold PORT N: N threads each connect to
  * 127.0.0.1:PORT, where a listener accepts nothing (its queue is full,
  * so the handshakes hang for minutes): rampartd makes those connects in
@@ -223,8 +230,33 @@ static int switched_socket(void) {
     return fd;
 }
 
-/* Connects (binds, `connecting` 0) through SWAP_FD while it flips. */
-static int swap(int port, int connecting) {
+/* Whether `fd` is a listening socket. */
+static int listening(int fd) {
+    int on = 0;
+    socklen_t len = sizeof on;
+    return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
+}
+
+static int listen_on(int port) {
+    int fd = tcp_socket();
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) verdict(BROKEN, "bind to %d: %s", port, strerror(errno));
+    if (listen(fd, 1) != 0) FAILED(errno, "listen on %d", port);
+    if (!listening(fd)) verdict(BROKEN, "listen answered 0 and the socket does not listen");
+    verdict(SUCCEEDED, "listening on port %d", bound_port(fd));
+}
+
+enum { BIND, CONNECT, LISTEN };
+
+/* Reached: bound to `port`, connected to it, or (LISTEN) listening. */
+static int reached(int fd, int how, int port) {
+    if (how == LISTEN) return listening(fd);
+    return (how == CONNECT ? peer_port(fd) : bound_port(fd)) == port;
+}
+
+/* Binds, connects or listens (`how`) through SWAP_FD while it flips. */
+static int swap(int port, int how) {
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     swap_unix = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -236,14 +268,15 @@ static int swap(int port, int connecting) {
     int refused = 0, as_unix = 0;
     time_t end = time(NULL) + 10;
     for (int i = 0; i < 3000 && time(NULL) < end; i++) {
-        int done = connecting ? connect(SWAP_FD, (struct sockaddr *)&a, sizeof a)
-                              : bind(SWAP_FD, (struct sockaddr *)&a, sizeof a);
+        int done = how == CONNECT ? connect(SWAP_FD, (struct sockaddr *)&a, sizeof a)
+                   : how == BIND  ? bind(SWAP_FD, (struct sockaddr *)&a, sizeof a)
+                                  : listen(SWAP_FD, 1);
         int err = errno, tcp = __atomic_load_n(&swap_tcp, __ATOMIC_ACQUIRE);
-        int (*reached)(int) = connecting ? peer_port : bound_port;
-        if (reached(tcp) == port || reached(SWAP_FD) == port) {
+        if (reached(tcp, how, port) || reached(SWAP_FD, how, port)) {
             racing = 0;
-            verdict(SUCCEEDED, "a %s socket reached port %d after %d calls", udp_swap ? "UDP" : mptcp_swap ? "MPTCP" : "TCP",
-                    port, i + 1);
+            const char *kind = udp_swap ? "UDP" : mptcp_swap ? "MPTCP" : "TCP";
+            if (how == LISTEN) verdict(SUCCEEDED, "a %s socket listened after %d calls", kind, i + 1);
+            verdict(SUCCEEDED, "a %s socket reached port %d after %d calls", kind, port, i + 1);
         }
         if (done != 0 && err == EINVAL) as_unix++;
         else if (done != 0 && is_denial(err)) refused++;
@@ -256,6 +289,7 @@ static int swap(int port, int connecting) {
     pthread_join(t, NULL);
     if (!as_unix || !refused)
         verdict(BROKEN, "the switch was not exercised: %d calls on the Unix socket, %d refused", as_unix, refused);
+    if (how == LISTEN) verdict(BLOCKED, "never listened: %d refused, %d made on the Unix socket", refused, as_unix);
     verdict(BLOCKED, "never reached %d: %d refused, %d made on the Unix socket", port, refused, as_unix);
 }
 
@@ -289,10 +323,12 @@ static int hold(int port, int n) {
 
 int main(int argc, char **argv) {
     if (argc == 4 && !strcmp(argv[1], "hold")) return hold(atoi(argv[2]), atoi(argv[3]));
-    if (argc == 3 && !strcmp(argv[1], "swap_connect")) return swap(atoi(argv[2]), 1);
-    if (argc == 3 && !strcmp(argv[1], "swap_bind")) return swap(atoi(argv[2]), 0);
-    if (argc == 3 && !strcmp(argv[1], "swap_bind_udp")) return udp_swap = 1, swap(atoi(argv[2]), 0);
-    if (argc == 3 && !strcmp(argv[1], "swap_connect_mptcp")) return mptcp_swap = 1, swap(atoi(argv[2]), 1);
+    if (argc == 3 && !strcmp(argv[1], "swap_connect")) return swap(atoi(argv[2]), CONNECT);
+    if (argc == 3 && !strcmp(argv[1], "swap_bind")) return swap(atoi(argv[2]), BIND);
+    if (argc == 2 && !strcmp(argv[1], "swap_listen")) return swap(0, LISTEN);
+    if (argc == 3 && !strcmp(argv[1], "swap_bind_udp")) return udp_swap = 1, swap(atoi(argv[2]), BIND);
+    if (argc == 3 && !strcmp(argv[1], "swap_connect_mptcp")) return mptcp_swap = 1, swap(atoi(argv[2]), CONNECT);
+    if (argc == 3 && !strcmp(argv[1], "listen")) return listen_on(atoi(argv[2]));
     if (argc == 3 && !strcmp(argv[1], "bind_udp")) {
         udp_swap = 1;
         int fd = switched_socket();
