@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# What checking a socket's creation and connect costs
+# What checking a socket's creation, connect, bind and listen costs
 # (crates/enforce/src/sockets.rs, crates/apparmor/src/net.rs): a process
 # makes and closes N TCP sockets (python3's socket.socket), then makes N/4
 # connections to a local listener (socket, connect, close), then binds
-# N/4 Unix sockets to abstract names (socket, bind, close), three ways per
-# round:
+# N/4 Unix sockets to abstract names (socket, bind, close), then makes N/4
+# TCP sockets listen (socket, listen on a port the kernel picks, close)
+# and N/4 Unix sockets (socket, bind to an abstract name, listen, close),
+# three ways per round:
 #   plain     no launcher: the kernel alone;
 #   selinux   `rampart run` under rampartd with the system policy, in the
 #             default domain (the launcher's filter hands every socket
@@ -50,6 +52,19 @@ for i in range(n):
     s.bind(f"\0rampart-sockets-{i}")
     s.close()
 print(f"{sys.argv[2]}: {(time.perf_counter() - t) / n * 1e6:.2f} us per unix bind")
+t = time.perf_counter()
+for i in range(n):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.listen(1)
+    s.close()
+print(f"{sys.argv[2]}: {(time.perf_counter() - t) / n * 1e6:.2f} us per listen")
+t = time.perf_counter()
+for i in range(n):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.bind(f"\0rampart-listens-{i}")
+    s.listen(1)
+    s.close()
+print(f"{sys.argv[2]}: {(time.perf_counter() - t) / n * 1e6:.2f} us per unix listen")
 PY
 cat > "$W/listen.py" <<'PY'
 import socket, sys

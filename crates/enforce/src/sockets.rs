@@ -1,26 +1,30 @@
 //! Sockets of the processes `rampart run` started: the sockets they make
 //! (`socket`, `socketpair`), checked as SELinux checks them
 //! (`selinux_socket_create`: `create` of the socket's class, from the
-//! caller's domain on the label the new socket gets), and the addresses
+//! caller's domain on the label the new socket gets), the addresses
 //! they bind and connect them to (`selinux_socket_bind`: `bind`,
 //! `name_bind` on the port's label, `node_bind` on the address's;
 //! `selinux_socket_connect`: `connect`, `name_connect` on the
-//! destination port's); and as AppArmor checks each.
+//! destination port's), and their listens (`selinux_socket_listen`:
+//! `listen`); and as AppArmor checks each.
 //!
 //! Why: a domain's network reach is the sockets it may make and the
 //! ports it may bind and reach. A policy that gives a confined service no
-//! `tcp_socket`, or no `name_connect` to a database's port, relies on the
-//! kernel refusing the call; without these checks every launched process
-//! could make any socket and reach any port.
+//! `tcp_socket`, or no `name_connect` to a database's port, or a client
+//! no `listen` (a bind shell), relies on the kernel refusing the call;
+//! without these checks every launched process could make any socket,
+//! reach any port and serve on any.
 //!
 //! How: the launcher's filter hands the calls over (crate::supervised).
 //! `socket`'s arguments are registers: the kernel makes the call the
 //! daemon decided. A bind's or connect's address is in the caller's
 //! memory, which another thread may change after the daemon read it, and
 //! the kernel would look the descriptor up again, which another thread may
-//! point at another socket: the daemon makes every bind, and every TCP or
-//! SCTP connect, itself, on its copy of the socket, with the address it
-//! checked (crate::supervisor). Another connect (a Unix socket's peer sees
+//! point at another socket: the daemon makes every bind and listen, and
+//! every TCP or SCTP connect, itself, on its copy of the socket, with the
+//! address it checked (crate::supervisor; a Unix socket's listen in a
+//! thread with the caller's effective ids, which a listening Unix socket
+//! shows its peers). Another connect (a Unix socket's peer sees
 //! its connector's credentials) is made by the kernel. The class is the kernel's
 //! `socket_type_to_security_class` (`extended_socket_class` read from the
 //! loaded policy), the label `security_transition_sid` from the caller's
@@ -35,8 +39,8 @@
 //! What is left: a socket the process received (`SCM_RIGHTS`, inherited
 //! from before the launch) or the kernel made for it (`accept`) is not
 //! checked when it arrives, and a bind or connect checks it under the
-//! label the caller's domain would give it now; `listen`, `accept`,
-//! sends and the checks on packets (peer, netif, node) are not made. A
+//! label the caller's domain would give it now; `accept`, sends and the
+//! checks on packets (peer, netif, node) are not made. A
 //! connect the kernel makes ([`Maker::Kernel`]) looks the descriptor up
 //! again: another thread may have switched another socket in. A TCP one
 //! the launcher's Landlock ruleset keeps from connecting

@@ -833,9 +833,9 @@ fn take_socket(tid: u32, fd: i32) -> Result<OwnedFd, i32> {
 /// socket: the kernel would look the descriptor up again, which another
 /// thread may have pointed at a socket the caller's domain may not
 /// listen on. A listening Unix socket shows its peers who listened
-/// (`SO_PEERCRED`): the call is made by a thread of its own that takes
-/// the caller's effective user, group and groups first; the process id
-/// peers see is rampartd's.
+/// (`SO_PEERCRED`): its listen is made by a thread of its own that takes
+/// the caller's effective user, group and groups first (the process id
+/// peers see is rampartd's); another socket's by this thread.
 fn listen(
     e: &Enforcer,
     listener: BorrowedFd<'_>,
@@ -844,8 +844,13 @@ fn listen(
 ) -> Result<i64, i32> {
     let tid = notif.pid;
     let socket = take_socket(tid, fd)?;
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
-    let ids = PeerIds::from_status(&status).ok_or(libc::ESRCH)?;
+    // Only a Unix socket keeps who listened (`update_peercred`).
+    let ids = if crate::sockets::is_unix(socket.as_fd()) {
+        let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
+        Some(PeerIds::from_status(&status).ok_or(libc::ESRCH)?)
+    } else {
+        None
+    };
     let caller = crate::signals::caller(e, tid, "a listen")?;
     // Still the caller: what was read under /proc/TID is its.
     if !pending(listener, notif.id) {
@@ -860,10 +865,13 @@ fn listen(
             Ok(0)
         }
     };
-    ids.run_as(listen).map_err(|e| {
-        eprintln!("rampartd: supervisor: a listen of thread {tid} failed: {e}");
-        libc::EPERM
-    })?
+    match ids {
+        Some(ids) => ids.run_as(listen).map_err(|e| {
+            eprintln!("rampartd: supervisor: a listen of thread {tid} failed: {e}");
+            libc::EPERM
+        })?,
+        None => listen(),
+    }
 }
 
 /// bind, checked (crate::sockets), then made by the daemon on its copy of
