@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # What a supervised call costs (crates/enforce/src/supervisor.rs): N
 # chmods, N rename pairs, N opens for writing (open O_WRONLY + close:
-# supervised opens, crates/enforce/src/supervised_open.rs) and N signal
-# probes of itself (kill(self, 0): crates/enforce/src/signals.rs) of a data_t
+# supervised opens, crates/enforce/src/supervised_open.rs), N signal
+# probes of itself (kill(self, 0): crates/enforce/src/signals.rs) and N
+# reads of its own CPU affinity (sched_getaffinity(0):
+# crates/enforce/src/sched.rs) of a data_t
 # file on a marked tmpfs, by root
 # in the default domain (not supervised), root in modifier_t (each call
 # decided and made by rampartd) and root in modifier_t with
@@ -51,7 +53,10 @@ o = time.perf_counter()
 for i in range(n):
     os.kill(os.getpid(), 0)
 k = time.perf_counter()
-print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us\")"
+for i in range(n):
+    os.sched_getaffinity(0)
+a = time.perf_counter()
+print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us\")"
 MKDIRS="import os, sys, time
 d, n = sys.argv[1], int(sys.argv[2])
 t = time.perf_counter()

@@ -1917,6 +1917,66 @@ done
     assert_eq!(r.num("AUDIT_getsession"), 1, "getsession denials:\n{}", r.stderr);
 }
 
+/// A domain's own scheduling, group and session are checked as another
+/// process's are (SELinux checks `self:process setsched`, `getsched`,
+/// `getpgid`, `getsession` for a call naming the caller too, by pid 0):
+/// root in still_t, which has none of them on itself, renices itself,
+/// pins itself to a CPU, reads its affinity, its policy, its I/O
+/// priority, its group and its session; each is refused with an AVC
+/// line while enforcing, and answers under a permissive daemon and in
+/// app_t, which has them. Before, the launcher's filter let every call
+/// naming pid 0 through.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_domain_schedules_itself_only_as_it_may() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+cat > "$S/self.py" <<'PY'
+import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def ioprio_get():
+    r = libc.syscall(252, 1, 0)
+    if r < 0:
+        raise OSError(ctypes.get_errno(), "ioprio_get")
+for name, call in [("nice", lambda: os.setpriority(os.PRIO_PROCESS, 0, 5)),
+                   ("setaffinity", lambda: os.sched_setaffinity(0, {0})),
+                   ("getaffinity", lambda: os.sched_getaffinity(0)),
+                   ("policy", lambda: os.sched_getscheduler(0)),
+                   ("ioprio", ioprio_get),
+                   ("getpgid", lambda: os.getpgid(0)),
+                   ("getsid", lambda: os.getsid(0))]:
+    try:
+        call()
+        print(sys.argv[1] + "_" + name + "=ok")
+    except OSError as e:
+        print(sys.argv[1] + "_" + name + "=" + errno.errorcode[e.errno])
+PY
+STILL=system_u:system_r:still_t:s0
+start_daemon
+"$RAMPART" run --socket "$SOCK" --force --context "$STILL" -- /usr/bin/python3 "$S/self.py" ENFORCING 2>&1
+"$RAMPART" run --socket "$SOCK" --force --context "$APP" -- /usr/bin/python3 "$S/self.py" APP 2>&1
+stop_daemon
+for p in setsched getsched getpgid getsession; do
+    echo "AUDIT_$p=$(grep -c "denied  { $p } for .*scontext=system_u:system_r:still_t:s0 tcontext=system_u:system_r:still_t:s0 tclass=process permissive=0" "$LOG")"
+done
+start_daemon --permissive
+"$RAMPART" run --socket "$SOCK" --force --context "$STILL" -- /usr/bin/python3 "$S/self.py" PERMISSIVE 2>&1
+stop_daemon
+"#,
+    );
+    for m in ["nice", "setaffinity", "getaffinity", "policy", "ioprio", "getpgid", "getsid"] {
+        assert_eq!(r.get(&format!("ENFORCING_{m}")), "EACCES", "still_t has no self:process for {m}:\n{}", r.stderr);
+        assert_eq!(r.get(&format!("PERMISSIVE_{m}")), "ok", "{m} under a permissive daemon:\n{}", r.stderr);
+        assert_eq!(r.get(&format!("APP_{m}")), "ok", "app_t has self:process for {m}:\n{}", r.stderr);
+    }
+    assert_eq!(r.num("AUDIT_setsched"), 2, "setsched denials:\n{}", r.stderr);
+    assert_eq!(r.num("AUDIT_getsched"), 3, "getsched denials:\n{}", r.stderr);
+    assert_eq!(r.num("AUDIT_getpgid"), 1, "getpgid denials:\n{}", r.stderr);
+    assert_eq!(r.num("AUDIT_getsession"), 1, "getsession denials:\n{}", r.stderr);
+}
+
 /// The old domain cannot look into the new one's process
 /// (crates/enforce/src/process_reads.rs): uid 65534 in app_t starts a
 /// trusted_exec_t program, which enters trusted_t, then asks where its

@@ -1,17 +1,16 @@
-//! Another process's group and session, read by a process `rampart run`
-//! started: `getpgid` and `getsid` of another pid, checked as SELinux
-//! checks them (`process { getpgid }`, `{ getsession }`:
-//! `selinux_task_getpgid`, `_getsid`), from the caller's domain to the
-//! process named.
+//! A process's group and session, read by a process `rampart run`
+//! started: `getpgid` and `getsid`, checked as SELinux checks them
+//! (`process { getpgid }`, `{ getsession }`: `selinux_task_getpgid`,
+//! `_getsid`), from the caller's domain to the process named (itself
+//! too: `self:process`).
 //!
 //! Why: the ids tell the old domain of an exec transition which group
 //! and session the new one joined (what a signal to a group would reach);
 //! SELinux keeps that between domains the policy relates.
 //!
-//! How: the launcher's filter hands these calls over when they name
-//! another process (pid 0 is the caller: not handed over, where SELinux
-//! checks `self:process` too); the daemon checks, audits, and lets the
-//! kernel make the call, as for scheduling (crate::sched).
+//! How: the launcher's filter hands these calls over, pid 0 (the caller)
+//! included; the daemon checks, audits, and lets the kernel make the
+//! call, as for scheduling (crate::sched).
 
 use crate::enforcer::Enforcer;
 use crate::signals;

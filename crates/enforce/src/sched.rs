@@ -12,16 +12,15 @@
 //! the check it lowers the new domain's priority to the least, makes it
 //! `SCHED_IDLE`, pins it to one CPU or throttles its I/O.
 //!
-//! How: the launcher's filter hands over these calls when they name
-//! another process (a pid, a group or a user; the arguments are
+//! How: the launcher's filter hands over these calls, whichever process
+//! they name (a pid, 0 the caller itself, which SELinux checks too as
+//! `self:process setsched`; a group or a user; the arguments are
 //! registers, crate::supervised), and the daemon checks, audits, and
 //! lets the kernel make the call, as for signals (crate::signals, whose
 //! group rule this shares). A user's processes (`PRIO_USER`,
 //! `IOPRIO_WHO_USER`) count as every process of the daemon's tree and
 //! the default domain: coarser; a group's members outside the tree count
-//! as the default domain. Calls on the caller itself (pid 0) are
-//! not handed over: SELinux checks them too (`self:process setsched`),
-//! the daemon does not. `getpriority` has no SELinux check. The same
+//! as the default domain. `getpriority` has no SELinux check. The same
 //! races as a signal's are left.
 
 use crate::enforcer::Enforcer;

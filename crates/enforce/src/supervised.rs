@@ -14,8 +14,8 @@
 //! whose target is a descriptor, gets `ENOSYS`), and so are
 //! `fcntl(F_SETOWN)` (the process the kernel will signal: checked as a
 //! kill), `prlimit64` naming another process (crate::limits), the calls
-//! that change or read another process's scheduling (crate::sched), and
-//! the
+//! that change or read a process's scheduling, group or session, the
+//! caller's own included (crate::sched, crate::process_ids), and the
 //! calls that make memory executable, where SELinux checks `execmem`
 //! and the like, or the mapped file's `execute` (crate::exec_memory):
 //! `mmap`, `mprotect` and `pkey_mprotect` with `PROT_EXEC`, `shmat` with
@@ -24,8 +24,8 @@
 //! `READ_IMPLIES_EXEC` (every readable mapping executable, unseen) is
 //! refused (`EPERM`). `socket` and `socketpair` are handed over for
 //! SELinux's `create` of the socket's class, `bind` for its `bind`,
-//! `name_bind` and `node_bind`, and `connect` for its `connect` and
-//! `name_connect` (crate::sockets); a send with `MSG_FASTOPEN`, which
+//! `name_bind` and `node_bind`, `connect` for its `connect` and
+//! `name_connect`, and `listen` for its `listen` (crate::sockets); a send with `MSG_FASTOPEN`, which
 //! connects without a connect call, is refused (`EPERM`); io_uring,
 //! which makes sockets (and renames, links and opens) without any of
 //! these calls, is refused (`EPERM`). `execve` and `execveat` are handed over only to be
@@ -685,9 +685,10 @@ struct ByArgument {
     ioctl: u32,
     /// Calls naming a process by the pid in their first argument.
     by_pid: &'static [&'static [u32]],
-    /// `setpriority`, then `ioprio_set` and `ioprio_get`.
-    setpriority: u32,
-    ioprio: [u32; 2],
+    /// `setpriority`, then `ioprio_set` and `ioprio_get`, where they
+    /// are decided by whom they name (none: handed over whoever it is).
+    setpriority: Option<u32>,
+    ioprio: &'static [u32],
     mmap: u32,
     mprotect: [u32; 2],
     shmat: u32,
@@ -842,8 +843,10 @@ fn block(
     for &n in owners.by_pid.iter().copied().flatten() {
         asm.jump(BPF_JEQ_K, n, Target::ByPid);
     }
-    asm.jump(BPF_JEQ_K, owners.setpriority, Target::Who(0));
-    for &n in &owners.ioprio {
+    if let Some(n) = owners.setpriority {
+        asm.jump(BPF_JEQ_K, n, Target::Who(0));
+    }
+    for &n in owners.ioprio {
         asm.jump(BPF_JEQ_K, n, Target::Who(1));
     }
     for &n in std::iter::once(&owners.mmap).chain(&owners.mprotect) {
@@ -889,6 +892,10 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     handed.extend(nr::SIGNALS);
     handed.extend([nr::MEMFD_CREATE, nr::KCMP, nr::PROCESS_MADVISE, nr::EXECVE, nr::EXECVEAT]);
     handed.extend([nr::SOCKET, nr::SOCKETPAIR, nr::BIND, nr::CONNECT, nr::LISTEN]);
+    // Scheduling and ids of any process, the caller's own included, which
+    // SELinux checks too (`self:process setsched`...).
+    handed.extend(nr::SCHED_SET_BY_PID.into_iter().chain(nr::SCHED_GET_BY_PID));
+    handed.extend([nr::SETPRIORITY, nr::IOPRIO_SET, nr::IOPRIO_GET, nr::GETPGID, nr::GETSID]);
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
@@ -898,13 +905,9 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let owners = ByArgument {
         fcntl: &[nr::FCNTL],
         ioctl: nr::IOCTL,
-        by_pid: &[
-            &[nr::PRLIMIT64, nr::GETPGID, nr::GETSID, nr::GET_ROBUST_LIST],
-            &nr::SCHED_SET_BY_PID,
-            &nr::SCHED_GET_BY_PID,
-        ],
-        setpriority: nr::SETPRIORITY,
-        ioprio: [nr::IOPRIO_SET, nr::IOPRIO_GET],
+        by_pid: &[&[nr::PRLIMIT64, nr::GET_ROBUST_LIST]],
+        setpriority: None,
+        ioprio: &[],
         mmap: nr::MMAP,
         mprotect: nr::MPROTECT,
         shmat: nr::SHMAT,
@@ -928,8 +931,8 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         fcntl: &nr::I386_FCNTL,
         ioctl: nr::I386_IOCTL,
         by_pid: &[&[nr::I386_PRLIMIT64, nr::I386_GET_ROBUST_LIST], &nr::I386_SCHED_BY_PID, &nr::I386_IDS_BY_PID],
-        setpriority: nr::I386_SETPRIORITY,
-        ioprio: nr::I386_IOPRIO,
+        setpriority: Some(nr::I386_SETPRIORITY),
+        ioprio: &nr::I386_IOPRIO,
         mmap: nr::I386_MMAP2,
         mprotect: nr::I386_MPROTECT,
         shmat: nr::I386_SHMAT,
@@ -1193,7 +1196,8 @@ mod tests {
             for (n, set) in
                 nr::SCHED_SET_BY_PID.map(|n| (n, true)).into_iter().chain(nr::SCHED_GET_BY_PID.map(|n| (n, false)))
             {
-                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0, 8, 0x1000, 0, 0, 0]), ALLOW, "{n} of itself");
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0, 8, 0x1000, 0, 0, 0]), NOTIFY, "{n} of itself");
+                assert_eq!(decode(n, [0, 8, 0x1000, 0, 0, 0]), Some(Op::Sched { to: SchedTarget::Thread(0), set }));
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [42, 8, 0x1000, 0, 0, 0]), NOTIFY, "{n}");
                 assert_eq!(decode(n, [42, 8, 0x1000, 0, 0, 0]), Some(Op::Sched { to: SchedTarget::Thread(42), set }));
                 assert_eq!(decode(n, [u64::MAX, 0, 0, 0, 0, 0]), Some(Op::Sched { to: SchedTarget::Nobody, set }));
@@ -1224,16 +1228,19 @@ mod tests {
             assert_eq!(run(&prog, nr::I386_GET_ROBUST_LIST, AUDIT_ARCH_I386, [42, 8, 16, 0, 0, 0]), EPERM);
             assert_eq!(run(&prog, nr::I386_KCMP, AUDIT_ARCH_I386, kcmp), EPERM);
             assert_eq!(run(&prog, nr::PROCESS_MADVISE, AUDIT_ARCH_I386, madvise), EPERM);
-            // getpgid, getsid (pid): 0 is the caller.
+            // getpgid, getsid (pid): 0 is the caller, handed over too.
             for (n, session) in [(nr::GETPGID, false), (nr::GETSID, true)] {
-                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0, 0, 0, 0, 0, 0]), ALLOW, "{n} of itself");
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0, 0, 0, 0, 0, 0]), NOTIFY, "{n} of itself");
+                assert_eq!(decode(n, [0, 0, 0, 0, 0, 0]), Some(Op::Ids { pid: 0, session }));
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [42, 0, 0, 0, 0, 0]), NOTIFY, "{n}");
                 assert_eq!(decode(n, [42, 0, 0, 0, 0, 0]), Some(Op::Ids { pid: 42, session }));
             }
-            // setpriority(which, who, prio): PRIO_PROCESS 0 is the caller.
+            // setpriority(which, who, prio): PRIO_PROCESS 0 is the caller,
+            // handed over too; on i386 only the caller's passes.
             let prio = |which: u32, who: u32| [which, who, 19, 0, 0, 0];
-            assert_eq!(run(&prog, nr::SETPRIORITY, AUDIT_ARCH_X86_64, prio(0, 0)), ALLOW);
+            assert_eq!(run(&prog, nr::I386_SETPRIORITY, AUDIT_ARCH_I386, prio(0, 0)), ALLOW);
             for (which, who, to) in [
+                (0, 0, SchedTarget::Thread(0)),
                 (0, 42, SchedTarget::Thread(42)),
                 (1, 0, SchedTarget::Group(0)),
                 (1, 42, SchedTarget::Group(42)),
@@ -1241,13 +1248,17 @@ mod tests {
                 (7, 0, SchedTarget::Nobody),
             ] {
                 assert_eq!(run(&prog, nr::SETPRIORITY, AUDIT_ARCH_X86_64, prio(which, who)), NOTIFY, "{which} {who}");
-                assert_eq!(run(&prog, nr::I386_SETPRIORITY, AUDIT_ARCH_I386, prio(which, who)), EPERM, "{which} {who}");
+                if (which, who) != (0, 0) {
+                    assert_eq!(run(&prog, nr::I386_SETPRIORITY, AUDIT_ARCH_I386, prio(which, who)), EPERM, "{which} {who}");
+                }
                 let args = prio(which, who).map(u64::from);
                 assert_eq!(decode(nr::SETPRIORITY, args), Some(Op::Sched { to, set: true }), "{which} {who}");
             }
-            // ioprio_set/get(which, who): IOPRIO_WHO_PROCESS (1) 0 is the caller.
+            // ioprio_set/get(which, who): IOPRIO_WHO_PROCESS (1) 0 is the
+            // caller, handed over too.
             for (n, set) in [(nr::IOPRIO_SET, true), (nr::IOPRIO_GET, false)] {
-                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, prio(1, 0)), ALLOW, "{n}");
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, prio(1, 0)), NOTIFY, "{n}");
+                assert_eq!(decode(n, prio(1, 0).map(u64::from)), Some(Op::Sched { to: SchedTarget::Thread(0), set }));
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, prio(1, 42)), NOTIFY, "{n}");
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, prio(3, 0)), NOTIFY, "{n}");
                 assert_eq!(decode(n, prio(1, 42).map(u64::from)), Some(Op::Sched { to: SchedTarget::Thread(42), set }));
