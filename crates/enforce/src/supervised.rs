@@ -1249,7 +1249,11 @@ mod tests {
             ] {
                 assert_eq!(run(&prog, nr::SETPRIORITY, AUDIT_ARCH_X86_64, prio(which, who)), NOTIFY, "{which} {who}");
                 if (which, who) != (0, 0) {
-                    assert_eq!(run(&prog, nr::I386_SETPRIORITY, AUDIT_ARCH_I386, prio(which, who)), EPERM, "{which} {who}");
+                    assert_eq!(
+                        run(&prog, nr::I386_SETPRIORITY, AUDIT_ARCH_I386, prio(which, who)),
+                        EPERM,
+                        "{which} {who}"
+                    );
                 }
                 let args = prio(which, who).map(u64::from);
                 assert_eq!(decode(nr::SETPRIORITY, args), Some(Op::Sched { to, set: true }), "{which} {who}");
