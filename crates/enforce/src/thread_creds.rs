@@ -9,6 +9,11 @@
 //! calls are used. Only the file system ids, the supplementary groups and
 //! the effective capabilities change: the thread keeps root's permitted
 //! set, so [`Creds::assume`] of the daemon's own credentials restores it.
+//!
+//! A listen records its caller's effective user, group and groups for a
+//! Unix socket's peers ([`PeerIds`]): those a thread takes only in a
+//! thread of its own, which ends with the call, so no worker is left
+//! with ids it would have to give back.
 
 use std::io;
 
