@@ -68,6 +68,7 @@ const PROGRAMS: &[&str] = &[
     "mem_race",
     "make_socket",
     "interrupt",
+    "clone_fs",
 ];
 
 /// Exit statuses of the attack programs (tests/adversarial/adversarial.h).
@@ -1915,6 +1916,44 @@ done
     assert!(r.num("AUDIT_getsched") >= 1, "getsched denials:\n{}", r.stderr);
     assert_eq!(r.num("AUDIT_getpgid"), 1, "getpgid denials:\n{}", r.stderr);
     assert_eq!(r.num("AUDIT_getsession"), 1, "getsession denials:\n{}", r.stderr);
+}
+
+/// An exec transition does not leave the new domain's working directory
+/// in the old domain's hands: uid 65534 in app_t makes a child with
+/// `clone(CLONE_FS)` (sharing its working directory, root and umask),
+/// which execs a trusted_exec_t shell (into trusted_t); once that exec
+/// committed, app_t changes the shared directory, and the new image
+/// prints where it is (tests/adversarial/clone_fs.c). SELinux refuses
+/// such an exec (`EPERM`) unless app_t may `process { share }` with
+/// trusted_t (crates/enforce/src/fs_sharing.rs): refused with an AVC
+/// line; under a permissive daemon the trusted_t shell follows app_t's
+/// directory. The same child running a shell of app_t's own (no
+/// transition) follows it (SAME_DOMAIN): sharing is not refused as such.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn an_exec_transition_does_not_share_a_working_directory() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+cp /bin/dash "$T/bin/trusted-sh"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sh"
+STEER=$(mktemp -d "$S/steer.XXXXXX"); chmod 755 "$STEER"
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt "${mode}_SHARED" as_attacker "$ADV/clone_fs" "$T/bin/trusted-sh" "$STEER"
+    attempt "${mode}_SAME_DOMAIN" as_attacker "$ADV/clone_fs" /bin/dash "$STEER"
+    stop_daemon
+done
+echo "AUDIT=$(grep -c "denied  { share } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:trusted_t:s0 tclass=process permissive=0" "$LOG")"
+"#,
+    );
+    r.report("share");
+    r.assert_blocked("ENFORCING_SHARED", "app_t may not share its working directory with trusted_t");
+    r.assert_succeeded("PERMISSIVE_SHARED");
+    for mode in ["ENFORCING", "PERMISSIVE"] {
+        r.assert_allowed(&format!("{mode}_SAME_DOMAIN"), "a process of app_t shares with app_t");
+    }
+    assert_eq!(r.num("AUDIT"), 1, "the share denial is audited:\n{}", r.stderr);
 }
 
 /// A domain's own scheduling, group and session are checked as another

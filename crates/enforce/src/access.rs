@@ -101,6 +101,7 @@ const PROCESS_PERMS: &[&str] = &[
     "getsched",
     "getpgid",
     "getsession",
+    "share",
 ];
 /// A transition from a file on a mount that may not grant privileges
 /// (crate::exec_mount) needs `nosuid_transition`; `nnp_transition` is
@@ -383,6 +384,9 @@ pub struct Classes {
     /// Another process's group, session (crate::process_ids).
     pub getpgid: Perms,
     pub getsession: Perms,
+    /// An exec transition of a process sharing its working directory
+    /// with another (crate::fs_sharing).
+    pub share: Perms,
     /// Executable memory (crate::exec_memory).
     pub execmem: Perms,
     pub execstack: Perms,
@@ -469,6 +473,7 @@ impl Classes {
             getsched: m.perms(process, &["getsched"])?,
             getpgid: m.perms(process, &["getpgid"])?,
             getsession: m.perms(process, &["getsession"])?,
+            share: m.perms(process, &["share"])?,
             execmem: m.perms(process, &["execmem"])?,
             execstack: m.perms(process, &["execstack"])?,
             execheap: m.perms(process, &["execheap"])?,

@@ -77,6 +77,7 @@ use rampart_avc::{Avc, Sid};
 use rustc_hash::FxHashMap;
 
 use crate::file_owners::NamedOwners;
+use crate::fs_sharing;
 use crate::limits::{self, LimitChange};
 use crate::marks::{InScope, ProfileInScope};
 use crate::memory_guard::{Guard, Guards};
@@ -727,6 +728,17 @@ impl Cgroups {
         };
         if committed && exec.signals.signals && pin.is_none() {
             return false;
+        }
+        if committed && !in_domain {
+            // A process another thread made sharing its working directory
+            // after the exec was decided (crate::fs_sharing), which stays
+            // old code: the new image must not run with it.
+            if let Some(sharer) =
+                members(dir).into_iter().find(|&m| m != exec.tgid && fs_sharing::same_fs(exec.tgid, m))
+            {
+                kill_unsettled(exec.tgid, &format!("it shares its working directory with pid {sharer}, old code"));
+                return false;
+            }
         }
         if committed && exec.at_secure {
             if !frozen {

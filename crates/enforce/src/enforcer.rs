@@ -580,6 +580,16 @@ impl Enforcer {
         // And the signal state, unless `process siginh` (SELinux's
         // `selinux_bprm_committed_creds`): crate::signal_state.
         let siginh = transition_check(self.classes.siginh);
+        // A process sharing its working directory, root and umask with
+        // another changes domain only if the old domain may share them
+        // with the new one (SELinux's `process share` for
+        // `LSM_UNSAFE_SHARE`, refused with `EPERM`): crate::fs_sharing.
+        let share = checked_transition
+            .filter(|_| allow && crate::fs_sharing::shares_with_another(tgid, self.cgroups.processes()))
+            .map(|new| self.check(subject.sid, new, self.classes.process, self.classes.share));
+        if share.as_ref().is_some_and(|c| !c.decision.passes()) {
+            allow = false;
+        }
         // A traced process changes domain only if its tracer may trace it
         // there (SELinux's `ptrace_parent_sid` check in its exec hook).
         let tracer = new_label.as_ref().filter(|new| **new != from).and_then(|_| crate::entry::tracer(tid));
@@ -685,6 +695,7 @@ impl Enforcer {
         self.answer(group, file.as_fd(), allow);
         self.audit_checks(tid, Some(tgid), file.as_fd(), nosuid.as_slice());
         self.audit_checks(tid, Some(tgid), file.as_fd(), &checks);
+        self.audit_checks(tid, Some(tgid), file.as_fd(), share.as_slice());
         self.audit_checks(tid, Some(tgid), file.as_fd(), ptrace.as_slice());
         if allow {
             self.audit_checks(tid, Some(tgid), file.as_fd(), noatsecure.as_slice());

@@ -55,9 +55,10 @@
 //! labels it), `signals.rs` (the signals they send, checked between
 //! domains) with `file_owners.rs` (owners named before an exec
 //! transition), `limits.rs` (their `prlimit` of another process),
-//! `sched.rs` (another process's scheduling), `process_ids.rs` (its group
+//! `sched.rs` (a process's scheduling), `process_ids.rs` (its group
 //! and session), `process_reads.rs` (looks into it: `kcmp`,
-//! `get_robust_list`, `process_madvise`),
+//! `get_robust_list`, `process_madvise`), `fs_sharing.rs` (processes
+//! sharing a working directory, which an exec transition must not keep),
 //! `exec_memory.rs` (the memory they make executable, with `mappings.rs`:
 //! another process's mappings), `memfds.rs` (the memfds they make).
 
@@ -90,6 +91,7 @@ mod fanotify;
 mod fd_store;
 mod fifo_opens;
 mod file_owners;
+mod fs_sharing;
 mod groups;
 mod handoff;
 #[cfg(target_arch = "x86_64")]

@@ -171,6 +171,10 @@ pub enum Op {
     /// listen on socket `fd` with `backlog`: checked, then made by the
     /// daemon (crate::sockets).
     Listen { fd: i32, backlog: i32 },
+    /// clone of a process sharing the caller's working directory, root
+    /// and umask (`CLONE_FS` without `CLONE_THREAD`): noted, then made by
+    /// the kernel (crate::fs_sharing).
+    CloneSharingFs,
 }
 
 /// Whom a signal call names, as the kernel reads its pid arguments.
@@ -357,6 +361,11 @@ pub mod nr {
     pub const MPROTECT: [u32; 2] = [10, 329];
     pub const SHMAT: u32 = 30;
     pub const PERSONALITY: u32 = 135;
+    /// clone (its flags the first argument on both arches): handed over
+    /// (x86-64) or refused (i386) with `CLONE_FS` and without
+    /// `CLONE_THREAD` (crate::fs_sharing).
+    pub const CLONE: u32 = 56;
+    pub const I386_CLONE: u32 = 120;
     /// i386: mmap2; mprotect, pkey_mprotect; shmat; ipc (its SHMAT call);
     /// personality. The old `mmap`, whose arguments are in memory, is
     /// refused.
@@ -593,6 +602,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         nr::BIND => Op::Bind { fd: int(0), addr: args[1], len: int(2) },
         nr::CONNECT => Op::Connect { fd: int(0), addr: args[1], len: int(2) },
         nr::LISTEN => Op::Listen { fd: int(0), backlog: int(1) },
+        nr::CLONE => Op::CloneSharingFs,
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
         nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
         nr::TGKILL | nr::RT_TGSIGQUEUEINFO => {
@@ -634,6 +644,8 @@ enum Target {
     Ipc,
     /// A `personality`'s flags.
     Personality,
+    /// A `clone`'s flags.
+    Clone,
     /// A `socketcall`'s call (i386).
     SocketCall,
     /// A `sendto`'s or `sendmmsg`'s flags (`Fastopen(3)`), a `sendmsg`'s
@@ -655,6 +667,10 @@ mod bits {
     pub const READ_IMPLIES_EXEC: u32 = 0x040_0000;
     /// `personality(0xffffffff)` only reads it.
     pub const PERSONALITY_QUERY: u32 = u32::MAX;
+    /// A clone's flags: the new task shares the working directory, root
+    /// and umask; is a thread of the caller.
+    pub const CLONE_FS: u32 = 0x200;
+    pub const CLONE_THREAD: u32 = 0x1_0000;
     /// A send that connects first (TCP Fast Open).
     pub const MSG_FASTOPEN: u32 = 0x2000_0000;
 }
@@ -700,6 +716,7 @@ struct ByArgument {
     /// connect call), with their flags argument: refused with it.
     fastopen: &'static [(u32, u32)],
     personality: u32,
+    clone: u32,
     /// `F_SETOWN`, calls on another process and executable memory go to
     /// the daemon (x86-64); else they are refused.
     hand_over: bool,
@@ -792,6 +809,12 @@ impl Asm {
         self.op(BPF_LD_W_ABS, data_arg(0));
         self.jump(BPF_JEQ_K, bits::PERSONALITY_QUERY, Target::Allow);
         self.code.push((bpf(BPF_JSET_K, bits::READ_IMPLIES_EXEC, 0, 0), Some(Target::Eperm), Some(Target::Allow)));
+        // A new process sharing the caller's fs_struct: a thread shares
+        // it too, and goes at an exec.
+        at.push((Target::Clone, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(0));
+        self.jump(BPF_JSET_K, bits::CLONE_THREAD, Target::Allow);
+        self.code.push((bpf(BPF_JSET_K, bits::CLONE_FS, 0, 0), Some(other), Some(Target::Allow)));
         for (t, k) in [
             (Target::Allow, libc::SECCOMP_RET_ALLOW),
             (Target::Action, action),
@@ -863,6 +886,7 @@ fn block(
         asm.jump(BPF_JEQ_K, n, Target::Fastopen(arg));
     }
     asm.jump(BPF_JEQ_K, owners.personality, Target::Personality);
+    asm.jump(BPF_JEQ_K, owners.clone, Target::Clone);
     for &n in to_action {
         asm.jump(BPF_JEQ_K, n, Target::Action);
     }
@@ -915,6 +939,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         socketcall: None,
         fastopen: &nr::FASTOPEN,
         personality: nr::PERSONALITY,
+        clone: nr::CLONE,
         hand_over: true,
     };
     let mut refused = nr::IO_URING.to_vec();
@@ -940,6 +965,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         socketcall: Some(nr::I386_SOCKETCALL),
         fastopen: &[],
         personality: nr::I386_PERSONALITY,
+        clone: nr::I386_CLONE,
         hand_over: false,
     };
     i386_refused.push(nr::I386_OLD_MMAP);
@@ -1187,8 +1213,31 @@ mod tests {
         }
     }
 
-    /// Scheduling calls naming another process are handed over, those on
-    /// the caller itself pass; on i386 the former are refused.
+    /// A clone sharing the caller's fs_struct with a new process is
+    /// handed over (refused on i386); a thread, a fork, a vfork pass.
+    #[test]
+    fn a_clone_sharing_the_working_directory_is_handed_over() {
+        const CLONE_VM: u32 = 0x100;
+        const CLONE_VFORK: u32 = 0x4000;
+        const CLONE_SIGHAND: u32 = 0x800;
+        let sigchld = libc::SIGCHLD as u32;
+        for opens in [false, true] {
+            let prog = program(opens);
+            let flags = |f: u32| [f, 0, 0, 0, 0, 0];
+            let shared = flags(bits::CLONE_FS | sigchld);
+            assert_eq!(run(&prog, nr::CLONE, AUDIT_ARCH_X86_64, shared), NOTIFY);
+            assert_eq!(decode(nr::CLONE, shared.map(u64::from)), Some(Op::CloneSharingFs));
+            assert_eq!(run(&prog, nr::I386_CLONE, AUDIT_ARCH_I386, shared), EPERM);
+            let thread = flags(CLONE_VM | bits::CLONE_FS | CLONE_SIGHAND | bits::CLONE_THREAD);
+            for passes in [thread, flags(sigchld), flags(CLONE_VM | CLONE_VFORK | sigchld)] {
+                assert_eq!(run(&prog, nr::CLONE, AUDIT_ARCH_X86_64, passes), ALLOW, "{passes:x?}");
+                assert_eq!(run(&prog, nr::I386_CLONE, AUDIT_ARCH_I386, passes), ALLOW, "i386 {passes:x?}");
+            }
+        }
+    }
+
+    /// Scheduling calls are handed over, whichever process they name; on
+    /// i386 those naming another process are refused.
     #[test]
     fn scheduling_of_another_process_is_handed_over() {
         for opens in [false, true] {

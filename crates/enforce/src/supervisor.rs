@@ -268,6 +268,10 @@ impl Supervisor {
         if let Op::Connect { fd, addr, len } = op {
             return self.connect(listener, notif, (fd, addr, len), entry);
         }
+        if op == Op::CloneSharingFs {
+            crate::fs_sharing::note_clone();
+            return carry_on(listener.as_fd(), notif.id);
+        }
         if let Op::Listen { fd, backlog } = op {
             return respond(listener.as_fd(), notif.id, listen(e, listener.as_fd(), notif, (fd, backlog)));
         }
@@ -1090,6 +1094,7 @@ fn resolve(
         | Op::Bind { .. }
         | Op::Connect { .. }
         | Op::Listen { .. }
+        | Op::CloneSharingFs
         | Op::Exec => return Err(libc::ENOSYS),
     })
 }
@@ -1116,6 +1121,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::Bind { .. }
         | Op::Connect { .. }
         | Op::Listen { .. }
+        | Op::CloneSharingFs
         | Op::Exec => Vec::new(),
     }
 }
