@@ -285,6 +285,11 @@ impl Cgroups {
         }
         let cgroups = Cgroups::new(hierarchy, root, default_sid);
         cgroups.recover(avc, fallback)?;
+        if !cgroups.processes().is_empty() {
+            // Processes an earlier daemon launched: their clones were not
+            // seen here, so any of them may share a working directory.
+            fs_sharing::note_clone();
+        }
         Ok(cgroups)
     }
 

@@ -11,7 +11,8 @@
 //!
 //! How: the launcher's filter hands over every `clone` that makes a
 //! process sharing the caller's `fs_struct` (crate::supervised; the
-//! kernel makes it), and the first one is noted here. Until then no
+//! kernel makes it), and the first one is noted here (as is a start
+//! that finds launched processes an earlier daemon saw). Until then no
 //! launched process shares one (`clone3` is refused), so an exec
 //! transition costs nothing more; afterwards [`shares_with_another`]
 //! compares, with `kcmp(KCMP_FS)`, the exec's process with every task of
