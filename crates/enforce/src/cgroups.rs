@@ -165,6 +165,9 @@ pub struct ExecPlan {
     /// What of the signal state the new image starts without (SELinux's
     /// `siginh`, the parent-death signal): crate::signal_state.
     pub signals: SignalReset,
+    /// The new image may run sharing its working directory with old
+    /// code (`process share`, or permissive): crate::fs_sharing.
+    pub may_share: bool,
 }
 
 /// The daemon's cgroup tree (see the module docs).
@@ -734,7 +737,7 @@ impl Cgroups {
         if committed && exec.signals.signals && pin.is_none() {
             return false;
         }
-        if committed && !in_domain {
+        if committed && !in_domain && !exec.may_share {
             // A process another thread made sharing its working directory
             // after the exec was decided (crate::fs_sharing), which stays
             // old code: the new image must not run with it.
@@ -948,6 +951,9 @@ fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
     if !p.signals.signals {
         out.push_str("siginh 1\n");
     }
+    if p.may_share {
+        out.push_str("share 1\n");
+    }
     if !p.signals.parent_death {
         out.push_str("pdeath_keep 1\n");
     }
@@ -974,6 +980,8 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     let mut signals = SignalReset { signals: true, parent_death: true, undumpable: true };
     // Without the line (an older daemon's record): every soft limit reset.
     let mut limits = LimitChange { reset_soft: LimitChange::ALL, ..LimitChange::default() };
+    // Without the line: the safe side.
+    let mut may_share = false;
     let id = |rest: &str| -> Option<FileId> {
         let (d, i) = rest.split_once(' ')?;
         Some((d.parse().ok()?, i.parse().ok()?))
@@ -994,6 +1002,7 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
             "origin" => origin = Some(PathBuf::from(rest)),
             "noatsecure" => at_secure = false,
             "siginh" => signals.signals = false,
+            "share" => may_share = true,
             "pdeath_keep" => signals.parent_death = false,
             "dumpable" => signals.undumpable = false,
             "limits_reset" => limits.reset_soft = rest.parse().ok()?,
@@ -1008,7 +1017,7 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     let to = Label { sid: to?, apparmor: to_aa, opens_supervised: to_so };
     // Not a line of its own: a secure exec caps its stack (crate::limits).
     limits.secure_exec = at_secure;
-    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure, limits, signals };
+    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure, limits, signals, may_share };
     // Found at startup: whatever was to enter it did (or never will).
     Some(ExecInFlight::new(dir.to_path_buf(), plan, origin, true))
 }
@@ -1041,6 +1050,7 @@ mod tests {
             at_secure: false,
             limits: limits.clone(),
             signals: SignalReset { signals: false, parent_death: false, undumpable: false },
+            may_share: true,
         };
         let x = ExecInFlight::new(PathBuf::from("/x"), plan, None, true);
         let text = encode_exec(&x, &avc);
@@ -1050,11 +1060,13 @@ mod tests {
         assert_eq!(back.plan.signals, SignalReset { signals: false, parent_death: false, undumpable: false });
         assert_eq!((back.plan.tgid, back.plan.tid, back.plan.old_image), (42, 43, Some((1, 3))));
         assert_eq!(back.plan.to.apparmor.as_deref(), Some("a//b"));
+        assert!(back.plan.may_share);
         // An older daemon's record, without the lines: the safe side.
         let older: String = text
             .lines()
             .filter(|l| {
-                !l.starts_with("limits_") && !["noatsecure 1", "siginh 1", "pdeath_keep 1", "dumpable 1"].contains(l)
+                !l.starts_with("limits_")
+                    && !["noatsecure 1", "siginh 1", "pdeath_keep 1", "dumpable 1", "share 1"].contains(l)
             })
             .map(|l| format!("{l}\n"))
             .collect();
@@ -1062,5 +1074,6 @@ mod tests {
         assert_eq!(back.plan.limits.reset_soft, LimitChange::ALL);
         assert!(back.plan.at_secure && back.plan.limits.secure_exec);
         assert_eq!(back.plan.signals, SignalReset { signals: true, parent_death: true, undumpable: true });
+        assert!(!back.plan.may_share);
     }
 }

@@ -584,9 +584,13 @@ impl Enforcer {
         // another changes domain only if the old domain may share them
         // with the new one (SELinux's `process share` for
         // `LSM_UNSAFE_SHARE`, refused with `EPERM`): crate::fs_sharing.
-        let share = checked_transition
-            .filter(|_| allow && crate::fs_sharing::shares_with_another(tgid, self.cgroups.processes()))
-            .map(|new| self.check(subject.sid, new, self.classes.process, self.classes.share));
+        let share_check =
+            checked_transition.map(|new| self.check(subject.sid, new, self.classes.process, self.classes.share));
+        // Whether a sharer another thread makes after this decision may
+        // stay (crate::cgroups kills the new image otherwise).
+        let may_share = share_check.as_ref().map_or(true, |c| c.decision.passes());
+        let share =
+            share_check.filter(|_| allow && crate::fs_sharing::shares_with_another(tgid, self.cgroups.processes()));
         if share.as_ref().is_some_and(|c| !c.decision.passes()) {
             allow = false;
         }
@@ -677,7 +681,7 @@ impl Enforcer {
                     self.avc.context(new.sid).unwrap_or("?"),
                 );
             }
-            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image, at_secure, limits, signals };
+            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image, at_secure, limits, signals, may_share };
             if allow {
                 match self.cgroups.begin_exec(&self.avc, plan, if signals.undumpable { &kept_out } else { &[] }) {
                     Ok(()) => bump(&self.counters.exec_transitions),
@@ -738,6 +742,7 @@ impl Enforcer {
             at_secure: false,
             limits: LimitChange::default(),
             signals: SignalReset { undumpable: true, ..SignalReset::default() },
+            may_share: true,
         };
         match self.cgroups.begin_exec(&self.avc, plan, &kept_out) {
             Ok(()) => true,
