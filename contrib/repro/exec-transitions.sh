@@ -14,6 +14,8 @@
 # in trusted_t (which has no capabilities) executing a trusted_exec_t copy (no transition),
 # alone and with an app_t process alive (app_t may not read trusted_t:
 # each exec is held and made non-dumpable, crates/enforce/src/memory_guard.rs).
+# Last, the transition once a clone(CLONE_FS) was noted, 100 more
+# processes in the tree (crates/enforce/src/fs_sharing.rs).
 # PARALLEL=K: K spawners at once per row, each N spawns; a row then says
 # the wall time per spawn of all together and the spawns per second (the
 # supervisor thread notes every exec call of a launched process:
@@ -111,5 +113,42 @@ for policy in resets inherits; do
     done
     kill -TERM $D; wait $D || true
 done
+# The transition again once a launched process shared its working
+# directory (a clone(CLONE_FS) noted: crates/enforce/src/fs_sharing.rs),
+# with 100 more processes in the tree: each transition compares the
+# process with every task there. A daemon of its own: the note lasts.
+CROWD="import ctypes, os, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+pid = libc.syscall(56, 0x200 | signal.SIGCHLD, 0, 0, 0, 0)
+if pid == 0:
+    os._exit(0)
+os.waitpid(pid, 0)
+kids = []
+for _ in range(int(sys.argv[1])):
+    k = os.fork()
+    if k == 0:
+        time.sleep(600)
+        os._exit(0)
+    kids.append(k)
+def stop(*_):
+    for k in kids:
+        os.kill(k, signal.SIGKILL)
+    os._exit(0)
+signal.signal(signal.SIGTERM, stop)
+open(sys.argv[2], \"w\").close()
+time.sleep(600)"
+CG="rampart-exec.$$.shared"
+"$RAMPART" daemon --mark "$W/t" --policy "$W/run/resets.33" --file-contexts "$W/run/file_contexts" \
+    --default-context system_u:system_r:unconfined_t:s0 --socket "$W/sock" --cgroup "$CG" 2>"$W/daemon.err" &
+D=$!
+for _ in $(seq 200); do "$RAMPART" status --socket "$W/sock" >/dev/null 2>&1 && break; sleep 0.05; done
+"$RAMPART" run --socket "$W/sock" --force --context system_u:system_r:unconfined_t:s0 -- /usr/bin/python3 -c "$CROWD" 100 "$W/t/crowd" &
+C=$!
+for _ in $(seq 200); do [ -e "$W/t/crowd" ] && break; sleep 0.05; done
+for round in 1 2 3; do
+    "$RAMPART" run --socket "$W/sock" --force --context "$APP" -- setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$SPAWN" "$W/t/trusted-true" "$N" "round $round, app_t -> trusted_t, policy resets, a clone noted, 100 processes" "$K" | cat
+done
+kill -TERM $C; wait $C || true
+kill -TERM $D; wait $D || true
 umount "$W/t"
 ' _ "$W" "$N" "$RAMPART" "${PARALLEL:-1}"

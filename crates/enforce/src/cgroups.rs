@@ -214,9 +214,12 @@ fn thread_count(pid: u32) -> Option<u32> {
 
 /// The processes in the cgroup `dir`.
 fn members(dir: &Path) -> Vec<u32> {
-    fs::read_to_string(dir.join("cgroup.procs"))
-        .map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect())
-        .unwrap_or_default()
+    ids_in(&dir.join("cgroup.procs"))
+}
+
+/// The ids a `cgroup.procs` or `cgroup.threads` file lists.
+fn ids_in(file: &Path) -> Vec<u32> {
+    fs::read_to_string(file).map(|s| s.lines().filter_map(|l| l.trim().parse().ok()).collect()).unwrap_or_default()
 }
 
 pub(crate) fn is_frozen(dir: &Path) -> bool {
@@ -510,6 +513,16 @@ impl Cgroups {
         }
         let Ok(entries) = fs::read_dir(&self.root) else { return Vec::new() };
         entries.flatten().flat_map(|e| members(&e.path())).collect()
+    }
+
+    /// Every thread of the processes in the tree (one `cgroup.threads`
+    /// read per domain).
+    pub fn threads(&self) -> Vec<u32> {
+        if !self.enabled() {
+            return Vec::new();
+        }
+        let Ok(entries) = fs::read_dir(&self.root) else { return Vec::new() };
+        entries.flatten().flat_map(|e| ids_in(&e.path().join("cgroup.threads"))).collect()
     }
 
     /// Changes the node table; the caller holds `changes`, so the table

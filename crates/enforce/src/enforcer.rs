@@ -590,7 +590,7 @@ impl Enforcer {
         // stay (crate::cgroups kills the new image otherwise).
         let may_share = share_check.as_ref().map_or(true, |c| c.decision.passes());
         let share =
-            share_check.filter(|_| allow && crate::fs_sharing::shares_with_another(tgid, self.cgroups.processes()));
+            share_check.filter(|_| allow && crate::fs_sharing::shares_with_another(tgid, self.cgroups.threads()));
         if share.as_ref().is_some_and(|c| !c.decision.passes()) {
             allow = false;
         }

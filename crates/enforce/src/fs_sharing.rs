@@ -15,9 +15,10 @@
 //! that finds launched processes an earlier daemon saw). Until then no
 //! launched process shares one (`clone3` is refused), so an exec
 //! transition costs nothing more; afterwards [`shares_with_another`]
-//! compares, with `kcmp(KCMP_FS)`, the exec's process with every task of
-//! the daemon's tree (where every launched process and its children
-//! are) outside its own thread group. A process launched with
+//! compares, with `kcmp(KCMP_FS)`, the exec's process with every thread
+//! of the daemon's tree (where every launched process and its children
+//! are; one `cgroup.threads` read per domain) outside its own thread
+//! group. A process launched with
 //! `--no-sandbox` has no filter: its clones are not seen.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,14 +38,15 @@ pub(crate) fn note_clone() {
     SEEN.store(true, Ordering::SeqCst);
 }
 
-/// Whether process `tgid` shares its `fs_struct` with a task of another
-/// process among `tree` (process ids).
+/// Whether process `tgid` shares its `fs_struct` with a thread of
+/// another process among `tree` (thread ids).
 pub(crate) fn shares_with_another(tgid: u32, tree: impl IntoIterator<Item = u32>) -> bool {
     // SeqCst: see `note_clone`.
     if !SEEN.load(Ordering::SeqCst) {
         return false;
     }
-    tree.into_iter().filter(|&p| p != tgid).any(|p| tasks_of(p).any(|t| same_fs(tgid, t)))
+    let own: Vec<u32> = tasks_of(tgid).collect();
+    tree.into_iter().filter(|t| !own.contains(t)).any(|t| same_fs(tgid, t))
 }
 
 /// Whether tasks `a` and `b` share one `fs_struct` (`false` if either is
@@ -88,12 +90,12 @@ mod tests {
         assert!(shared > 0, "clone: {}", std::io::Error::last_os_error());
         let shared = shared as u32;
         assert!(same_fs(me, shared), "a CLONE_FS child shares it");
-        let tree = [me, forked.id(), shared];
-        assert!(!shares_with_another(forked.id(), tree), "not looked at before a note");
+        let tree: Vec<u32> = [me, forked.id(), shared].into_iter().flat_map(tasks_of).collect();
+        assert!(!shares_with_another(forked.id(), tree.clone()), "not looked at before a note");
         note_clone();
-        assert!(shares_with_another(me, tree));
-        assert!(shares_with_another(shared, tree));
-        assert!(!shares_with_another(forked.id(), tree));
+        assert!(shares_with_another(me, tree.clone()));
+        assert!(shares_with_another(shared, tree.clone()));
+        assert!(!shares_with_another(forked.id(), tree.clone()));
         // SAFETY: our own children, by pid.
         unsafe {
             libc::kill(shared as libc::pid_t, libc::SIGKILL);
