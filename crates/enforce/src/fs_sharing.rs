@@ -91,7 +91,7 @@ mod tests {
         let shared = shared as u32;
         assert!(same_fs(me, shared), "a CLONE_FS child shares it");
         let tree: Vec<u32> = [me, forked.id(), shared].into_iter().flat_map(tasks_of).collect();
-        assert!(!shares_with_another(forked.id(), tree.clone()), "not looked at before a note");
+        assert!(!shares_with_another(me, tree.clone()), "not looked at before a note");
         note_clone();
         assert!(shares_with_another(me, tree.clone()));
         assert!(shares_with_another(shared, tree.clone()));
