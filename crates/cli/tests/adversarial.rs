@@ -69,6 +69,7 @@ const PROGRAMS: &[&str] = &[
     "make_socket",
     "interrupt",
     "clone_fs",
+    "watch_dir",
 ];
 
 /// Exit statuses of the attack programs (tests/adversarial/adversarial.h).
@@ -1465,6 +1466,91 @@ echo "AUDIT=$(grep -c "denied  { listen } for  pid=[0-9]* comm=.make_socket. sco
     r.assert_succeeded("PERMISSIVE_SWAP");
     r.assert_allowed("UNSANDBOXED_TCP", "without the sandbox's filter the listen is not seen");
     assert!(r.num("AUDIT") >= 1, "the listen denial is audited:\n{}", r.stderr);
+}
+
+/// A domain watches only what it may (SELinux's `read` of what is
+/// watched, then `watch`, and `watch_reads` for reads:
+/// crates/enforce/src/watches.rs): uid 65534 in app_t, which may not
+/// read secret_t, cannot watch a secret_t directory and learn the names
+/// made in it (VAULT), refused with an AVC line for `read`; it may list
+/// a file_t directory but not watch it (DATA, `watch`); it watches a
+/// public_t directory for names made (PUBLIC: the watch the daemon made
+/// delivers the name to the caller) but not for reads (READS,
+/// `watch_reads`). The daemon watches what it checked: a thread flipping
+/// the path between the public_t and the secret_t directory during
+/// 3,000 watches never lands one on the secret (RACE). Under a
+/// permissive daemon, and without the sandbox, the secret directory's
+/// new name is learned. fanotify, whose marks are watches too, is
+/// refused to a launched process, with supervised opens or without
+/// (UNSUPERVISED_FANOTIFY); without the sandbox its mark is made.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_domain_watches_only_what_it_may() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+mkdir "$T/data/vault" "$T/data/pub"
+label system_u:object_r:secret_t:s0 "$T/data/vault"
+label system_u:object_r:public_t:s0 "$T/data/pub"
+# Watches a directory until the attacker says it is ready ($S/work is
+# 65534's), then makes a name in it.
+watch_and_make() {
+    local key=$1 dir=$2 what=$3 who=$4 ready
+    ready="$S/work/ready.$key"
+    ( wait_for "$ready" && touch "$dir/payroll-$key" ) &
+    attempt "$key" "$who" "$ADV/watch_dir" watch "$dir" "$what" "$ready"
+    wait $! || true
+}
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    watch_and_make "${mode}_VAULT" "$T/data/vault" names as_attacker
+    attempt "${mode}_DATA" as_attacker "$ADV/watch_dir" watch "$T/data" names
+    watch_and_make "${mode}_PUBLIC" "$T/data/pub" names as_attacker
+    attempt "${mode}_READS" as_attacker "$ADV/watch_dir" watch "$T/data/pub" reads
+    attempt "${mode}_RACE" as_attacker "$ADV/watch_dir" race "$T/data/pub" "$T/data/vault"
+    stop_daemon
+done
+start_daemon
+watch_and_make UNSANDBOXED_VAULT "$T/data/vault" names as_unsandboxed
+attempt UNSANDBOXED_FANOTIFY as_unsandboxed "$ADV/watch_dir" fanotify "$T/data/vault"
+stop_daemon
+start_daemon --no-supervised-opens
+attempt UNSUPERVISED_FANOTIFY as_attacker "$ADV/watch_dir" fanotify "$T/data/vault"
+stop_daemon
+avc() { grep -c "denied  { $1 } for  pid=[0-9]* comm=.watch_dir. .*scontext=$APP tcontext=system_u:object_r:$2:s0 tclass=dir permissive=0" "$LOG" || true; }
+echo "AVC_READ=$(avc read secret_t)"
+echo "AVC_WATCH=$(avc watch file_t)"
+echo "AVC_WATCH_READS=$(avc watch_reads public_t)"
+"#,
+    );
+    r.report("watch");
+    r.assert_blocked("ENFORCING_VAULT", "app_t may not read secret_t directories");
+    r.assert_blocked("ENFORCING_DATA", "app_t may read file_t directories, not watch them");
+    r.assert_allowed("ENFORCING_PUBLIC", "app_t may watch public_t directories");
+    assert!(
+        r.get("ENFORCING_PUBLIC_WHY").contains("learned the name payroll-ENFORCING_PUBLIC"),
+        "the watch the daemon made reports to the caller:\n{}",
+        r.stderr
+    );
+    r.assert_blocked("ENFORCING_READS", "app_t may not watch public_t directories for reads (watch_reads)");
+    r.assert_blocked("ENFORCING_RACE", "the daemon watches the directory it checked");
+    for key in ["PERMISSIVE_VAULT", "UNSANDBOXED_VAULT"] {
+        r.assert_allowed(key, "nothing stops it under a permissive daemon or without the sandbox's filter");
+        assert!(
+            r.get(&format!("{key}_WHY")).contains(&format!("learned the name payroll-{key}")),
+            "{key}: the watch learns the secret directory's new name:\n{}",
+            r.stderr
+        );
+    }
+    r.assert_succeeded("PERMISSIVE_DATA");
+    r.assert_succeeded("PERMISSIVE_READS");
+    r.assert_succeeded("PERMISSIVE_RACE");
+    r.assert_blocked("UNSUPERVISED_FANOTIFY", "the launcher's filter refuses fanotify_init");
+    r.assert_allowed("UNSANDBOXED_FANOTIFY", "without the sandbox's filter the mark is not seen");
+    for key in ["AVC_READ", "AVC_WATCH", "AVC_WATCH_READS"] {
+        assert!(r.num(key) >= 1, "{key}: the denial is audited:\n{}", r.stderr);
+    }
 }
 
 /// A domain cannot hold up other domains' connects: rampartd makes every

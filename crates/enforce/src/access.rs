@@ -45,6 +45,8 @@ const FILE_PERMS: &[&str] = &[
     "entrypoint",
     "execmod",
     "open",
+    "watch",
+    "watch_reads",
 ];
 // `map` and `execute` of the other classes: a device mapped executable
 // (crate::exec_memory).
@@ -62,6 +64,8 @@ const OPEN_PERMS: &[&str] = &[
     "rename",
     "execute",
     "open",
+    "watch",
+    "watch_reads",
 ];
 const DIR_PERMS: &[&str] = &[
     "read",
@@ -74,6 +78,8 @@ const DIR_PERMS: &[&str] = &[
     "link",
     "rename",
     "open",
+    "watch",
+    "watch_reads",
     "add_name",
     "remove_name",
     "reparent",
@@ -295,6 +301,9 @@ pub struct ClassPerms {
     pub rename: Perms,
     /// `create` (a supervised open's `O_CREAT`: crate::supervisor).
     pub create: Perms,
+    /// `watch`, `watch_reads`: an inotify watch (crate::watches).
+    pub watch: Perms,
+    pub watch_reads: Perms,
 }
 
 /// The `dir` permissions the supervised calls check (crate::supervisor).
@@ -429,6 +438,8 @@ fn resolve(m: &Mapping, name: &str) -> Option<ClassPerms> {
         link: p("link"),
         rename: p("rename"),
         create: p("create"),
+        watch: p("watch"),
+        watch_reads: p("watch_reads"),
     })
 }
 

@@ -129,6 +129,7 @@ mod supervised_open;
 mod supervisor;
 mod sync;
 mod thread_creds;
+mod watches;
 
 // Running the daemon.
 pub use config::{DaemonConfig, FileConfig, SpinCheck};

@@ -30,7 +30,11 @@
 //! which makes sockets (and renames, links and opens) without any of
 //! these calls, is refused (`EPERM`). `execve` and `execveat` are handed over only to be
 //! noted, so that the daemon tells an exec's program from the
-//! interpreters it opens (crate::exec_calls).
+//! interpreters it opens (crate::exec_calls). `inotify_add_watch` is
+//! handed over for SELinux's `read` and `watch` of what it watches, and
+//! made by the daemon (crate::watches); `fanotify_init` is refused
+//! (`EPERM`): a group's marks are watches too (`watch_mount`,
+//! `watch_sb`, `watch_with_perm`), and see "Opens".
 //!
 //! Only the x86-64 numbers are handed over; the same calls made through
 //! the 32-bit entry (`int 0x80`) are refused (`EPERM`): coarser, never
@@ -51,8 +55,9 @@
 //! holds only if no other way to open for writing is left, so the filter
 //! also refuses: `openat2` (`ENOSYS`: its flags are in memory; callers
 //! fall back to `openat`), `open_by_handle_at` and
-//! `fanotify_init` (`EPERM`: a group of the process's own would receive
-//! its events' files opened with the flags it chose, writable, unseen),
+//! `fanotify_init` (`EPERM`, refused in any case: a group of the
+//! process's own would receive its events' files opened with the flags
+//! it chose, writable, unseen),
 //! the x32 numbers (`ENOSYS`), and the i386 opens asking to write
 //! (`EPERM`).
 
@@ -175,6 +180,10 @@ pub enum Op {
     /// and umask (`CLONE_FS` without `CLONE_THREAD`): noted, then made by
     /// the kernel (crate::fs_sharing).
     CloneSharingFs,
+    /// inotify_add_watch of `mask` on `target` to instance `fd`: checked,
+    /// then made by the daemon on its copy of the instance
+    /// (crate::watches).
+    Watch { fd: i32, target: FileArg, mask: u32 },
 }
 
 /// Whom a signal call names, as the kernel reads its pid arguments.
@@ -285,6 +294,9 @@ pub mod nr {
     pub const OPEN_BY_HANDLE_AT: u32 = 304;
     pub const IO_URING: [u32; 3] = [425, 426, 427];
     pub const OPENAT2: u32 = 437;
+    /// Refused with or without "Opens": a group's events carry files
+    /// opened with the flags it chose, and its marks are watches
+    /// (crate::watches).
     pub const FANOTIFY_INIT: u32 = 300;
     pub const I386_FANOTIFY_INIT: u32 = 338;
     /// i386: open, creat, openat, open_by_handle_at.
@@ -366,6 +378,9 @@ pub mod nr {
     /// `CLONE_THREAD` (crate::fs_sharing).
     pub const CLONE: u32 = 56;
     pub const I386_CLONE: u32 = 120;
+    /// inotify_add_watch: handed over (crate::watches); refused on i386.
+    pub const INOTIFY_ADD_WATCH: u32 = 254;
+    pub const I386_INOTIFY_ADD_WATCH: u32 = 292;
     /// i386: mmap2; mprotect, pkey_mprotect; shmat; ipc (its SHMAT call);
     /// personality. The old `mmap`, whose arguments are in memory, is
     /// refused.
@@ -603,6 +618,11 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         nr::CONNECT => Op::Connect { fd: int(0), addr: args[1], len: int(2) },
         nr::LISTEN => Op::Listen { fd: int(0), backlog: int(1) },
         nr::CLONE => Op::CloneSharingFs,
+        nr::INOTIFY_ADD_WATCH => Op::Watch {
+            fd: int(0),
+            target: path(AT_FDCWD, 1, args[2] as u32 & crate::watches::IN_DONT_FOLLOW == 0, false),
+            mask: args[2] as u32,
+        },
         nr::RT_SIGQUEUEINFO => Op::Signal { to: SignalTarget::Process(int(0)), sig: int(1) },
         nr::TKILL => Op::Signal { to: SignalTarget::Thread { tgid: None, tid: int(0) }, sig: int(1) },
         nr::TGKILL | nr::RT_TGSIGQUEUEINFO => {
@@ -915,7 +935,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let mut handed = nr::ALL.to_vec();
     handed.extend(nr::SIGNALS);
     handed.extend([nr::MEMFD_CREATE, nr::KCMP, nr::PROCESS_MADVISE, nr::EXECVE, nr::EXECVEAT]);
-    handed.extend([nr::SOCKET, nr::SOCKETPAIR, nr::BIND, nr::CONNECT, nr::LISTEN]);
+    handed.extend([nr::SOCKET, nr::SOCKETPAIR, nr::BIND, nr::CONNECT, nr::LISTEN, nr::INOTIFY_ADD_WATCH]);
     // Scheduling and ids of any process, the caller's own included, which
     // SELinux checks too (`self:process setsched`...).
     handed.extend(nr::SCHED_SET_BY_PID.into_iter().chain(nr::SCHED_GET_BY_PID));
@@ -925,6 +945,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
     i386_refused.extend([nr::I386_EXECVE, nr::I386_EXECVEAT, nr::I386_USELIB]);
     i386_refused.extend(nr::I386_SOCKETS);
+    i386_refused.extend([nr::I386_INOTIFY_ADD_WATCH, nr::I386_FANOTIFY_INIT]);
     i386_refused.extend(nr::IO_URING);
     let owners = ByArgument {
         fcntl: &[nr::FCNTL],
@@ -943,10 +964,13 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         hand_over: true,
     };
     let mut refused = nr::IO_URING.to_vec();
-    refused.push(nr::USELIB);
+    // fanotify's marks are watches, which SELinux checks (`watch`,
+    // `watch_mount`, `watch_sb`, `watch_with_perm`...; crate::watches
+    // for inotify's): refused with or without `opens`.
+    refused.extend([nr::USELIB, nr::FANOTIFY_INIT]);
     let x86_64 = if opens {
         handed.push(nr::CREAT);
-        refused.extend([nr::OPEN_BY_HANDLE_AT, nr::FANOTIFY_INIT]);
+        refused.push(nr::OPEN_BY_HANDLE_AT);
         let enosys = [nr::OPENAT2, nr::PIDFD_SEND_SIGNAL];
         block(notify, &handed, &[(nr::OPEN, 1), (nr::OPENAT, 2)], &enosys, &refused, true, &owners)
     } else {
@@ -970,7 +994,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     };
     i386_refused.push(nr::I386_OLD_MMAP);
     let i386 = if opens {
-        i386_refused.extend([nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2, nr::I386_FANOTIFY_INIT]);
+        i386_refused.extend([nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2]);
         block(eperm, &i386_refused, &[(nr::I386_OPEN, 1), (nr::I386_OPENAT, 2)], &[], &[], false, &owners)
     } else {
         block(eperm, &i386_refused, &[], &[], &[], false, &owners)
@@ -1105,6 +1129,18 @@ mod tests {
             let listen = [3, 128, 0, 0, 0, 0];
             assert_eq!(run(&prog, nr::LISTEN, AUDIT_ARCH_X86_64, listen), NOTIFY, "listen");
             assert_eq!(decode(nr::LISTEN, listen.map(u64::from)), Some(Op::Listen { fd: 3, backlog: 128 }));
+            // inotify watches: handed over, a final link followed unless
+            // IN_DONT_FOLLOW; on i386 refused.
+            for (mask, follow) in [(0x100, true), (0x0200_0100, false)] {
+                let watch = [3, 0x7000, mask, 0, 0, 0];
+                assert_eq!(run(&prog, nr::INOTIFY_ADD_WATCH, AUDIT_ARCH_X86_64, watch), NOTIFY, "watch");
+                let target = FileArg::Path { dirfd: AT_FDCWD, path: 0x7000, follow, empty_ok: false };
+                assert_eq!(
+                    decode(nr::INOTIFY_ADD_WATCH, watch.map(u64::from)),
+                    Some(Op::Watch { fd: 3, target, mask })
+                );
+            }
+            assert_eq!(run(&prog, nr::I386_INOTIFY_ADD_WATCH, AUDIT_ARCH_I386, [3, 0, 0x100, 0, 0, 0]), EPERM);
             // TCP Fast Open's sends: refused with MSG_FASTOPEN, passed without.
             for (n, arg) in nr::FASTOPEN {
                 let mut args = [3, 0, 0, 0, 0, 0];
@@ -1178,11 +1214,12 @@ mod tests {
         // The other ways to open for writing are closed with `opens`.
         assert_eq!(run(&with, nr::OPENAT2, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS);
         assert_eq!(run(&with, nr::OPEN_BY_HANDLE_AT, AUDIT_ARCH_X86_64, [0; 6]), EPERM);
-        assert_eq!(run(&with, nr::FANOTIFY_INIT, AUDIT_ARCH_X86_64, [0; 6]), EPERM);
-        assert_eq!(run(&with, nr::I386_FANOTIFY_INIT, AUDIT_ARCH_I386, [0; 6]), EPERM);
         assert_eq!(run(&with, nr::X32_BIT | nr::OPEN, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS, "x32");
         assert_eq!(run(&without, nr::X32_BIT | nr::MMAP, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS, "x32");
         for prog in [&with, &without] {
+            // fanotify groups: their marks are watches (crate::watches).
+            assert_eq!(run(prog, nr::FANOTIFY_INIT, AUDIT_ARCH_X86_64, [0; 6]), EPERM);
+            assert_eq!(run(prog, nr::I386_FANOTIFY_INIT, AUDIT_ARCH_I386, [0; 6]), EPERM);
             for n in nr::IO_URING {
                 assert_eq!(run(prog, n, AUDIT_ARCH_X86_64, [0; 6]), EPERM, "io_uring {n}");
                 assert_eq!(run(prog, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 io_uring {n}");

@@ -640,6 +640,8 @@ struct Gathered {
     /// A bind's working directory (where a Unix socket's relative path
     /// is made).
     cwd: Option<OwnedFd>,
+    /// An inotify watch's instance (the daemon's copy).
+    watcher: Option<OwnedFd>,
 }
 
 /// `MFD_NAME_MAX_LEN` (mm/memfd.c).
@@ -727,6 +729,14 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
     let args = operands(op);
     let proc = |rest: &str| open_path(libc::AT_FDCWD, OsStr::new(&format!("/proc/{tid}/{rest}")), 0);
     let root = proc("root").map_err(|_| libc::ESRCH)?;
+    // The kernel checks a watch's instance before its path.
+    let watcher = match *op {
+        Op::Watch { fd, mask, .. } => {
+            let pidfd = crate::pidfd::thread_pidfd(tid).map_err(|_| libc::ESRCH)?;
+            Some(crate::watches::instance(pidfd.as_fd(), fd, mask)?)
+        }
+        _ => None,
+    };
     let mem = File::open(format!("/proc/{tid}/mem")).map_err(|_| libc::ESRCH)?;
     let mut out = Vec::new();
     for a in &args {
@@ -786,7 +796,20 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
         }
         _ => (None, None),
     };
-    Ok(Gathered { root, args: out, xattr, creds, umask, fd_alias, link_target, memfd_name, times, address, cwd })
+    Ok(Gathered {
+        root,
+        args: out,
+        xattr,
+        creds,
+        umask,
+        fd_alias,
+        link_target,
+        memfd_name,
+        times,
+        address,
+        cwd,
+        watcher,
+    })
 }
 
 /// Whether `socket` has a send timeout (`SO_SNDTIMEO`), which bounds a
@@ -1076,10 +1099,11 @@ fn resolve(
             Resolved::Xattr(resolve_object(&args[0])?, name, None)
         }
         Op::Times { .. } => Resolved::Times(resolve_object(&args[0])?, times),
-        // Served by `serve_open` and `serve_make`; calls on processes by
-        // `Supervisor::dispatch`.
+        // Served by `serve_open`, `serve_make` and `serve_watch`; calls on
+        // processes by `Supervisor::dispatch`.
         Op::Open { .. }
         | Op::Make { .. }
+        | Op::Watch { .. }
         | Op::Signal { .. }
         | Op::SetOwner { .. }
         | Op::Prlimit { .. }
@@ -1104,7 +1128,10 @@ fn operands(op: &Op) -> Vec<FileArg> {
         Op::Setattr { target, .. } | Op::Truncate { target, .. } | Op::Times { target, .. } => vec![target],
         Op::Remove { name, .. } => vec![name],
         Op::Rename { from, to, .. } | Op::Link { from, to } => vec![from, to],
-        Op::SetXattr { target, .. } | Op::RemoveXattr { target, .. } | Op::Open { target, .. } => vec![target],
+        Op::SetXattr { target, .. }
+        | Op::RemoveXattr { target, .. }
+        | Op::Open { target, .. }
+        | Op::Watch { target, .. } => vec![target],
         Op::Make { name, .. } => vec![name],
         // Decided without a worker (`Supervisor::dispatch`).
         Op::Signal { .. }
@@ -1157,6 +1184,7 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
         Op::Make { what, .. } => return serve_make(cx, home, call, what),
         Op::MemfdCreate { flags, .. } => return serve_memfd(cx, home, call, flags),
         Op::Bind { .. } => return serve_bind(cx, call),
+        Op::Watch { mask, .. } => return serve_watch(cx, home, call, mask).map(Answer::Value),
         _ => {}
     }
     let Call { op, tid, gathered, subject } = call;
@@ -1222,6 +1250,39 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
     }
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
     perform(&resolved).map(Answer::Value)
+}
+
+/// inotify_add_watch (crate::watches), in the kernel's order, each
+/// refusal ending it: the mode bits with the caller's credentials,
+/// SELinux's `read` of the object, then its `watch` (on the marked
+/// filesystems only, as every check here); then the watch, made on the
+/// daemon's copy of the caller's instance with the caller's credentials.
+fn serve_watch(cx: &Context, home: &Home, call: Call, mask: u32) -> Result<i64, i32> {
+    let Call { tid, gathered, subject, .. } = call;
+    let instance = gathered.watcher.as_ref().ok_or(libc::EBADF)?;
+    let arg = gathered.args.first().ok_or(libc::EFAULT)?;
+    enter_root(gathered.root.as_fd())?;
+    gathered.creds.assume().map_err(|e| errno_of(&e))?;
+    let o = resolve_object(arg);
+    // The watch names the object through the daemon's `/proc`.
+    home.back().map_err(|e| errno_of(&e))?;
+    let o = o?;
+    if mask & crate::watches::IN_ONLYDIR != 0 && !o.md.is_dir() {
+        return Err(libc::ENOTDIR);
+    }
+    let class = cx.enforcer.classes.of_mode(o.md.mode()).filter(|_| cx.marked_devs.contains(&o.md.dev()));
+    if let Some(cp) = class {
+        gathered.creds.assume().map_err(|e| errno_of(&e))?;
+        crate::watches::mode_allows_read(o.fd.as_fd())?;
+        home.back().map_err(|e| errno_of(&e))?;
+        for perms in crate::watches::perms(&cp, mask) {
+            if !checked(cx, tid, subject.tgid, subject.sid, &[(&o, perms)]) {
+                return Err(libc::EACCES);
+            }
+        }
+    }
+    gathered.creds.assume().map_err(|e| errno_of(&e))?;
+    crate::watches::add(instance.as_fd(), o.fd.as_fd(), mask)
 }
 
 /// memfd_create, made with the caller's credentials, then labeled
