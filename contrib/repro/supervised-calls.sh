@@ -4,7 +4,8 @@
 # supervised opens, crates/enforce/src/supervised_open.rs), N signal
 # probes of itself (kill(self, 0): crates/enforce/src/signals.rs) and N
 # reads of its own CPU affinity (sched_getaffinity(0):
-# crates/enforce/src/sched.rs) of a data_t
+# crates/enforce/src/sched.rs) and N inotify watches (inotify_add_watch
+# of the same file again: crates/enforce/src/watches.rs) of a data_t
 # file on a marked tmpfs, by root
 # in the default domain (not supervised), root in modifier_t (each call
 # decided and made by rampartd) and root in modifier_t with
@@ -38,8 +39,10 @@ CG="rampart-supervised.$$"
     --default-context system_u:system_r:unconfined_t:s0 --socket "$W/sock" --cgroup "$CG" 2>"$W/daemon.err" &
 D=$!
 for _ in $(seq 200); do "$RAMPART" status --socket "$W/sock" >/dev/null 2>&1 && break; sleep 0.05; done
-LOOP="import os, sys, time
+LOOP="import ctypes, os, sys, time
 f, n = sys.argv[1], int(sys.argv[2])
+libc = ctypes.CDLL(None, use_errno=True)
+ino = libc.inotify_init1(os.O_CLOEXEC)
 t = time.perf_counter()
 for i in range(n):
     os.chmod(f, 0o600 if i % 2 else 0o644)
@@ -56,7 +59,12 @@ k = time.perf_counter()
 for i in range(n):
     os.sched_getaffinity(0)
 a = time.perf_counter()
-print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us\")"
+path = os.fsencode(f)
+for i in range(n):
+    if libc.inotify_add_watch(ino, path, 2) < 0:
+        raise OSError(ctypes.get_errno(), \"inotify_add_watch\")
+w = time.perf_counter()
+print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us\")"
 MKDIRS="import os, sys, time
 d, n = sys.argv[1], int(sys.argv[2])
 t = time.perf_counter()

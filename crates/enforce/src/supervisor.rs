@@ -1261,20 +1261,23 @@ fn serve_watch(cx: &Context, home: &Home, call: Call, mask: u32) -> Result<i64, 
     let Call { tid, gathered, subject, .. } = call;
     let instance = gathered.watcher.as_ref().ok_or(libc::EBADF)?;
     let arg = gathered.args.first().ok_or(libc::EFAULT)?;
+    let class = |o: &Object| cx.enforcer.classes.of_mode(o.md.mode()).filter(|_| cx.marked_devs.contains(&o.md.dev()));
     enter_root(gathered.root.as_fd())?;
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
-    let o = resolve_object(arg);
-    // The watch names the object through the daemon's `/proc`.
+    let o = resolve_object(arg).and_then(|o| {
+        if mask & crate::watches::IN_ONLYDIR != 0 && !o.md.is_dir() {
+            return Err(libc::ENOTDIR);
+        }
+        if class(&o).is_some() {
+            crate::watches::mode_allows_read(o.fd.as_fd())?;
+        }
+        Ok(o)
+    });
+    // The checks as the daemon; the watch names the object through the
+    // daemon's `/proc`.
     home.back().map_err(|e| errno_of(&e))?;
     let o = o?;
-    if mask & crate::watches::IN_ONLYDIR != 0 && !o.md.is_dir() {
-        return Err(libc::ENOTDIR);
-    }
-    let class = cx.enforcer.classes.of_mode(o.md.mode()).filter(|_| cx.marked_devs.contains(&o.md.dev()));
-    if let Some(cp) = class {
-        gathered.creds.assume().map_err(|e| errno_of(&e))?;
-        crate::watches::mode_allows_read(o.fd.as_fd())?;
-        home.back().map_err(|e| errno_of(&e))?;
+    if let Some(cp) = class(&o) {
         for perms in crate::watches::perms(&cp, mask) {
             if !checked(cx, tid, subject.tgid, subject.sid, &[(&o, perms)]) {
                 return Err(libc::EACCES);
