@@ -70,6 +70,7 @@ const PROGRAMS: &[&str] = &[
     "interrupt",
     "clone_fs",
     "watch_dir",
+    "sysv_ipc",
 ];
 
 /// Exit statuses of the attack programs (tests/adversarial/adversarial.h).
@@ -1551,6 +1552,60 @@ echo "AVC_WATCH_READS=$(avc watch_reads public_t)"
     for key in ["AVC_READ", "AVC_WATCH", "AVC_WATCH_READS"] {
         assert!(r.num(key) >= 1, "{key}: the denial is audited:\n{}", r.stderr);
     }
+}
+
+/// Another domain's System V IPC objects are its own (SELinux labels
+/// each with its creator's domain and checks every use:
+/// crates/enforce/src/sysv_ipc.rs): the default domain, as uid 65534,
+/// makes a shared memory segment, a message queue and a semaphore set
+/// (mode 0600) holding "secret"; uid 65534 in still_t, which the policy
+/// grants no `shm` permission, cannot attach the segment (SHM), and in
+/// app_t, which has no `msgq` or `sem` permission, cannot receive the
+/// message (MSG) nor take the semaphore (SEM): refused with `EACCES` by
+/// the launcher's filter, the class forbidden in the exec-context reply.
+/// Under a permissive daemon each succeeds. Left, pinned: app_t may use
+/// its own segments (`self:shm`), so its shared memory calls are not
+/// mediated, and it attaches the default domain's segment (LEFT_SHM),
+/// which SELinux refuses (no `associate` of unconfined_t's segments).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn another_domains_ipc_objects_are_its_own() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+STILL=system_u:system_r:still_t:s0
+as_still() { "$RAMPART" run --socket "$SOCK" --force --context "$STILL" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+victim() { setpriv --reuid=65534 --regid=65534 --clear-groups "$ADV/sysv_ipc" "$@"; }
+BASE=$(( 1380000000 + ($$ % 100000) * 10 ))
+trap 'for k in 1 2 3; do victim remove $((BASE + k)) >/dev/null 2>&1 || true; done; cleanup' EXIT
+k=0
+for mode in ENFORCING PERMISSIVE; do
+    k=$((k + 1)); KEY=$((BASE + k))
+    attempt "MAKE_$mode" victim make "$KEY"
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt "${mode}_SHM" as_still "$ADV/sysv_ipc" shm "$KEY"
+    attempt "${mode}_MSG" as_attacker "$ADV/sysv_ipc" msg "$KEY"
+    attempt "${mode}_SEM" as_attacker "$ADV/sysv_ipc" sem "$KEY"
+    if [ $mode = ENFORCING ]; then attempt LEFT_SHM as_attacker "$ADV/sysv_ipc" shm "$KEY"; fi
+    stop_daemon
+    victim remove "$KEY" >/dev/null
+done
+"#,
+    );
+    r.report("sysv_ipc");
+    r.assert_allowed("MAKE_ENFORCING", "the default domain makes the objects");
+    r.assert_allowed("MAKE_PERMISSIVE", "the default domain makes the objects");
+    r.assert_blocked("ENFORCING_SHM", "still_t may not use System V shared memory (no shm permission)");
+    r.assert_blocked("ENFORCING_MSG", "app_t may not use System V message queues (no msgq permission)");
+    r.assert_blocked("ENFORCING_SEM", "app_t may not use System V semaphores (no sem permission)");
+    for key in ["PERMISSIVE_SHM", "PERMISSIVE_MSG", "PERMISSIVE_SEM"] {
+        r.assert_succeeded(key);
+    }
+    r.assert_allowed(
+        "LEFT_SHM",
+        "left open: app_t may use its own segments, so its shared memory is not mediated (SELinux refuses this)",
+    );
 }
 
 /// A domain cannot hold up other domains' connects: rampartd makes every

@@ -24,3 +24,31 @@ pub const DATA_ARCH: u32 = 4;
 pub const fn data_arg(i: u32) -> u32 {
     16 + 8 * i
 }
+
+/// Runs filter `prog` on one call (`args`: the arguments' low words), as
+/// the kernel's classic BPF interpreter would: the filters' tests.
+#[cfg(test)]
+#[allow(clippy::panic)]
+pub fn run(prog: &[libc::sock_filter], nr: u32, arch: u32, args: [u32; 6]) -> u32 {
+    let load = |k: u32| match k {
+        DATA_NR => nr,
+        DATA_ARCH => arch,
+        k => args[((k - 16) / 8) as usize],
+    };
+    let mut pc = 0;
+    let mut acc = 0;
+    loop {
+        let i = prog[pc];
+        let jump = |yes: bool| usize::from(if yes { i.jt } else { i.jf });
+        match i.code {
+            BPF_LD_W_ABS => acc = load(i.k),
+            BPF_JEQ_K => pc += jump(acc == i.k),
+            BPF_JGE_K => pc += jump(acc >= i.k),
+            BPF_JSET_K => pc += jump(acc & i.k != 0),
+            BPF_AND_K => acc &= i.k,
+            BPF_RET_K => return i.k,
+            other => panic!("unexpected instruction {other:#x}"),
+        }
+        pc += 1;
+    }
+}

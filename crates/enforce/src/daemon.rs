@@ -362,7 +362,7 @@ impl Daemon {
         dirs
     }
 
-    /// What domain `sid` may do to no file of any type, and whether it
+    /// What domain `sid` may do to no object of any type, and whether it
     /// may write every type (crate::sandbox::Forbidden): nothing while it,
     /// or the daemon, is permissive.
     fn forbidden_everywhere(&self, sid: Sid) -> Vec<Forbidden> {
@@ -372,9 +372,6 @@ impl Daemon {
         if !enforcing || policy.is_permissive(s.ty) {
             return Vec::new();
         }
-        // Whether some type grants `perm` of `class` (a permission the
-        // policy does not define: no claim, true). Constraints are left
-        // out: they can only deny more.
         // How many types grant `perm` of `class`, and of how many (a
         // permission the policy does not define: no claim, all).
         let granted_on = |class: &str, perm: &str| {
@@ -388,7 +385,18 @@ impl Daemon {
                 (granted + usize::from(policy.compute_av(&bools, &s, &target, c).allowed & bit != 0), all + 1)
             })
         };
-        let granted_somewhere = |class: &str, perm: &str| granted_on(class, perm).0 > 0;
+        // Whether some rule grants `perm` of `class` (`None`: any of its
+        // permissions) on some type, from the rules alone (constraints
+        // can only deny more); a class or permission the policy does not
+        // define: no claim, true.
+        let granted_somewhere = |class: &str, perm: Option<&str>| {
+            let Some(c) = policy.class_by_name(class) else { return true };
+            match perm.map(|p| policy.perm_bit(c, p)) {
+                None => policy.grants_some(&bools, s.ty, c, u32::MAX),
+                Some(Some(bit)) => policy.grants_some(&bools, s.ty, c, bit),
+                Some(None) => true,
+            }
+        };
         let mut forbid = Vec::new();
         let (writable, types) = granted_on("file", "write");
         if writable == 0 {
@@ -397,11 +405,18 @@ impl Daemon {
         if writable < types {
             forbid.push(Forbidden::TruncateByName);
         }
-        if !granted_somewhere("dir", "remove_name") {
+        if !granted_somewhere("dir", Some("remove_name")) {
             forbid.push(Forbidden::Unlink);
         }
-        if !granted_somewhere("file", "setattr") && !granted_somewhere("dir", "setattr") {
+        if !granted_somewhere("file", Some("setattr")) && !granted_somewhere("dir", Some("setattr")) {
             forbid.push(Forbidden::Setattr);
+        }
+        // System V IPC (crate::sysv_ipc): SELinux checks the class at
+        // every call on an object.
+        for (class, forbidden) in [("shm", Forbidden::Shm), ("sem", Forbidden::Sem), ("msgq", Forbidden::Msg)] {
+            if !granted_somewhere(class, None) {
+                forbid.push(forbidden);
+            }
         }
         forbid
     }

@@ -128,6 +128,7 @@ mod supervised;
 mod supervised_open;
 mod supervisor;
 mod sync;
+mod sysv_ipc;
 mod thread_creds;
 mod watches;
 

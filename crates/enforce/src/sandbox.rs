@@ -105,9 +105,11 @@
 //! `TRUNCATE` (ABI 3); where it may `remove_name` in no directory,
 //! `REMOVE_FILE` (unlink, renames out of a directory); both granted outside
 //! the marked filesystems, as `REFER`. Where it may `setattr` nothing, the
-//! seccomp filter refuses chmod and chown. These are exact (SELinux would
-//! refuse each on every file); where the policy grants the permission on
-//! some type, the call goes to rampartd, which decides it exactly
+//! seccomp filter refuses chmod and chown; where it has no permission of
+//! a System V IPC class, that class's calls (crate::sysv_ipc). These are
+//! exact (SELinux would refuse each on every object); where the policy
+//! grants the permission on some type, a file call goes to rampartd,
+//! which decides it exactly
 //! (crate::supervised, crate::supervisor). Without that (a launcher that
 //! could not hand its listener over), where the domain may not write
 //! every type the filter refuses `truncate(2)` by name on every file
@@ -203,6 +205,13 @@ pub enum Forbidden {
     /// daemon supervises (crate::supervisor asks the profile exactly).
     #[serde(rename = "link_rename")]
     LinkRename,
+    /// No permission of class `shm` on any type: no System V shared
+    /// memory (seccomp, `EACCES`: crate::sysv_ipc).
+    Shm,
+    /// No permission of class `sem`: no System V semaphores.
+    Sem,
+    /// No permission of class `msgq`: no System V message queues.
+    Msg,
 }
 const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
@@ -599,6 +608,8 @@ fn filter_program(abis: &[Refused], forbid: &[Forbidden], supervised: bool) -> V
         }
         prog.push(eperm);
     }
+    // System V IPC of the forbidden classes: refused (`EACCES`).
+    prog.extend(crate::sysv_ipc::fragment(forbid));
     for abi in abis {
         // One block per ABI: [arch check] [nr loads and tests] [returns].
         let mut block = vec![bpf(BPF_LD_W_ABS, DATA_NR, 0, 0)];
@@ -730,36 +741,10 @@ pub fn bound_capabilities(allowed: u64) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    /// Runs the filter on one `seccomp_data` (nr, arch, and `arg0` as the
-    /// low half of every argument), as the kernel's classic BPF
-    /// interpreter would.
+    /// Runs the filter on one call with `arg0` as the low half of every
+    /// argument.
     fn run(prog: &[libc::sock_filter], nr: u32, arch: u32, arg0: u32) -> u32 {
-        let (mut a, mut pc) = (0u32, 0usize);
-        loop {
-            let i = prog[pc];
-            match i.code {
-                BPF_LD_W_ABS => {
-                    a = match i.k {
-                        DATA_NR => nr,
-                        DATA_ARCH => arch,
-                        DATA_ARG0_LOW | DATA_ARG1_LOW => arg0,
-                        other => panic!("load of offset {other}"),
-                    }
-                }
-                BPF_JEQ_K => {
-                    pc += usize::from(if a == i.k { i.jt } else { i.jf });
-                }
-                BPF_JSET_K => {
-                    pc += usize::from(if a & i.k != 0 { i.jt } else { i.jf });
-                }
-                BPF_JGE_K => {
-                    pc += usize::from(if a >= i.k { i.jt } else { i.jf });
-                }
-                BPF_RET_K => return i.k,
-                other => panic!("instruction {other:#x}"),
-            }
-            pc += 1;
-        }
+        crate::bpf::run(prog, nr, arch, [arg0; 6])
     }
 
     #[test]

@@ -1047,31 +1047,7 @@ pub fn install_filter(opens: bool) -> io::Result<OwnedFd> {
 mod tests {
     use super::*;
 
-    /// Runs the filter on one call (`args`: the arguments' low words), as
-    /// the kernel would.
-    fn run(prog: &[libc::sock_filter], nr: u32, arch: u32, args: [u32; 6]) -> u32 {
-        let load = |k: u32| match k {
-            DATA_NR => nr,
-            DATA_ARCH => arch,
-            k => args[((k - 16) / 8) as usize],
-        };
-        let mut pc = 0;
-        let mut acc = 0;
-        loop {
-            let i = prog[pc];
-            let jump = |yes: bool| usize::from(if yes { i.jt } else { i.jf });
-            match i.code {
-                BPF_LD_W_ABS => acc = load(i.k),
-                BPF_JEQ_K => pc += jump(acc == i.k),
-                BPF_JGE_K => pc += jump(acc >= i.k),
-                BPF_JSET_K => pc += jump(acc & i.k != 0),
-                BPF_AND_K => acc &= i.k,
-                BPF_RET_K => return i.k,
-                other => panic!("unexpected instruction {other:#x}"),
-            }
-            pc += 1;
-        }
-    }
+    use crate::bpf::run;
 
     const EPERM: u32 = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
     const ENOSYS: u32 = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;

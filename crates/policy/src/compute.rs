@@ -31,6 +31,24 @@ pub struct AvDecision {
 }
 
 impl Policy {
+    /// Whether an `allow` rule active under `bools` grants type `sty` one
+    /// of `perms` of `class` on some target: a bound on what
+    /// [`Policy::compute_av`] can allow it on any type (constraints and
+    /// type bounds only take away), found from the rules instead of a
+    /// decision per type. False says none of `perms` is ever allowed to
+    /// `sty` on any object of the class.
+    pub fn grants_some(&self, bools: &Booleans, sty: TypeId, class: ClassId, perms: AccessVector) -> bool {
+        let conds = bools.cond_states();
+        let Some(sattrs) = self.index.attrs_of.get(sty.index()) else { return false };
+        sattrs.iter().any(|&a| {
+            self.index
+                .by_source
+                .slice(a as usize, class.index())
+                .iter()
+                .any(|e| e.kind == avtab_kind::ALLOWED && e.data & perms != 0 && entry_active(conds, e))
+        })
+    }
+
     /// Computes the decision for `scontext` acting on `tcontext` of class
     /// `class`, under the boolean state `bools`. Contexts must be valid in
     /// this policy (see [`Policy::parse_context`]); an unknown class gives

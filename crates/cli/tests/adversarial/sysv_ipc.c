@@ -1,0 +1,92 @@
+/*
+ * Attack: use another domain's System V IPC objects, which only their
+ * mode bits protect from a process under the same uid. SELinux labels
+ * each object with its creator's domain and checks every use: `shm {
+ * associate read }` to attach a segment, `msgq { associate read }` and
+ * `msg { receive }` to take a message, `sem { associate read write }` to
+ * take a semaphore.
+ *
+ * Usage: sysv_ipc make KEY (the victim): a shared memory segment holding
+ * "secret", a message queue holding the message "secret" and a set of
+ * one semaphore at 1, each with mode 0600, under key KEY, then exits
+ * (they outlive it). remove KEY removes them.
+ *
+ * Usage: sysv_ipc shm KEY: attaches KEY's segment and reads it; msg KEY
+ * receives KEY's message; sem KEY takes KEY's semaphore (without
+ * waiting). Each succeeds if it got what the victim put there.
+ */
+#include "adversarial.h"
+
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
+
+struct message {
+    long type;
+    char text[16];
+};
+
+static int make(key_t key) {
+    int shm = shmget(key, 4096, IPC_CREAT | IPC_EXCL | 0600);
+    if (shm < 0) verdict(BROKEN, "shmget: %s", strerror(errno));
+    char *p = shmat(shm, NULL, 0);
+    if (p == (void *)-1) verdict(BROKEN, "shmat: %s", strerror(errno));
+    strcpy(p, "secret");
+    shmdt(p);
+    int q = msgget(key, IPC_CREAT | IPC_EXCL | 0600);
+    if (q < 0) verdict(BROKEN, "msgget: %s", strerror(errno));
+    struct message m = {.type = 1, .text = "secret"};
+    if (msgsnd(q, &m, sizeof m.text, 0) != 0) verdict(BROKEN, "msgsnd: %s", strerror(errno));
+    int sem = semget(key, 1, IPC_CREAT | IPC_EXCL | 0600);
+    if (sem < 0) verdict(BROKEN, "semget: %s", strerror(errno));
+    if (semctl(sem, 0, SETVAL, 1) != 0) verdict(BROKEN, "semctl: %s", strerror(errno));
+    verdict(SUCCEEDED, "made segment %d, queue %d, semaphores %d", shm, q, sem);
+}
+
+static int remove_all(key_t key) {
+    int shm = shmget(key, 0, 0), q = msgget(key, 0), sem = semget(key, 0, 0);
+    if (shm >= 0) shmctl(shm, IPC_RMID, NULL);
+    if (q >= 0) msgctl(q, IPC_RMID, NULL);
+    if (sem >= 0) semctl(sem, 0, IPC_RMID);
+    verdict(SUCCEEDED, "removed");
+}
+
+static int read_segment(key_t key) {
+    int shm = shmget(key, 0, 0);
+    if (shm < 0) FAILED(errno, "shmget of key %d", (int)key);
+    char *p = shmat(shm, NULL, SHM_RDONLY);
+    if (p == (void *)-1) FAILED(errno, "shmat of segment %d", shm);
+    if (strcmp(p, "secret") != 0) verdict(BROKEN, "segment %d holds \"%.16s\"", shm, p);
+    verdict(SUCCEEDED, "read \"%s\" in segment %d", p, shm);
+}
+
+static int receive(key_t key) {
+    int q = msgget(key, 0);
+    if (q < 0) FAILED(errno, "msgget of key %d", (int)key);
+    struct message m;
+    if (msgrcv(q, &m, sizeof m.text, 0, IPC_NOWAIT) < 0) FAILED(errno, "msgrcv from queue %d", q);
+    verdict(SUCCEEDED, "received \"%.16s\" from queue %d", m.text, q);
+}
+
+static int take(key_t key) {
+    int sem = semget(key, 0, 0);
+    if (sem < 0) FAILED(errno, "semget of key %d", (int)key);
+    struct sembuf op = {.sem_num = 0, .sem_op = -1, .sem_flg = IPC_NOWAIT};
+    if (semop(sem, &op, 1) != 0) FAILED(errno, "semop on set %d", sem);
+    verdict(SUCCEEDED, "took the semaphore of set %d", sem);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: sysv_ipc make|remove|shm|msg|sem KEY\n");
+        return BROKEN;
+    }
+    key_t key = (key_t)strtol(argv[2], NULL, 10);
+    if (!strcmp(argv[1], "make")) return make(key);
+    if (!strcmp(argv[1], "remove")) return remove_all(key);
+    if (!strcmp(argv[1], "shm")) return read_segment(key);
+    if (!strcmp(argv[1], "msg")) return receive(key);
+    if (!strcmp(argv[1], "sem")) return take(key);
+    verdict(BROKEN, "unknown method %s", argv[1]);
+}
