@@ -4,8 +4,10 @@
 # supervised opens, crates/enforce/src/supervised_open.rs), N signal
 # probes of itself (kill(self, 0): crates/enforce/src/signals.rs) and N
 # reads of its own CPU affinity (sched_getaffinity(0):
-# crates/enforce/src/sched.rs) and N inotify watches (inotify_add_watch
-# of the same file again: crates/enforce/src/watches.rs) of a data_t
+# crates/enforce/src/sched.rs), N inotify watches (inotify_add_watch
+# of the same file again: crates/enforce/src/watches.rs) and N
+# fcntl(F_SETFL, O_NONBLOCK) on a descriptor of it opened for reading
+# (crates/enforce/src/append_only.rs) of a data_t
 # file on a marked tmpfs, by root
 # in the default domain (not supervised), root in modifier_t (each call
 # decided and made by rampartd) and root in modifier_t with
@@ -39,7 +41,7 @@ CG="rampart-supervised.$$"
     --default-context system_u:system_r:unconfined_t:s0 --socket "$W/sock" --cgroup "$CG" 2>"$W/daemon.err" &
 D=$!
 for _ in $(seq 200); do "$RAMPART" status --socket "$W/sock" >/dev/null 2>&1 && break; sleep 0.05; done
-LOOP="import ctypes, os, sys, time
+LOOP="import ctypes, fcntl, os, sys, time
 f, n = sys.argv[1], int(sys.argv[2])
 libc = ctypes.CDLL(None, use_errno=True)
 ino = libc.inotify_init1(os.O_CLOEXEC)
@@ -64,7 +66,11 @@ for i in range(n):
     if libc.inotify_add_watch(ino, path, 2) < 0:
         raise OSError(ctypes.get_errno(), \"inotify_add_watch\")
 w = time.perf_counter()
-print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us\")"
+fd = os.open(f, os.O_RDONLY)
+for i in range(n):
+    fcntl.fcntl(fd, fcntl.F_SETFL, os.O_NONBLOCK if i % 2 else 0)
+s = time.perf_counter()
+print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us\")"
 MKDIRS="import os, sys, time
 d, n = sys.argv[1], int(sys.argv[2])
 t = time.perf_counter()

@@ -71,6 +71,7 @@ const PROGRAMS: &[&str] = &[
     "clone_fs",
     "watch_dir",
     "sysv_ipc",
+    "clear_append",
 ];
 
 /// Exit statuses of the attack programs (tests/adversarial/adversarial.h).
@@ -1606,6 +1607,47 @@ done
         "LEFT_SHM",
         "left open: app_t may use its own segments, so its shared memory is not mediated (SELinux refuses this)",
     );
+}
+
+/// A log the domain may only append to stays append-only (SELinux's
+/// `write` at an `F_SETFL` clearing `O_APPEND`:
+/// crates/enforce/src/append_only.rs): uid 65534 in app_t, which may
+/// `append` to log_t and not write it, opens the log with `O_APPEND`
+/// and cannot clear it to rewrite the log's start (REWRITE), refused
+/// with an AVC line; the log's first line stays. The daemon clears the
+/// flag on the file it checked: a thread switching the descriptor
+/// number between the log and a file app_t may write during 3,000
+/// clears never clears the log's (SWAP). Under a permissive daemon the
+/// log is rewritten, and the switch clears it.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn an_append_only_log_stays_append_only() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+LOGF="$T/data/app.log"
+OTHER="$S/work/other"
+for mode in ENFORCING PERMISSIVE; do
+    printf 'first entry\n' > "$LOGF"; chmod 666 "$LOGF"; label system_u:object_r:log_t:s0 "$LOGF"
+    : > "$OTHER"; chown 65534:65534 "$OTHER"
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt "${mode}_REWRITE" as_attacker "$ADV/clear_append" rewrite "$LOGF"
+    echo "${mode}_FIRST=$(head -n 1 "$LOGF")"
+    attempt "${mode}_SWAP" as_attacker "$ADV/clear_append" swap "$LOGF" "$OTHER"
+    stop_daemon
+done
+echo "AUDIT=$(grep -c "denied  { write } for  pid=[0-9]* comm=.clear_append. path=.*app.log. .*scontext=$APP tcontext=system_u:object_r:log_t:s0 tclass=file permissive=0" "$LOG" || true)"
+"#,
+    );
+    r.report("append");
+    r.assert_blocked("ENFORCING_REWRITE", "app_t may append to log_t, not write it");
+    assert_eq!(r.get("ENFORCING_FIRST"), "first entry", "the log's start is kept:\n{}", r.stderr);
+    r.assert_blocked("ENFORCING_SWAP", "the daemon clears O_APPEND on the file it checked");
+    r.assert_succeeded("PERMISSIVE_REWRITE");
+    assert_eq!(r.get("PERMISSIVE_FIRST"), "FORGED", "the attack rewrites the log:\n{}", r.stderr);
+    r.assert_succeeded("PERMISSIVE_SWAP");
+    assert!(r.num("AUDIT") >= 1, "the write denial is audited:\n{}", r.stderr);
 }
 
 /// A domain cannot hold up other domains' connects: rampartd makes every

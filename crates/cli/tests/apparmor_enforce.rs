@@ -67,6 +67,7 @@ fn setup() -> &'static PathBuf {
 /// * `free` is in unconfined mode; `sig_attached` attaches to
 ///   `$T/bin/sigattach` and has no rule.
 /// * `netter` makes inet stream and Unix sockets, no other.
+/// * `appender` may append to app.log, `rewriter` write it.
 const PROFILES: &str = r#"
 AA="$S/aa"; mkdir -p "$AA/profiles" "$AA/cache"
 cat > "$AA/profiles/confined" <<EOF
@@ -121,6 +122,12 @@ profile sig_attached $T/bin/sigattach {
 profile netter {
   network inet stream,
   network unix,
+}
+profile appender {
+  $T/data/app.log a,
+}
+profile rewriter {
+  $T/data/app.log w,
 }
 EOF
 echo allowed > "$T/data/allowed.txt"; echo other > "$T/data/other.txt"
@@ -797,6 +804,47 @@ stop_daemon
         "PERMITTING signal other ceeeirv",
     ];
     assert_eq!(signals, permitted, "{}", r.stderr);
+}
+
+/// A file a profile lets a process only append to stays append-only:
+/// the kernel's AppArmor refuses the writes through it once `O_APPEND`
+/// is cleared (`w` at each write's revalidation), which rampartd cannot
+/// see; it refuses the clear instead (`fcntl(F_SETFL)`:
+/// crates/enforce/src/append_only.rs), recorded as the kernel records
+/// the write (`file_perm`, `w`). `appender` (`a`) opens app.log to
+/// append and cannot clear `O_APPEND`; `rewriter` (`w`) can. Under a
+/// permissive daemon both clear it, with a complain-mode record.
+#[test]
+#[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
+fn a_profiles_append_rules_hold() {
+    let p = setup();
+    let script = r#"
+cat > "$S/clear.py" <<'PY'
+import errno, fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND)
+try:
+    fcntl.fcntl(fd, fcntl.F_SETFL, 0)
+    print(sys.argv[2] + "=cleared")
+except OSError as e:
+    print(sys.argv[2] + "=" + errno.errorcode[e.errno])
+PY
+printf 'first\n' > "$T/data/app.log"; chmod 666 "$T/data/app.log"
+echo "T=$T"
+aa_daemon $MODE
+for p in appender rewriter; do aa $p '/usr/bin/python3 "$0" "$1" "$2"' "$S/clear.py" "$T/data/app.log" $p; done
+stop_daemon
+"#;
+    let records = |r: &Run| -> Vec<String> {
+        let rows = r.stdout.lines().filter_map(|l| l.strip_prefix("AAREC "));
+        rows.map(|l| l.split(' ').take(5).collect::<Vec<_>>().join(" ").replace(r.get("T"), "$T")).collect()
+    };
+    let r = scenario(p, &script.replace("$MODE", ""));
+    assert_eq!(r.get("appender"), "EACCES", "{}", r.stderr);
+    assert_eq!(r.get("rewriter"), "cleared", "{}", r.stderr);
+    assert_eq!(records(&r), ["REJECTING file_perm appender $T/data/app.log w"], "{}", r.stderr);
+    let r = scenario(p, &script.replace("$MODE", "--permissive"));
+    assert_eq!(r.get("appender"), "cleared", "{}", r.stderr);
+    assert_eq!(records(&r), ["PERMITTING file_perm appender $T/data/app.log w"], "{}", r.stderr);
 }
 
 /// AppArmor's network rules decide every socket a launched process

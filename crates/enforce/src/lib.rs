@@ -70,6 +70,7 @@
 mod access;
 mod apparmor;
 mod apparmor_log;
+mod append_only;
 mod backlog;
 mod bpf;
 mod call_interrupts;

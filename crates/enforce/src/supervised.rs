@@ -180,6 +180,10 @@ pub enum Op {
     /// and umask (`CLONE_FS` without `CLONE_THREAD`): noted, then made by
     /// the kernel (crate::fs_sharing).
     CloneSharingFs,
+    /// fcntl(F_SETFL) of `flags` without `O_APPEND` on descriptor `fd`:
+    /// where the file has `O_APPEND`, a clear of it, checked; made by the
+    /// daemon on its copy of the file (crate::append_only).
+    SetFlags { fd: i32, flags: u32 },
     /// inotify_add_watch of `mask` on `target` to instance `fd`: checked,
     /// then made by the daemon on its copy of the instance
     /// (crate::watches).
@@ -582,6 +586,9 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
                 pid => SignalTarget::Process(pid),
             },
         },
+        nr::FCNTL if args[1] as u32 == append::F_SETFL && args[2] as u32 & append::O_APPEND == 0 => {
+            Op::SetFlags { fd: int(0), flags: args[2] as u32 }
+        }
         nr::PRLIMIT64 if int(0) != 0 => Op::Prlimit { pid: int(0), write: args[2] != 0, read: args[3] != 0 },
         n if nr::SCHED_SET_BY_PID.contains(&n) || nr::SCHED_GET_BY_PID.contains(&n) => {
             let to = match int(0) {
@@ -648,6 +655,8 @@ enum Target {
     Fcntl,
     /// The signal `F_SETSIG` names.
     SetSig,
+    /// The flags `F_SETFL` sets.
+    SetFlags,
     /// An `ioctl`'s command.
     Ioctl,
     /// The pid of a call naming a process in its first argument
@@ -714,6 +723,14 @@ pub mod owner {
     pub const SETSIG_REFUSED: [u32; 3] = [libc::SIGKILL as u32, libc::SIGSTOP as u32, libc::SIGCHLD as u32];
 }
 
+/// `fcntl(F_SETFL)` with flags lacking `O_APPEND`: it clears `O_APPEND`
+/// where the file has it, which SELinux checks as `write`
+/// (crate::append_only). Handed over (x86-64) or refused (i386).
+pub mod append {
+    pub const F_SETFL: u32 = libc::F_SETFL as u32;
+    pub const O_APPEND: u32 = libc::O_APPEND as u32;
+}
+
 /// The calls one arch's filter decides by an argument: file owners (see
 /// [`owner`]), `prlimit64` of another process, and executable memory.
 struct ByArgument {
@@ -777,7 +794,13 @@ impl Asm {
         self.op(BPF_LD_W_ABS, data_arg(1));
         self.jump(BPF_JEQ_K, owner::F_SETOWN, if owners.hand_over { Target::Action } else { Target::Eperm });
         self.jump(BPF_JEQ_K, owner::F_SETOWN_EX, Target::Eperm);
+        self.jump(BPF_JEQ_K, append::F_SETFL, Target::SetFlags);
         self.code.push((bpf(BPF_JEQ_K, owner::F_SETSIG, 0, 0), Some(Target::SetSig), Some(Target::Allow)));
+        // F_SETFL without O_APPEND may clear it (crate::append_only).
+        at.push((Target::SetFlags, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(2));
+        let setfl = if owners.hand_over { Target::Action } else { Target::Eperm };
+        self.code.push((bpf(BPF_JSET_K, append::O_APPEND, 0, 0), Some(Target::Allow), Some(setfl)));
         at.push((Target::SetSig, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(2));
         self.tests_then_allow(&owner::SETSIG_REFUSED, Target::Eperm);
@@ -1140,6 +1163,18 @@ mod tests {
             for sig in owner::SETSIG_REFUSED {
                 assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, fcntl(owner::F_SETSIG, sig)), EPERM, "{sig}");
             }
+            // F_SETFL: handed over unless it keeps O_APPEND.
+            let setfl = fcntl(append::F_SETFL, libc::O_NONBLOCK as u32);
+            assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, setfl), NOTIFY);
+            let want = Op::SetFlags { fd: 3, flags: libc::O_NONBLOCK as u32 };
+            assert_eq!(decode(nr::FCNTL, setfl.map(u64::from)), Some(want));
+            for n in nr::I386_FCNTL {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, setfl), EPERM, "i386 {n}");
+            }
+            let keeps = fcntl(append::F_SETFL, append::O_APPEND | libc::O_NONBLOCK as u32);
+            assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, keeps), ALLOW);
+            assert_eq!(run(&prog, nr::I386_FCNTL[1], AUDIT_ARCH_I386, keeps), ALLOW);
+            assert_eq!(decode(nr::FCNTL, keeps.map(u64::from)), None);
             for (cmd, arg) in [(owner::F_SETSIG, 34), (owner::F_SETSIG, 0), (libc::F_GETFL as u32, 0), (9, 0)] {
                 assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, fcntl(cmd, arg)), ALLOW, "fcntl {cmd} {arg}");
                 assert_eq!(decode(nr::FCNTL, fcntl(cmd, arg).map(u64::from)), None);

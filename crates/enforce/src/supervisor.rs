@@ -275,6 +275,12 @@ impl Supervisor {
         if let Op::Listen { fd, backlog } = op {
             return respond(listener.as_fd(), notif.id, listen(e, listener.as_fd(), notif, (fd, backlog)));
         }
+        if let Op::SetFlags { fd, flags } = op {
+            let still_pending = || pending(listener.as_fd(), notif.id);
+            let answer =
+                crate::append_only::set_flags(e, notif.pid, (fd, flags), &self.context.marked_devs, still_pending);
+            return respond(listener.as_fd(), notif.id, answer);
+        }
         let on_process = match op {
             Op::Signal { to, sig } => Some(crate::signals::decide(e, notif.pid, to, sig)),
             Op::SetOwner { to } => Some(crate::signals::decide_owner(e, notif.pid, to).inspect(|()| {
@@ -1118,6 +1124,7 @@ fn resolve(
         | Op::Bind { .. }
         | Op::Connect { .. }
         | Op::Listen { .. }
+        | Op::SetFlags { .. }
         | Op::CloneSharingFs
         | Op::Exec => return Err(libc::ENOSYS),
     })
@@ -1148,6 +1155,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::Bind { .. }
         | Op::Connect { .. }
         | Op::Listen { .. }
+        | Op::SetFlags { .. }
         | Op::CloneSharingFs
         | Op::Exec => Vec::new(),
     }

@@ -1,0 +1,70 @@
+/*
+ * Attack: rewrite a log the domain may only append to. It opens the log
+ * with O_APPEND (SELinux checks `append`), clears O_APPEND with
+ * fcntl(F_SETFL) (SELinux checks `write`) and writes at its start.
+ *
+ * Usage: clear_append rewrite LOG: succeeds if O_APPEND was cleared and
+ * "FORGED" written at offset 0 (the scenario reads the log to confirm).
+ *
+ * Usage: clear_append swap LOG OTHER: LOG opened with O_APPEND, OTHER (a
+ * file the domain may write) without; one descriptor number that another
+ * thread keeps switching (dup2) between the two, and 3000 F_SETFL(0)
+ * through it. A daemon that checked the file there and let the kernel
+ * look the number up again would clear the log's O_APPEND when the
+ * switch lands in between. It succeeds if the log's O_APPEND is gone.
+ */
+#include "adversarial.h"
+
+#include <pthread.h>
+
+#define SWAP_FD 100
+static int log_fd = -1, other_fd = -1;
+static volatile int swapping = 1;
+
+static void *swapper(void *arg) {
+    (void)arg;
+    for (unsigned i = 0; swapping; i++) dup2(i & 1 ? log_fd : other_fd, SWAP_FD);
+    return NULL;
+}
+
+static int open_log(const char *path) {
+    int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) verdict(BROKEN, "opening %s to append: %s", path, strerror(errno));
+    return fd;
+}
+
+static int rewrite(const char *path) {
+    int fd = open_log(path);
+    if (fcntl(fd, F_SETFL, 0) != 0) FAILED(errno, "clearing O_APPEND on %s", path);
+    if (fcntl(fd, F_GETFL) & O_APPEND) verdict(BROKEN, "O_APPEND is still set");
+    if (pwrite(fd, "FORGED\n", 7, 0) != 7) verdict(BROKEN, "pwrite: %s", strerror(errno));
+    verdict(SUCCEEDED, "cleared O_APPEND and wrote at the start of %s", path);
+}
+
+static int swap(const char *path, const char *other) {
+    log_fd = open_log(path);
+    other_fd = open(other, O_WRONLY | O_CLOEXEC);
+    if (other_fd < 0) verdict(BROKEN, "opening %s: %s", other, strerror(errno));
+    pthread_t t;
+    if (pthread_create(&t, NULL, swapper, NULL) != 0) verdict(BROKEN, "pthread_create");
+    int refused = 0, done = 0;
+    for (int i = 0; i < 3000; i++) {
+        if (fcntl(SWAP_FD, F_SETFL, 0) == 0) done++;
+        else if (is_denial(errno)) refused++;
+        if (!(fcntl(log_fd, F_GETFL) & O_APPEND)) {
+            swapping = 0;
+            verdict(SUCCEEDED, "the log's O_APPEND was cleared after %d calls", i + 1);
+        }
+    }
+    swapping = 0;
+    pthread_join(t, NULL);
+    if (!refused) verdict(BROKEN, "no call was refused (%d made)", done);
+    verdict(BLOCKED, "the log kept O_APPEND: %d refused, %d made on the other file", refused, done);
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "rewrite")) return rewrite(argv[2]);
+    if (argc == 4 && !strcmp(argv[1], "swap")) return swap(argv[2], argv[3]);
+    fprintf(stderr, "usage: clear_append rewrite LOG | swap LOG OTHER\n");
+    return BROKEN;
+}

@@ -1,0 +1,132 @@
+//! `fcntl(F_SETFL)` clearing `O_APPEND`, by a process `rampart run`
+//! started: checked as SELinux checks it, `write` of the file.
+//!
+//! Why: a domain may append to a file it may not write, a log above all
+//! (in Debian's policy 186 of the 674 domains may append to some file
+//! type they may not write: CGI scripts to the web server's logs, for
+//! one). It opens the file with `O_APPEND`, checked as `append`; with
+//! `O_APPEND` cleared its writes land anywhere in the file, rewriting
+//! what was logged, and nothing sees a write (fanotify has no write
+//! event). SELinux checks `write` of the file at that `F_SETFL`
+//! (`selinux_file_fcntl`); the kernel's AppArmor refuses the writes
+//! that follow, through a file its profile lets it only append to
+//! (`w`, at each write's revalidation): here the `F_SETFL` is refused
+//! instead, recorded as the kernel records a write (`file_perm`).
+//!
+//! How: the launcher's filter hands over every `F_SETFL` whose flags
+//! lack `O_APPEND` (crate::supervised; on i386 refused). The daemon takes
+//! its own copy of the descriptor (`pidfd_getfd`: the same open file);
+//! where that file has `O_APPEND` and lies on a marked filesystem, it
+//! checks `write` of its class (audited, `EACCES`) and the profile's
+//! `w`. Then it makes the `F_SETFL` itself, on its copy: the kernel
+//! would look the number up again, where another thread may have put
+//! a file with `O_APPEND` since the check. `O_NOATIME` newly set needs
+//! the caller to own the file or hold CAP_FOWNER (the daemon holds
+//! it): checked here, `EPERM` as the kernel answers. What differs: a
+//! change of `O_ASYNC` registers the daemon's descriptor number, which
+//! a signal set with `F_SETSIG` then reports in `si_fd`.
+
+use std::fs::File;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::unix::fs::MetadataExt;
+
+use rampart_apparmor::perms::MAY_WRITE;
+
+use crate::apparmor::{AppArmor, FileEvent};
+use crate::enforcer::{Checked, Enforcer};
+use crate::thread_creds::Creds;
+
+/// `CAP_FOWNER`: setting `O_NOATIME` on a file the caller does not own.
+const CAP_FOWNER: u64 = 1 << 3;
+
+/// `fcntl(fd, F_SETFL, flags)` by thread `tid` (`flags` lack
+/// `O_APPEND`), decided and made on the daemon's copy of the file, if
+/// `still_pending` says the call still waits; its result, or its error.
+/// `marked`: the marked filesystems' devices.
+pub(crate) fn set_flags(
+    e: &Enforcer,
+    tid: u32,
+    (fd, flags): (i32, u32),
+    marked: &[u64],
+    still_pending: impl Fn() -> bool,
+) -> Result<i64, i32> {
+    let pidfd = crate::pidfd::thread_pidfd(tid).map_err(|_| libc::ESRCH)?;
+    let file = crate::pidfd::take_descriptor(pidfd.as_fd(), fd).map_err(|_| libc::EBADF)?;
+    let current = fcntl(file.as_fd(), libc::F_GETFL, 0)? as u32;
+    let md = File::from(file.try_clone().map_err(|_| libc::EMFILE)?).metadata().map_err(|_| libc::EBADF)?;
+    if current & libc::O_APPEND as u32 != 0 && marked.contains(&md.dev()) {
+        may_clear_append(e, tid, file.as_fd(), &md)?;
+    }
+    if flags & libc::O_NOATIME as u32 != 0 && current & libc::O_NOATIME as u32 == 0 {
+        let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
+        let creds = Creds::from_status(&status).ok_or(libc::ESRCH)?;
+        if creds.fsuid != md.uid() && creds.effective & CAP_FOWNER == 0 {
+            return Err(libc::EPERM);
+        }
+    }
+    // Still the caller: what was read under /proc/TID was its.
+    if !still_pending() {
+        return Err(libc::ESRCH);
+    }
+    fcntl(file.as_fd(), libc::F_SETFL, flags)
+}
+
+/// SELinux's `write` of the file `file` (a clear of `O_APPEND`), and
+/// under a profile its `w`, each refusal audited or recorded.
+fn may_clear_append(e: &Enforcer, tid: u32, file: BorrowedFd<'_>, md: &std::fs::Metadata) -> Result<(), i32> {
+    let caller = crate::signals::caller(e, tid, "a clear of O_APPEND")?;
+    let tgid = caller.tgid.unwrap_or(tid);
+    if let Some(cp) = e.classes.of_mode(md.mode()) {
+        let tsid = e.objects.sid_of(&e.avc, file, md);
+        let decision = e.avc.has_perm_noaudit(caller.sid, tsid, cp.class, cp.write);
+        e.audit_checks(tid, caller.tgid, file, &[Checked { ssid: caller.sid, tsid, class: cp.class, decision }]);
+        if !decision.passes() {
+            return Err(libc::EACCES);
+        }
+    }
+    if let (Some(profile), Some(aa)) = (&caller.apparmor, &e.apparmor) {
+        let Some(name) = AppArmor::name_of(file, md) else { return Err(libc::EACCES) };
+        let ev = FileEvent { tid, tgid, fd: file, md };
+        if !aa.path_call(profile, &ev, &name, MAY_WRITE, "file_perm", &|| e.avc.policy_state().2) {
+            return Err(libc::EACCES);
+        }
+    }
+    Ok(())
+}
+
+fn fcntl(fd: BorrowedFd<'_>, cmd: i32, arg: u32) -> Result<i64, i32> {
+    // SAFETY: integer arguments on an open descriptor; neither command
+    // reads or writes memory.
+    let rc = unsafe { libc::fcntl(fd.as_raw_fd(), cmd, arg as libc::c_int) };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EBADF));
+    }
+    Ok(i64::from(rc))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use std::os::fd::OwnedFd;
+
+    /// The copy `pidfd_getfd` gives is the same open file: flags set
+    /// through it are the caller's.
+    #[test]
+    fn flags_set_on_the_copy_are_the_callers() {
+        let path = std::env::temp_dir().join(format!("rampart-append.{}", std::process::id()));
+        let mine: OwnedFd =
+            std::fs::OpenOptions::new().append(true).create(true).truncate(false).open(&path).unwrap().into();
+        // SAFETY: pidfd_open of our own pid, no flags.
+        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, std::process::id(), 0) };
+        assert!(pidfd >= 0);
+        // SAFETY: just opened, ours alone.
+        let pidfd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(pidfd as i32) };
+        let copy = crate::pidfd::take_descriptor(pidfd.as_fd(), mine.as_raw_fd()).unwrap();
+        let append = libc::O_APPEND as i64;
+        assert_eq!(fcntl(mine.as_fd(), libc::F_GETFL, 0).unwrap() & append, append);
+        fcntl(copy.as_fd(), libc::F_SETFL, 0).unwrap();
+        assert_eq!(fcntl(mine.as_fd(), libc::F_GETFL, 0).unwrap() & append, 0, "cleared for the caller too");
+        std::fs::remove_file(&path).unwrap();
+    }
+}
