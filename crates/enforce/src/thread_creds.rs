@@ -85,14 +85,7 @@ impl Creds {
         // arguments (-1 reads the fs id without changing it).
         let (fsuid, fsgid) =
             unsafe { (libc::syscall(libc::SYS_setfsuid, -1) as u32, libc::syscall(libc::SYS_setfsgid, -1) as u32) };
-        // SAFETY: size 0 only counts the groups.
-        let n = unsafe { libc::syscall(libc::SYS_getgroups, 0, std::ptr::null_mut::<libc::gid_t>()) };
-        io_check(n, "getgroups")?;
-        let mut groups = vec![0u32; n as usize];
-        // SAFETY: `groups` has room for `n` ids.
-        let got = unsafe { libc::syscall(libc::SYS_getgroups, n, groups.as_mut_ptr()) };
-        io_check(got, "getgroups")?;
-        groups.truncate(got as usize);
+        let groups = current_groups()?;
         let caps = capget()?;
         let effective = u64::from(caps[0].effective) | u64::from(caps[1].effective) << 32;
         Ok(Creds { fsuid, fsgid, groups, effective })
@@ -100,22 +93,35 @@ impl Creds {
 
     /// Makes the calling thread act with these credentials in file
     /// operations. Needs CAP_SETUID, CAP_SETGID (restored first from the
-    /// permitted set) and a permitted set holding `effective`.
+    /// permitted set) and a permitted set holding `effective`. Each
+    /// change is made only where the thread's credentials differ: every
+    /// one is a new `struct cred` in the kernel, and a supervised call
+    /// switches between the daemon's and the caller's several times.
     pub fn assume(&self) -> io::Result<()> {
+        const SETID: u32 = 1 << 6 | 1 << 7; // CAP_SETGID, CAP_SETUID
         let mut caps = capget()?;
-        // Everything permitted first: changing groups and ids needs it.
-        for d in &mut caps {
-            d.effective = d.permitted;
+        if caps[0].effective & SETID != SETID {
+            // Everything permitted first: changing groups and ids needs it.
+            for d in &mut caps {
+                d.effective = d.permitted;
+            }
+            capset(&caps)?;
         }
-        capset(&caps)?;
-        let n = self.groups.len();
-        // SAFETY: `groups` holds `n` ids, read by the kernel.
-        io_check(unsafe { libc::syscall(libc::SYS_setgroups, n, self.groups.as_ptr()) }, "setgroups")?;
-        // SAFETY: integer arguments only. setfsuid/setfsgid return the old
-        // id and report no error: checked below.
+        if current_groups()? != self.groups {
+            let n = self.groups.len();
+            // SAFETY: `groups` holds `n` ids, read by the kernel.
+            io_check(unsafe { libc::syscall(libc::SYS_setgroups, n, self.groups.as_ptr()) }, "setgroups")?;
+        }
+        // SAFETY: integer arguments only; -1 only reads the fs id.
+        // setfsuid/setfsgid return the old id and report no error:
+        // checked below.
         unsafe {
-            libc::syscall(libc::SYS_setfsgid, self.fsgid);
-            libc::syscall(libc::SYS_setfsuid, self.fsuid);
+            if libc::syscall(libc::SYS_setfsgid, -1) as u32 != self.fsgid {
+                libc::syscall(libc::SYS_setfsgid, self.fsgid);
+            }
+            if libc::syscall(libc::SYS_setfsuid, -1) as u32 != self.fsuid {
+                libc::syscall(libc::SYS_setfsuid, self.fsuid);
+            }
         }
         // SAFETY: as above; -1 only reads.
         let (u, g) =
@@ -123,13 +129,30 @@ impl Creds {
         if (u, g) != (self.fsuid, self.fsgid) {
             return Err(io::Error::other(format!("cannot take fsuid {} fsgid {}", self.fsuid, self.fsgid)));
         }
-        // The fs id change may have dropped file capabilities from the
+        // The fs id change may have changed the file capabilities in the
         // effective set; now exactly the caller's (within ours).
         let mut caps = capget()?;
-        caps[0].effective = self.effective as u32 & caps[0].permitted;
-        caps[1].effective = (self.effective >> 32) as u32 & caps[1].permitted;
-        capset(&caps)
+        let want = [self.effective as u32 & caps[0].permitted, (self.effective >> 32) as u32 & caps[1].permitted];
+        if [caps[0].effective, caps[1].effective] != want {
+            caps[0].effective = want[0];
+            caps[1].effective = want[1];
+            capset(&caps)?;
+        }
+        Ok(())
     }
+}
+
+/// The calling thread's supplementary groups.
+fn current_groups() -> io::Result<Vec<u32>> {
+    // SAFETY: size 0 only counts the groups.
+    let n = unsafe { libc::syscall(libc::SYS_getgroups, 0, std::ptr::null_mut::<libc::gid_t>()) };
+    io_check(n, "getgroups")?;
+    let mut groups = vec![0u32; n as usize];
+    // SAFETY: `groups` has room for `n` ids.
+    let got = unsafe { libc::syscall(libc::SYS_getgroups, n, groups.as_mut_ptr()) };
+    io_check(got, "getgroups")?;
+    groups.truncate(got as usize);
+    Ok(groups)
 }
 
 /// Who a listening Unix socket shows its peers (`SO_PEERCRED`,
