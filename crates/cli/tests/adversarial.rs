@@ -72,6 +72,7 @@ const PROGRAMS: &[&str] = &[
     "watch_dir",
     "sysv_ipc",
     "clear_append",
+    "userfault",
 ];
 
 /// Exit statuses of the attack programs (tests/adversarial/adversarial.h).
@@ -1648,6 +1649,42 @@ echo "AUDIT=$(grep -c "denied  { write } for  pid=[0-9]* comm=.clear_append. pat
     assert_eq!(r.get("PERMISSIVE_FIRST"), "FORGED", "the attack rewrites the log:\n{}", r.stderr);
     r.assert_succeeded("PERMISSIVE_SWAP");
     assert!(r.num("AUDIT") >= 1, "the write denial is audited:\n{}", r.stderr);
+}
+
+/// No userfaultfd where the policy grants no `anon_inode` permission
+/// (SELinux checks `anon_inode { create }` when one is made:
+/// crates/enforce/src/anon_inodes.rs): uid 65534 in app_t cannot make
+/// one by its call (CALL), nor root in app_t through `/dev/userfaultfd`
+/// (DEVICE, one that handles the kernel's faults too): the launcher's
+/// filter refuses both (`EACCES`). Under a permissive daemon, and in a
+/// launched unconfined_t, which may, both are made.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn no_userfaultfd_where_the_policy_grants_none() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt "${mode}_CALL" as_attacker "$ADV/userfault" call
+    attempt "${mode}_DEVICE" as_confined_root "$ADV/userfault" device
+    stop_daemon
+done
+start_daemon
+UNCONFINED=system_u:system_r:unconfined_t:s0
+attempt UNCONFINED_CALL "$RAMPART" run --socket "$SOCK" --force --context "$UNCONFINED" -- "$ADV/userfault" call
+stop_daemon
+"#,
+    );
+    r.report("userfault");
+    r.assert_blocked("ENFORCING_CALL", "app_t has no anon_inode permission");
+    if !r.unsupported("ENFORCING_DEVICE") {
+        r.assert_blocked("ENFORCING_DEVICE", "app_t has no anon_inode permission");
+        r.assert_succeeded("PERMISSIVE_DEVICE");
+    }
+    r.assert_succeeded("PERMISSIVE_CALL");
+    r.assert_allowed("UNCONFINED_CALL", "unconfined_t may make anonymous inodes");
 }
 
 /// A domain cannot hold up other domains' connects: rampartd makes every

@@ -25,6 +25,72 @@ pub const fn data_arg(i: u32) -> u32 {
     16 + 8 * i
 }
 
+/// A jump target in [`Asm`].
+#[derive(Clone, Copy)]
+pub struct Label(usize);
+
+/// A filter fragment with forward jumps to labels, resolved by
+/// [`Asm::finish`]: for fragments of a few dozen instructions, well
+/// within classic BPF's 8-bit jumps (crate::sysv_ipc,
+/// crate::anon_inodes).
+#[derive(Default)]
+pub struct Asm {
+    code: Vec<(libc::sock_filter, Option<(Label, Label)>)>,
+    /// Where each label was placed (an index into `code`).
+    places: Vec<usize>,
+}
+
+impl Asm {
+    pub fn label(&mut self) -> Label {
+        self.places.push(usize::MAX);
+        Label(self.places.len() - 1)
+    }
+    pub fn place(&mut self, l: Label) {
+        self.places[l.0] = self.code.len();
+    }
+    pub fn op(&mut self, i: libc::sock_filter) {
+        self.code.push((i, None));
+    }
+    pub fn load(&mut self, offset: u32) {
+        self.op(bpf(BPF_LD_W_ABS, offset, 0, 0));
+    }
+    pub fn jeq(&mut self, k: u32, yes: Label, no: Label) {
+        self.code.push((bpf(BPF_JEQ_K, k, 0, 0), Some((yes, no))));
+    }
+    /// Equal: `yes`; else the next instruction.
+    pub fn jeq_or_next(&mut self, k: u32, yes: Label) {
+        let next = self.label();
+        self.jeq(k, yes, next);
+        self.place(next);
+    }
+    pub fn goto(&mut self, to: Label) {
+        self.jeq(0, to, to);
+    }
+    /// Ends the fragment: what falls through goes to `end`, `refuse`
+    /// answers `errno`, and `end` is the instruction after the fragment.
+    pub fn refusals_then_end(mut self, refuse: Label, end: Label, errno: i32) -> Vec<libc::sock_filter> {
+        self.goto(end);
+        self.place(refuse);
+        self.op(bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | errno as u32, 0, 0));
+        self.place(end);
+        self.finish()
+    }
+    pub fn finish(self) -> Vec<libc::sock_filter> {
+        let places = self.places;
+        let offset = |pc: usize, l: Label| u8::try_from(places[l.0] - pc - 1).unwrap_or(u8::MAX);
+        self.code
+            .into_iter()
+            .enumerate()
+            .map(|(pc, (mut i, jumps))| {
+                if let Some((yes, no)) = jumps {
+                    (i.jt, i.jf) = (offset(pc, yes), offset(pc, no));
+                }
+                i
+            })
+            .collect()
+    }
+}
+
 /// Runs filter `prog` on one call (`args`: the arguments' low words), as
 /// the kernel's classic BPF interpreter would: the filters' tests.
 #[cfg(test)]

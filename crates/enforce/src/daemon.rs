@@ -411,9 +411,16 @@ impl Daemon {
         if !granted_somewhere("file", Some("setattr")) && !granted_somewhere("dir", Some("setattr")) {
             forbid.push(Forbidden::Setattr);
         }
-        // System V IPC (crate::sysv_ipc): SELinux checks the class at
-        // every call on an object.
-        for (class, forbidden) in [("shm", Forbidden::Shm), ("sem", Forbidden::Sem), ("msgq", Forbidden::Msg)] {
+        // System V IPC (crate::sysv_ipc: SELinux checks the class at every
+        // call on an object) and anonymous inodes (crate::anon_inodes: at
+        // their making).
+        let classes = [
+            ("shm", Forbidden::Shm),
+            ("sem", Forbidden::Sem),
+            ("msgq", Forbidden::Msg),
+            ("anon_inode", Forbidden::AnonInode),
+        ];
+        for (class, forbidden) in classes {
             if !granted_somewhere(class, None) {
                 forbid.push(forbidden);
             }

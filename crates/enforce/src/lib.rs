@@ -68,6 +68,7 @@
 #![warn(unnameable_types)]
 
 mod access;
+mod anon_inodes;
 mod apparmor;
 mod apparmor_log;
 mod append_only;

@@ -106,7 +106,8 @@
 //! `REMOVE_FILE` (unlink, renames out of a directory); both granted outside
 //! the marked filesystems, as `REFER`. Where it may `setattr` nothing, the
 //! seccomp filter refuses chmod and chown; where it has no permission of
-//! a System V IPC class, that class's calls (crate::sysv_ipc). These are
+//! a System V IPC class, that class's calls (crate::sysv_ipc), and of
+//! `anon_inode`, the calls that make one (crate::anon_inodes). These are
 //! exact (SELinux would refuse each on every object); where the policy
 //! grants the permission on some type, a file call goes to rampartd,
 //! which decides it exactly
@@ -212,6 +213,10 @@ pub enum Forbidden {
     Sem,
     /// No permission of class `msgq`: no System V message queues.
     Msg,
+    /// No permission of class `anon_inode`: no userfaultfd, no secret
+    /// memory (seccomp, `EACCES`: crate::anon_inodes).
+    #[serde(rename = "anon_inode")]
+    AnonInode,
 }
 const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
@@ -610,6 +615,7 @@ fn filter_program(abis: &[Refused], forbid: &[Forbidden], supervised: bool) -> V
     }
     // System V IPC of the forbidden classes: refused (`EACCES`).
     prog.extend(crate::sysv_ipc::fragment(forbid));
+    prog.extend(crate::anon_inodes::fragment(forbid));
     for abi in abis {
         // One block per ABI: [arch check] [nr loads and tests] [returns].
         let mut block = vec![bpf(BPF_LD_W_ABS, DATA_NR, 0, 0)];

@@ -25,8 +25,7 @@
 //! here) on x86-64; on i386 every `*ctl` is refused (coarser). A domain
 //! granted some permission of a class is not mediated for that class.
 
-use crate::bpf::{bpf, data_arg, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, BPF_AND_K, BPF_JEQ_K, BPF_LD_W_ABS, BPF_RET_K};
-use crate::bpf::{DATA_ARCH, DATA_NR};
+use crate::bpf::{bpf, data_arg, Asm, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, BPF_AND_K, DATA_ARCH, DATA_NR};
 use crate::sandbox::Forbidden;
 
 /// One class's calls, in both numberings.
@@ -129,73 +128,14 @@ pub(crate) fn fragment(forbid: &[Forbidden]) -> Vec<libc::sock_filter> {
             a.jeq_or_next(call, refuse);
         }
     }
-    a.goto(end);
-    a.place(refuse);
-    a.op(bpf(BPF_RET_K, libc::SECCOMP_RET_ERRNO | libc::EACCES as u32, 0, 0));
-    a.place(end);
-    a.finish()
-}
-
-/// A jump target in [`Asm`].
-#[derive(Clone, Copy)]
-struct Label(usize);
-
-/// Forward jumps to labels, resolved by [`Asm::finish`]; the fragment is
-/// a few dozen instructions, well within classic BPF's 8-bit jumps.
-#[derive(Default)]
-struct Asm {
-    code: Vec<(libc::sock_filter, Option<(Label, Label)>)>,
-    /// Where each label was placed (an index into `code`).
-    places: Vec<usize>,
-}
-
-impl Asm {
-    fn label(&mut self) -> Label {
-        self.places.push(usize::MAX);
-        Label(self.places.len() - 1)
-    }
-    fn place(&mut self, l: Label) {
-        self.places[l.0] = self.code.len();
-    }
-    fn op(&mut self, i: libc::sock_filter) {
-        self.code.push((i, None));
-    }
-    fn load(&mut self, offset: u32) {
-        self.op(bpf(BPF_LD_W_ABS, offset, 0, 0));
-    }
-    fn jeq(&mut self, k: u32, yes: Label, no: Label) {
-        self.code.push((bpf(BPF_JEQ_K, k, 0, 0), Some((yes, no))));
-    }
-    /// Equal: `yes`; else the next instruction.
-    fn jeq_or_next(&mut self, k: u32, yes: Label) {
-        let next = self.label();
-        self.jeq(k, yes, next);
-        self.place(next);
-    }
-    fn goto(&mut self, to: Label) {
-        self.jeq(0, to, to);
-    }
-    fn finish(self) -> Vec<libc::sock_filter> {
-        let places = self.places;
-        let offset = |pc: usize, l: Label| u8::try_from(places[l.0] - pc - 1).unwrap_or(u8::MAX);
-        self.code
-            .into_iter()
-            .enumerate()
-            .map(|(pc, (mut i, jumps))| {
-                if let Some((yes, no)) = jumps {
-                    (i.jt, i.jf) = (offset(pc, yes), offset(pc, no));
-                }
-                i
-            })
-            .collect()
-    }
+    a.refusals_then_end(refuse, end, libc::EACCES)
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::bpf::run;
+    use crate::bpf::{run, BPF_RET_K};
 
     const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
     const EACCES: u32 = libc::SECCOMP_RET_ERRNO | libc::EACCES as u32;
