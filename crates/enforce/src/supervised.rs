@@ -32,7 +32,9 @@
 //! noted, so that the daemon tells an exec's program from the
 //! interpreters it opens (crate::exec_calls). `inotify_add_watch` is
 //! handed over for SELinux's `read` and `watch` of what it watches, and
-//! made by the daemon (crate::watches); `fanotify_init` is refused
+//! made by the daemon (crate::watches), and `fcntl(F_SETFL)` with flags
+//! lacking `O_APPEND`, which clears it where the file has it: SELinux's
+//! `write` (crate::append_only); `fanotify_init` is refused
 //! (`EPERM`): a group's marks are watches too (`watch_mount`,
 //! `watch_sb`, `watch_with_perm`), and see "Opens".
 //!
