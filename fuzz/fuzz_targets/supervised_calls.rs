@@ -35,6 +35,18 @@ fuzz_target!(|data: &[u8]| {
         Some(Op::Bind { fd, addr, len } | Op::Connect { fd, addr, len }) => {
             assert_eq!((fd, addr, len), (low(0), args[1], low(2)));
         }
+        // inotify_add_watch: the instance, the path in the caller, the
+        // mask; a final link followed unless IN_DONT_FOLLOW.
+        Some(Op::Watch { fd, target, mask }) => {
+            assert_eq!((fd, mask), (low(0), args[2] as u32));
+            let follow = mask & 0x0200_0000 == 0;
+            assert_eq!(target, FileArg::Path { dirfd: libc::AT_FDCWD, path: args[1], follow, empty_ok: false });
+        }
+        // fcntl(F_SETFL) only where the flags lack O_APPEND.
+        Some(Op::SetFlags { fd, flags }) => {
+            assert_eq!((nr, args[1] as u32, fd, flags), (72, libc::F_SETFL as u32, low(0), args[2] as u32));
+            assert_eq!(flags & libc::O_APPEND as u32, 0);
+        }
         _ => {}
     }
 });
