@@ -177,7 +177,11 @@ const HANDLED: u64 = LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_REMOVE_DIR | 
 
 /// Operations a domain's policy allows on no type at all: refusing them
 /// to the confined process is then exactly SELinux's answer (the daemon
-/// says which, in the exec-context reply).
+/// says which, in the exec-context reply). Decided at the launch, under
+/// the policy and booleans of that moment: a seccomp filter or Landlock
+/// ruleset cannot be loosened later, so a boolean set afterwards to
+/// grant one leaves it refused (coarser), and one set to take the last
+/// grant away leaves it to what decides it otherwise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Forbidden {
