@@ -1481,7 +1481,10 @@ echo "AUDIT=$(grep -c "denied  { listen } for  pid=[0-9]* comm=.make_socket. sco
 /// delivers the name to the caller) but not for reads (READS,
 /// `watch_reads`). The daemon watches what it checked: a thread flipping
 /// the path between the public_t and the secret_t directory during
-/// 3,000 watches never lands one on the secret (RACE). Under a
+/// 3,000 watches never lands one on the secret (RACE). A watch by
+/// descriptor (`/proc/self/fd/N` of an `O_PATH` descriptor, as libsystemd
+/// watches) is decided on the descriptor's directory: the public one
+/// watched, the secret one refused (FD_PUBLIC, FD_VAULT). Under a
 /// permissive daemon, and without the sandbox, the secret directory's
 /// new name is learned. fanotify, whose marks are watches too, is
 /// refused to a launched process, with supervised opens or without
@@ -1512,6 +1515,8 @@ for mode in ENFORCING PERMISSIVE; do
     watch_and_make "${mode}_PUBLIC" "$T/data/pub" names as_attacker
     attempt "${mode}_READS" as_attacker "$ADV/watch_dir" watch "$T/data/pub" reads
     attempt "${mode}_RACE" as_attacker "$ADV/watch_dir" race "$T/data/pub" "$T/data/vault"
+    attempt "${mode}_FD_VAULT" as_attacker "$ADV/watch_dir" watchfd "$T/data/vault"
+    attempt "${mode}_FD_PUBLIC" as_attacker "$ADV/watch_dir" watchfd "$T/data/pub"
     stop_daemon
 done
 start_daemon
@@ -1538,6 +1543,11 @@ echo "AVC_WATCH_READS=$(avc watch_reads public_t)"
     );
     r.assert_blocked("ENFORCING_READS", "app_t may not watch public_t directories for reads (watch_reads)");
     r.assert_blocked("ENFORCING_RACE", "the daemon watches the directory it checked");
+    r.assert_blocked("ENFORCING_FD_VAULT", "app_t may not read secret_t directories, however named");
+    for mode in ["ENFORCING", "PERMISSIVE"] {
+        r.assert_allowed(&format!("{mode}_FD_PUBLIC"), "a watch by descriptor, as libsystemd makes it");
+    }
+    r.assert_succeeded("PERMISSIVE_FD_VAULT");
     for key in ["PERMISSIVE_VAULT", "UNSANDBOXED_VAULT"] {
         r.assert_allowed(key, "nothing stops it under a permissive daemon or without the sandbox's filter");
         assert!(

@@ -764,13 +764,17 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
     // Read once: the credentials, and an open's umask.
     let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
     let creds = Creds::from_status(&status).ok_or(libc::ESRCH)?;
+    // `/dev/stderr`, `/proc/self/fd/N` and the like name one of the
+    // caller's own descriptors, through a magic link step 2 does not
+    // follow (an open; a watch that follows a final link, as libsystemd's
+    // watches by descriptor do).
+    let alias = || {
+        let n = out.first().and_then(|a| supervised_open::descriptor_alias(tid, &a.path));
+        n.and_then(|n| proc(&format!("fd/{n}")).ok())
+    };
     let (umask, fd_alias) = match op {
-        Op::Open { .. } => {
-            // `/dev/stderr` and the like name one of the caller's own
-            // descriptors, through a magic link step 2 does not follow.
-            let n = out.first().and_then(|a| supervised_open::descriptor_alias(tid, &a.path));
-            (supervised_open::umask_in(&status)?, n.and_then(|n| proc(&format!("fd/{n}")).ok()))
-        }
+        Op::Open { .. } => (supervised_open::umask_in(&status)?, alias()),
+        Op::Watch { mask, .. } if mask & crate::watches::IN_DONT_FOLLOW == 0 => (0, alias()),
         Op::Make { .. } | Op::Bind { .. } => (supervised_open::umask_in(&status)?, None),
         _ => (0, None),
     };
@@ -1272,7 +1276,11 @@ fn serve_watch(cx: &Context, home: &Home, call: Call, mask: u32) -> Result<i64, 
     let class = |o: &Object| cx.enforcer.classes.of_mode(o.md.mode()).filter(|_| cx.marked_devs.contains(&o.md.dev()));
     enter_root(gathered.root.as_fd())?;
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
-    let o = resolve_object(arg).and_then(|o| {
+    let o = match &gathered.fd_alias {
+        Some(fd) => fd.try_clone().map_err(|e| errno_of(&e)).and_then(Object::of),
+        None => resolve_object(arg),
+    };
+    let o = o.and_then(|o| {
         if mask & crate::watches::IN_ONLYDIR != 0 && !o.md.is_dir() {
             return Err(libc::ENOTDIR);
         }

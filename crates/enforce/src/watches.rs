@@ -16,7 +16,9 @@
 //! credentials (crate::supervisor), checks in the kernel's order, and
 //! makes the watch itself: on its copy of the caller's inotify instance
 //! (`pidfd_getfd`: the same open file, so the same watches and events),
-//! naming the object it checked through `/proc/self/fd` ([`add`]). The
+//! naming the object it checked through `/proc/self/fd` ([`add`]); a
+//! path naming one of the caller's descriptors (`/proc/self/fd/N`, as
+//! libsystemd watches by descriptor) names that descriptor's file. The
 //! kernel would read the path again, which another thread may have
 //! changed since. The watch descriptor it returns is the caller's.
 

@@ -12,6 +12,10 @@
  * PATH; made whatever the watch's fate) and reports the first name it
  * learns within 5 seconds.
  *
+ * Usage: watch_dir watchfd PATH: the watch for names made, by descriptor
+ * as libsystemd makes it: PATH opened O_PATH (which no open check sees),
+ * then watched as /proc/self/fd/N. It succeeds if the watch is made.
+ *
  * Usage: watch_dir fanotify PATH: the same watch by fanotify (an inode
  * mark for names made, as an unprivileged process may make one), which
  * SELinux checks alike (`read`, `watch`). It succeeds if the mark is made.
@@ -51,6 +55,17 @@ static int watch(const char *path, const char *what, const char *ready) {
     const struct inotify_event *ev = (const struct inotify_event *)buf;
     if (ev->wd != wd) verdict(BROKEN, "an event of watch %d, not %d", ev->wd, wd);
     verdict(SUCCEEDED, "watching %s, learned the name %s", path, ev->len ? ev->name : "(none)");
+}
+
+static int watch_by_fd(const char *path) {
+    int in = inotify_init1(IN_CLOEXEC);
+    if (in < 0) verdict(BROKEN, "inotify_init1: %s", strerror(errno));
+    int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) verdict(BROKEN, "opening %s O_PATH: %s", path, strerror(errno));
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    if (inotify_add_watch(in, link, IN_CREATE) < 0) FAILED(errno, "watching %s as %s", path, link);
+    verdict(SUCCEEDED, "watching %s as %s", path, link);
 }
 
 static int fanotify_watch(const char *path) {
@@ -100,7 +115,8 @@ static int race(const char *allowed, const char *denied) {
 int main(int argc, char **argv) {
     if ((argc == 4 || argc == 5) && !strcmp(argv[1], "watch")) return watch(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
     if (argc == 3 && !strcmp(argv[1], "fanotify")) return fanotify_watch(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "watchfd")) return watch_by_fd(argv[2]);
     if (argc == 4 && !strcmp(argv[1], "race")) return race(argv[2], argv[3]);
-    fprintf(stderr, "usage: watch_dir watch PATH names|reads [READY] | fanotify PATH | race ALLOWED DENIED\n");
+    fprintf(stderr, "usage: watch_dir watch PATH names|reads [READY] | watchfd PATH | fanotify PATH | race ALLOWED DENIED\n");
     return BROKEN;
 }
