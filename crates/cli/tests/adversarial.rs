@@ -2159,6 +2159,10 @@ done
 /// line; under a permissive daemon the trusted_t shell follows app_t's
 /// directory. The same child running a shell of app_t's own (no
 /// transition) follows it (SAME_DOMAIN): sharing is not refused as such.
+/// Launched without the sandbox (no filter: its clones are not seen),
+/// the same exec is refused too (UNSANDBOXED_SHARED): a launch without
+/// the filter counts as a clone seen; before, the trusted_t shell
+/// followed app_t's directory there.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn an_exec_transition_does_not_share_a_working_directory() {
@@ -2168,6 +2172,10 @@ fn an_exec_transition_does_not_share_a_working_directory() {
         r#"
 cp /bin/dash "$T/bin/trusted-sh"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sh"
 STEER=$(mktemp -d "$S/steer.XXXXXX"); chmod 755 "$STEER"
+# Without the sandbox no clone is seen: a daemon that has seen none.
+start_daemon
+attempt UNSANDBOXED_SHARED as_unsandboxed "$ADV/clone_fs" "$T/bin/trusted-sh" "$STEER"
+stop_daemon
 for mode in ENFORCING PERMISSIVE; do
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
     attempt "${mode}_SHARED" as_attacker "$ADV/clone_fs" "$T/bin/trusted-sh" "$STEER"
@@ -2179,11 +2187,12 @@ echo "AUDIT=$(grep -c "denied  { share } for .*scontext=system_u:system_r:app_t:
     );
     r.report("share");
     r.assert_blocked("ENFORCING_SHARED", "app_t may not share its working directory with trusted_t");
+    r.assert_blocked("UNSANDBOXED_SHARED", "a launch without the filter counts as a clone seen");
     r.assert_succeeded("PERMISSIVE_SHARED");
     for mode in ["ENFORCING", "PERMISSIVE"] {
         r.assert_allowed(&format!("{mode}_SAME_DOMAIN"), "a process of app_t shares with app_t");
     }
-    assert_eq!(r.num("AUDIT"), 1, "the share denial is audited:\n{}", r.stderr);
+    assert_eq!(r.num("AUDIT"), 2, "the share denials are audited:\n{}", r.stderr);
 }
 
 /// A domain's own scheduling, group and session are checked as another

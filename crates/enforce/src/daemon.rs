@@ -100,6 +100,10 @@ pub struct Daemon {
     /// service manager's store (crate::calls_in_flight); `None` without
     /// a store.
     journal: Option<Arc<Journal>>,
+    /// Launchers that handed a listener over in the exec-context request
+    /// being served (its `supervise` comes first): a launch without one
+    /// has no filter, and its clones go unseen (crate::fs_sharing).
+    filtered_launchers: Mutex<std::collections::HashSet<u32>>,
 }
 
 /// Loads the AppArmor profiles; files that fail to compile are reported
@@ -264,6 +268,7 @@ impl Daemon {
             seqno: AtomicU64::new(1),
             supervisor: Mutex::new(None),
             journal: None,
+            filtered_launchers: Mutex::new(std::collections::HashSet::new()),
         })
     }
 
@@ -583,6 +588,7 @@ impl ControlHandler for Daemon {
         opens_supervised: bool,
     ) -> Result<ExecGrant, String> {
         let e = &self.enforcer;
+        let filtered = self.filtered_launchers.lock().unwrap_or_else(PoisonError::into_inner).remove(&pid);
         if context.is_some() && self.policy_path.is_none() {
             return Err("rampartd runs AppArmor alone (--no-selinux): there is no SELinux context to enter; \
                         start the program under a profile with rampart run --apparmor PROFILE"
@@ -599,6 +605,11 @@ impl ControlHandler for Daemon {
             return Err("rampartd runs without a cgroup v2 hierarchy: it cannot keep a process in a domain".into());
         }
         let caller = e.subject_of_process(pid).map_err(|err| format!("cannot identify the caller: {err}"))?;
+        if !filtered && !caller.launched {
+            // No filter (`rampart run --no-sandbox`): what it starts may
+            // share a working directory unseen.
+            crate::fs_sharing::note_clone();
+        }
         if caller.exec.is_some() {
             return Err("the caller is in the middle of an exec transition".into());
         }
@@ -686,7 +697,10 @@ impl ControlHandler for Daemon {
         let pidfd = crate::pidfd::pidfd_open(pid).map_err(|e| format!("supervise: the caller: {e}"))?;
         let listener = crate::pidfd::take_descriptor(std::os::fd::AsFd::as_fd(&pidfd), fd)
             .map_err(|e| format!("supervise: descriptor {fd} of the caller: {e}"))?;
-        self.supervise_listener(listener, true).map_err(|e| format!("supervise: descriptor {fd} of the caller: {e}"))
+        self.supervise_listener(listener, true)
+            .map_err(|e| format!("supervise: descriptor {fd} of the caller: {e}"))?;
+        self.filtered_launchers.lock().unwrap_or_else(PoisonError::into_inner).insert(pid);
+        Ok(())
     }
 }
 

@@ -18,8 +18,8 @@
 //! compares, with `kcmp(KCMP_FS)`, the exec's process with every thread
 //! of the daemon's tree (where every launched process and its children
 //! are; one `cgroup.threads` read per domain) outside its own thread
-//! group. A process launched with
-//! `--no-sandbox` has no filter: its clones are not seen.
+//! group. A process launched with `--no-sandbox` has no filter, so its
+//! clones are not seen: such a launch is noted as a clone (crate::daemon).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
