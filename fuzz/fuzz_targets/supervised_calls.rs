@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
         Some(Op::Mmap { fd, prot, flags }) => {
             assert_eq!((fd, prot, flags), (low(4), args[2] as u32, args[3] as u32));
         }
-        Some(Op::Ids { pid, .. } | Op::Prlimit { pid, .. }) => assert_eq!(pid, low(0)),
+        Some(Op::Ids { pid, .. } | Op::Prlimit { pid, .. } | Op::SetPgid { pid }) => assert_eq!(pid, low(0)),
         Some(Op::MemfdCreate { name, flags }) => assert_eq!((name, flags), (args[0], args[1] as u32)),
         Some(Op::Inspect { of: Inspected::Pair(a, b) }) => assert_eq!((a, b), (low(0), low(1))),
         Some(Op::Inspect { of: Inspected::Thread(t) | Inspected::Pidfd(t) }) => assert_eq!(t, low(0)),

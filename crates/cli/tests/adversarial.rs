@@ -2197,10 +2197,11 @@ echo "AUDIT=$(grep -c "denied  { share } for .*scontext=system_u:system_r:app_t:
 
 /// A domain's own scheduling, group and session are checked as another
 /// process's are (SELinux checks `self:process setsched`, `getsched`,
-/// `getpgid`, `getsession` for a call naming the caller too, by pid 0):
-/// root in still_t, which has none of them on itself, renices itself,
-/// pins itself to a CPU, reads its affinity, its policy, its I/O
-/// priority, its group and its session; each is refused with an AVC
+/// `getpgid`, `getsession` for a call naming the caller too, by pid 0,
+/// and `setpgid`): root in still_t, which has none of them on itself,
+/// renices itself, pins itself to a CPU, reads its affinity, its policy,
+/// its I/O priority, its group and its session, and makes itself a
+/// group leader (`setpgid(0, 0)`); each is refused with an AVC
 /// line while enforcing, and answers under a permissive daemon and in
 /// app_t, which has them. Before, the launcher's filter let every call
 /// naming pid 0 through.
@@ -2224,7 +2225,8 @@ for name, call in [("nice", lambda: os.setpriority(os.PRIO_PROCESS, 0, 5)),
                    ("policy", lambda: os.sched_getscheduler(0)),
                    ("ioprio", ioprio_get),
                    ("getpgid", lambda: os.getpgid(0)),
-                   ("getsid", lambda: os.getsid(0))]:
+                   ("getsid", lambda: os.getsid(0)),
+                   ("setpgid", lambda: os.setpgid(0, 0))]:
     try:
         call()
         print(sys.argv[1] + "_" + name + "=ok")
@@ -2236,7 +2238,7 @@ start_daemon
 "$RAMPART" run --socket "$SOCK" --force --context "$STILL" -- /usr/bin/python3 "$S/self.py" ENFORCING 2>&1
 "$RAMPART" run --socket "$SOCK" --force --context "$APP" -- /usr/bin/python3 "$S/self.py" APP 2>&1
 stop_daemon
-for p in setsched getsched getpgid getsession; do
+for p in setsched getsched getpgid getsession setpgid; do
     echo "AUDIT_$p=$(grep -c "denied  { $p } for .*scontext=system_u:system_r:still_t:s0 tcontext=system_u:system_r:still_t:s0 tclass=process permissive=0" "$LOG")"
 done
 start_daemon --permissive
@@ -2244,7 +2246,7 @@ start_daemon --permissive
 stop_daemon
 "#,
     );
-    for m in ["nice", "setaffinity", "getaffinity", "policy", "ioprio", "getpgid", "getsid"] {
+    for m in ["nice", "setaffinity", "getaffinity", "policy", "ioprio", "getpgid", "getsid", "setpgid"] {
         assert_eq!(r.get(&format!("ENFORCING_{m}")), "EACCES", "still_t has no self:process for {m}:\n{}", r.stderr);
         assert_eq!(r.get(&format!("PERMISSIVE_{m}")), "ok", "{m} under a permissive daemon:\n{}", r.stderr);
         assert_eq!(r.get(&format!("APP_{m}")), "ok", "app_t has self:process for {m}:\n{}", r.stderr);
@@ -2253,6 +2255,7 @@ stop_daemon
     assert_eq!(r.num("AUDIT_getsched"), 3, "getsched denials:\n{}", r.stderr);
     assert_eq!(r.num("AUDIT_getpgid"), 1, "getpgid denials:\n{}", r.stderr);
     assert_eq!(r.num("AUDIT_getsession"), 1, "getsession denials:\n{}", r.stderr);
+    assert_eq!(r.num("AUDIT_setpgid"), 1, "setpgid denials:\n{}", r.stderr);
 }
 
 /// The old domain cannot look into the new one's process

@@ -108,6 +108,7 @@ const PROCESS_PERMS: &[&str] = &[
     "getpgid",
     "getsession",
     "share",
+    "setpgid",
 ];
 /// A transition from a file on a mount that may not grant privileges
 /// (crate::exec_mount) needs `nosuid_transition`; `nnp_transition` is
@@ -393,6 +394,8 @@ pub struct Classes {
     /// Another process's group, session (crate::process_ids).
     pub getpgid: Perms,
     pub getsession: Perms,
+    /// A process's group changed (crate::process_ids).
+    pub setpgid: Perms,
     /// An exec transition of a process sharing its working directory
     /// with another (crate::fs_sharing).
     pub share: Perms,
@@ -484,6 +487,7 @@ impl Classes {
             getsched: m.perms(process, &["getsched"])?,
             getpgid: m.perms(process, &["getpgid"])?,
             getsession: m.perms(process, &["getsession"])?,
+            setpgid: m.perms(process, &["setpgid"])?,
             share: m.perms(process, &["share"])?,
             execmem: m.perms(process, &["execmem"])?,
             execstack: m.perms(process, &["execstack"])?,

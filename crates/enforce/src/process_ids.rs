@@ -2,7 +2,9 @@
 //! started: `getpgid` and `getsid`, checked as SELinux checks them
 //! (`process { getpgid }`, `{ getsession }`: `selinux_task_getpgid`,
 //! `_getsid`), from the caller's domain to the process named (itself
-//! too: `self:process`).
+//! too: `self:process`); and its group changed, `setpgid`
+//! (`{ setpgid }`: `selinux_task_setpgid`; the caller or a child not
+//! yet past its exec, so in its domain unless an exec is in flight).
 //!
 //! Why: the ids tell the old domain of an exec transition which group
 //! and session the new one joined (what a signal to a group would reach);
@@ -15,11 +17,12 @@
 use crate::enforcer::Enforcer;
 use crate::signals;
 
-/// Decides `getsid` (`session`) or `getpgid` of process `pid` by thread
-/// `tid`: `Ok` lets the kernel make the call, `Err` is its error.
-pub(crate) fn decide(e: &Enforcer, tid: u32, pid: i32, session: bool) -> Result<(), i32> {
+/// Decides a call on the group or session of process `pid` (0: the
+/// caller) by thread `tid`, which needs `perms` (`getpgid`,
+/// `getsession`, `setpgid`): `Ok` lets the kernel make the call, `Err`
+/// is its error.
+pub(crate) fn decide(e: &Enforcer, tid: u32, pid: i32, perms: rampart_avc::Perms) -> Result<(), i32> {
     let caller = signals::caller(e, tid, "a process's group or session")?;
-    let perms = if session { e.classes.getsession } else { e.classes.getpgid };
     let targets = match pid {
         0 => vec![signals::Peer::of(&caller)],
         // The kernel refuses it itself (ESRCH).

@@ -144,6 +144,9 @@ pub enum Op {
     /// when not 0): checked, then made by the kernel
     /// (crate::process_ids).
     Ids { pid: i32, session: bool },
+    /// setpgid of process `pid` (0: the caller): checked, then made by
+    /// the kernel (crate::process_ids).
+    SetPgid { pid: i32 },
     /// get_robust_list (of a thread not the caller), kcmp or
     /// process_madvise: a look into other processes that SELinux checks
     /// as ptrace's read mode; checked, then made by the kernel
@@ -350,7 +353,11 @@ pub mod nr {
     /// (crate::process_ids); i386 the same, refused.
     pub const GETPGID: u32 = 121;
     pub const GETSID: u32 = 124;
-    pub const I386_IDS_BY_PID: [u32; 2] = [132, 147];
+    /// setpgid (pid, pgid): the process whose group changes (0: the
+    /// caller), `self:process setpgid` or a child's; i386: getpgid,
+    /// getsid, setpgid.
+    pub const SETPGID: u32 = 109;
+    pub const I386_IDS_BY_PID: [u32; 3] = [132, 147, 57];
     /// get_robust_list (pid), kcmp (pid1, pid2), process_madvise
     /// (pidfd): looks into another process, ptrace's read mode
     /// (crate::process_reads). i386: get_robust_list by its pid (0 the
@@ -617,6 +624,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         nr::MEMFD_CREATE => Op::MemfdCreate { name: args[0], flags: args[1] as u32 },
         nr::GETPGID => Op::Ids { pid: int(0), session: false },
         nr::GETSID => Op::Ids { pid: int(0), session: true },
+        nr::SETPGID => Op::SetPgid { pid: int(0) },
         nr::GET_ROBUST_LIST => Op::Inspect { of: Inspected::Thread(int(0)) },
         nr::KCMP => Op::Inspect { of: Inspected::Pair(int(0), int(1)) },
         nr::PROCESS_MADVISE => Op::Inspect { of: Inspected::Pidfd(int(0)) },
@@ -964,7 +972,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     // Scheduling and ids of any process, the caller's own included, which
     // SELinux checks too (`self:process setsched`...).
     handed.extend(nr::SCHED_SET_BY_PID.into_iter().chain(nr::SCHED_GET_BY_PID));
-    handed.extend([nr::SETPRIORITY, nr::IOPRIO_SET, nr::IOPRIO_GET, nr::GETPGID, nr::GETSID]);
+    handed.extend([nr::SETPRIORITY, nr::IOPRIO_SET, nr::IOPRIO_GET, nr::GETPGID, nr::GETSID, nr::SETPGID]);
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
@@ -1300,6 +1308,10 @@ mod tests {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [42, 8, 0x1000, 0, 0, 0]), NOTIFY, "{n}");
                 assert_eq!(decode(n, [42, 8, 0x1000, 0, 0, 0]), Some(Op::Sched { to: SchedTarget::Thread(42), set }));
                 assert_eq!(decode(n, [u64::MAX, 0, 0, 0, 0, 0]), Some(Op::Sched { to: SchedTarget::Nobody, set }));
+            }
+            for pid in [0, 42] {
+                assert_eq!(run(&prog, nr::SETPGID, AUDIT_ARCH_X86_64, [pid, 0, 0, 0, 0, 0]), NOTIFY, "setpgid {pid}");
+                assert_eq!(decode(nr::SETPGID, [u64::from(pid), 0, 0, 0, 0, 0]), Some(Op::SetPgid { pid: pid as i32 }));
             }
             for n in nr::I386_SCHED_BY_PID.into_iter().chain(nr::I386_IDS_BY_PID) {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0, 8, 0x1000, 0, 0, 0]), ALLOW, "i386 {n} of itself");

@@ -288,7 +288,11 @@ impl Supervisor {
             })),
             Op::Prlimit { pid, write, read } => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
             Op::Sched { to, set } => Some(crate::sched::decide(e, notif.pid, to, set)),
-            Op::Ids { pid, session } => Some(crate::process_ids::decide(e, notif.pid, pid, session)),
+            Op::Ids { pid, session } => {
+                let perms = if session { e.classes.getsession } else { e.classes.getpgid };
+                Some(crate::process_ids::decide(e, notif.pid, pid, perms))
+            }
+            Op::SetPgid { pid } => Some(crate::process_ids::decide(e, notif.pid, pid, e.classes.setpgid)),
             Op::Inspect { of } => Some(crate::process_reads::decide(e, notif.pid, of)),
             Op::Mmap { .. } | Op::Shmat { .. } | Op::Mprotect { .. } => {
                 let devices =
@@ -1119,6 +1123,7 @@ fn resolve(
         | Op::Prlimit { .. }
         | Op::Sched { .. }
         | Op::Ids { .. }
+        | Op::SetPgid { .. }
         | Op::Inspect { .. }
         | Op::Mmap { .. }
         | Op::Shmat { .. }
@@ -1150,6 +1155,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::Prlimit { .. }
         | Op::Sched { .. }
         | Op::Ids { .. }
+        | Op::SetPgid { .. }
         | Op::Inspect { .. }
         | Op::Mmap { .. }
         | Op::Shmat { .. }
