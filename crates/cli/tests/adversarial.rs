@@ -1629,7 +1629,9 @@ done
 /// flag on the file it checked: a thread switching the descriptor
 /// number between the log and a file app_t may write during 3,000
 /// clears never clears the log's (SWAP). Under a permissive daemon the
-/// log is rewritten, and the switch clears it.
+/// log is rewritten, and the switch clears it. (A write with
+/// `RWF_NOAPPEND`, Linux 6.9, rewrites it without clearing the flag,
+/// under SELinux too: docs/security.md.)
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn an_append_only_log_stays_append_only() {

@@ -24,7 +24,10 @@
 //! the caller to own the file or hold CAP_FOWNER (the daemon holds
 //! it): checked here, `EPERM` as the kernel answers. What differs: a
 //! change of `O_ASYNC` registers the daemon's descriptor number, which
-//! a signal set with `F_SETSIG` then reports in `si_fd`.
+//! a signal set with `F_SETSIG` then reports in `si_fd`. Left, as under
+//! SELinux: a write with `RWF_NOAPPEND` (Linux 6.9: `pwritev2`, AIO)
+//! lands at its offset without clearing `O_APPEND`, and SELinux does
+//! not check it (docs/security.md).
 
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
