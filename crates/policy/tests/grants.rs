@@ -1,8 +1,9 @@
 //! `Policy::grants_some` against a decision per type: on Debian's policy,
-//! for every domain and the classes rampartd asks it of (System V IPC,
-//! crates/enforce/src/sysv_ipc.rs), it says a class is granted exactly
-//! when `compute_av` (checked against libsepol in differential.rs)
-//! allows some permission of it on some type.
+//! for every domain and what rampartd asks it of (the System V IPC and
+//! anonymous inode classes, the file permissions of
+//! crates/enforce/src/daemon.rs `forbidden_everywhere`), it says a
+//! permission is granted exactly when `compute_av` (checked against
+//! libsepol in differential.rs) allows it on some type.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -23,13 +24,25 @@ fn grants_some_is_a_decision_over_every_type() {
         (0..policy.types.len()).filter(|&i| !policy.types[i].attribute).map(|i| TypeId(i as u32 + 1)).collect();
     let mut checked = 0;
     let (mut granted, mut refused) = (0, 0);
-    for class in ["shm", "sem", "msgq"] {
+    // Whole classes, and the permissions `forbid` asks of files.
+    let asked = [
+        ("shm", None),
+        ("sem", None),
+        ("msgq", None),
+        ("anon_inode", None),
+        ("dir", Some("remove_name")),
+        ("file", Some("setattr")),
+        ("dir", Some("setattr")),
+    ];
+    for (class, perm) in asked {
         let c = policy.class_by_name(class).unwrap();
+        let bits = perm.map_or(u32::MAX, |p| policy.perm_bit(c, p).unwrap());
         for &d in types.iter().filter(|&&t| domains.contains(t.0 - 1)) {
             let s = Context { ty: d, ..policy.parse_context("system_u:system_r:kernel_t:s0").unwrap() };
-            let brute =
-                types.iter().any(|&t| policy.compute_av(&bools, &s, &Context { ty: t, ..s.clone() }, c).allowed != 0);
-            assert_eq!(policy.grants_some(&bools, d, c, u32::MAX), brute, "{} {class}", policy.type_name(d));
+            let brute = types
+                .iter()
+                .any(|&t| policy.compute_av(&bools, &s, &Context { ty: t, ..s.clone() }, c).allowed & bits != 0);
+            assert_eq!(policy.grants_some(&bools, d, c, bits), brute, "{} {class} {perm:?}", policy.type_name(d));
             checked += 1;
             if brute {
                 granted += 1
