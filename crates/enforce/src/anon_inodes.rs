@@ -45,9 +45,7 @@ pub(crate) fn fragment(forbid: &[Forbidden]) -> Vec<libc::sock_filter> {
         a.jeq(arch, this, next);
         a.place(this);
         a.load(DATA_NR);
-        for nr in calls {
-            a.jeq_or_next(nr, refuse);
-        }
+        a.jeq_any(calls, refuse);
         a.jeq(ioctl, command, end);
         a.place(command);
         a.load(data_arg(1));

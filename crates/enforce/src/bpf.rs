@@ -63,6 +63,12 @@ impl Asm {
         self.jeq(k, yes, next);
         self.place(next);
     }
+    /// Equal to one of `values`: `yes`; else the next instruction.
+    pub fn jeq_any(&mut self, values: impl IntoIterator<Item = u32>, yes: Label) {
+        for k in values {
+            self.jeq_or_next(k, yes);
+        }
+    }
     pub fn goto(&mut self, to: Label) {
         self.jeq(0, to, to);
     }

@@ -92,11 +92,7 @@ pub(crate) fn fragment(forbid: &[Forbidden]) -> Vec<libc::sock_filter> {
     a.jeq(AUDIT_ARCH_X86_64, x86_64, not_x86_64);
     a.place(x86_64);
     a.load(DATA_NR);
-    for c in &classes {
-        for &nr in c.x86_64 {
-            a.jeq_or_next(nr, refuse);
-        }
-    }
+    a.jeq_any(classes.iter().flat_map(|c| c.x86_64.iter().copied()), refuse);
     let ctls: Vec<_> = classes.iter().map(|c| (a.label(), c.ctl.1)).collect();
     for (c, (label, _)) in classes.iter().zip(&ctls) {
         a.jeq_or_next(c.ctl.0, *label);
@@ -105,29 +101,19 @@ pub(crate) fn fragment(forbid: &[Forbidden]) -> Vec<libc::sock_filter> {
     for (label, commands) in ctls {
         a.place(label);
         a.load(data_arg(1));
-        for cmd in commands {
-            a.jeq_or_next(cmd, end);
-        }
+        a.jeq_any(commands, end);
         a.goto(refuse);
     }
     a.place(not_x86_64);
     a.jeq(AUDIT_ARCH_I386, i386, end);
     a.place(i386);
     a.load(DATA_NR);
-    for c in &classes {
-        for &nr in c.i386 {
-            a.jeq_or_next(nr, refuse);
-        }
-    }
+    a.jeq_any(classes.iter().flat_map(|c| c.i386.iter().copied()), refuse);
     a.jeq(I386_IPC, ipc, end);
     a.place(ipc);
     a.load(data_arg(0));
     a.op(bpf(BPF_AND_K, 0xffff, 0, 0));
-    for c in &classes {
-        for &call in c.ipc {
-            a.jeq_or_next(call, refuse);
-        }
-    }
+    a.jeq_any(classes.iter().flat_map(|c| c.ipc.iter().copied()), refuse);
     a.refusals_then_end(refuse, end, libc::EACCES)
 }
 
