@@ -46,7 +46,7 @@ use crate::calls_in_flight::Journal;
 use crate::cgroups::Cgroups;
 use crate::config::DaemonConfig;
 use crate::control::{
-    AppArmorStatus, Caller, ConfinedProcess, ControlHandler, ControlServer, ExecGrant, Request, Status,
+    AppArmorStatus, Caller, ConfinedProcess, ControlHandler, ControlServer, ExecGrant, Request, Status, Supervised,
     PERMISSION_DENIED,
 };
 use crate::enforcer::Enforcer;
@@ -100,10 +100,6 @@ pub struct Daemon {
     /// service manager's store (crate::calls_in_flight); `None` without
     /// a store.
     journal: Option<Arc<Journal>>,
-    /// Launchers that handed a listener over in the exec-context request
-    /// being served (its `supervise` comes first): a launch without one
-    /// has no filter, and its clones go unseen (crate::fs_sharing).
-    filtered_launchers: Mutex<std::collections::HashSet<u32>>,
 }
 
 /// Loads the AppArmor profiles; files that fail to compile are reported
@@ -268,7 +264,6 @@ impl Daemon {
             seqno: AtomicU64::new(1),
             supervisor: Mutex::new(None),
             journal: None,
-            filtered_launchers: Mutex::new(std::collections::HashSet::new()),
         })
     }
 
@@ -575,7 +570,7 @@ impl ControlHandler for Daemon {
     }
 
     fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<ExecGrant, String> {
-        self.set_exec_labels(pid, Some(context), None, force, path, false)
+        self.set_exec_labels(pid, Some(context), None, force, path, Supervised::default())
     }
 
     fn set_exec_labels(
@@ -585,10 +580,9 @@ impl ControlHandler for Daemon {
         apparmor: Option<&str>,
         force: bool,
         path: Option<&str>,
-        opens_supervised: bool,
+        supervised: Supervised,
     ) -> Result<ExecGrant, String> {
         let e = &self.enforcer;
-        let filtered = self.filtered_launchers.lock().unwrap_or_else(PoisonError::into_inner).remove(&pid);
         if context.is_some() && self.policy_path.is_none() {
             return Err("rampartd runs AppArmor alone (--no-selinux): there is no SELinux context to enter; \
                         start the program under a profile with rampart run --apparmor PROFILE"
@@ -605,7 +599,7 @@ impl ControlHandler for Daemon {
             return Err("rampartd runs without a cgroup v2 hierarchy: it cannot keep a process in a domain".into());
         }
         let caller = e.subject_of_process(pid).map_err(|err| format!("cannot identify the caller: {err}"))?;
-        if !filtered && !caller.launched {
+        if !supervised.calls && !caller.launched {
             // No filter (`rampart run --no-sandbox`): what it starts may
             // share a working directory unseen.
             crate::fs_sharing::note_clone();
@@ -633,7 +627,7 @@ impl ControlHandler for Daemon {
         // domain runs under its domain's filters, whose listener serves
         // what it starts too: then as its domain).
         let opens_supervised =
-            if caller.launched { caller.opens_supervised } else { opens_supervised && self.config.supervised_opens };
+            if caller.launched { caller.opens_supervised } else { supervised.opens && self.config.supervised_opens };
         let request = ExecRequest { sid, force, apparmor: apparmor.map(Arc::from), opens_supervised };
         let mut watched = None;
         if let Some(path) = path {
@@ -697,10 +691,7 @@ impl ControlHandler for Daemon {
         let pidfd = crate::pidfd::pidfd_open(pid).map_err(|e| format!("supervise: the caller: {e}"))?;
         let listener = crate::pidfd::take_descriptor(std::os::fd::AsFd::as_fd(&pidfd), fd)
             .map_err(|e| format!("supervise: descriptor {fd} of the caller: {e}"))?;
-        self.supervise_listener(listener, true)
-            .map_err(|e| format!("supervise: descriptor {fd} of the caller: {e}"))?;
-        self.filtered_launchers.lock().unwrap_or_else(PoisonError::into_inner).insert(pid);
-        Ok(())
+        self.supervise_listener(listener, true).map_err(|e| format!("supervise: descriptor {fd} of the caller: {e}"))
     }
 }
 

@@ -143,7 +143,7 @@ pub use control::{
     AppArmorStatus, Client, ConfinedProcess, ControlError, ExecGrant, ProtocolError, Status, DEFAULT_SOCKET,
 };
 // and server side.
-pub use control::{Caller, ControlHandler, ControlServer, Reply, Request, ServerConfig, PERMISSION_DENIED};
+pub use control::{Caller, ControlHandler, ControlServer, Reply, Request, ServerConfig, Supervised, PERMISSION_DENIED};
 
 // The launcher's sandbox.
 pub use sandbox::{

@@ -18,6 +18,16 @@ pub struct Caller {
     pub cgroup_id: u64,
 }
 
+/// What an exec-context request says of the launcher's seccomp filter.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Supervised {
+    /// It handed its listener over: its calls go to the daemon. A launch
+    /// without one (`rampart run --no-sandbox`) has no filter.
+    pub calls: bool,
+    /// Its filter also hands over its opens for writing.
+    pub opens: bool,
+}
+
 /// The daemon's side of the control protocol. Every method is called
 /// from the control thread; errors are sent back to the client as text.
 pub trait ControlHandler: Send + Sync {
@@ -42,10 +52,10 @@ pub trait ControlHandler: Send + Sync {
     fn set_exec_context(&self, pid: u32, context: &str, force: bool, path: Option<&str>) -> Result<ExecGrant, String>;
     /// [`ControlHandler::set_exec_context`] with an AppArmor profile to
     /// enter (`rampart run --apparmor`); without `context`, the caller's
-    /// SELinux domain is kept. `opens_supervised`: the caller handed over
-    /// (already, through [`ControlHandler::supervise`]) a listener whose
-    /// filter also hands over its opens for writing. By default: no
-    /// AppArmor.
+    /// SELinux domain is kept. `supervised`: whether the caller handed
+    /// over (already, through [`ControlHandler::supervise`]) a listener,
+    /// and whether its filter also hands over its opens for writing. By
+    /// default: no AppArmor.
     fn set_exec_labels(
         &self,
         pid: u32,
@@ -53,9 +63,9 @@ pub trait ControlHandler: Send + Sync {
         apparmor: Option<&str>,
         force: bool,
         path: Option<&str>,
-        opens_supervised: bool,
+        supervised: Supervised,
     ) -> Result<ExecGrant, String> {
-        let _ = opens_supervised;
+        let _ = supervised;
         match (context, apparmor) {
             (Some(context), None) => self.set_exec_context(pid, context, force, path),
             _ => Err("this daemon does not run AppArmor profiles".into()),

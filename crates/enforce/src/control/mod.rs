@@ -20,7 +20,7 @@ mod protocol;
 mod server;
 
 pub use client::{Client, ControlError};
-pub use handler::{Caller, ControlHandler};
+pub use handler::{Caller, ControlHandler, Supervised};
 pub use protocol::{parse_request, LineError, LineReader, ProtocolError, Reply, Request, MAX_LINE, PERMISSION_DENIED};
 pub use server::{ControlServer, ServerConfig, DEFAULT_SOCKET};
 

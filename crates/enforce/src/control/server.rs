@@ -56,7 +56,7 @@ use std::time::{Duration, Instant};
 
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 
-use super::handler::{Caller, ControlHandler};
+use super::handler::{Caller, ControlHandler, Supervised};
 use super::protocol::{parse_request, LineError, LineReader, Reply, Request, MAX_LINE, PERMISSION_DENIED};
 use crate::pidfd;
 
@@ -492,8 +492,16 @@ fn dispatch(handler: &dyn ControlHandler, request: &Request, caller: Caller) -> 
             // The listener first: whether its filter supervises opens is
             // part of the label the request records.
             pid => match supervise.map_or(Ok(()), |fd| handler.supervise(pid, fd)).and_then(|()| {
-                let opens = supervise.is_some() && *supervise_opens;
-                handler.set_exec_labels(pid, context.as_deref(), apparmor.as_deref(), *force, path.as_deref(), opens)
+                let supervised =
+                    Supervised { calls: supervise.is_some(), opens: supervise.is_some() && *supervise_opens };
+                handler.set_exec_labels(
+                    pid,
+                    context.as_deref(),
+                    apparmor.as_deref(),
+                    *force,
+                    path.as_deref(),
+                    supervised,
+                )
             }) {
                 Ok(grant) => Reply::ExecGranted(grant),
                 Err(e) => Reply::Error(e),
