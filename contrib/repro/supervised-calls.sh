@@ -8,7 +8,8 @@
 # of the same file again: crates/enforce/src/watches.rs) and N
 # fcntl(F_SETFL, O_NONBLOCK) on a descriptor of it opened for reading
 # (crates/enforce/src/append_only.rs) of a data_t
-# file on a marked tmpfs, by root
+# file, and N connects (and closes) of a Unix stream socket to a data_t
+# socket file (crates/enforce/src/unix_connects.rs), on a marked tmpfs, by root
 # in the default domain (not supervised), root in modifier_t (each call
 # decided and made by rampartd) and root in modifier_t with
 # --no-sandbox (the daemon alone: not supervised); and N mkdirs in a
@@ -41,7 +42,15 @@ CG="rampart-supervised.$$"
     --default-context system_u:system_r:unconfined_t:s0 --socket "$W/sock" --cgroup "$CG" 2>"$W/daemon.err" &
 D=$!
 for _ in $(seq 200); do "$RAMPART" status --socket "$W/sock" >/dev/null 2>&1 && break; sleep 0.05; done
-LOOP="import ctypes, fcntl, os, sys, time
+# A Unix service whose socket file is data_t: accepts and closes.
+/usr/bin/python3 -c "import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o666)
+os.setxattr(sys.argv[1], \"security.selinux\", b\"system_u:object_r:data_t:s0\0\")
+s.listen(512); s.settimeout(600); open(sys.argv[1] + \".ready\", \"w\").close()
+while True: s.accept()[0].close()" "$W/t/svc.sock" &
+SVC=$!
+for _ in $(seq 200); do [ -e "$W/t/svc.sock.ready" ] && break; sleep 0.05; done
+LOOP="import ctypes, fcntl, os, socket, sys, time
 f, n = sys.argv[1], int(sys.argv[2])
 libc = ctypes.CDLL(None, use_errno=True)
 ino = libc.inotify_init1(os.O_CLOEXEC)
@@ -70,7 +79,11 @@ fd = os.open(f, os.O_RDONLY)
 for i in range(n):
     fcntl.fcntl(fd, fcntl.F_SETFL, os.O_NONBLOCK if i % 2 else 0)
 s = time.perf_counter()
-print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us\")"
+u = os.path.join(os.path.dirname(f), \"svc.sock\")
+for i in range(n):
+    sk = socket.socket(socket.AF_UNIX); sk.connect(u); sk.close()
+q = time.perf_counter()
+print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us, Unix connect {(q - s) / n * 1e6:.1f} us\")"
 MKDIRS="import os, sys, time
 d, n = sys.argv[1], int(sys.argv[2])
 t = time.perf_counter()
@@ -88,6 +101,6 @@ for round in 1 2 3; do
     "$RAMPART" run --socket "$W/sock" --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t supervised" | cat || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
     "$RAMPART" run --socket "$W/sock" --no-sandbox --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t --no-sandbox" | cat
 done
-kill -TERM $D; wait $D || true
+kill -TERM $D $SVC; wait $D || true
 umount "$W/t"
 ' _ "$W" "$N" "$RAMPART"

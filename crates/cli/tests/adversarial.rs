@@ -73,6 +73,7 @@ const PROGRAMS: &[&str] = &[
     "sysv_ipc",
     "clear_append",
     "userfault",
+    "connect_unix",
 ];
 
 /// Exit statuses of the attack programs (tests/adversarial/adversarial.h).
@@ -1469,6 +1470,89 @@ echo "AUDIT=$(grep -c "denied  { listen } for  pid=[0-9]* comm=.make_socket. sco
     r.assert_succeeded("PERMISSIVE_SWAP");
     r.assert_allowed("UNSANDBOXED_TCP", "without the sandbox's filter the listen is not seen");
     assert!(r.num("AUDIT") >= 1, "the listen denial is audited:\n{}", r.stderr);
+}
+
+/// A domain connects only to the Unix sockets whose file it may write
+/// (SELinux's `sock_file { write }` at the connect's lookup:
+/// crates/enforce/src/unix_connects.rs): uid 65534 in app_t reaches the
+/// public_t service, which sees its user and group (PUBLIC: the daemon
+/// connects with the caller's ids), and not the secret_t one (SECRET),
+/// refused with an AVC line, nor does root in app_t, whom the mode bits
+/// let through (ROOT: a confined root process and another service's
+/// door); a datagram socket is refused alike (DGRAM). The daemon connects
+/// to what it checked: a thread flipping the path in memory between the
+/// public and the secret socket during 3,000 connects never reaches the
+/// secret (RACE). The mode bits come first: a public_t socket only root
+/// may write is refused without an AVC line (DAC). Under a permissive
+/// daemon, and without the sandbox, the secret service is reached.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_domain_connects_only_to_the_unix_sockets_it_may() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+# A Unix service at $1 (mode $3, label $4) telling each client "$2" and
+# the user and group it sees (SO_PEERCRED), in the background for at
+# most two minutes; `dgram` only binds a datagram socket.
+unix_service() {
+    /usr/bin/python3 -c 'import os, socket, struct, sys
+kind = socket.SOCK_DGRAM if sys.argv[2] == "dgram" else socket.SOCK_STREAM
+s = socket.socket(socket.AF_UNIX, kind); s.bind(sys.argv[1]); os.chmod(sys.argv[1], int(sys.argv[3], 8))
+os.setxattr(sys.argv[1], "security.selinux", sys.argv[4].encode() + b"\0")
+if kind == socket.SOCK_STREAM: s.listen(64)
+open(sys.argv[5], "w").close()
+s.settimeout(120)
+while True:
+    if kind == socket.SOCK_DGRAM: s.recv(1); continue
+    c = s.accept()[0]
+    _, uid, gid = struct.unpack("3i", c.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+    c.sendall(("%s uid=%d gid=%d\n" % (sys.argv[2], uid, gid)).encode()); c.close()' \
+        "$1" "$2" "$3" "system_u:object_r:$4:s0" "$S/ready.$(basename "$1")" &
+    SERVICES="${SERVICES:-} $!"
+    wait_for "$S/ready.$(basename "$1")"
+}
+unix_service "$T/data/pub.sock" public 666 public_t
+unix_service "$T/data/priv.sock" secret 666 secret_t
+unix_service "$T/data/priv.dgram" dgram 666 secret_t
+unix_service "$T/data/root.sock" root-only 600 public_t
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt "${mode}_PUBLIC" as_attacker "$ADV/connect_unix" connect "$T/data/pub.sock"
+    attempt "${mode}_SECRET" as_attacker "$ADV/connect_unix" connect "$T/data/priv.sock"
+    attempt "${mode}_ROOT" as_confined_root "$ADV/connect_unix" connect "$T/data/priv.sock"
+    attempt "${mode}_DGRAM" as_attacker "$ADV/connect_unix" dgram "$T/data/priv.dgram"
+    attempt "${mode}_RACE" as_attacker "$ADV/connect_unix" race "$T/data/pub.sock" "$T/data/priv.sock"
+    stop_daemon
+done
+start_daemon
+attempt ENFORCING_DAC as_attacker "$ADV/connect_unix" connect "$T/data/root.sock"
+attempt UNSANDBOXED_SECRET as_unsandboxed "$ADV/connect_unix" connect "$T/data/priv.sock"
+stop_daemon
+kill $SERVICES 2>/dev/null || true
+avc() { grep -c "denied  { write } for  pid=[0-9]* comm=.connect_unix. .*scontext=$APP tcontext=system_u:object_r:$1:s0 tclass=sock_file permissive=0" "$LOG" || true; }
+echo "AVC_SECRET=$(avc secret_t)"
+echo "AVC_PUBLIC=$(avc public_t)"
+"#,
+    );
+    r.report("unix connect");
+    r.assert_allowed("ENFORCING_PUBLIC", "app_t may write public_t socket files");
+    assert!(
+        r.get("ENFORCING_PUBLIC_WHY").contains("says: public uid=65534 gid=65534"),
+        "the service sees the caller's user and group, not rampartd's:\n{}",
+        r.stderr
+    );
+    r.assert_blocked("ENFORCING_SECRET", "app_t may not write secret_t socket files");
+    r.assert_blocked("ENFORCING_ROOT", "app_t may not write secret_t socket files, as root either");
+    r.assert_blocked("ENFORCING_DGRAM", "app_t may not write secret_t socket files (datagram)");
+    r.assert_blocked("ENFORCING_RACE", "the daemon connects to the object it checked");
+    r.assert_blocked("ENFORCING_DAC", "the mode bits refuse uid 65534 a socket only root may write");
+    for key in ["PUBLIC", "SECRET", "ROOT", "DGRAM", "RACE"] {
+        r.assert_succeeded(&format!("PERMISSIVE_{key}"));
+    }
+    r.assert_allowed("UNSANDBOXED_SECRET", "without the sandbox's filter the connect is not seen");
+    assert!(r.num("AVC_SECRET") >= 1, "the sock_file denial is audited:\n{}", r.stderr);
+    assert_eq!(r.num("AVC_PUBLIC"), 0, "a refusal of the mode bits has no AVC line:\n{}", r.stderr);
 }
 
 /// A domain watches only what it may (SELinux's `read` of what is

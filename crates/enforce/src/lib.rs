@@ -132,6 +132,7 @@ mod supervisor;
 mod sync;
 mod sysv_ipc;
 mod thread_creds;
+mod unix_connects;
 mod watches;
 
 // Running the daemon.

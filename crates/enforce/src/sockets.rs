@@ -24,8 +24,9 @@
 //! every TCP or SCTP connect, itself, on its copy of the socket, with the
 //! address it checked (crate::supervisor; a Unix socket's listen in a
 //! thread with the caller's effective ids, which a listening Unix socket
-//! shows its peers). Another connect (a Unix socket's peer sees
-//! its connector's credentials) is made by the kernel. The class is the kernel's
+//! shows its peers; a Unix socket's connect to a path, to the object
+//! checked: crate::unix_connects). Another connect (to an abstract Unix
+//! name, of a UDP socket...) is made by the kernel. The class is the kernel's
 //! `socket_type_to_security_class` (`extended_socket_class` read from the
 //! loaded policy), the label `security_transition_sid` from the caller's
 //! domain to itself for that class (the domain's role, type and range
@@ -282,9 +283,9 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, family: i32, ty: i32, protocol: i32
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Maker {
     /// The kernel: a connect of a socket other than TCP and SCTP, where
-    /// nothing checked depends on the address in the caller's memory,
-    /// and the peer must see the caller as the one connecting (a Unix
-    /// socket's peer credentials are its connector's).
+    /// nothing checked here depends on the address in the caller's
+    /// memory (a Unix socket's to a path is made by the daemon all the
+    /// same, to the socket file it checked: crate::unix_connects).
     Kernel,
     /// The daemon, on the socket it checked, with the address it read
     /// and checked: every bind, and a TCP or SCTP connect.

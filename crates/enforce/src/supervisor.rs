@@ -97,6 +97,7 @@ use crate::sockets::{Maker, Use};
 use crate::supervised::{self, Attr, FileArg, Make, Op, TimesLayout};
 use crate::supervised_open;
 use crate::thread_creds::{Creds, PeerIds};
+use crate::unix_connects;
 
 /// Threads serving calls.
 const WORKERS: usize = 4;
@@ -327,7 +328,9 @@ impl Supervisor {
     /// A connect (crate::sockets), decided here: its socket and address
     /// are read once, and a TCP or SCTP connect is made with that address
     /// by a thread of [`CallThreads`] (a handshake may take minutes),
-    /// which answers it; another is made by the kernel.
+    /// which answers it, as is a Unix socket's connect to a path, to the
+    /// object checked (crate::unix_connects); another is made by the
+    /// kernel.
     fn connect(
         &self,
         listener: Arc<OwnedFd>,
@@ -341,6 +344,10 @@ impl Supervisor {
             let mem = File::open(format!("/proc/{tid}/mem")).map_err(|_| libc::ESRCH)?;
             let (socket, bytes) = gather_address(tid, fd, &mem, addr, len)?;
             let caller = crate::signals::caller(e, tid, "a connect")?;
+            let unix_path = match unix_connects::path_in(&bytes) {
+                Some(path) if crate::sockets::is_unix(socket.as_fd()) => Some(unix_connects::gather(tid, path)?),
+                _ => None,
+            };
             // Still the caller: what was read under /proc/TID is its.
             let mut id = notif.id;
             // SAFETY: ID_VALID reads one u64.
@@ -348,37 +355,47 @@ impl Supervisor {
                 return Err(libc::ESRCH);
             }
             let maker = crate::sockets::decide_use(e, tid, &caller, (socket.as_fd(), &bytes), Use::Connect)?;
-            Ok((maker, socket, bytes, (caller.sid, caller.apparmor)))
-        })();
-        match decided {
-            Ok((Maker::Kernel, ..)) => carry_on(listener.as_fd(), notif.id),
-            Ok((Maker::Daemon, socket, bytes, label)) => {
-                let (interrupts, id) = (Arc::clone(&self.interrupts), notif.id);
-                let make = move || {
-                    let len = libc::socklen_t::try_from(bytes.len()).map_err(|_| libc::EINVAL)?;
-                    let connect = || {
-                        // SAFETY: `bytes` holds `len` bytes for the call.
-                        let rc = unsafe { libc::connect(socket.as_raw_fd(), bytes.as_ptr().cast(), len) };
-                        if rc < 0 {
-                            Err(errno_of(&io::Error::last_os_error()))
-                        } else {
-                            Ok(0)
-                        }
-                    };
-                    interrupts
-                        .run(id, tid, connect)
-                        .map_err(|errno| call_interrupts::interrupted(errno, has_send_timeout(socket.as_fd())))
-                };
-                let answer_on = Arc::clone(&listener);
-                let job: call_threads::Job = Box::new(move || {
-                    respond(answer_on.as_fd(), id, make());
-                    drop(entry);
-                });
-                if self.blocking.run(label, job).is_err() {
-                    respond(listener.as_fd(), notif.id, Err(libc::EAGAIN));
-                }
+            if unix_path.is_some() {
+                unix_connects::valid_length(&bytes)?;
             }
-            Err(errno) => respond(listener.as_fd(), notif.id, Err(errno)),
+            Ok((maker, socket, bytes, caller, unix_path))
+        })();
+        let (socket, bytes, caller, unix_path) = match decided {
+            Ok((Maker::Kernel, _, _, _, None)) => return carry_on(listener.as_fd(), notif.id),
+            Ok((_, socket, bytes, caller, unix_path)) => (socket, bytes, caller, unix_path),
+            Err(errno) => return respond(listener.as_fd(), notif.id, Err(errno)),
+        };
+        let (interrupts, id) = (Arc::clone(&self.interrupts), notif.id);
+        let cx = Arc::clone(&self.context);
+        let label = (caller.sid, caller.apparmor.clone());
+        let make = move || match unix_path {
+            Some(path) => {
+                let call = unix_connects::Call { id, tid, subject: &caller, interrupts: &interrupts };
+                unix_connects::connect(&cx, &call, socket.as_fd(), path)
+            }
+            None => {
+                let len = libc::socklen_t::try_from(bytes.len()).map_err(|_| libc::EINVAL)?;
+                let connect = || {
+                    // SAFETY: `bytes` holds `len` bytes for the call.
+                    let rc = unsafe { libc::connect(socket.as_raw_fd(), bytes.as_ptr().cast(), len) };
+                    if rc < 0 {
+                        Err(errno_of(&io::Error::last_os_error()))
+                    } else {
+                        Ok(0)
+                    }
+                };
+                interrupts
+                    .run(id, tid, connect)
+                    .map_err(|errno| call_interrupts::interrupted(errno, has_send_timeout(socket.as_fd())))
+            }
+        };
+        let answer_on = Arc::clone(&listener);
+        let job: call_threads::Job = Box::new(move || {
+            respond(answer_on.as_fd(), id, make());
+            drop(entry);
+        });
+        if self.blocking.run(label, job).is_err() {
+            respond(listener.as_fd(), notif.id, Err(libc::EAGAIN));
         }
     }
 
@@ -592,12 +609,12 @@ fn carry_on(listener: BorrowedFd<'_>, id: u64) {
     unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp) };
 }
 
-fn errno_of(e: &io::Error) -> i32 {
+pub(crate) fn errno_of(e: &io::Error) -> i32 {
     e.raw_os_error().unwrap_or(libc::EPERM)
 }
 
 /// `O_PATH` open of `path` relative to `dir`.
-fn open_path(dir: RawFd, path: &OsStr, flags: i32) -> Result<OwnedFd, i32> {
+pub(crate) fn open_path(dir: RawFd, path: &OsStr, flags: i32) -> Result<OwnedFd, i32> {
     let c = CString::new(path.as_bytes()).map_err(|_| libc::EINVAL)?;
     // SAFETY: `c` is NUL-terminated and outlives the call.
     let fd = unsafe { libc::openat(dir, c.as_ptr(), flags | libc::O_PATH | libc::O_CLOEXEC) };
@@ -828,7 +845,7 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
 
 /// Whether `socket` has a send timeout (`SO_SNDTIMEO`), which bounds a
 /// blocking connect (`false` if it cannot be read).
-fn has_send_timeout(socket: BorrowedFd<'_>) -> bool {
+pub(crate) fn has_send_timeout(socket: BorrowedFd<'_>) -> bool {
     let mut tv = libc::timeval { tv_sec: 0, tv_usec: 0 };
     let mut len = std::mem::size_of::<libc::timeval>() as libc::socklen_t;
     // SAFETY: `tv` and `len` are valid for the call, `len` its size.
@@ -991,15 +1008,15 @@ fn sets_explicit_times(times: Option<&[libc::timespec; 2]>) -> bool {
 }
 
 /// An object a call names, resolved (step 3).
-struct Object {
-    fd: OwnedFd,
-    md: std::fs::Metadata,
+pub(crate) struct Object {
+    pub(crate) fd: OwnedFd,
+    pub(crate) md: std::fs::Metadata,
 }
 
 impl Object {
     /// The object `fd` names; on procfs refused (`EACCES`): `/proc/self`
     /// in the daemon is the daemon (crate::supervised_open).
-    fn of(fd: OwnedFd) -> Result<Object, i32> {
+    pub(crate) fn of(fd: OwnedFd) -> Result<Object, i32> {
         if supervised_open::on_procfs(fd.as_fd()) {
             return Err(libc::EACCES);
         }
@@ -1173,7 +1190,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
 
 /// Enters the directory `root` as this thread's root (its `fs_struct`
 /// is private: `unshare(CLONE_FS)` first).
-fn enter_root(root: BorrowedFd<'_>) -> Result<(), i32> {
+pub(crate) fn enter_root(root: BorrowedFd<'_>) -> Result<(), i32> {
     // SAFETY: integer and NUL-terminated string arguments.
     unsafe {
         if libc::fchdir(root.as_raw_fd()) < 0 || libc::chroot(c".".as_ptr()) < 0 {
@@ -1291,7 +1308,7 @@ fn serve_watch(cx: &Context, home: &Home, call: Call, mask: u32) -> Result<i64, 
             return Err(libc::ENOTDIR);
         }
         if class(&o).is_some() {
-            crate::watches::mode_allows_read(o.fd.as_fd())?;
+            crate::thread_creds::mode_allows(o.fd.as_fd(), libc::R_OK)?;
         }
         Ok(o)
     });
@@ -1723,7 +1740,7 @@ fn allowed(cx: &Context, tid: u32, tgid: Option<u32>, subject: Sid, r: &Resolved
 
 /// Each object with the permissions asked of it, audited; true if every
 /// one passes (permissive included), or none is on a marked filesystem.
-fn checked(cx: &Context, tid: u32, tgid: Option<u32>, subject: Sid, checks: &[(&Object, Perms)]) -> bool {
+pub(crate) fn checked(cx: &Context, tid: u32, tgid: Option<u32>, subject: Sid, checks: &[(&Object, Perms)]) -> bool {
     let e = &cx.enforcer;
     if !checks.iter().any(|(o, _)| cx.marked_devs.contains(&o.md.dev())) {
         return true;

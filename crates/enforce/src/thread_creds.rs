@@ -16,6 +16,7 @@
 //! with ids it would have to give back.
 
 use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
 
 /// What the kernel's file permission checks read of a task.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,6 +143,28 @@ impl Creds {
     }
 }
 
+/// The mode bits' part of the kernel's permission check
+/// (`generic_permission` with this thread's file credentials: the
+/// caller's, assumed) for `want` (`R_OK`, `W_OK`) on the object `object`
+/// (`O_PATH`), made before SELinux's: a caller the mode bits refuse gets
+/// `EACCES` without an AVC line, as from the kernel.
+pub(crate) fn mode_allows(object: BorrowedFd<'_>, want: i32) -> Result<(), i32> {
+    // SAFETY: a descriptor, a NUL-terminated string and integers.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_faccessat2,
+            object.as_raw_fd(),
+            c"".as_ptr(),
+            want,
+            libc::AT_EMPTY_PATH | libc::AT_EACCESS,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EACCES));
+    }
+    Ok(())
+}
+
 /// The calling thread's supplementary groups.
 fn current_groups() -> io::Result<Vec<u32>> {
     // SAFETY: size 0 only counts the groups.
@@ -185,7 +208,7 @@ impl PeerIds {
     /// Takes these ids in the calling thread: the group and the groups
     /// first, while its capabilities allow them, then the user (the real
     /// and saved user stay root's).
-    fn take(&self) -> io::Result<()> {
+    pub(crate) fn take(&self) -> io::Result<()> {
         let keep = -1i64;
         // SAFETY: integer arguments; the raw calls change this thread only.
         io_check(unsafe { libc::syscall(libc::SYS_setresgid, keep, self.egid, keep) }, "setresgid")?;

@@ -87,27 +87,6 @@ pub(crate) fn perms(cp: &ClassPerms, mask: u32) -> [Perms; 2] {
     [cp.read, cp.watch | reads]
 }
 
-/// The mode bits' part of the kernel's read check (`generic_permission`
-/// with this thread's file credentials: the caller's, assumed), on the
-/// object `object` (`O_PATH`), before SELinux's: a caller the mode bits
-/// refuse gets `EACCES` without an AVC line, as from the kernel.
-pub(crate) fn mode_allows_read(object: BorrowedFd<'_>) -> Result<(), i32> {
-    // SAFETY: a descriptor, a NUL-terminated string and integers.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_faccessat2,
-            object.as_raw_fd(),
-            c"".as_ptr(),
-            libc::R_OK,
-            libc::AT_EMPTY_PATH | libc::AT_EACCESS,
-        )
-    };
-    if rc < 0 {
-        return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EACCES));
-    }
-    Ok(())
-}
-
 /// The watch `mask` on the object `object` (`O_PATH`, resolved as the
 /// caller asked: `IN_DONT_FOLLOW` already applied), added to `instance`;
 /// the watch descriptor. Made with this thread's credentials (the

@@ -683,7 +683,7 @@ fn client_errors_for_non_root_users() {
     assert_eq!(
         line,
         format!(
-            "HELPER: PermissionDenied: permission denied at {}: the control socket accepts only root; run this as root",
+            "HELPER: PermissionDenied: permission denied at {}: the control socket accepts only root (from a confined domain, only where its policy lets it write the socket file); run this as root",
             dir.sock().display()
         )
     );

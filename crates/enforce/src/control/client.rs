@@ -24,8 +24,9 @@ pub enum ControlError {
     /// Nothing listens at the path.
     #[error("no daemon listening at {path} (is rampartd running? pass --socket to use another socket)")]
     NotRunning { path: PathBuf },
-    /// The socket or the daemon refused us for not being root.
-    #[error("permission denied at {path}: the control socket accepts only root; run this as root")]
+    /// The socket or the daemon refused us for not being root, or (at the
+    /// connect) the policy refused our domain the socket file.
+    #[error("permission denied at {path}: the control socket accepts only root (from a confined domain, only where its policy lets it write the socket file); run this as root")]
     PermissionDenied { path: PathBuf },
     /// The request cannot be sent (too long, NUL in a string).
     #[error("invalid request: {0}")]

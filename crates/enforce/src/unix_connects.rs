@@ -1,0 +1,226 @@
+//! Connects of Unix sockets to a path (a `sockaddr_un` naming a file) by
+//! the processes `rampart run` started: the file is checked as SELinux
+//! checks it, `write` of its class (`unix_find_bsd`'s
+//! `path_permission(MAY_WRITE)`: `sock_file { write }` for a socket file),
+//! and the daemon makes the connect, to the object it checked.
+//!
+//! Why: a service's socket file is the door to what the service does for
+//! its clients: a container engine's (`docker.sock`: a privileged
+//! container, root on the host), the service manager's private socket,
+//! the system bus. SELinux keeps a confined domain away from such a door
+//! by the file's label (`container_var_run_t`, `init_var_run_t`), also a
+//! confined root process, whom the mode bits let through: without the
+//! check, a web server running as root in its domain could ask the
+//! container engine for a privileged container.
+//!
+//! How: the path is in the caller's memory, which another thread may
+//! change after a check, and a symbolic link on it may be switched before
+//! the kernel's own lookup: so the daemon resolves the path once (in the
+//! caller's root, from its working directory, with its file credentials,
+//! following links as the kernel does; the caller's own descriptors'
+//! names, `/proc/self/fd/N`, as the caller's descriptors), checks the mode
+//! bits, then the label of what it reached, and connects its copy of the
+//! caller's socket (`pidfd_getfd`: the same socket) to that object
+//! through `/proc/thread-self/fd/N`: the kernel follows the magic link to
+//! the checked inode, checks the mode bits again and finds the socket
+//! bound there. The connect is made by a thread of its own, which first
+//! takes the caller's effective user, group, groups and capabilities: a
+//! Unix socket's peer sees its connector's (`SO_PEERCRED`,
+//! `SO_PEERGROUPS`), and the kernel's checks see the caller; the thread
+//! ends with the call, so no thread of the daemon keeps those ids. It runs
+//! among the calls that may block for long (crate::call_threads: a
+//! listener whose queue is full holds a connect), and a signal the caller
+//! catches interrupts it (crate::call_interrupts).
+//!
+//! What differs: the process id the peer sees is rampartd's (as after a
+//! Unix socket's listen the daemon made). Not checked: `connectto` (a
+//! stream socket) and `sendto` (a datagram socket) on the peer socket,
+//! whose label is the domain of the process that made it: a service
+//! outside rampartd's tree runs in the default domain here, not in the
+//! one SELinux would give it (`syslogd_t`, `system_dbusd_t`), so such a
+//! check would refuse confined processes their journal, bus and name
+//! service, and the listens of launched processes are made by the daemon
+//! (their peer process id is its own); a connect to an abstract name (no
+//! file, so only `connectto`: made by the kernel);
+//! a datagram sent to a path (`sendto`, `sendmsg`: no connect, and the
+//! address lies in memory the filter cannot read).
+
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::sync::Arc;
+
+use crate::call_interrupts::{self, Interrupts};
+use crate::enforcer::Subject;
+use crate::supervisor::{checked, enter_root, errno_of, has_send_timeout, open_path, Context, Object};
+use crate::thread_creds::{mode_allows, Creds, PeerIds};
+
+/// `sizeof(struct sockaddr_un)`: a longer address is refused (`EINVAL`,
+/// `unix_validate_addr`).
+const SOCKADDR_UN: usize = 110;
+
+/// What a connect to a path needs of its caller, read while the caller
+/// waits in the call, by the thread that received it (a worker's
+/// Landlock domain cannot read another process's `/proc/TID/root`).
+pub(crate) struct Caller {
+    root: OwnedFd,
+    cwd: OwnedFd,
+    path: Vec<u8>,
+    /// The path names one of the caller's own descriptors
+    /// (crate::supervised_open's aliases): what it is open on.
+    alias: Option<OwnedFd>,
+    creds: Creds,
+    ids: PeerIds,
+}
+
+/// The path a Unix address names (`None`: an abstract or automatic
+/// name, or another family): the bytes after the family up to the first
+/// NUL, as `unix_mkname_bsd` ends it.
+pub(crate) fn path_in(addr: &[u8]) -> Option<&[u8]> {
+    if !crate::sockets::names_a_path(addr) {
+        return None;
+    }
+    let path = addr.get(2..)?;
+    Some(path.split(|&b| b == 0).next().unwrap_or(path))
+}
+
+/// The kernel's check of the address's length (`unix_validate_addr`),
+/// made after the socket's own checks, as the kernel makes it.
+pub(crate) fn valid_length(addr: &[u8]) -> Result<(), i32> {
+    if addr.len() > SOCKADDR_UN {
+        return Err(libc::EINVAL);
+    }
+    Ok(())
+}
+
+/// Step 1 for a connect of thread `tid` to `path`.
+pub(crate) fn gather(tid: u32, path: &[u8]) -> Result<Caller, i32> {
+    let proc = |rest: &str| open_path(libc::AT_FDCWD, OsStr::new(&format!("/proc/{tid}/{rest}")), 0);
+    let root = proc("root").map_err(|_| libc::ESRCH)?;
+    let cwd = proc("cwd").map_err(|_| libc::ESRCH)?;
+    let alias = crate::supervised_open::descriptor_alias(tid, path).and_then(|n| proc(&format!("fd/{n}")).ok());
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
+    let creds = Creds::from_status(&status).ok_or(libc::ESRCH)?;
+    let ids = PeerIds::from_status(&status).ok_or(libc::ESRCH)?;
+    Ok(Caller { root, cwd, path: path.to_vec(), alias, creds, ids })
+}
+
+/// A connect's notification and its caller, for the interruptions.
+pub(crate) struct Call<'a> {
+    pub id: u64,
+    pub tid: u32,
+    pub subject: &'a Subject,
+    pub interrupts: &'a Arc<Interrupts>,
+}
+
+/// Connects `socket` (the daemon's copy of the caller's) to what
+/// `caller`'s path names, if the mode bits and the label allow it, in a
+/// thread of its own (see the module docs). The call's result.
+pub(crate) fn connect(cx: &Context, call: &Call<'_>, socket: BorrowedFd<'_>, caller: Caller) -> Result<i64, i32> {
+    std::thread::scope(|s| {
+        let thread = std::thread::Builder::new()
+            .name("unix connect".into())
+            .spawn_scoped(s, || connect_here(cx, call, socket, caller))
+            .map_err(|e| errno_of(&e))?;
+        thread.join().unwrap_or(Err(libc::EIO))
+    })
+}
+
+/// [`connect`], in the thread that ends with it.
+fn connect_here(cx: &Context, call: &Call<'_>, socket: BorrowedFd<'_>, caller: Caller) -> Result<i64, i32> {
+    // SAFETY: unshare with a flag only: this thread's fs_struct becomes
+    // its own, so its chroot touches no other thread.
+    if unsafe { libc::unshare(libc::CLONE_FS) } < 0 {
+        return Err(errno_of(&io::Error::last_os_error()));
+    }
+    let daemon_root = open_path(libc::AT_FDCWD, OsStr::new("/"), libc::O_DIRECTORY)?;
+    let daemon = Creds::current().map_err(|e| errno_of(&e))?;
+    // Resolved in the caller's root with its credentials, the mode bits
+    // checked with them.
+    enter_root(caller.root.as_fd())?;
+    caller.creds.assume().map_err(|e| errno_of(&e))?;
+    let object = resolve(&caller).and_then(|o| mode_allows(o.fd.as_fd(), libc::W_OK).map(|()| o));
+    // The labels as the daemon, in its root.
+    daemon.assume().map_err(|e| errno_of(&e))?;
+    enter_root(daemon_root.as_fd())?;
+    let object = object?;
+    let subject = call.subject;
+    if let Some(cp) = cx.enforcer.classes.of_mode(object.md.mode()) {
+        if !checked(cx, call.tid, subject.tgid, subject.sid, &[(&object, cp.write)]) {
+            return Err(libc::EACCES);
+        }
+    }
+    // The connect as the caller: the peer's view, and the kernel's
+    // checks of the path again.
+    caller.ids.take().map_err(|e| errno_of(&e))?;
+    caller.creds.assume().map_err(|e| errno_of(&e))?;
+    let through = format!("/proc/thread-self/fd/{}", object.fd.as_raw_fd());
+    call.interrupts
+        .run(call.id, call.tid, || connect_to(socket, through.as_bytes()))
+        .map_err(|errno| call_interrupts::interrupted(errno, has_send_timeout(socket)))
+}
+
+/// The object `caller`'s path names, followed as the kernel's lookup
+/// follows it (`LOOKUP_FOLLOW`), magic links excepted (crate::supervisor).
+fn resolve(caller: &Caller) -> Result<Object, i32> {
+    match &caller.alias {
+        Some(fd) => Object::of(fd.try_clone().map_err(|e| errno_of(&e))?),
+        None if caller.path.is_empty() => Err(libc::ENOENT),
+        None => Object::of(crate::supervised_open::path_of(caller.cwd.as_fd(), &caller.path, 0)?),
+    }
+}
+
+/// `connect` of `socket` to the Unix path `path`.
+fn connect_to(socket: BorrowedFd<'_>, path: &[u8]) -> Result<i64, i32> {
+    // SAFETY: sockaddr_un is plain data; zeroed is a valid value.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    if path.len() >= addr.sun_path.len() {
+        return Err(libc::ENAMETOOLONG);
+    }
+    for (to, &from) in addr.sun_path.iter_mut().zip(path) {
+        *to = from as libc::c_char;
+    }
+    let len = std::mem::size_of::<libc::sockaddr_un>() as libc::socklen_t;
+    // SAFETY: `addr` is a sockaddr_un of `len` bytes, NUL-terminated.
+    let rc = unsafe { libc::connect(socket.as_raw_fd(), (&addr as *const libc::sockaddr_un).cast(), len) };
+    if rc < 0 {
+        return Err(errno_of(&io::Error::last_os_error()));
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn unix(path: &[u8]) -> Vec<u8> {
+        let mut a = (libc::AF_UNIX as u16).to_ne_bytes().to_vec();
+        a.extend_from_slice(path);
+        a
+    }
+
+    #[test]
+    fn the_path_ends_where_the_kernel_ends_it() {
+        assert_eq!(path_in(&unix(b"/run/x.sock\0")), Some(&b"/run/x.sock"[..]));
+        // Without a NUL: the address's length ends it.
+        assert_eq!(path_in(&unix(b"rel.sock")), Some(&b"rel.sock"[..]));
+        assert_eq!(path_in(&unix(b"a\0b")), Some(&b"a"[..]));
+        // Abstract and automatic names, and other families, are not paths.
+        assert_eq!(path_in(&unix(b"\0abstract")), None);
+        assert_eq!(path_in(&unix(b"")), None);
+        let mut inet = (libc::AF_INET as u16).to_ne_bytes().to_vec();
+        inet.extend_from_slice(b"/x");
+        assert_eq!(path_in(&inet), None);
+    }
+
+    #[test]
+    fn an_address_longer_than_sockaddr_un_is_refused() {
+        let long = unix(&[b'a'; 108]);
+        assert_eq!(long.len(), SOCKADDR_UN);
+        assert_eq!(valid_length(&long), Ok(()));
+        assert_eq!(valid_length(&unix(&[b'a'; 109])), Err(libc::EINVAL));
+    }
+}
