@@ -29,6 +29,7 @@
  *   create SCON TCON CLASS    -> context string (sepol_transition_sid)
  *   member SCON TCON CLASS    -> context string (sepol_member_sid)
  *   change SCON TCON CLASS    -> context string (sepol_change_sid)
+ *   genfs FSTYPE PATH CLASS   -> context string (sepol_genfs_sid)
  *   bool NAME 0|1             -> "ok"   (takes effect at `commit`)
  *   commit                    -> "ok"   (evaluate_conds)
  *   bools-all 0|1             -> "ok"   (sets every boolean and commits)
@@ -643,6 +644,43 @@ static void cmd_compute_sid(char **tok, int n, int which)
 	size_t len = 0;
 	msg_begin();
 	rc = sepol_sid_to_context(out, &str, &len);
+	msg_end();
+	if (rc || !str) {
+		printf("error: sid_to_context failed: %s\n", sepol_msg);
+		free(str);
+		return;
+	}
+	printf("%s\n", str);
+	free(str);
+}
+
+/* genfs FSTYPE PATH CLASS: sepol_genfs_sid, the label of a file at PATH
+ * on a filesystem labeled by genfscon rules. */
+static void cmd_genfs(char **tok, int n)
+{
+	char err[600];
+	sepol_security_class_t cls;
+	sepol_security_id_t sid = 0;
+	if (n != 4) {
+		printf("error: usage: genfs FSTYPE PATH CLASS\n");
+		return;
+	}
+	if (lookup_class(tok[3], 0, &cls, err, sizeof(err))) {
+		printf("error: %s\n", err);
+		return;
+	}
+	sid_reserve(1);
+	msg_begin();
+	int rc = sepol_genfs_sid(tok[1], tok[2], cls, &sid);
+	msg_end();
+	if (rc) {
+		printf("error: no genfs entry (%d)\n", rc);
+		return;
+	}
+	char *str = NULL;
+	size_t len = 0;
+	msg_begin();
+	rc = sepol_sid_to_context(sid, &str, &len);
 	msg_end();
 	if (rc || !str) {
 		printf("error: sid_to_context failed: %s\n", sepol_msg);
@@ -1670,6 +1708,8 @@ static int serve(void)
 			cmd_compute_sid(tok, n, 1);
 		} else if (!strcmp(c, "change")) {
 			cmd_compute_sid(tok, n, 2);
+		} else if (!strcmp(c, "genfs")) {
+			cmd_genfs(tok, n);
 		} else if (!strcmp(c, "bool")) {
 			cmd_bool(tok, n);
 		} else if (!strcmp(c, "commit")) {

@@ -1555,6 +1555,72 @@ echo "AVC_PUBLIC=$(avc public_t)"
     assert_eq!(r.num("AVC_PUBLIC"), 0, "a refusal of the mode bits has no AVC line:\n{}", r.stderr);
 }
 
+/// A confined root process writes none of the kernel's settings its
+/// domain may not write (sysfs, labeled by the policy's `genfscon`
+/// rules: crates/enforce/src/kernel_files.rs): root in app_t, whom the
+/// mode bits let write a sysfs attribute, cannot open it for writing
+/// (OPEN), nor can root in modifier_t, which may change data_t files,
+/// change its mode (CHMOD, to the mode it has: nothing changes either
+/// way), each refused with an AVC line on sysfs_t; root in
+/// writer_t, which may, opens it (WRITER). Under a permissive daemon,
+/// and without the sandbox, the open is made; with
+/// `--no-supervised-opens` too (LEFT_UNSUPERVISED: fanotify has no
+/// permission events on sysfs, pinned).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_confined_root_process_writes_no_kernel_setting() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+KNOB=""
+for f in /sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs /sys/kernel/mm/ksm/sleep_millisecs /sys/power/pm_async; do
+    if [ -w "$f" ]; then KNOB=$f; break; fi
+done
+[ -n "$KNOB" ] || { echo "no sysfs attribute root may write here" >&2; exit 1; }
+# Opens $1 for writing (writes nothing), or sets its mode to the mode it has.
+OPEN_W='import os, sys
+try: os.close(os.open(sys.argv[1], os.O_WRONLY))
+except PermissionError as e: print("blocked:", e); sys.exit(1)
+print("succeeded: opened", sys.argv[1], "for writing")'
+# modifier_t changes data_t files (app_t may change none: its chmods are
+# refused before rampartd is asked).
+as_modifier_root() { "$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:modifier_t:s0 -- "$@"; }
+CHMOD='import os, sys
+try: os.chmod(sys.argv[1], os.stat(sys.argv[1]).st_mode & 0o7777)
+except PermissionError as e: print("blocked:", e); sys.exit(1)
+print("succeeded: changed the mode of", sys.argv[1])'
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt "${mode}_OPEN" as_confined_root /usr/bin/python3 -c "$OPEN_W" "$KNOB"
+    attempt "${mode}_CHMOD" as_modifier_root /usr/bin/python3 -c "$CHMOD" "$KNOB"
+    attempt "${mode}_WRITER" as_writer_root /usr/bin/python3 -c "$OPEN_W" "$KNOB"
+    stop_daemon
+done
+start_daemon
+attempt UNSANDBOXED_OPEN as_unsandboxed_root /usr/bin/python3 -c "$OPEN_W" "$KNOB"
+stop_daemon
+start_daemon --no-supervised-opens
+attempt LEFT_UNSUPERVISED as_confined_root /usr/bin/python3 -c "$OPEN_W" "$KNOB"
+stop_daemon
+avc() { grep -c "denied  { [a-z ]*$1[a-z ]* } for  pid=[0-9]* comm=.python3. .*scontext=system_u:system_r:$2:s0 tcontext=system_u:object_r:sysfs_t:s0 tclass=file permissive=0" "$LOG" || true; }
+echo "AVC_WRITE=$(avc write app_t)"
+echo "AVC_SETATTR=$(avc setattr modifier_t)"
+"#,
+    );
+    r.report("kernel settings");
+    r.assert_blocked("ENFORCING_OPEN", "app_t may not write sysfs_t");
+    r.assert_blocked("ENFORCING_CHMOD", "modifier_t may not setattr sysfs_t");
+    r.assert_allowed("ENFORCING_WRITER", "writer_t may write sysfs_t");
+    for key in ["OPEN", "CHMOD", "WRITER"] {
+        r.assert_succeeded(&format!("PERMISSIVE_{key}"));
+    }
+    r.assert_allowed("UNSANDBOXED_OPEN", "without the sandbox's filter the open is not handed over");
+    r.assert_allowed("LEFT_UNSUPERVISED", "without supervised opens nothing sees an open of sysfs");
+    assert!(r.num("AVC_WRITE") >= 1, "the write denial is audited:\n{}", r.stderr);
+    assert!(r.num("AVC_SETATTR") >= 1, "the setattr denial is audited:\n{}", r.stderr);
+}
+
 /// A domain watches only what it may (SELinux's `read` of what is
 /// watched, then `watch`, and `watch_reads` for reads:
 /// crates/enforce/src/watches.rs): uid 65534 in app_t, which may not

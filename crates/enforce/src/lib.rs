@@ -98,6 +98,7 @@ mod groups;
 mod handoff;
 #[cfg(target_arch = "x86_64")]
 mod injected_calls;
+mod kernel_files;
 mod label_cache;
 mod limits;
 mod mappings;

@@ -57,6 +57,19 @@ pub fn whole_mount_prefixes(mountinfo: &str) -> HashMap<u64, Option<Vec<u8>>> {
         .collect()
 }
 
+/// Mount `id`'s root (the directory of its filesystem it shows) and
+/// mount point, unescaped (crate::kernel_files).
+pub fn root_and_mount_point(mountinfo: &str, id: u64) -> Option<(String, String)> {
+    mountinfo.lines().find_map(|line| {
+        let mut f = line.split(' ');
+        if f.next()?.parse::<u64>().ok()? != id {
+            return None;
+        }
+        let root = f.nth(2)?;
+        Some((unescape(root), unescape(f.next()?)))
+    })
+}
+
 /// Whether mount `id` is one of `mountinfo`'s (of the namespace it was
 /// read in).
 pub fn has_mount(mountinfo: &str, id: u64) -> bool {

@@ -1534,8 +1534,10 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
             }
         }
     }
-    if cx.marked_devs.contains(&object.md.dev()) && !open_allowed(cx, tid, &subject, &object, flags) {
-        return Err(libc::EACCES);
+    if let Some(tsid) = object_sid(cx, &object) {
+        if !open_allowed(cx, tid, &subject, &object, tsid, flags) {
+            return Err(libc::EACCES);
+        }
     }
     if !created && controlling_tty::is_dev_tty(&object.md) {
         // The caller's terminal, not the daemon's, found in its root and
@@ -1546,8 +1548,10 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
         let opened = controlling_tty::open(tty, flags);
         home.back().map_err(|e| errno_of(&e))?;
         let node = Object::of(opened?)?;
-        if cx.marked_devs.contains(&node.md.dev()) && !open_allowed(cx, tid, &subject, &node, flags) {
-            return Err(libc::EACCES);
+        if let Some(tsid) = object_sid(cx, &node) {
+            if !open_allowed(cx, tid, &subject, &node, tsid, flags) {
+                return Err(libc::EACCES);
+            }
         }
         return Ok(Answer::Install { fd: node.fd, cloexec });
     }
@@ -1574,12 +1578,22 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
     Ok(Answer::Install { fd, cloexec })
 }
 
-/// Both modules' open checks of `o` for `flags`, audited (as
-/// crate::enforcer decides an open event).
-fn open_allowed(cx: &Context, tid: u32, subject: &crate::enforcer::Subject, o: &Object, flags: i32) -> bool {
+/// The label a call on `o` is decided on: its own on the marked
+/// filesystems, the policy's on the kernel's (crate::kernel_files);
+/// `None` elsewhere, where nothing is mediated.
+fn object_sid(cx: &Context, o: &Object) -> Option<Sid> {
+    let e = &cx.enforcer;
+    if cx.marked_devs.contains(&o.md.dev()) {
+        return Some(e.objects.sid_of(&e.avc, o.fd.as_fd(), &o.md));
+    }
+    crate::kernel_files::sid_of(e, o.fd.as_fd(), &o.md)
+}
+
+/// Both modules' open checks of `o` (labeled `tsid`) for `flags`,
+/// audited (as crate::enforcer decides an open event).
+fn open_allowed(cx: &Context, tid: u32, subject: &crate::enforcer::Subject, o: &Object, tsid: Sid, flags: i32) -> bool {
     let e = &cx.enforcer;
     let Some(cp) = e.classes.of_mode(o.md.mode()) else { return true };
-    let tsid = e.objects.sid_of(&e.avc, o.fd.as_fd(), &o.md);
     let decision = e.avc.has_perm_noaudit(subject.sid, tsid, cp.class, cp.for_flags(flags as u32 as u64));
     let mut allowed = decision.passes();
     e.audit_checks(tid, subject.tgid, o.fd.as_fd(), &[Checked { ssid: subject.sid, tsid, class: cp.class, decision }]);
@@ -1742,16 +1756,13 @@ fn allowed(cx: &Context, tid: u32, tgid: Option<u32>, subject: Sid, r: &Resolved
 /// one passes (permissive included), or none is on a marked filesystem.
 pub(crate) fn checked(cx: &Context, tid: u32, tgid: Option<u32>, subject: Sid, checks: &[(&Object, Perms)]) -> bool {
     let e = &cx.enforcer;
-    if !checks.iter().any(|(o, _)| cx.marked_devs.contains(&o.md.dev())) {
-        return true;
-    }
     let mut all = true;
     for &(o, perms) in checks {
         let Some(cp) = e.classes.of_mode(o.md.mode()) else { continue };
         if perms.is_empty() {
             continue;
         }
-        let tsid = e.objects.sid_of(&e.avc, o.fd.as_fd(), &o.md);
+        let Some(tsid) = object_sid(cx, o) else { continue };
         let decision = e.avc.has_perm_noaudit(subject, tsid, cp.class, perms);
         all &= decision.passes();
         e.audit_checks(tid, tgid, o.fd.as_fd(), &[Checked { ssid: subject, tsid, class: cp.class, decision }]);

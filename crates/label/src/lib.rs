@@ -44,7 +44,8 @@ pub use error::LabelError;
 pub use fdpath::fd_link;
 pub use filetype::{FileType, S_IFMT};
 pub use object::{
-    file_class, memory_file_label, new_file_label, FileRef, Label, LabelSource, ObjectLabeler, MAX_CACHED_INODES,
+    file_class, genfs_label, memory_file_label, new_file_label, FileRef, Label, LabelSource, ObjectLabeler,
+    MAX_CACHED_INODES,
 };
 pub use relabel::{
     read_customizable_types, Change, Event, FailedOp, Progress, RelabelError, RelabelOptions, Relabeler, Summary,

@@ -256,6 +256,32 @@ pub fn memory_file_label(
     }
 }
 
+/// The label the kernel gives an object of `class` at `path` (from its
+/// filesystem's root) on a filesystem of type `fstype` labeled by
+/// `genfscon` rules (sysfs, debugfs, securityfs...), as
+/// `__security_genfs_sid` finds it: the filesystem's entries longest
+/// prefix first (`genfs_read` keeps them so), the first whose prefix
+/// starts the path and whose class is `class` or any. `None`: no entry
+/// (the kernel answers `ENOENT`, and the object is unlabeled).
+pub fn genfs_label<'p>(policy: &'p Policy, fstype: &str, path: &str, class: ClassId) -> Option<&'p Context> {
+    let genfs = policy.genfs.iter().find(|g| g.fstype == fstype)?;
+    // The kernel strips a doubled leading slash (`security_genfs_sid`).
+    let mut path = path;
+    while path.starts_with("//") {
+        path = &path[1..];
+    }
+    let mut entries: Vec<&(String, u32, Context)> = genfs.entries.iter().collect();
+    // Stable: entries of one length keep the policy's order, as the
+    // kernel's insertion keeps them.
+    entries.sort_by_key(|(prefix, ..)| std::cmp::Reverse(prefix.len()));
+    entries
+        .into_iter()
+        .find(|(prefix, sclass, _)| {
+            (*sclass == 0 || *sclass == class.0) && path.as_bytes().starts_with(prefix.as_bytes())
+        })
+        .map(|(.., context)| context)
+}
+
 /// The policy class for a file type (`file`, `dir`, `lnk_file`, ...),
 /// `None` if the policy lacks it.
 pub fn file_class(policy: &Policy, file_type: FileType) -> Option<ClassId> {

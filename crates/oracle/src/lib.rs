@@ -397,6 +397,20 @@ impl Oracle {
         self.compute_sid("change", s, t, class)
     }
 
+    /// `sepol_genfs_sid`: the label of an object of `class` at `path` on a
+    /// filesystem of type `fstype` labeled by `genfscon` rules, or
+    /// libsepol's error (no entry).
+    pub fn genfs(&mut self, fstype: &str, path: &str, class: &str) -> io::Result<Result<String, String>> {
+        for w in [fstype, path, class] {
+            check_word(w)?;
+        }
+        let line = self.single(format!("genfs {fstype} {path} {class}"))?;
+        Ok(match line.strip_prefix("error:") {
+            Some(e) => Err(e.trim().to_string()),
+            None => Ok(line),
+        })
+    }
+
     /// Generate `count` query lines `SCONTEXT TCONTEXT CLASSNAME` from
     /// libsepol's view of the policy (deterministic for a given policy and
     /// seed).  About 3% are deliberately invalid and answer `error:`.
