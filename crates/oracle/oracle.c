@@ -618,6 +618,23 @@ static void cmd_query(char **tok, int n, int by_value)
 	       avd.auditdeny, permissive ? 1 : 0);
 }
 
+/* Prints the context of `sid`, or an error line. */
+static void print_context(sepol_security_id_t sid)
+{
+	char *str = NULL;
+	size_t len = 0;
+	msg_begin();
+	int rc = sepol_sid_to_context(sid, &str, &len);
+	msg_end();
+	if (rc || !str) {
+		printf("error: sid_to_context failed: %s\n", sepol_msg);
+		free(str);
+		return;
+	}
+	printf("%s\n", str);
+	free(str);
+}
+
 static void cmd_compute_sid(char **tok, int n, int which)
 {
 	sepol_security_id_t ssid, tsid, out = 0;
@@ -640,18 +657,7 @@ static void cmd_compute_sid(char **tok, int n, int which)
 			printf("error: compute_sid failed (%d): %s\n", rc, sepol_msg);
 		return;
 	}
-	char *str = NULL;
-	size_t len = 0;
-	msg_begin();
-	rc = sepol_sid_to_context(out, &str, &len);
-	msg_end();
-	if (rc || !str) {
-		printf("error: sid_to_context failed: %s\n", sepol_msg);
-		free(str);
-		return;
-	}
-	printf("%s\n", str);
-	free(str);
+	print_context(out);
 }
 
 /* genfs FSTYPE PATH CLASS: sepol_genfs_sid, the label of a file at PATH
@@ -677,18 +683,7 @@ static void cmd_genfs(char **tok, int n)
 		printf("error: no genfs entry (%d)\n", rc);
 		return;
 	}
-	char *str = NULL;
-	size_t len = 0;
-	msg_begin();
-	rc = sepol_sid_to_context(sid, &str, &len);
-	msg_end();
-	if (rc || !str) {
-		printf("error: sid_to_context failed: %s\n", sepol_msg);
-		free(str);
-		return;
-	}
-	printf("%s\n", str);
-	free(str);
+	print_context(sid);
 }
 
 /* ------------------------------------------------------------------ */
