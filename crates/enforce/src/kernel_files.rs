@@ -21,7 +21,8 @@
 //! mount's root and mount point); the label as the kernel finds it
 //! (`rampart_label::genfs_label`), the unlabeled one where no rule gives
 //! one or the path cannot be told (which confined domains may not write
-//! either). Files are labeled by the policy alone: a label written into
+//! either): a mount outside the daemon's mount namespace is not in its
+//! mountinfo. Files are labeled by the policy alone: a label written into
 //! such a file (`chcon` on sysfs, which keeps it in memory) is not read.
 //! procfs, whose files would name the daemon's own in the daemon
 //! (`/proc/self`), stays refused (crate::supervised_open); reads of these
