@@ -19,6 +19,8 @@ packages=(
   apparmor-profiles       # shipped profiles in /etc/apparmor.d: test and benchmark corpus
   apparmor-profiles-extra # more shipped profiles in /usr/share/apparmor/extra-profiles
   strace                  # an unconfined tracer for the adversarial tests' traced exec transitions
+  e2fsprogs               # mkfs.ext4: a disk-backed marked filesystem on a loop device (adversarial tests)
+  mount                   # losetup (blockdev: util-linux, always there)
 )
 
 missing=()

@@ -1621,6 +1621,81 @@ echo "AVC_SETATTR=$(avc setattr modifier_t)"
     assert!(r.num("AVC_SETATTR") >= 1, "the setattr denial is audited:\n{}", r.stderr);
 }
 
+/// A confined root process reads no secret from the disk under a marked
+/// filesystem (crates/enforce/src/block_devices.rs): an ext4 filesystem
+/// on a loop device (its image on the marked tmpfs, secret_t), marked
+/// too, holds a secret_t file. Root in app_t, whom the mode bits let open
+/// the device, cannot read the secret from its blocks (READ: app_t may
+/// read no `blk_file`, so the launcher's Landlock ruleset leaves the
+/// device's node unreadable; fanotify makes no event for device files),
+/// nor open it for writing (WRITE: the supervised open decides it on the
+/// node's label, audited); it still reads the other device nodes
+/// (DEVICES: /dev/null, /dev/urandom). Root in the default domain reads
+/// the secret there (CONTROL, UNCONFINED: the attack can find it). Under
+/// a permissive daemon the secret is read; without the sandbox too
+/// (LEFT_UNSANDBOXED: pinned, nothing sees a device's open).
+#[test]
+#[ignore = "needs root, checkpolicy, cc, losetup and mkfs.ext4: attacks on a live daemon in a private mount namespace"]
+fn a_confined_root_process_reads_no_secret_from_the_disk() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+command -v mkfs.ext4 >/dev/null && command -v losetup >/dev/null || { echo "missing prerequisite: mkfs.ext4 and losetup (e2fsprogs, mount)" >&2; exit 1; }
+IMG="$T/data/disk.img"
+truncate -s 8M "$IMG"
+mkfs.ext4 -q -F "$IMG"
+label system_u:object_r:secret_t:s0 "$IMG"
+LOOP=$(losetup -f --show "$IMG")
+M="$S/disk"; mkdir "$M"
+trap 'umount "$M" 2>/dev/null || true; losetup -d "$LOOP" 2>/dev/null || true; cleanup' EXIT
+mount "$LOOP" "$M"
+echo "payroll-ZQX-4471" > "$M/secret.txt"
+label system_u:object_r:secret_t:s0 "$M/secret.txt"
+sync; blockdev --flushbufs "$LOOP"
+# Reads the whole device $1 and looks for the secret; opens it for
+# writing; reads other device nodes.
+READ='import sys
+try: data = open(sys.argv[1], "rb").read()
+except PermissionError as e: print("blocked:", e); sys.exit(1)
+if b"payroll-ZQX-4471" not in data: print("broken: no secret in", len(data), "bytes"); sys.exit(2)
+print("succeeded: read the secret from", sys.argv[1])'
+WRITE='import os, sys
+try: os.close(os.open(sys.argv[1], os.O_WRONLY))
+except PermissionError as e: print("blocked:", e); sys.exit(1)
+print("succeeded: opened", sys.argv[1], "for writing")'
+DEVICES='import sys
+try: n = len(open("/dev/urandom", "rb").read(16)) + len(open("/dev/null", "rb").read())
+except PermissionError as e: print("blocked:", e); sys.exit(1)
+print("succeeded: read", n, "bytes from /dev/urandom and /dev/null")'
+attempt CONTROL /usr/bin/python3 -c "$READ" "$LOOP"
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon --mark "$M"; else start_daemon --mark "$M" --permissive; fi
+    attempt "${mode}_READ" as_confined_root /usr/bin/python3 -c "$READ" "$LOOP"
+    attempt "${mode}_WRITE" as_confined_root /usr/bin/python3 -c "$WRITE" "$LOOP"
+    attempt "${mode}_DEVICES" as_confined_root /usr/bin/python3 -c "$DEVICES"
+    attempt "${mode}_UNCONFINED" /usr/bin/python3 -c "$READ" "$LOOP"
+    stop_daemon
+done
+start_daemon --mark "$M"
+attempt LEFT_UNSANDBOXED as_unsandboxed_root /usr/bin/python3 -c "$READ" "$LOOP"
+stop_daemon
+echo "AVC_WRITE=$(grep -c "denied  { [a-z ]*write[a-z ]* } for  pid=[0-9]* comm=.python3. .*scontext=$APP tcontext=system_u:object_r:file_t:s0 tclass=blk_file permissive=0" "$LOG" || true)"
+"#,
+    );
+    r.report("block devices");
+    r.assert_allowed("CONTROL", "root in the default domain reads the disk");
+    r.assert_blocked("ENFORCING_READ", "app_t may not read the disk's node (file_t blk_file)");
+    r.assert_blocked("ENFORCING_WRITE", "app_t may not write the disk's node");
+    r.assert_allowed("ENFORCING_DEVICES", "the other device nodes stay readable");
+    r.assert_allowed("ENFORCING_UNCONFINED", "the default domain may read the disk");
+    for key in ["READ", "WRITE", "DEVICES"] {
+        r.assert_succeeded(&format!("PERMISSIVE_{key}"));
+    }
+    r.assert_allowed("LEFT_UNSANDBOXED", "without the sandbox nothing sees a device's open (no fanotify event)");
+    assert!(r.num("AVC_WRITE") >= 1, "the write denial is audited:\n{}", r.stderr);
+}
+
 /// A domain watches only what it may (SELinux's `read` of what is
 /// watched, then `watch`, and `watch_reads` for reads:
 /// crates/enforce/src/watches.rs): uid 65534 in app_t, which may not

@@ -425,7 +425,26 @@ impl Daemon {
                 forbid.push(forbidden);
             }
         }
+        if !self.reads_every_disk(sid) {
+            forbid.push(Forbidden::DiskReads);
+        }
         forbid
+    }
+
+    /// Whether domain `sid` may read every node of the block devices
+    /// under the marked filesystems (crate::block_devices), by their
+    /// labels (`blk_file { read }`); true where there are none (tmpfs).
+    fn reads_every_disk(&self, sid: Sid) -> bool {
+        let e = &self.enforcer;
+        let devices = crate::block_devices::devices_under(&self.marked_devices());
+        crate::block_devices::nodes_of(&devices).iter().all(|node| {
+            let Ok(md) = std::fs::symlink_metadata(node) else { return true };
+            let (Some(cp), Ok(fd)) = (e.classes.of_mode(md.mode()), crate::block_devices::open_node(node)) else {
+                return false;
+            };
+            let tsid = e.objects.sid_of(&e.avc, std::os::fd::AsFd::as_fd(&fd), &md);
+            e.avc.has_perm_noaudit(sid, tsid, cp.class, cp.read).passes()
+        })
     }
 
     /// Whether a SIGHUP from process `pid` may reload the policy: as a
@@ -723,6 +742,7 @@ impl Daemon {
                 .map_err(|e| format!("the launcher's Landlock ruleset: {e}"))?;
             let context = supervisor::Context {
                 enforcer: Arc::clone(&self.enforcer),
+                block_devs: crate::block_devices::devices_under(&devices),
                 marked_devs: devices,
                 memfd_devs: crate::memfds::devices(),
                 ruleset,

@@ -73,6 +73,7 @@ mod apparmor;
 mod apparmor_log;
 mod append_only;
 mod backlog;
+mod block_devices;
 mod bpf;
 mod call_interrupts;
 mod call_threads;

@@ -163,6 +163,7 @@ use crate::bpf::{
 };
 
 const LANDLOCK_ACCESS_FS_WRITE_FILE: u64 = 1 << 1;
+const LANDLOCK_ACCESS_FS_READ_FILE: u64 = 1 << 2;
 const LANDLOCK_ACCESS_FS_REMOVE_DIR: u64 = 1 << 4;
 const LANDLOCK_ACCESS_FS_REMOVE_FILE: u64 = 1 << 5;
 const LANDLOCK_ACCESS_FS_MAKE_DIR: u64 = 1 << 7;
@@ -221,6 +222,14 @@ pub enum Forbidden {
     /// memory (seccomp, `EACCES`: crate::anon_inodes).
     #[serde(rename = "anon_inode")]
     AnonInode,
+    /// `blk_file { read }` not on every node of the block devices under
+    /// the marked filesystems: those nodes are not opened for reading
+    /// (Landlock `READ_FILE`, granted everywhere else: crate::block_devices).
+    /// fanotify has no permission events for device files; a disk's node
+    /// read by a confined root process would give away every file of the
+    /// filesystem on it. Coarser than SELinux (no AVC line), never laxer.
+    #[serde(rename = "disk_reads")]
+    DiskReads,
 }
 const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
@@ -269,8 +278,10 @@ pub fn landlock_abi() -> u32 {
 
 /// The directories to grant [`HANDLED`] beneath so that everything but
 /// `excluded` (and what is below it) is covered: `dir` itself when no
-/// excluded path is in it, else its subdirectories, recursively.
-fn grants(dir: &Path, excluded: &[PathBuf], out: &mut Vec<PathBuf>) {
+/// excluded path is in it, else its subdirectories, recursively; with
+/// `files`, also the other files in those directories (rights on files
+/// only: a device node's siblings stay readable).
+fn grants(dir: &Path, excluded: &[PathBuf], files: bool, out: &mut Vec<PathBuf>) {
     if excluded.iter().any(|e| e == dir) {
         return;
     }
@@ -280,19 +291,31 @@ fn grants(dir: &Path, excluded: &[PathBuf], out: &mut Vec<PathBuf>) {
     }
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
-        // Directories only, never through a symlink (its target is
-        // reached by its own path).
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            grants(&entry.path(), excluded, out);
+        // Never through a symlink (its target is reached by its own path).
+        let Ok(kind) = entry.file_type() else { continue };
+        if kind.is_dir() {
+            grants(&entry.path(), excluded, files, out);
+        } else if files && !kind.is_symlink() && !excluded.contains(&entry.path()) {
+            out.push(entry.path());
         }
     }
 }
 
+/// `devices` (`major:minor`) as device numbers.
+fn devices_of(devices: &[String]) -> Vec<u64> {
+    let number = |d: &String| {
+        let (major, minor) = d.split_once(':')?;
+        Some(libc::makedev(major.parse().ok()?, minor.parse().ok()?))
+    };
+    devices.iter().filter_map(number).collect()
+}
+
+/// A directory or file [`grants`] named, `O_PATH`, not through a link.
 fn open_path(dir: &Path) -> io::Result<OwnedFd> {
     let c = CString::new(dir.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("{} holds a NUL byte", dir.display())))?;
     // SAFETY: `c` is NUL-terminated and outlives the call.
-    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -390,14 +413,20 @@ fn ruleset_handling(
         }
     }
     let with = |trees: Vec<PathBuf>| -> Vec<PathBuf> { trees.into_iter().chain(protected.iter().cloned()).collect() };
-    let groups = [
-        (moves, with(crate::mountinfo::mounts_of_devices(&mountinfo, marked))),
+    let mut groups = vec![
+        (moves, with(crate::mountinfo::mounts_of_devices(&mountinfo, marked)), false),
         // A pid written to a `cgroup.procs` would move the process out of
         // its domain.
-        (LANDLOCK_ACCESS_FS_WRITE_FILE, with(crate::mountinfo::cgroup2_mounts(&mountinfo))),
-        (changes, protected.to_vec()),
+        (LANDLOCK_ACCESS_FS_WRITE_FILE, with(crate::mountinfo::cgroup2_mounts(&mountinfo)), false),
+        (changes, protected.to_vec(), false),
     ];
-    let handled = groups.iter().fold(0, |all, (rights, _)| all | rights);
+    if forbid.contains(&Forbidden::DiskReads) {
+        let disks = crate::block_devices::nodes_of(&crate::block_devices::devices_under(&devices_of(marked)));
+        if !disks.is_empty() {
+            groups.push((LANDLOCK_ACCESS_FS_READ_FILE, disks, true));
+        }
+    }
+    let handled = groups.iter().fold(0, |all, (rights, ..)| all | rights);
     let attr = RulesetAttr { handled_access_fs: handled, handled_access_net: net, scoped };
     // Before ABI 6 the structure ends after `handled_access_net`.
     let size = if abi >= 6 { std::mem::size_of::<RulesetAttr>() } else { 16 };
@@ -407,9 +436,9 @@ fn ruleset_handling(
     let raw = check(rc, "landlock_create_ruleset")?;
     // SAFETY: the kernel just returned this descriptor for us.
     let ruleset = unsafe { OwnedFd::from_raw_fd(raw as libc::c_int) };
-    for (rights, excluded) in &groups {
+    for (rights, excluded, files) in &groups {
         let mut dirs = Vec::new();
-        grants(Path::new("/"), excluded, &mut dirs);
+        grants(Path::new("/"), excluded, *files, &mut dirs);
         for dir in dirs {
             let Ok(fd) = open_path(&dir) else { continue };
             let rule = PathBeneathAttr { allowed_access: *rights, parent_fd: fd.as_raw_fd() };
@@ -836,14 +865,25 @@ mod tests {
         for d in ["a/b/marked/x", "a/b/c", "a/d", "e"] {
             fs::create_dir_all(base.join(d)).unwrap();
         }
+        fs::write(base.join("a/b/file"), "").unwrap();
+        fs::write(base.join("a/b/node"), "").unwrap();
+        std::os::unix::fs::symlink("node", base.join("a/b/link")).unwrap();
         let excluded = vec![base.join("a/b/marked")];
         let mut out = Vec::new();
-        grants(&base, &excluded, &mut out);
+        grants(&base, &excluded, false, &mut out);
         out.sort();
         assert_eq!(out, vec![base.join("a/b/c"), base.join("a/d"), base.join("e")]);
         let mut all = Vec::new();
-        grants(&base, &[], &mut all);
+        grants(&base, &[], false, &mut all);
         assert_eq!(all, vec![base.clone()]);
+        // With files: a file's siblings, not the file, nor a link to it
+        // (reached by its own path).
+        let mut files = Vec::new();
+        grants(&base, &[base.join("a/b/node")], true, &mut files);
+        files.sort();
+        let want =
+            vec![base.join("a/b/c"), base.join("a/b/file"), base.join("a/b/marked"), base.join("a/d"), base.join("e")];
+        assert_eq!(files, want);
         fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -111,6 +111,9 @@ pub struct Context {
     pub enforcer: Arc<Enforcer>,
     /// The marked filesystems: devices (`st_dev`) and their `major:minor`.
     pub marked_devs: Vec<u64>,
+    /// The block devices under them (`st_rdev`: crate::block_devices),
+    /// whose nodes are decided as the marked filesystems' files.
+    pub block_devs: Vec<u64>,
     /// The kernel's memfd filesystems (crate::memfds), whose files a
     /// `PROT_EXEC` mapping is checked on too (crate::exec_memory).
     pub memfd_devs: Vec<u64>,
@@ -1579,11 +1582,14 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
 }
 
 /// The label a call on `o` is decided on: its own on the marked
-/// filesystems, the policy's on the kernel's (crate::kernel_files);
-/// `None` elsewhere, where nothing is mediated.
+/// filesystems and for the nodes of the block devices under them
+/// (crate::block_devices), the policy's on the kernel's filesystems
+/// (crate::kernel_files); `None` elsewhere, where nothing is mediated.
 fn object_sid(cx: &Context, o: &Object) -> Option<Sid> {
     let e = &cx.enforcer;
-    if cx.marked_devs.contains(&o.md.dev()) {
+    let block_device =
+        || std::os::unix::fs::FileTypeExt::is_block_device(&o.md.file_type()) && cx.block_devs.contains(&o.md.rdev());
+    if cx.marked_devs.contains(&o.md.dev()) || block_device() {
         return Some(e.objects.sid_of(&e.avc, o.fd.as_fd(), &o.md));
     }
     crate::kernel_files::sid_of(e, o.fd.as_fd(), &o.md)
