@@ -31,8 +31,11 @@
 //! reads the disk; nodes made after the launch (`mknod` asks
 //! `CAP_MKNOD`, which the policy bounds); the file behind a loop device
 //! (decided by its own label, where it lies on a marked filesystem);
-//! filesystems on no block device (tmpfs); nodes outside `/dev`.
+//! filesystems on no block device (tmpfs); reads of nodes made on other
+//! filesystems than the kernel's device filesystem (a container's own
+//! `/dev`).
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// How many devices one filesystem may lie on (a bound on a crafted
@@ -81,25 +84,42 @@ fn parse_dev(text: &str) -> Option<u64> {
     Some(libc::makedev(major.parse().ok()?, minor.parse().ok()?))
 }
 
-/// The block nodes in `/dev` of devices `devices` (not through links),
-/// in this process's mount namespace.
+/// The block nodes of devices `devices` (not through links) in `/dev`
+/// and wherever else the kernel's device filesystem is mounted (a bind
+/// of `/dev` into a chroot names the same nodes by other paths), in this
+/// process's mount namespace.
 pub(crate) fn nodes_of(devices: &[u64]) -> Vec<PathBuf> {
     let mut nodes = Vec::new();
-    if !devices.is_empty() {
-        walk(Path::new("/dev"), devices, 0, &mut nodes);
+    if devices.is_empty() {
+        return nodes;
     }
+    let mut places = vec![PathBuf::from("/dev")];
+    if let Ok(table) = std::fs::read_to_string("/proc/self/mountinfo") {
+        places.extend(crate::mountinfo::mounts_of_type(&table, "devtmpfs"));
+    }
+    places.sort();
+    places.dedup();
+    for place in &places {
+        if let Ok(md) = std::fs::metadata(place) {
+            walk(place, (devices, md.dev()), 0, &mut nodes);
+        }
+    }
+    nodes.sort();
+    nodes.dedup();
     nodes
 }
 
-fn walk(dir: &Path, devices: &[u64], depth: usize, nodes: &mut Vec<PathBuf>) {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+/// The nodes of `devices` below `dir`, on filesystem `fs` only (not
+/// `/dev/pts`, nor `/dev/shm`, where anyone makes files).
+fn walk(dir: &Path, (devices, fs): (&[u64], u64), depth: usize, nodes: &mut Vec<PathBuf>) {
+    use std::os::unix::fs::FileTypeExt;
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let Ok(md) = entry.path().symlink_metadata() else { continue };
         if md.file_type().is_block_device() && devices.contains(&md.rdev()) {
             nodes.push(entry.path());
-        } else if md.is_dir() && depth < MOST_DEPTH {
-            walk(&entry.path(), devices, depth + 1, nodes);
+        } else if md.is_dir() && md.dev() == fs && depth < MOST_DEPTH {
+            walk(&entry.path(), (devices, fs), depth + 1, nodes);
         }
     }
 }

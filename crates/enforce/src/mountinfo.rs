@@ -88,7 +88,13 @@ pub fn mount_id(fd: BorrowedFd<'_>) -> Option<u64> {
 
 /// The mount points of cgroup v2 hierarchies, in mountinfo order.
 pub fn cgroup2_mounts(mountinfo: &str) -> Vec<PathBuf> {
-    mountinfo.lines().filter_map(fields).filter(|(_, _, fstype)| *fstype == "cgroup2").map(|(_, m, _)| m).collect()
+    mounts_of_type(mountinfo, "cgroup2")
+}
+
+/// The mount points of the filesystems of type `fstype`, in mountinfo
+/// order.
+pub fn mounts_of_type(mountinfo: &str, fstype: &str) -> Vec<PathBuf> {
+    mountinfo.lines().filter_map(fields).filter(|(_, _, t)| *t == fstype).map(|(_, m, _)| m).collect()
 }
 
 /// mountinfo escapes space, tab, newline and backslash as `\ooo`.
