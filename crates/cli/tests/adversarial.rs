@@ -1562,7 +1562,10 @@ echo "AVC_PUBLIC=$(avc public_t)"
 /// (OPEN), nor can root in modifier_t, which may change data_t files,
 /// change its mode (CHMOD, to the mode it has: nothing changes either
 /// way), each refused with an AVC line on sysfs_t; root in
-/// writer_t, which may, opens it (WRITER). Under a permissive daemon,
+/// writer_t, which may, opens it (WRITER). A device is decided by its
+/// node's label, off the marked filesystems too: root in app_t cannot
+/// open the kernel's log for writing (KMSG: `/dev/kmsg`, kmsg_device_t by
+/// its path; before, nothing was checked there). Under a permissive daemon,
 /// and without the sandbox, the open is made; with
 /// `--no-supervised-opens` too (LEFT_UNSUPERVISED: fanotify has no
 /// permission events on sysfs, pinned).
@@ -1590,8 +1593,11 @@ CHMOD='import os, sys
 try: os.chmod(sys.argv[1], os.stat(sys.argv[1]).st_mode & 0o7777)
 except PermissionError as e: print("blocked:", e); sys.exit(1)
 print("succeeded: changed the mode of", sys.argv[1])'
+# The kernel's log, a device: labeled by its path (the last spec wins).
+printf '/dev/kmsg\t-c\tsystem_u:object_r:kmsg_device_t:s0\n' >> "$T/run/file_contexts"
 for mode in ENFORCING PERMISSIVE; do
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt "${mode}_KMSG" as_confined_root /usr/bin/python3 -c "$OPEN_W" /dev/kmsg
     attempt "${mode}_OPEN" as_confined_root /usr/bin/python3 -c "$OPEN_W" "$KNOB"
     attempt "${mode}_CHMOD" as_modifier_root /usr/bin/python3 -c "$CHMOD" "$KNOB"
     attempt "${mode}_WRITER" as_writer_root /usr/bin/python3 -c "$OPEN_W" "$KNOB"
@@ -1605,10 +1611,14 @@ attempt LEFT_UNSUPERVISED as_confined_root /usr/bin/python3 -c "$OPEN_W" "$KNOB"
 stop_daemon
 avc() { grep -c "denied  { [a-z ]*$1[a-z ]* } for  pid=[0-9]* comm=.python3. .*scontext=system_u:system_r:$2:s0 tcontext=system_u:object_r:sysfs_t:s0 tclass=file permissive=0" "$LOG" || true; }
 echo "AVC_WRITE=$(avc write app_t)"
+echo "AVC_KMSG=$(grep -c "denied  { [a-z ]*write[a-z ]* } for  pid=[0-9]* comm=.python3. .*scontext=$APP tcontext=system_u:object_r:kmsg_device_t:s0 tclass=chr_file permissive=0" "$LOG" || true)"
 echo "AVC_SETATTR=$(avc setattr modifier_t)"
 "#,
     );
     r.report("kernel settings");
+    r.assert_blocked("ENFORCING_KMSG", "app_t may not write kmsg_device_t (a device, wherever its node)");
+    r.assert_succeeded("PERMISSIVE_KMSG");
+    assert!(r.num("AVC_KMSG") >= 1, "the kmsg denial is audited:\n{}", r.stderr);
     r.assert_blocked("ENFORCING_OPEN", "app_t may not write sysfs_t");
     r.assert_blocked("ENFORCING_CHMOD", "modifier_t may not setattr sysfs_t");
     r.assert_allowed("ENFORCING_WRITER", "writer_t may write sysfs_t");

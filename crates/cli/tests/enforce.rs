@@ -660,6 +660,9 @@ fn a_confined_web_server_starts_as_root_drops_privileges_and_serves() {
         &format!(
             r#"cp {system} "$T/run/policy.33"
 printf '/.*\tsystem_u:object_r:default_t:s0\n' > "$T/run/file_contexts"
+# /dev/null as Debian's file_contexts labels it: a device is decided by
+# its node's label wherever it lies.
+printf '/dev/null\t-c\tsystem_u:object_r:null_device_t:s0\n' >> "$T/run/file_contexts"
 mkdir -p "$T/www"
 echo '<h1>hello</h1>' > "$T/www/index.html"; label system_u:object_r:httpd_sys_content_t:s0 "$T/www/index.html"
 echo 'root:x:0:' > "$T/www/shadow"; label system_u:object_r:shadow_t:s0 "$T/www/shadow"

@@ -20,7 +20,7 @@
 //! - an open asking to write, which a launched process hands over
 //!   (crate::supervised_open), is decided on the node's label, as an open
 //!   of a marked filesystem's file (`blk_file { open write }`, audited:
-//!   crate::supervisor);
+//!   crate::supervisor, as for every device node);
 //! - an open for reading is not seen: where the domain may not read every
 //!   such node (`blk_file { read }` on its label), the exec-context reply
 //!   says `disk_reads` and the launcher's Landlock ruleset leaves those

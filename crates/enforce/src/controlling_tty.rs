@@ -42,6 +42,15 @@ pub(crate) fn is_dev_tty(md: &std::fs::Metadata) -> bool {
     md.file_type().is_char_device() && (major(md.rdev()), minor(md.rdev())) == DEV_TTY
 }
 
+/// `md` is a terminal: a virtual console or serial line (major 4),
+/// `/dev/tty`, `/dev/console` or `/dev/ptmx` (5), a pty slave (136 to
+/// 143). SELinux labels a pty when it is made (`type_transition` on
+/// devpts), which rampartd does not see: a terminal's node is not decided
+/// by a label here (crate::supervisor's `object_sid`).
+pub(crate) fn is_terminal(md: &std::fs::Metadata) -> bool {
+    md.file_type().is_char_device() && matches!(major(md.rdev()), 4 | 5 | PTS_MAJOR..=143)
+}
+
 fn major(dev: u64) -> u32 {
     libc::major(dev)
 }

@@ -742,7 +742,6 @@ impl Daemon {
                 .map_err(|e| format!("the launcher's Landlock ruleset: {e}"))?;
             let context = supervisor::Context {
                 enforcer: Arc::clone(&self.enforcer),
-                block_devs: crate::block_devices::devices_under(&devices),
                 marked_devs: devices,
                 memfd_devs: crate::memfds::devices(),
                 ruleset,

@@ -111,9 +111,6 @@ pub struct Context {
     pub enforcer: Arc<Enforcer>,
     /// The marked filesystems: devices (`st_dev`) and their `major:minor`.
     pub marked_devs: Vec<u64>,
-    /// The block devices under them (`st_rdev`: crate::block_devices),
-    /// whose nodes are decided as the marked filesystems' files.
-    pub block_devs: Vec<u64>,
     /// The kernel's memfd filesystems (crate::memfds), whose files a
     /// `PROT_EXEC` mapping is checked on too (crate::exec_memory).
     pub memfd_devs: Vec<u64>,
@@ -1582,14 +1579,18 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
 }
 
 /// The label a call on `o` is decided on: its own on the marked
-/// filesystems and for the nodes of the block devices under them
-/// (crate::block_devices), the policy's on the kernel's filesystems
+/// filesystems and for a device node wherever it lies (a disk under a
+/// marked filesystem: crate::block_devices; `/dev/kmsg`, an input
+/// device, the watchdog: the device, not its node's filesystem, is what
+/// a write reaches; terminals excepted: crate::controlling_tty), the
+/// policy's on the kernel's filesystems
 /// (crate::kernel_files); `None` elsewhere, where nothing is mediated.
 fn object_sid(cx: &Context, o: &Object) -> Option<Sid> {
     let e = &cx.enforcer;
-    let block_device =
-        || std::os::unix::fs::FileTypeExt::is_block_device(&o.md.file_type()) && cx.block_devs.contains(&o.md.rdev());
-    if cx.marked_devs.contains(&o.md.dev()) || block_device() {
+    let kind = o.md.file_type();
+    let device = std::os::unix::fs::FileTypeExt::is_block_device(&kind)
+        || std::os::unix::fs::FileTypeExt::is_char_device(&kind) && !controlling_tty::is_terminal(&o.md);
+    if cx.marked_devs.contains(&o.md.dev()) || device {
         return Some(e.objects.sid_of(&e.avc, o.fd.as_fd(), &o.md));
     }
     crate::kernel_files::sid_of(e, o.fd.as_fd(), &o.md)
@@ -1603,7 +1604,9 @@ fn open_allowed(cx: &Context, tid: u32, subject: &crate::enforcer::Subject, o: &
     let decision = e.avc.has_perm_noaudit(subject.sid, tsid, cp.class, cp.for_flags(flags as u32 as u64));
     let mut allowed = decision.passes();
     e.audit_checks(tid, subject.tgid, o.fd.as_fd(), &[Checked { ssid: subject.sid, tsid, class: cp.class, decision }]);
-    if let (Some(profile), Some(aa)) = (&subject.apparmor, &e.apparmor) {
+    // AppArmor decides the marked filesystems' files only (crate::apparmor).
+    let marked = cx.marked_devs.contains(&o.md.dev());
+    if let (true, Some(profile), Some(aa)) = (marked, &subject.apparmor, &e.apparmor) {
         let enforcing = || e.avc.policy_state().2;
         let ev = event(tid, subject.tgid.unwrap_or(tid), o);
         allowed &= aa.open(profile, &ev, &mut || Some(flags as u32 as u64), &enforcing);
