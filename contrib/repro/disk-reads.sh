@@ -25,7 +25,8 @@ f="$W/t/data"; echo x > "$f"
 python3 -c "import os,sys; os.setxattr(sys.argv[1], \"security.selinux\", b\"system_u:object_r:data_t:s0\0\")" "$f"
 truncate -s 8M "$W/disk.img"; mkfs.ext4 -q -F "$W/disk.img"
 LOOP=$(losetup -f --show "$W/disk.img")
-trap "umount $W/m 2>/dev/null; losetup -d $LOOP; umount $W/t" EXIT
+D=""
+trap "kill \$D 2>/dev/null; umount $W/m 2>/dev/null; losetup -d $LOOP; umount $W/t" EXIT
 mount "$LOOP" "$W/m"
 APP=system_u:system_r:app_t:s0
 OPENS="import os, sys, time

@@ -41,6 +41,8 @@ CG="rampart-supervised.$$"
 "$RAMPART" daemon --mark "$W/t" --policy "$W/run/policy.33" --file-contexts "$W/run/file_contexts" \
     --default-context system_u:system_r:unconfined_t:s0 --socket "$W/sock" --cgroup "$CG" 2>"$W/daemon.err" &
 D=$!
+# The daemon goes with the script, whatever fails.
+trap "kill $D 2>/dev/null || true" EXIT
 for _ in $(seq 200); do "$RAMPART" status --socket "$W/sock" >/dev/null 2>&1 && break; sleep 0.05; done
 # A Unix service whose socket file is data_t: accepts and closes.
 /usr/bin/python3 -c "import os, socket, sys
@@ -49,6 +51,7 @@ os.setxattr(sys.argv[1], \"security.selinux\", b\"system_u:object_r:data_t:s0\0\
 s.listen(512); s.settimeout(600); open(sys.argv[1] + \".ready\", \"w\").close()
 while True: s.accept()[0].close()" "$W/t/svc.sock" &
 SVC=$!
+trap "kill $D $SVC 2>/dev/null || true" EXIT
 for _ in $(seq 200); do [ -e "$W/t/svc.sock.ready" ] && break; sleep 0.05; done
 LOOP="import ctypes, fcntl, os, socket, sys, time
 f, n = sys.argv[1], int(sys.argv[2])
