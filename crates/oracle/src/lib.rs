@@ -372,10 +372,15 @@ impl Oracle {
     }
 
     fn compute_sid(&mut self, verb: &str, s: &str, t: &str, class: &str) -> io::Result<Result<String, String>> {
-        for w in [s, t, class] {
+        self.context_answer(verb, [s, t, class])
+    }
+
+    /// The context command `verb` with `args` answers, or libsepol's error.
+    fn context_answer(&mut self, verb: &str, args: [&str; 3]) -> io::Result<Result<String, String>> {
+        for w in args {
             check_word(w)?;
         }
-        let line = self.single(format!("{verb} {s} {t} {class}"))?;
+        let line = self.single(format!("{verb} {}", args.join(" ")))?;
         Ok(match line.strip_prefix("error:") {
             Some(e) => Err(e.trim().to_string()),
             None => Ok(line),
@@ -401,14 +406,7 @@ impl Oracle {
     /// filesystem of type `fstype` labeled by `genfscon` rules, or
     /// libsepol's error (no entry).
     pub fn genfs(&mut self, fstype: &str, path: &str, class: &str) -> io::Result<Result<String, String>> {
-        for w in [fstype, path, class] {
-            check_word(w)?;
-        }
-        let line = self.single(format!("genfs {fstype} {path} {class}"))?;
-        Ok(match line.strip_prefix("error:") {
-            Some(e) => Err(e.trim().to_string()),
-            None => Ok(line),
-        })
+        self.context_answer("genfs", [fstype, path, class])
     }
 
     /// Generate `count` query lines `SCONTEXT TCONTEXT CLASSNAME` from
