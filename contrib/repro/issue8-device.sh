@@ -20,7 +20,8 @@
 # supervised.txt, spawns.txt,
 # spin-check.txt, machine.txt; the summary goes to stdout.
 # About 9 minutes on 16 CPUs (2026-11-27: enforce 118 s, before-after
-# 148 s, spin-check 68 s; seeds at 9 rounds overran 200 s, so 3 now), the
+# 148 s, spin-check 68 s; seeds at 9 rounds overran 200 s, so 3 now;
+# 2026-11-28: seeds 139 s, profile 9 s), the
 # most telling first (a timeout loses the last). COUNTS (1,2,4,8,16): the
 # client and thread counts. PARTS (enforce,before-after,seeds,herd,profile,
 # supervised,spawns,spin-check):

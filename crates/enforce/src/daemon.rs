@@ -937,6 +937,7 @@ pub fn run_daemon(config: DaemonConfig) -> Result<(), DaemonError> {
             overload_allow: config.overload_allow,
             spin: config.spin,
             read_batch: config.read_batch,
+            pollers: config.pollers,
             spin_check: config.spin_check,
         };
         let role = if i < config.pollers { Role::Poller } else { Role::Helper };
