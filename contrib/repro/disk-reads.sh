@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# What the `disk_reads` ruleset costs a launched process
-# (crates/enforce/src/block_devices.rs): where a marked filesystem lies on
-# a block device and the domain may not read the device's node, the
-# launcher's Landlock ruleset handles READ_FILE (granted everywhere but
-# on the node), so every open for reading walks its path. Times, for a
-# process launched in app_t (adversarial.conf), N opens (and closes) of a
-# data_t file on a marked tmpfs, and N launches of `true`, with the tmpfs
-# alone marked (no disk: no READ_FILE) and with an ext4 filesystem on a
-# loop device marked too. Needs root, checkpolicy, python3, mkfs.ext4,
-# losetup. Run from the repository root after `cargo build --release`:
+# What a disk-backed marked filesystem costs a launched process. Until
+# the twenty-fourth session, where a marked filesystem lay on a block
+# device and the domain might not read the device's node, the launcher's
+# Landlock ruleset handled READ_FILE (granted everywhere but on the node,
+# the `disk_reads` forbid), so every open for reading walked its path,
+# and each launch walked /dev twice; since then the domain's cgroup
+# device program holds the disk (crates/enforce/src/device_access.rs)
+# and neither is paid. Times, for a process launched in app_t
+# (adversarial.conf), N opens (and closes) of a data_t file on a marked
+# tmpfs, and N launches of `true`, with the tmpfs alone marked and with
+# an ext4 filesystem on a loop device marked too. Needs root,
+# checkpolicy, python3, mkfs.ext4, losetup. Run from the repository root
+# after `cargo build --release` (RAMPART: another build to time):
 #   bash contrib/repro/disk-reads.sh [N]
 set -euo pipefail
 N=${1:-20000}

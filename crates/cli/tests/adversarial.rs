@@ -1632,18 +1632,18 @@ echo "AVC_SETATTR=$(avc setattr modifier_t)"
 }
 
 /// A confined root process reads no secret from the disk under a marked
-/// filesystem (crates/enforce/src/block_devices.rs): an ext4 filesystem
+/// filesystem (crates/enforce/src/device_access.rs): an ext4 filesystem
 /// on a loop device (its image on the marked tmpfs, secret_t), marked
 /// too, holds a secret_t file. Root in app_t, whom the mode bits let open
 /// the device, cannot read the secret from its blocks (READ: app_t may
-/// read no `blk_file`, so the launcher's Landlock ruleset leaves the
-/// device's node unreadable; fanotify makes no event for device files),
-/// nor open it for writing (WRITE: the supervised open decides it on the
-/// node's label, audited); it still reads the other device nodes
-/// (DEVICES: /dev/null, /dev/urandom). Root in the default domain reads
-/// the secret there (CONTROL, UNCONFINED: the attack can find it). Under
-/// a permissive daemon the secret is read; without the sandbox too
-/// (LEFT_UNSANDBOXED: pinned, nothing sees a device's open).
+/// read no `blk_file`, so its domain's device program refuses the
+/// device; fanotify makes no event for device files), also without the
+/// sandbox (UNSANDBOXED: the program is the domain cgroup's), nor open it
+/// for writing (WRITE: the supervised open decides it on the node's
+/// label, audited); it still reads the other device nodes (DEVICES:
+/// /dev/null, /dev/urandom). Root in the default domain reads the secret
+/// there (CONTROL, UNCONFINED: the attack can find it). Under a
+/// permissive daemon the secret is read.
 #[test]
 #[ignore = "needs root, checkpolicy, cc, losetup and mkfs.ext4: attacks on a live daemon in a private mount namespace"]
 fn a_confined_root_process_reads_no_secret_from_the_disk() {
@@ -1688,7 +1688,7 @@ for mode in ENFORCING PERMISSIVE; do
     stop_daemon
 done
 start_daemon --mark "$M"
-attempt LEFT_UNSANDBOXED as_unsandboxed_root /usr/bin/python3 -c "$READ" "$LOOP"
+attempt UNSANDBOXED as_unsandboxed_root /usr/bin/python3 -c "$READ" "$LOOP"
 stop_daemon
 echo "AVC_WRITE=$(grep -c "denied  { [a-z ]*write[a-z ]* } for  pid=[0-9]* comm=.python3. .*scontext=$APP tcontext=system_u:object_r:file_t:s0 tclass=blk_file permissive=0" "$LOG" || true)"
 "#,
@@ -1702,8 +1702,70 @@ echo "AVC_WRITE=$(grep -c "denied  { [a-z ]*write[a-z ]* } for  pid=[0-9]* comm=
     for key in ["READ", "WRITE", "DEVICES"] {
         r.assert_succeeded(&format!("PERMISSIVE_{key}"));
     }
-    r.assert_allowed("LEFT_UNSANDBOXED", "without the sandbox nothing sees a device's open (no fanotify event)");
+    r.assert_blocked("UNSANDBOXED", "the domain's device program holds without the sandbox");
     assert!(r.num("AVC_WRITE") >= 1, "the write denial is audited:\n{}", r.stderr);
+}
+
+/// A confined root process reads no device its domain may not
+/// (crates/enforce/src/device_access.rs): a console's screen
+/// (`/dev/vcs1`, tty_device_t by its path, root's by the mode bits)
+/// is refused to root in app_t (VCS), with or without the sandbox
+/// (UNSANDBOXED: the domain's cgroup holds it, not the launcher), and
+/// through a node of the same device made elsewhere (COPY, on the marked
+/// tmpfs, file_t, which app_t may read: the device is decided by its
+/// nodes in /dev, coarser than SELinux); app_t still reads and writes
+/// /dev/null and reads /dev/urandom (DEVICES; UNSANDBOXED_DEVICES, where
+/// the kernel, not the daemon, opens them), root in writer_t, which
+/// may, reads the screen (WRITER). Under a permissive daemon the screen is
+/// read. fanotify makes no event for a device file, and before the
+/// domain's device program nothing else saw a read.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_confined_root_process_reads_no_device_it_may_not() {
+    assert!(std::path::Path::new("/dev/vcs1").exists(), "the test reads the first console's screen, /dev/vcs1");
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+printf '/dev/vcs[^/]*\t-c\tsystem_u:object_r:tty_device_t:s0\n' >> "$T/run/file_contexts"
+COPY="$T/data/vcs-copy"
+mknod "$COPY" c 7 1
+READ='import sys
+try: n = len(open(sys.argv[1], "rb").read(64))
+except PermissionError as e: print("blocked:", e); sys.exit(1)
+print("succeeded: read", n, "bytes of", sys.argv[1])'
+DEVICES='import sys
+try:
+    n = len(open("/dev/urandom", "rb").read(16)) + len(open("/dev/null", "rb").read())
+    open("/dev/null", "wb").write(b"x")
+except PermissionError as e: print("blocked:", e); sys.exit(1)
+print("succeeded: read", n, "bytes from /dev/urandom and /dev/null, wrote /dev/null")'
+attempt CONTROL /usr/bin/python3 -c "$READ" /dev/vcs1
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt "${mode}_VCS" as_confined_root /usr/bin/python3 -c "$READ" /dev/vcs1
+    attempt "${mode}_COPY" as_confined_root /usr/bin/python3 -c "$READ" "$COPY"
+    attempt "${mode}_DEVICES" as_confined_root /usr/bin/python3 -c "$DEVICES"
+    attempt "${mode}_WRITER" as_writer_root /usr/bin/python3 -c "$READ" /dev/vcs1
+    stop_daemon
+done
+start_daemon
+attempt UNSANDBOXED as_unsandboxed_root /usr/bin/python3 -c "$READ" /dev/vcs1
+attempt UNSANDBOXED_DEVICES as_unsandboxed_root /usr/bin/python3 -c "$DEVICES"
+stop_daemon
+"#,
+    );
+    r.report("device reads");
+    r.assert_allowed("CONTROL", "root in the default domain reads the screen");
+    r.assert_blocked("ENFORCING_VCS", "app_t may not read tty_device_t");
+    r.assert_blocked("ENFORCING_COPY", "the device is decided by its nodes in /dev, wherever a node of it lies");
+    r.assert_allowed("ENFORCING_DEVICES", "app_t reads and writes file_t devices");
+    r.assert_allowed("ENFORCING_WRITER", "writer_t may read tty_device_t");
+    for key in ["VCS", "COPY", "DEVICES", "WRITER"] {
+        r.assert_succeeded(&format!("PERMISSIVE_{key}"));
+    }
+    r.assert_blocked("UNSANDBOXED", "the domain's cgroup holds without the launcher's sandbox");
+    r.assert_allowed("UNSANDBOXED_DEVICES", "the kernel opens app_t's file_t devices, for writing too");
 }
 
 /// A domain watches only what it may (SELinux's `read` of what is

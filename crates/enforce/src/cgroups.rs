@@ -72,10 +72,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use rampart_avc::{Avc, Sid};
 use rustc_hash::FxHashMap;
 
+use crate::device_access::DeviceNodes;
 use crate::file_owners::NamedOwners;
 use crate::fs_sharing;
 use crate::limits::{self, LimitChange};
@@ -190,6 +191,10 @@ pub struct Cgroups {
     /// Domains kept frozen while an exec makes its image non-dumpable
     /// (crate::memory_guard).
     guards: Guards,
+    /// The machine's device nodes, labeled: each domain cgroup gets the
+    /// device program they give its domain (crate::device_access). Unset
+    /// until the daemon has scanned them; no domain is entered before.
+    devices: ArcSwapOption<DeviceNodes>,
 }
 
 fn file_id(md: &fs::Metadata) -> FileId {
@@ -311,7 +316,27 @@ impl Cgroups {
             doorbell: (Mutex::new(false), Condvar::new()),
             owners: NamedOwners::default(),
             guards: Guards::default(),
+            devices: ArcSwapOption::empty(),
         }
+    }
+
+    /// Takes `nodes` as the machine's devices and gives every domain
+    /// cgroup its device program again (after a policy load, a boolean
+    /// change, and at the start, for the domains an earlier daemon left);
+    /// the domains it failed for, with why.
+    pub fn set_devices(&self, avc: &Avc, nodes: DeviceNodes) -> Vec<String> {
+        let nodes = Arc::new(nodes);
+        let _guard = self.changes.lock().unwrap_or_else(PoisonError::into_inner);
+        self.devices.store(Some(Arc::clone(&nodes)));
+        let mut failed = Vec::new();
+        for node in self.nodes.load().values() {
+            let Node::Domain(label) = node else { continue };
+            let Ok(name) = label_dir_name(avc, label) else { continue };
+            if let Err(e) = crate::device_access::apply(&self.root.join(name), &nodes, avc, label.sid) {
+                failed.push(e);
+            }
+        }
+        failed
     }
 
     /// Waits up to `timeout` for an exec to go in flight.
@@ -585,6 +610,10 @@ impl Cgroups {
         }
         let id = fs::metadata(&dir)?.ino();
         if !matches!(self.nodes.load().get(&id), Some(Node::Domain(l)) if l == label) {
+            // Before any process enters: its devices (crate::device_access).
+            let devices =
+                self.devices.load_full().ok_or_else(|| io::Error::other("the device nodes are not labeled yet"))?;
+            crate::device_access::apply(&dir, &devices, avc, label.sid).map_err(io::Error::other)?;
             self.publish(|n| {
                 n.insert(id, Node::Domain(label.clone()));
             });

@@ -49,6 +49,7 @@ use crate::control::{
     AppArmorStatus, Caller, ConfinedProcess, ControlHandler, ControlServer, ExecGrant, Request, Status, Supervised,
     PERMISSION_DENIED,
 };
+use crate::device_access::DeviceNodes;
 use crate::enforcer::Enforcer;
 use crate::groups::Groups;
 use crate::marks::{InScope, ProfileInScope};
@@ -154,6 +155,16 @@ pub const APPARMOR_ALONE_POLICY: &[u8] = include_bytes!("../data/apparmor-alone.
 pub const APPARMOR_ALONE_CONTEXT: &str = "system_u:system_r:unconfined_t";
 
 /// The policy at `path`, or the built-in one (AppArmor alone).
+/// Labels the machine's device nodes and gives every domain its device
+/// program again (crate::device_access); a domain it fails for keeps
+/// the program it had, said on stderr.
+fn label_devices(e: &Enforcer) {
+    let nodes = DeviceNodes::scan(&e.classes, &|fd, md| e.objects.sid_of(&e.avc, fd, md));
+    for failure in e.cgroups.set_devices(&e.avc, nodes) {
+        eprintln!("rampartd: {failure}");
+    }
+}
+
 fn load_policy(path: Option<&Path>) -> Result<Policy, String> {
     match path {
         Some(path) => Policy::from_file(path).map_err(|e| format!("{}: {e}", path.display())),
@@ -255,6 +266,7 @@ impl Daemon {
         };
         let enforcer =
             Enforcer::new(avc, classes, objects, groups, cgroups, default_sid, config.ignore_marks, apparmor);
+        label_devices(&enforcer);
         Ok(Daemon {
             enforcer: Arc::new(enforcer),
             config,
@@ -425,26 +437,7 @@ impl Daemon {
                 forbid.push(forbidden);
             }
         }
-        if !self.reads_every_disk(sid) {
-            forbid.push(Forbidden::DiskReads);
-        }
         forbid
-    }
-
-    /// Whether domain `sid` may read every node of the block devices
-    /// under the marked filesystems (crate::block_devices), by their
-    /// labels (`blk_file { read }`); true where there are none (tmpfs).
-    fn reads_every_disk(&self, sid: Sid) -> bool {
-        let e = &self.enforcer;
-        let devices = crate::block_devices::devices_under(&self.marked_devices());
-        crate::block_devices::nodes_of(&devices).iter().all(|node| {
-            let Ok(md) = std::fs::symlink_metadata(node) else { return true };
-            let (Some(cp), Ok(fd)) = (e.classes.of_mode(md.mode()), crate::block_devices::open_node(node)) else {
-                return false;
-            };
-            let tsid = e.objects.sid_of(&e.avc, std::os::fd::AsFd::as_fd(&fd), &md);
-            e.avc.has_perm_noaudit(sid, tsid, cp.class, cp.read).passes()
-        })
     }
 
     /// Whether a SIGHUP from process `pid` may reload the policy: as a
@@ -577,6 +570,7 @@ impl ControlHandler for Daemon {
         let seqno = self.enforcer.avc.load_policy(Arc::clone(&policy)).map_err(|e| e.to_string())?;
         let unlabeled = self.enforcer.avc.intern(&unlabeled_context(&policy)).map_err(|e| e.to_string())?;
         self.enforcer.objects.replace(&self.enforcer.avc, Arc::new(ObjectLabeler::new(Arc::new(contexts))), unlabeled);
+        label_devices(&self.enforcer);
         self.flush_marks()?;
         self.seqno.store(seqno, Ordering::Relaxed);
         Ok(seqno)
@@ -584,6 +578,7 @@ impl ControlHandler for Daemon {
 
     fn set_boolean(&self, name: &str, value: bool) -> Result<u64, String> {
         let seqno = self.enforcer.avc.set_booleans(&[(name, value)]).map_err(|e| e.to_string())?;
+        label_devices(&self.enforcer);
         self.flush_marks()?;
         Ok(seqno)
     }

@@ -163,7 +163,6 @@ use crate::bpf::{
 };
 
 const LANDLOCK_ACCESS_FS_WRITE_FILE: u64 = 1 << 1;
-const LANDLOCK_ACCESS_FS_READ_FILE: u64 = 1 << 2;
 const LANDLOCK_ACCESS_FS_REMOVE_DIR: u64 = 1 << 4;
 const LANDLOCK_ACCESS_FS_REMOVE_FILE: u64 = 1 << 5;
 const LANDLOCK_ACCESS_FS_MAKE_DIR: u64 = 1 << 7;
@@ -222,14 +221,6 @@ pub enum Forbidden {
     /// memory (seccomp, `EACCES`: crate::anon_inodes).
     #[serde(rename = "anon_inode")]
     AnonInode,
-    /// `blk_file { read }` not on every node of the block devices under
-    /// the marked filesystems: those nodes are not opened for reading
-    /// (Landlock `READ_FILE`, granted everywhere else: crate::block_devices).
-    /// fanotify has no permission events for device files; a disk's node
-    /// read by a confined root process would give away every file of the
-    /// filesystem on it. Coarser than SELinux (no AVC line), never laxer.
-    #[serde(rename = "disk_reads")]
-    DiskReads,
 }
 const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
@@ -278,10 +269,8 @@ pub fn landlock_abi() -> u32 {
 
 /// The directories to grant [`HANDLED`] beneath so that everything but
 /// `excluded` (and what is below it) is covered: `dir` itself when no
-/// excluded path is in it, else its subdirectories, recursively; with
-/// `files`, also the other files in those directories (rights on files
-/// only: a device node's siblings stay readable).
-fn grants(dir: &Path, excluded: &[PathBuf], files: bool, out: &mut Vec<PathBuf>) {
+/// excluded path is in it, else its subdirectories, recursively.
+fn grants(dir: &Path, excluded: &[PathBuf], out: &mut Vec<PathBuf>) {
     if excluded.iter().any(|e| e == dir) {
         return;
     }
@@ -292,25 +281,13 @@ fn grants(dir: &Path, excluded: &[PathBuf], files: bool, out: &mut Vec<PathBuf>)
     let Ok(entries) = fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         // Never through a symlink (its target is reached by its own path).
-        let Ok(kind) = entry.file_type() else { continue };
-        if kind.is_dir() {
-            grants(&entry.path(), excluded, files, out);
-        } else if files && !kind.is_symlink() && !excluded.contains(&entry.path()) {
-            out.push(entry.path());
+        if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            grants(&entry.path(), excluded, out);
         }
     }
 }
 
-/// `devices` (`major:minor`) as device numbers.
-fn devices_of(devices: &[String]) -> Vec<u64> {
-    let number = |d: &String| {
-        let (major, minor) = d.split_once(':')?;
-        Some(libc::makedev(major.parse().ok()?, minor.parse().ok()?))
-    };
-    devices.iter().filter_map(number).collect()
-}
-
-/// A directory or file [`grants`] named, `O_PATH`, not through a link.
+/// A directory [`grants`] named, `O_PATH`, not through a link.
 fn open_path(dir: &Path) -> io::Result<OwnedFd> {
     let c = CString::new(dir.as_os_str().as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, format!("{} holds a NUL byte", dir.display())))?;
@@ -413,19 +390,13 @@ fn ruleset_handling(
         }
     }
     let with = |trees: Vec<PathBuf>| -> Vec<PathBuf> { trees.into_iter().chain(protected.iter().cloned()).collect() };
-    let mut groups = vec![
-        (moves, with(crate::mountinfo::mounts_of_devices(&mountinfo, marked)), false),
+    let groups = [
+        (moves, with(crate::mountinfo::mounts_of_devices(&mountinfo, marked))),
         // A pid written to a `cgroup.procs` would move the process out of
         // its domain.
-        (LANDLOCK_ACCESS_FS_WRITE_FILE, with(crate::mountinfo::cgroup2_mounts(&mountinfo)), false),
-        (changes, protected.to_vec(), false),
+        (LANDLOCK_ACCESS_FS_WRITE_FILE, with(crate::mountinfo::cgroup2_mounts(&mountinfo))),
+        (changes, protected.to_vec()),
     ];
-    if forbid.contains(&Forbidden::DiskReads) {
-        let disks = crate::block_devices::nodes_of(&crate::block_devices::devices_under(&devices_of(marked)));
-        if !disks.is_empty() {
-            groups.push((LANDLOCK_ACCESS_FS_READ_FILE, disks, true));
-        }
-    }
     let handled = groups.iter().fold(0, |all, (rights, ..)| all | rights);
     let attr = RulesetAttr { handled_access_fs: handled, handled_access_net: net, scoped };
     // Before ABI 6 the structure ends after `handled_access_net`.
@@ -436,9 +407,9 @@ fn ruleset_handling(
     let raw = check(rc, "landlock_create_ruleset")?;
     // SAFETY: the kernel just returned this descriptor for us.
     let ruleset = unsafe { OwnedFd::from_raw_fd(raw as libc::c_int) };
-    for (rights, excluded, files) in &groups {
+    for (rights, excluded) in &groups {
         let mut dirs = Vec::new();
-        grants(Path::new("/"), excluded, *files, &mut dirs);
+        grants(Path::new("/"), excluded, &mut dirs);
         for dir in dirs {
             let Ok(fd) = open_path(&dir) else { continue };
             let rule = PathBeneathAttr { allowed_access: *rights, parent_fd: fd.as_raw_fd() };
@@ -553,10 +524,11 @@ const X86_64: Refused = Refused {
     // fsmount fspick mount_setattr setxattrat removexattrat open_tree_attr
     // file_setattr (inode flags by path: see REFUSED_IOCTLS); ptrace
     // process_vm_readv process_vm_writev pidfd_getfd perf_event_open;
-    // add_key request_key keyctl
+    // add_key request_key keyctl; bpf (a device program detached would
+    // open the devices: crate::device_access)
     always: &[
         165, 166, 155, 308, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469, 101, 310, 311, 438, 298, 248, 249,
-        250,
+        250, 321,
     ],
     // unshare clone
     with_new_namespace: &[272, 56],
@@ -578,10 +550,10 @@ const I386: Refused = Refused {
     // setxattr lsetxattr fsetxattr removexattr lremovexattr fremovexattr
     // mount umount umount2 pivot_root setns, then as on x86-64; ptrace
     // process_vm_readv process_vm_writev (pidfd_getfd: as on x86-64)
-    // perf_event_open; add_key request_key keyctl
+    // perf_event_open; add_key request_key keyctl; bpf
     always: &[
         226, 227, 228, 235, 236, 237, 21, 22, 52, 217, 346, 428, 429, 430, 431, 432, 433, 442, 463, 466, 467, 469, 26,
-        347, 348, 438, 336, 286, 287, 288,
+        347, 348, 438, 336, 286, 287, 288, 357,
     ],
     // unshare clone
     with_new_namespace: &[310, 120],
@@ -865,25 +837,14 @@ mod tests {
         for d in ["a/b/marked/x", "a/b/c", "a/d", "e"] {
             fs::create_dir_all(base.join(d)).unwrap();
         }
-        fs::write(base.join("a/b/file"), "").unwrap();
-        fs::write(base.join("a/b/node"), "").unwrap();
-        std::os::unix::fs::symlink("node", base.join("a/b/link")).unwrap();
         let excluded = vec![base.join("a/b/marked")];
         let mut out = Vec::new();
-        grants(&base, &excluded, false, &mut out);
+        grants(&base, &excluded, &mut out);
         out.sort();
         assert_eq!(out, vec![base.join("a/b/c"), base.join("a/d"), base.join("e")]);
         let mut all = Vec::new();
-        grants(&base, &[], false, &mut all);
+        grants(&base, &[], &mut all);
         assert_eq!(all, vec![base.clone()]);
-        // With files: a file's siblings, not the file, nor a link to it
-        // (reached by its own path).
-        let mut files = Vec::new();
-        grants(&base, &[base.join("a/b/node")], true, &mut files);
-        files.sort();
-        let want =
-            vec![base.join("a/b/c"), base.join("a/b/file"), base.join("a/b/marked"), base.join("a/d"), base.join("e")];
-        assert_eq!(files, want);
         fs::remove_dir_all(&base).unwrap();
     }
 }

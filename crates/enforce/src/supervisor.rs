@@ -1580,7 +1580,7 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
 
 /// The label a call on `o` is decided on: its own on the marked
 /// filesystems and for a device node wherever it lies (a disk under a
-/// marked filesystem: crate::block_devices; `/dev/kmsg`, an input
+/// marked filesystem, `/dev/kmsg`, an input
 /// device, the watchdog: the device, not its node's filesystem, is what
 /// a write reaches; terminals excepted: crate::controlling_tty), the
 /// policy's on the kernel's filesystems
