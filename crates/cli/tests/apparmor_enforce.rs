@@ -68,10 +68,14 @@ fn setup() -> &'static PathBuf {
 ///   `$T/bin/sigattach` and has no rule.
 /// * `netter` makes inet stream and Unix sockets, no other.
 /// * `appender` may append to app.log, `rewriter` write it.
+/// * `devices` may read /dev/urandom and write /dev/vcs1, not read it.
+/// * Every profile but `free` may read and write /dev/null, as Debian's
+///   profiles may through `abstractions/base`.
 const PROFILES: &str = r#"
 AA="$S/aa"; mkdir -p "$AA/profiles" "$AA/cache"
 cat > "$AA/profiles/confined" <<EOF
 profile confined {
+  /dev/null rw,
   $T/data/allowed.txt r,
   $T/data/link.txt r,
   $T/data/out.txt w,
@@ -86,47 +90,65 @@ profile confined {
   $T/bin/readable r,
   $T/bin/mappable mr,
   profile child {
+    /dev/null rw,
     $T/data/secret.txt r,
   }
 }
 profile other {
+  /dev/null rw,
   $T/data/other.txt r,
 }
 profile capable {
+  /dev/null rw,
   capability dac_override,
   $T/bin/px px -> other,
 }
 profile learner flags=(complain) {
+  /dev/null rw,
 }
 profile limited {
+  /dev/null rw,
   set rlimit nofile <= 100,
 }
 profile limiter {
+  /dev/null rw,
   set rlimit nofile <= 2000,
   $T/bin/px px -> other,
 }
 profile attached $T/bin/attached {
+  /dev/null rw,
 }
 profile sig_old {
+  /dev/null rw,
   $T/bin/sigpx px -> sig_new,
   $T/bin/sigux ux,
   signal (send, receive) peer=sig_old,
 }
 profile sig_new {
+  /dev/null rw,
   signal (send, receive) peer=sig_new,
 }
 profile free flags=(unconfined) {
 }
 profile sig_attached $T/bin/sigattach {
+  /dev/null rw,
 }
 profile netter {
+  /dev/null rw,
   network inet stream,
   network unix,
 }
 profile appender {
+  /dev/null rw,
   $T/data/app.log a,
 }
+profile devices {
+  /dev/null rw,
+  /dev/urandom r,
+  /dev/vcs1 w,
+}
 profile rewriter {
+  /dev/null rw,
   $T/data/app.log w,
 }
 EOF
@@ -930,6 +952,56 @@ stop_daemon
     want.extend(vec!["PERMITTING create other".to_owned(); 4]);
     want.extend(["PERMITTING bind other".to_owned(), "PERMITTING listen other".to_owned()]);
     assert_eq!(allowed, want, "{}", r.stderr);
+}
+
+/// A profile decides the devices its processes open
+/// (crates/enforce/src/device_access.rs: the domain's cgroup holds a
+/// device program both modules decide): under `devices`, a console's
+/// screen is not read (VCS_READ) but written (VCS_WRITE), /dev/urandom
+/// read and /dev/zero neither read nor written (ZERO, ZERO_WRITE: a
+/// supervised open, which the daemon makes, asks the profile too),
+/// /dev/null written; without the sandbox the same (the kernel, not the
+/// daemon, opens them); `learner`, in
+/// complain mode, opens them all, and so does `devices` under a
+/// permissive daemon. Before the program, every device was opened.
+#[test]
+#[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
+fn a_profiles_device_rules_hold() {
+    assert!(Path::new("/dev/vcs1").exists(), "the test reads the first console's screen, /dev/vcs1");
+    let p = setup();
+    let script = r#"
+DEV='import os, sys
+def attempt(path, flags):
+    try:
+        os.close(os.open(path, flags))
+        return "opened"
+    except PermissionError:
+        return "refused"
+for name, path, flags in [("VCS_READ", "/dev/vcs1", os.O_RDONLY), ("VCS_WRITE", "/dev/vcs1", os.O_WRONLY),
+                          ("URANDOM", "/dev/urandom", os.O_RDONLY), ("ZERO", "/dev/zero", os.O_RDONLY),
+                          ("ZERO_WRITE", "/dev/zero", os.O_WRONLY), ("NULL", "/dev/null", os.O_WRONLY)]:
+    print(sys.argv[1] + "_" + name + "=" + attempt(path, flags))'
+aa_daemon $MODE
+for p in devices learner; do "$RAMPART" run --socket "$SOCK" --apparmor $p -- /usr/bin/python3 -c "$DEV" $p; done
+"$RAMPART" run --socket "$SOCK" --no-sandbox --apparmor devices -- /usr/bin/python3 -c "$DEV" unsandboxed
+stop_daemon
+"#;
+    let r = scenario(p, &script.replace("$MODE", ""));
+    let refused = ["VCS_READ", "ZERO", "ZERO_WRITE"];
+    let keys = ["VCS_READ", "VCS_WRITE", "URANDOM", "ZERO", "ZERO_WRITE", "NULL"];
+    for who in ["devices", "unsandboxed"] {
+        for key in keys {
+            let want = if refused.contains(&key) { "refused" } else { "opened" };
+            assert_eq!(r.get(&format!("{who}_{key}")), want, "{who} {key}\n{}", r.stderr);
+        }
+    }
+    for key in keys {
+        assert_eq!(r.get(&format!("learner_{key}")), "opened", "learner {key}\n{}", r.stderr);
+    }
+    let r = scenario(p, &script.replace("$MODE", "--permissive"));
+    for key in refused {
+        assert_eq!(r.get(&format!("devices_{key}")), "opened", "permissive {key}\n{}", r.stderr);
+    }
 }
 
 /// `mode operation profile` of a socket record as python3-apparmor reads

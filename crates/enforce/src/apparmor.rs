@@ -272,6 +272,27 @@ impl AppArmor {
         })
     }
 
+    /// The device accesses (crate::device_program's `ACCESS_READ`,
+    /// `ACCESS_WRITE`) every profile of `label` allows on the device node
+    /// `name`, as an open asks them, not as the node's owner (the opener
+    /// is not known: coarser, never laxer); complain mode allows them.
+    pub fn device_access(&self, label: &str, name: &[u8]) -> u32 {
+        use crate::device_program::{ACCESS_READ, ACCESS_WRITE};
+        let set = self.profiles.current();
+        let mut access = ACCESS_READ | ACCESS_WRITE;
+        for component in stacked(label) {
+            let Some(p) = set.policy.profile(component) else { return 0 };
+            let allows = |flags: i32| path_perm(Subject::Profile(p), name, open_request(flags as u64), false).allowed;
+            if !allows(libc::O_RDONLY) {
+                access &= !ACCESS_READ;
+            }
+            if !allows(libc::O_WRONLY) && !allows(libc::O_WRONLY | libc::O_APPEND) {
+                access &= !ACCESS_WRITE;
+            }
+        }
+        access
+    }
+
     /// The marked filesystems now mounted once (`dev`s).
     pub fn set_mounted_once(&self, devices: Vec<u64>) {
         *self.mounted_once.write().unwrap_or_else(PoisonError::into_inner) = devices;

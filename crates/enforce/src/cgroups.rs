@@ -332,7 +332,7 @@ impl Cgroups {
         for node in self.nodes.load().values() {
             let Node::Domain(label) = node else { continue };
             let Ok(name) = label_dir_name(avc, label) else { continue };
-            if let Err(e) = crate::device_access::apply(&self.root.join(name), &nodes, avc, label.sid) {
+            if let Err(e) = crate::device_access::apply(&self.root.join(name), &nodes, avc, label) {
                 failed.push(e);
             }
         }
@@ -613,7 +613,7 @@ impl Cgroups {
             // Before any process enters: its devices (crate::device_access).
             let devices =
                 self.devices.load_full().ok_or_else(|| io::Error::other("the device nodes are not labeled yet"))?;
-            crate::device_access::apply(&dir, &devices, avc, label.sid).map_err(io::Error::other)?;
+            crate::device_access::apply(&dir, &devices, avc, label).map_err(io::Error::other)?;
             self.publish(|n| {
                 n.insert(id, Node::Domain(label.clone()));
             });

@@ -159,7 +159,7 @@ pub const APPARMOR_ALONE_CONTEXT: &str = "system_u:system_r:unconfined_t";
 /// program again (crate::device_access); a domain it fails for keeps
 /// the program it had, said on stderr.
 fn label_devices(e: &Enforcer) {
-    let nodes = DeviceNodes::scan(&e.classes, &|fd, md| e.objects.sid_of(&e.avc, fd, md));
+    let nodes = DeviceNodes::scan(&e.classes, &|fd, md| e.objects.sid_of(&e.avc, fd, md), e.apparmor.clone());
     for failure in e.cgroups.set_devices(&e.avc, nodes) {
         eprintln!("rampartd: {failure}");
     }
@@ -260,7 +260,7 @@ impl Daemon {
                 let what = config.audit_log.as_ref().map_or("standard error".into(), |p| p.display().to_string());
                 let log = AppArmorLog::open(config.audit_log.as_deref())
                     .map_err(io_err(format!("AppArmor audit records to {what}")))?;
-                Some(AppArmor::new(profiles, log))
+                Some(Arc::new(AppArmor::new(profiles, log)))
             }
             None => None,
         };
@@ -562,6 +562,7 @@ impl ControlHandler for Daemon {
         }
         let Some(path) = &self.policy_path else {
             // AppArmor alone: the profiles were all there was to reload.
+            label_devices(&self.enforcer);
             self.flush_marks()?;
             return Ok(self.enforcer.avc.seqno());
         };

@@ -20,8 +20,11 @@
 //! every node of it for reading (`chr_file`/`blk_file { open read }`),
 //! `write` where for writing or appending, and a device without a node
 //! there (one made later, a node made elsewhere of an unknown device)
-//! nothing: coarser than SELinux, never laxer. Terminals stay open to
-//! all (crate::controlling_tty). A permissive domain gets no program.
+//! nothing: coarser than SELinux, never laxer. Under an AppArmor profile
+//! the profile must allow the same of each node's path too
+//! ([`AppArmor::device_access`]). Terminals stay open to all
+//! (crate::controlling_tty). A permissive domain (or daemon) gets no
+//! program.
 //!
 //! What differs from SELinux: the refusal is `EPERM` without an AVC line
 //! (the hook cannot report); the nodes are those present when the domain
@@ -30,28 +33,41 @@
 use std::collections::BTreeMap;
 use std::fs::Metadata;
 use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rampart_avc::{Avc, Sid};
 
 use crate::access::{ClassPerms, Classes};
+use crate::apparmor::AppArmor;
 use crate::device_program::{Device, ACCESS_READ, ACCESS_WRITE, DEV_BLOCK, DEV_CHAR};
+use crate::subject_label::Label;
 
 /// A device node as an open would decide it.
 struct Node {
     device: Device,
+    /// Its path, AppArmor's name for it.
+    name: Vec<u8>,
     sid: Sid,
     class: ClassPerms,
 }
 
-/// The device nodes of the machine, labeled.
-#[derive(Default)]
-pub struct DeviceNodes(Vec<Node>);
+/// The device nodes of the machine, labeled, and the AppArmor profiles
+/// that decide them too.
+pub struct DeviceNodes {
+    nodes: Vec<Node>,
+    apparmor: Option<Arc<AppArmor>>,
+}
 
 impl DeviceNodes {
     /// Labels every node of the kernel's device filesystem with `label`.
-    pub fn scan(classes: &Classes, label: &dyn Fn(BorrowedFd<'_>, &Metadata) -> Sid) -> DeviceNodes {
+    pub fn scan(
+        classes: &Classes,
+        label: &dyn Fn(BorrowedFd<'_>, &Metadata) -> Sid,
+        apparmor: Option<Arc<AppArmor>>,
+    ) -> DeviceNodes {
         let mut nodes = Vec::new();
         for (path, md) in device_nodes() {
             let Some(class) = classes.of_mode(md.mode()) else { continue };
@@ -59,26 +75,37 @@ impl DeviceNodes {
             let kind = if md.file_type().is_block_device() { DEV_BLOCK } else { DEV_CHAR };
             let rdev = md.rdev();
             let device = Device { kind, major: libc::major(rdev), minor: libc::minor(rdev) };
-            nodes.push(Node { device, sid: label(fd.as_fd(), &md), class });
+            let sid = label(fd.as_fd(), &md);
+            nodes.push(Node { device, name: path.into_os_string().into_vec(), sid, class });
         }
-        DeviceNodes(nodes)
+        DeviceNodes { nodes, apparmor }
     }
 
-    /// The accesses `domain` has to each device: those it has through
-    /// every node of it; `None` if it has them all (nothing to enforce).
-    pub fn allowed(&self, avc: &Avc, domain: Sid) -> Option<Vec<(Device, u32)>> {
+    /// The accesses `label` has to each device: those both modules give
+    /// it through every node of it; `None` if it has them all, or the
+    /// daemon is permissive (nothing to enforce).
+    pub fn allowed(&self, avc: &Avc, label: &Label) -> Option<Vec<(Device, u32)>> {
+        let (_, _, enforcing) = avc.policy_state();
+        if !enforcing {
+            return None;
+        }
+        let profile = label.apparmor.as_deref().zip(self.apparmor.as_deref());
         let mut by_device: BTreeMap<Device, u32> = BTreeMap::new();
         let mut all = true;
-        for n in &self.0 {
+        for n in &self.nodes {
             let passes = |flags: i32| {
-                avc.has_perm_noaudit(domain, n.sid, n.class.class, n.class.for_flags(flags as u64)).passes()
+                let perms = n.class.for_flags(flags as u64);
+                avc.has_perm_noaudit(label.sid, n.sid, n.class.class, perms).passes()
             };
-            let mut access = 0;
-            if passes(libc::O_RDONLY) {
-                access |= ACCESS_READ;
+            let mut access = match profile {
+                Some((name, aa)) => aa.device_access(name, &n.name),
+                None => ACCESS_READ | ACCESS_WRITE,
+            };
+            if !passes(libc::O_RDONLY) {
+                access &= !ACCESS_READ;
             }
-            if passes(libc::O_WRONLY) || passes(libc::O_WRONLY | libc::O_APPEND) {
-                access |= ACCESS_WRITE;
+            if !passes(libc::O_WRONLY) && !passes(libc::O_WRONLY | libc::O_APPEND) {
+                access &= !ACCESS_WRITE;
             }
             all &= access == ACCESS_READ | ACCESS_WRITE;
             *by_device.entry(n.device).or_insert(ACCESS_READ | ACCESS_WRITE) &= access;
@@ -87,12 +114,12 @@ impl DeviceNodes {
     }
 }
 
-/// Gives the cgroup `dir` of `domain` its device program (replacing an
-/// earlier one); a domain that may open every device gets none, and
+/// Gives the cgroup `dir` of `label` its device program (replacing an
+/// earlier one); a label that may open every device gets none, and
 /// loses the one it had.
-pub fn apply(dir: &Path, nodes: &DeviceNodes, avc: &Avc, domain: Sid) -> Result<(), String> {
+pub fn apply(dir: &Path, nodes: &DeviceNodes, avc: &Avc, label: &Label) -> Result<(), String> {
     let what = |e: &dyn std::fmt::Display| format!("device access of {}: {e}", dir.display());
-    let insns = match nodes.allowed(avc, domain) {
+    let insns = match nodes.allowed(avc, label) {
         Some(allowed) => Some(crate::device_program::program(&allowed).map_err(|e| what(&e))?),
         None => None,
     };

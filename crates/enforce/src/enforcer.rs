@@ -135,8 +135,9 @@ pub struct Enforcer {
     /// scope is recomputed from those records: a shrinking scope must not
     /// drop a domain that was just entered.
     pub scope_changes: std::sync::Mutex<()>,
-    /// The AppArmor profiles (`--apparmor`), stacked with SELinux.
-    pub apparmor: Option<AppArmor>,
+    /// The AppArmor profiles (`--apparmor`), stacked with SELinux (shared
+    /// with the domains' device programs: crate::device_access).
+    pub apparmor: Option<Arc<AppArmor>>,
     /// The exec calls of launched threads, which tell a program's exec
     /// event from its interpreters' ([`crate::exec_calls`]).
     pub exec_calls: ExecCalls,
@@ -152,7 +153,7 @@ impl Enforcer {
         cgroups: Cgroups,
         default_sid: Sid,
         ignore_marks: bool,
-        apparmor: Option<AppArmor>,
+        apparmor: Option<Arc<AppArmor>>,
     ) -> Enforcer {
         let mut marks = Marks::new(groups, default_sid, ignore_marks);
         marks.start_with(&cgroups.domains());
@@ -364,7 +365,7 @@ impl Enforcer {
     }
 
     fn grants(&self) -> Grants<'_> {
-        Grants { avc: &self.avc, paths: self.objects.paths(), apparmor: self.apparmor.as_ref() }
+        Grants { avc: &self.avc, paths: self.objects.paths(), apparmor: self.apparmor.as_deref() }
     }
 
     /// Whether the AppArmor side allows `ask` of a subject under a

@@ -1587,13 +1587,18 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
 /// (crate::kernel_files); `None` elsewhere, where nothing is mediated.
 fn object_sid(cx: &Context, o: &Object) -> Option<Sid> {
     let e = &cx.enforcer;
-    let kind = o.md.file_type();
-    let device = std::os::unix::fs::FileTypeExt::is_block_device(&kind)
-        || std::os::unix::fs::FileTypeExt::is_char_device(&kind) && !controlling_tty::is_terminal(&o.md);
-    if cx.marked_devs.contains(&o.md.dev()) || device {
+    if cx.marked_devs.contains(&o.md.dev()) || decided_device(&o.md) {
         return Some(e.objects.sid_of(&e.avc, o.fd.as_fd(), &o.md));
     }
     crate::kernel_files::sid_of(e, o.fd.as_fd(), &o.md)
+}
+
+/// A device node decided by its label and its path, wherever it lies
+/// (`object_sid`); terminals excepted (crate::controlling_tty).
+fn decided_device(md: &std::fs::Metadata) -> bool {
+    let kind = md.file_type();
+    std::os::unix::fs::FileTypeExt::is_block_device(&kind)
+        || std::os::unix::fs::FileTypeExt::is_char_device(&kind) && !controlling_tty::is_terminal(md)
 }
 
 /// Both modules' open checks of `o` (labeled `tsid`) for `flags`,
@@ -1604,9 +1609,11 @@ fn open_allowed(cx: &Context, tid: u32, subject: &crate::enforcer::Subject, o: &
     let decision = e.avc.has_perm_noaudit(subject.sid, tsid, cp.class, cp.for_flags(flags as u32 as u64));
     let mut allowed = decision.passes();
     e.audit_checks(tid, subject.tgid, o.fd.as_fd(), &[Checked { ssid: subject.sid, tsid, class: cp.class, decision }]);
-    // AppArmor decides the marked filesystems' files only (crate::apparmor).
-    let marked = cx.marked_devs.contains(&o.md.dev());
-    if let (true, Some(profile), Some(aa)) = (marked, &subject.apparmor, &e.apparmor) {
+    // AppArmor decides the marked filesystems' files (crate::apparmor)
+    // and device nodes (as their domain's device program does:
+    // crate::device_access).
+    let decided = cx.marked_devs.contains(&o.md.dev()) || decided_device(&o.md);
+    if let (true, Some(profile), Some(aa)) = (decided, &subject.apparmor, &e.apparmor) {
         let enforcing = || e.avc.policy_state().2;
         let ev = event(tid, subject.tgid.unwrap_or(tid), o);
         allowed &= aa.open(profile, &ev, &mut || Some(flags as u32 as u64), &enforcing);
