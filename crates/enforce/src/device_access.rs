@@ -23,8 +23,9 @@
 //! nothing: coarser than SELinux, never laxer. Under an AppArmor profile
 //! the profile must allow the same of each node's path too
 //! ([`AppArmor::device_access`]). Terminals stay open to all
-//! (crate::controlling_tty). A permissive domain (or daemon) gets no
-//! program.
+//! (crate::controlling_tty). A label that both modules let open every
+//! device (a permissive domain without a profile; every label under a
+//! permissive daemon) gets no program.
 //!
 //! What differs from SELinux: the refusal is `EPERM` without an AVC line
 //! (the hook cannot report); the nodes are those present when the domain
