@@ -70,7 +70,8 @@ impl DeviceNodes {
         apparmor: Option<Arc<AppArmor>>,
     ) -> DeviceNodes {
         let mut nodes = Vec::new();
-        for (path, md) in device_nodes() {
+        // Terminals are the program's to allow, before any list.
+        for (path, md) in device_nodes().into_iter().filter(|(_, md)| !crate::controlling_tty::is_terminal(md)) {
             let Some(class) = classes.of_mode(md.mode()) else { continue };
             let Ok(fd) = open_node(&path) else { continue };
             let kind = if md.file_type().is_block_device() { DEV_BLOCK } else { DEV_CHAR };
