@@ -1717,8 +1717,9 @@ echo "AVC_WRITE=$(grep -c "denied  { [a-z ]*write[a-z ]* } for  pid=[0-9]* comm=
 /// /dev/null and reads /dev/urandom (DEVICES; UNSANDBOXED_DEVICES, where
 /// the kernel, not the daemon, opens them), root in writer_t, which
 /// may, reads the screen (WRITER). Under a permissive daemon the screen is
-/// read. fanotify makes no event for a device file, and before the
-/// domain's device program nothing else saw a read.
+/// read, and a daemon switched to enforcing (`rampart setenforce 1`)
+/// refuses it (AFTER_SETENFORCE). fanotify makes no event for a device
+/// file, and before the domain's device program nothing else saw a read.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn a_confined_root_process_reads_no_device_it_may_not() {
@@ -1753,6 +1754,11 @@ start_daemon
 attempt UNSANDBOXED as_unsandboxed_root /usr/bin/python3 -c "$READ" /dev/vcs1
 attempt UNSANDBOXED_DEVICES as_unsandboxed_root /usr/bin/python3 -c "$DEVICES"
 stop_daemon
+start_daemon --permissive
+attempt BEFORE_SETENFORCE as_confined_root /usr/bin/python3 -c "$READ" /dev/vcs1
+"$RAMPART" setenforce --socket "$SOCK" 1
+attempt AFTER_SETENFORCE as_confined_root /usr/bin/python3 -c "$READ" /dev/vcs1
+stop_daemon
 "#,
     );
     r.report("device reads");
@@ -1766,6 +1772,8 @@ stop_daemon
     }
     r.assert_blocked("UNSANDBOXED", "the domain's cgroup holds without the launcher's sandbox");
     r.assert_allowed("UNSANDBOXED_DEVICES", "the kernel opens app_t's file_t devices, for writing too");
+    r.assert_succeeded("BEFORE_SETENFORCE");
+    r.assert_blocked("AFTER_SETENFORCE", "a daemon switched to enforcing gives its domains their device programs");
 }
 
 /// A domain watches only what it may (SELinux's `read` of what is

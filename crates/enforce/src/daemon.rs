@@ -154,7 +154,6 @@ pub const APPARMOR_ALONE_POLICY: &[u8] = include_bytes!("../data/apparmor-alone.
 /// Its only context, every process's and every file's.
 pub const APPARMOR_ALONE_CONTEXT: &str = "system_u:system_r:unconfined_t";
 
-/// The policy at `path`, or the built-in one (AppArmor alone).
 /// Labels the machine's device nodes and gives every domain its device
 /// program again (crate::device_access); a domain it fails for keeps
 /// the program it had, said on stderr.
@@ -165,6 +164,7 @@ fn label_devices(e: &Enforcer) {
     }
 }
 
+/// The policy at `path`, or the built-in one (AppArmor alone).
 fn load_policy(path: Option<&Path>) -> Result<Policy, String> {
     match path {
         Some(path) => Policy::from_file(path).map_err(|e| format!("{}: {e}", path.display())),
@@ -550,6 +550,8 @@ impl ControlHandler for Daemon {
 
     fn set_enforcing(&self, enforcing: bool) -> Result<(), String> {
         self.enforcer.avc.set_enforcing(enforcing);
+        // A permissive daemon's domains hold no device program.
+        label_devices(&self.enforcer);
         self.flush_marks()
     }
 
