@@ -322,7 +322,8 @@ impl Cgroups {
 
     /// Takes `nodes` as the machine's devices and gives every domain
     /// cgroup its device program again (after a policy load, a boolean
-    /// change, and at the start, for the domains an earlier daemon left);
+    /// change, a switch of the daemon's mode, and at the start, for the
+    /// domains an earlier daemon left);
     /// the domains it failed for, with why.
     pub fn set_devices(&self, avc: &Avc, nodes: DeviceNodes) -> Vec<String> {
         let nodes = Arc::new(nodes);

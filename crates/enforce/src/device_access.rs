@@ -13,7 +13,7 @@
 //! device node, wherever the node lies, and on nothing else.
 //!
 //! How: at a domain cgroup's making, and again for every domain after a
-//! policy load or a boolean change, the nodes of the kernel's device
+//! policy load, a boolean change or a switch of the daemon's mode, the nodes of the kernel's device
 //! filesystem (`/dev` and every other devtmpfs mount, walked on that
 //! filesystem only) are labeled as an open would label them (xattr, else
 //! file_contexts by path); a device gets `read` where the domain may open
