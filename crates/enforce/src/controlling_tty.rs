@@ -48,8 +48,13 @@ pub(crate) fn is_dev_tty(md: &std::fs::Metadata) -> bool {
 /// devpts), which rampartd does not see: a terminal's node is not decided
 /// by a label here (crate::supervisor's `object_sid`).
 pub(crate) fn is_terminal(md: &std::fs::Metadata) -> bool {
-    md.file_type().is_char_device() && matches!(major(md.rdev()), 4 | 5 | PTS_MAJOR..=143)
+    let m = major(md.rdev());
+    md.file_type().is_char_device() && TERMINAL_MAJORS.iter().any(|&(low, high)| (low..=high).contains(&m))
 }
+
+/// The character majors of [`is_terminal`], as ranges (crate::device_program
+/// allows them before its list).
+pub(crate) const TERMINAL_MAJORS: [(u32, u32); 3] = [(4, 4), (5, 5), (PTS_MAJOR, 143)];
 
 fn major(dev: u64) -> u32 {
     libc::major(dev)

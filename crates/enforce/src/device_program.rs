@@ -35,12 +35,6 @@ pub struct Device {
     pub minor: u32,
 }
 
-/// Terminals are not decided here (crate::controlling_tty: a pty is
-/// labeled when it is made, unseen): character majors 4, 5 and 136-143.
-fn terminal_majors() -> [(u32, u32); 3] {
-    [(4, 4), (5, 5), (136, 143)]
-}
-
 /// One eBPF instruction (`struct bpf_insn`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(C)]
@@ -101,7 +95,9 @@ pub fn program(allowed: &[(Device, u32)]) -> Result<Vec<Insn>, String> {
     let mut to_verdict = Vec::new();
     let skip_terminals = p.len();
     p.push(insn(JNE_K, KIND, 0, 0, DEV_CHAR as i32));
-    for (low, high) in terminal_majors() {
+    // Terminals are not decided here (crate::controlling_tty: a pty is
+    // labeled when it is made, unseen).
+    for (low, high) in crate::controlling_tty::TERMINAL_MAJORS {
         if low == high {
             to_allow.push(p.len());
             p.push(insn(JEQ_K, MAJOR, 0, 0, low as i32));
