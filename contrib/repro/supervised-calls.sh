@@ -9,7 +9,9 @@
 # fcntl(F_SETFL, O_NONBLOCK) on a descriptor of it opened for reading
 # (crates/enforce/src/append_only.rs) of a data_t
 # file, and N connects (and closes) of a Unix stream socket to a data_t
-# socket file (crates/enforce/src/unix_connects.rs), on a marked tmpfs, by root
+# socket file (crates/enforce/src/unix_connects.rs) and to an abstract name
+# a service outside the tree holds (crates/enforce/src/unix_names.rs), on a
+# marked tmpfs, by root
 # in the default domain (not supervised), root in modifier_t (each call
 # decided and made by rampartd) and root in modifier_t with
 # --no-sandbox (the daemon alone: not supervised); and N mkdirs in a
@@ -51,8 +53,13 @@ os.setxattr(sys.argv[1], \"security.selinux\", b\"system_u:object_r:data_t:s0\0\
 s.listen(512); s.settimeout(600); open(sys.argv[1] + \".ready\", \"w\").close()
 while True: s.accept()[0].close()" "$W/t/svc.sock" &
 SVC=$!
-trap "kill $D $SVC 2>/dev/null || true" EXIT
-for _ in $(seq 200); do [ -e "$W/t/svc.sock.ready" ] && break; sleep 0.05; done
+# The same on an abstract name (the default domain'"'"'s, unconfined_t).
+/usr/bin/python3 -c "import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(\"\0\" + sys.argv[1]); s.listen(512); s.settimeout(600)
+while True: s.accept()[0].close()" "rampart-supervised-$$" &
+ABSTRACT=$!
+trap "kill $D $SVC $ABSTRACT 2>/dev/null || true" EXIT
+for _ in $(seq 200); do [ -e "$W/t/svc.sock.ready" ] && grep -q "@rampart-supervised-$$\$" /proc/net/unix && break; sleep 0.05; done
 LOOP="import ctypes, fcntl, os, socket, sys, time
 f, n = sys.argv[1], int(sys.argv[2])
 libc = ctypes.CDLL(None, use_errno=True)
@@ -86,7 +93,10 @@ u = os.path.join(os.path.dirname(f), \"svc.sock\")
 for i in range(n):
     sk = socket.socket(socket.AF_UNIX); sk.connect(u); sk.close()
 q = time.perf_counter()
-print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us, Unix connect {(q - s) / n * 1e6:.1f} us\")"
+for i in range(n):
+    sk = socket.socket(socket.AF_UNIX); sk.connect(\"\0\" + sys.argv[4]); sk.close()
+b = time.perf_counter()
+print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us, Unix connect {(q - s) / n * 1e6:.1f} us, abstract connect {(b - q) / n * 1e6:.1f} us\")"
 MKDIRS="import os, sys, time
 d, n = sys.argv[1], int(sys.argv[2])
 t = time.perf_counter()
@@ -100,10 +110,10 @@ WRITER=system_u:system_r:writer_t:s0
 for round in 1 2 3; do
     /usr/bin/python3 -c "$MKDIRS" "$W/t/public/default.$round" "$N" "round $round, default domain"
     "$RAMPART" run --socket "$W/sock" --force --context "$WRITER" -- /usr/bin/python3 -c "$MKDIRS" "$W/t/public/writer.$round" "$N" "round $round, writer_t supervised" | cat || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
-    /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, default domain"
-    "$RAMPART" run --socket "$W/sock" --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t supervised" | cat || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
-    "$RAMPART" run --socket "$W/sock" --no-sandbox --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t --no-sandbox" | cat
+    /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, default domain" "rampart-supervised-$$"
+    "$RAMPART" run --socket "$W/sock" --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t supervised" "rampart-supervised-$$" | cat || { cat "$W/daemon.err" >&2; kill $D; exit 1; }
+    "$RAMPART" run --socket "$W/sock" --no-sandbox --force --context "$MOD" -- /usr/bin/python3 -c "$LOOP" "$f" "$N" "round $round, modifier_t --no-sandbox" "rampart-supervised-$$" | cat
 done
-kill -TERM $D $SVC; wait $D || true
+kill -TERM $D $SVC $ABSTRACT; wait $D || true
 umount "$W/t"
 ' _ "$W" "$N" "$RAMPART"

@@ -1555,6 +1555,113 @@ echo "AVC_PUBLIC=$(avc public_t)"
     assert_eq!(r.num("AVC_PUBLIC"), 0, "a refusal of the mode bits has no AVC line:\n{}", r.stderr);
 }
 
+/// A confined process reaches only the services on abstract Unix names
+/// its domain may reach (an X server's `@/tmp/.X11-unix/X0`, a container
+/// shim's socket: CVE-2020-15257), as SELinux decides: `connectto` (a
+/// stream socket) or `sendto` (a datagram socket) on the socket holding
+/// the name, labeled with the domain that made it. A service outside
+/// rampartd's tree is the default domain's (unconfined_t): app_t may not
+/// reach it (OUTSIDE, as root too: OUTSIDE_ROOT; DGRAM, a datagram
+/// connect), writer_t may (WRITER_OUTSIDE, WRITER_DGRAM). A service
+/// launched in app_t is app_t's, which app_t reaches (OWN) and writer_t
+/// does not (WRITER_TO_APP): the daemon records who bound each name. A
+/// datagram sent to a name without a connect, which the filter cannot
+/// see, is refused by the launcher's Landlock scope to every domain
+/// (SENDTO, WRITER_SENDTO: coarser than SELinux). The daemon connects
+/// to the name it checked: a thread flipping the name in memory between
+/// app_t's own service and the outside one during 3,000 connects never
+/// reaches the outside one (RACE). Under a permissive daemon each is
+/// made; without the sandbox the connect is not seen (UNSANDBOXED).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_domain_reaches_only_the_abstract_sockets_it_may() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+# A service on abstract name @$1 telling each client "$2" (`dgram`: a
+# datagram socket, writing what it gets to $S/got.$1), at most two
+# minutes; its launcher is $3 (empty: outside rampartd's tree).
+abstract_service() {
+    local name=$1 says=$2
+    shift 2
+    "$@" /usr/bin/python3 -c 'import socket, sys
+kind = socket.SOCK_DGRAM if sys.argv[2] == "dgram" else socket.SOCK_STREAM
+s = socket.socket(socket.AF_UNIX, kind); s.bind("\0" + sys.argv[1])
+if kind == socket.SOCK_STREAM: s.listen(64)
+s.settimeout(120)
+while True:
+    if kind == socket.SOCK_DGRAM: print(s.recv(64), flush=True); continue
+    c = s.accept()[0]; c.sendall((sys.argv[2] + "\n").encode()); c.close()' "$name" "$says" > "$S/got.$name" &
+    SERVICES="${SERVICES:-} $!"
+    for _ in $(seq 100); do grep -q "@$name\$" /proc/net/unix && return; sleep 0.05; done
+    echo "the service on @$name did not start" >&2; exit 1
+}
+# Ends a service and what its shell started.
+stop_service() { pkill -P "$1" 2>/dev/null || true; kill "$1" 2>/dev/null || true; }
+abstract_service rampart-out secret
+abstract_service rampart-dgr dgram
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    # Bound under this daemon, which records who binds (a name as long
+    # as @rampart-out, for the race).
+    app=rampart-ap${mode:0:1}
+    abstract_service $app own as_attacker
+    attempt "${mode}_OUTSIDE" as_attacker "$ADV/connect_unix" connect @rampart-out
+    attempt "${mode}_OUTSIDE_ROOT" as_confined_root "$ADV/connect_unix" connect @rampart-out
+    attempt "${mode}_WRITER_OUTSIDE" as_writer_root "$ADV/connect_unix" connect @rampart-out
+    attempt "${mode}_OWN" as_attacker "$ADV/connect_unix" connect @$app
+    attempt "${mode}_WRITER_TO_APP" as_writer_root "$ADV/connect_unix" connect @$app
+    attempt "${mode}_DGRAM" as_attacker "$ADV/connect_unix" dgram @rampart-dgr
+    attempt "${mode}_WRITER_DGRAM" as_writer_root "$ADV/connect_unix" dgram @rampart-dgr
+    attempt "${mode}_SENDTO" as_attacker "$ADV/connect_unix" sendto @rampart-dgr
+    attempt "${mode}_WRITER_SENDTO" as_writer_root "$ADV/connect_unix" sendto @rampart-dgr
+    attempt "${mode}_RACE" as_attacker "$ADV/connect_unix" race @$app @rampart-out
+    if [ $mode = ENFORCING ]; then
+        attempt UNSANDBOXED as_unsandboxed "$ADV/connect_unix" connect @rampart-out
+    fi
+    stop_daemon
+done
+for pid in $SERVICES; do stop_service $pid; done
+avc() { grep -c "denied  { $1 } for  pid=[0-9]* comm=.connect_unix. .*scontext=$2 tcontext=system_u:system_r:$3:s0 tclass=$4 permissive=0" "$LOG" || true; }
+echo "AVC_CONNECTTO=$(avc connectto "$APP" unconfined_t unix_stream_socket)"
+echo "AVC_SENDTO=$(avc sendto "$APP" unconfined_t unix_dgram_socket)"
+echo "AVC_WRITER_TO_APP=$(avc connectto system_u:system_r:writer_t:s0 app_t unix_stream_socket)"
+"#,
+    );
+    r.report("abstract unix connect");
+    r.assert_blocked("ENFORCING_OUTSIDE", "app_t may not connectto unconfined_t");
+    r.assert_blocked("ENFORCING_OUTSIDE_ROOT", "app_t may not connectto unconfined_t, as root either");
+    r.assert_allowed("ENFORCING_WRITER_OUTSIDE", "writer_t may connectto unconfined_t");
+    assert!(r.get("ENFORCING_WRITER_OUTSIDE_WHY").contains("says: secret"), "{}", r.stderr);
+    r.assert_allowed("ENFORCING_OWN", "a service launched in app_t is app_t's");
+    assert!(r.get("ENFORCING_OWN_WHY").contains("says: own"), "{}", r.stderr);
+    r.assert_blocked("ENFORCING_WRITER_TO_APP", "writer_t may not connectto app_t");
+    r.assert_blocked("ENFORCING_DGRAM", "app_t may not sendto unconfined_t");
+    r.assert_allowed("ENFORCING_WRITER_DGRAM", "writer_t may sendto unconfined_t");
+    r.assert_blocked("ENFORCING_SENDTO", "a datagram to a name outside the sandbox");
+    r.assert_blocked("ENFORCING_WRITER_SENDTO", "coarser than SELinux: no datagram without a connect");
+    r.assert_blocked("ENFORCING_RACE", "the daemon connects to the name it checked");
+    for key in [
+        "OUTSIDE",
+        "OUTSIDE_ROOT",
+        "WRITER_OUTSIDE",
+        "OWN",
+        "WRITER_TO_APP",
+        "DGRAM",
+        "WRITER_DGRAM",
+        "SENDTO",
+        "WRITER_SENDTO",
+        "RACE",
+    ] {
+        r.assert_succeeded(&format!("PERMISSIVE_{key}"));
+    }
+    r.assert_allowed("UNSANDBOXED", "without the sandbox's filter the connect is not seen");
+    assert!(r.num("AVC_CONNECTTO") >= 2, "the connectto denials are audited:\n{}", r.stderr);
+    assert!(r.num("AVC_SENDTO") >= 1, "the sendto denial is audited:\n{}", r.stderr);
+    assert!(r.num("AVC_WRITER_TO_APP") >= 1, "the peer is app_t's socket:\n{}", r.stderr);
+}
+
 /// A confined root process writes none of the kernel's settings its
 /// domain may not write (sysfs, labeled by the policy's `genfscon`
 /// rules: crates/enforce/src/kernel_files.rs): root in app_t, whom the

@@ -234,6 +234,10 @@ const INET_SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "listen", "nam
 const CONNECTED_SOCKET_PERMS: &[&str] =
     &["create", "bind", "connect", "listen", "name_bind", "node_bind", "name_connect"];
 const INET_SOCKET_CLASSES: [&str; 3] = ["udp_socket", "rawip_socket", "icmp_socket"];
+/// A Unix socket's classes also ask about the peer socket: a stream
+/// connect `connectto`, a datagram `sendto` (crate::unix_names).
+const UNIX_STREAM_SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "listen", "name_bind", "connectto"];
+const UNIX_DGRAM_SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "listen", "name_bind", "sendto"];
 const CONNECTED_SOCKET_CLASSES: [&str; 3] = ["tcp_socket", "dccp_socket", "sctp_socket"];
 
 /// What the daemon checks of a socket class (crate::sockets).
@@ -249,6 +253,10 @@ pub(crate) struct SocketPerms {
     pub node_bind: Perms,
     /// `NONE` where the class has no `name_connect`.
     pub name_connect: Perms,
+    /// What a connect asks of the peer socket: `connectto` of
+    /// `unix_stream_socket`, `sendto` of `unix_dgram_socket`; `NONE`
+    /// elsewhere.
+    pub peer: Perms,
 }
 /// What the control socket's ops are checked for (crate::control).
 const SECURITY_PERMS: &[&str] = &["setenforce", "setbool", "load_policy"];
@@ -269,6 +277,8 @@ pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
     classes.extend(SOCKET_CLASSES.iter().map(|&c| match c {
         c if CONNECTED_SOCKET_CLASSES.contains(&c) => (c, CONNECTED_SOCKET_PERMS),
         c if INET_SOCKET_CLASSES.contains(&c) => (c, INET_SOCKET_PERMS),
+        "unix_stream_socket" => (c, UNIX_STREAM_SOCKET_PERMS),
+        "unix_dgram_socket" => (c, UNIX_DGRAM_SOCKET_PERMS),
         c => (c, SOCKET_PERMS),
     }));
     Mapping::new(&classes)
@@ -515,6 +525,11 @@ impl Classes {
                         name_bind: p("name_bind"),
                         node_bind: p("node_bind"),
                         name_connect: p("name_connect"),
+                        peer: match name {
+                            "unix_stream_socket" => p("connectto"),
+                            "unix_dgram_socket" => p("sendto"),
+                            _ => Perms::NONE,
+                        },
                     })
                 })
                 .collect::<Option<_>>()?,

@@ -437,6 +437,10 @@ impl Daemon {
                 forbid.push(forbidden);
             }
         }
+        // Abstract Unix names: the daemon makes every connect to one, and
+        // the kernel refuses the process the rest outside its sandbox
+        // (crate::unix_connects).
+        forbid.push(Forbidden::AbstractUnix);
         forbid
     }
 
@@ -747,6 +751,7 @@ impl Daemon {
                 names: Default::default(),
                 writes_labels: self.config.selinux,
                 label_failures: Default::default(),
+                bound: Default::default(),
             };
             *running = Some(Supervisor::start(context).map_err(|e| e.to_string())?);
         }

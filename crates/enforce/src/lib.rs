@@ -136,6 +136,7 @@ mod sync;
 mod sysv_ipc;
 mod thread_creds;
 mod unix_connects;
+mod unix_names;
 mod watches;
 
 // Running the daemon.

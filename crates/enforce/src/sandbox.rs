@@ -221,9 +221,21 @@ pub enum Forbidden {
     /// memory (seccomp, `EACCES`: crate::anon_inodes).
     #[serde(rename = "anon_inode")]
     AnonInode,
+    /// No connect or datagram of the process's own to an abstract Unix
+    /// name bound outside its sandbox (Landlock's
+    /// `LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET`, ABI 6): rampartd makes
+    /// every connect to an abstract name itself, after `connectto` or
+    /// `sendto` on the holder (crate::unix_connects), and its threads are
+    /// outside the sandbox; what is left to the kernel is a datagram sent
+    /// to a name without a connect (`sendto`, `sendmsg`: the address is
+    /// in memory the filter cannot read), refused. Coarser than SELinux,
+    /// never laxer; set while the domain and the daemon enforce.
+    #[serde(rename = "abstract_unix")]
+    AbstractUnix,
 }
 const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
 const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+const LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
 const LANDLOCK_SCOPE_SIGNAL: u64 = 1 << 1;
 const LANDLOCK_ACCESS_NET_BIND_TCP: u64 = 1 << 0;
 const LANDLOCK_ACCESS_NET_CONNECT_TCP: u64 = 1 << 1;
@@ -370,11 +382,17 @@ fn ruleset_handling(
     }
     let mountinfo = fs::read_to_string("/proc/self/mountinfo")?;
     let abi = landlock_abi();
-    let scoped = if abi >= 6 { LANDLOCK_SCOPE_SIGNAL } else { 0 };
+    let scoped = if abi < 6 {
+        0
+    } else if forbid.contains(&Forbidden::AbstractUnix) {
+        LANDLOCK_SCOPE_SIGNAL | LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+    } else {
+        LANDLOCK_SCOPE_SIGNAL
+    };
     if scoped == 0 {
         eprintln!(
             "rampart: run: warning: Landlock ABI {abi} (< 6): the confined process may still signal processes \
-             outside its sandbox, rampartd included"
+             outside its sandbox, rampartd included, and send datagrams to abstract Unix names bound outside it"
         );
     }
     let truncate = if abi >= 3 && !opens_supervised { LANDLOCK_ACCESS_FS_TRUNCATE } else { 0 };

@@ -25,8 +25,9 @@
 //! address it checked (crate::supervisor; a Unix socket's listen in a
 //! thread with the caller's effective ids, which a listening Unix socket
 //! shows its peers; a Unix socket's connect to a path, to the object
-//! checked: crate::unix_connects). Another connect (to an abstract Unix
-//! name, of a UDP socket...) is made by the kernel. The class is the kernel's
+//! checked, and to an abstract name, after `connectto` or `sendto` on
+//! the socket holding it: crate::unix_connects). Another connect (of a
+//! UDP socket...) is made by the kernel. The class is the kernel's
 //! `socket_type_to_security_class` (`extended_socket_class` read from the
 //! loaded policy), the label `security_transition_sid` from the caller's
 //! domain to itself for that class (the domain's role, type and range
@@ -284,8 +285,8 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, family: i32, ty: i32, protocol: i32
 pub(crate) enum Maker {
     /// The kernel: a connect of a socket other than TCP and SCTP, where
     /// nothing checked here depends on the address in the caller's
-    /// memory (a Unix socket's to a path is made by the daemon all the
-    /// same, to the socket file it checked: crate::unix_connects).
+    /// memory (a Unix socket's to a path or an abstract name is made by
+    /// the daemon all the same, to what it checked: crate::unix_connects).
     Kernel,
     /// The daemon, on the socket it checked, with the address it read
     /// and checked: every bind, and a TCP or SCTP connect.
@@ -465,7 +466,7 @@ pub(crate) fn is_unix(socket: BorrowedFd<'_>) -> bool {
 }
 
 /// The socket's family, type and protocol, as the kernel keeps them.
-fn socket_kind(socket: BorrowedFd<'_>) -> Result<(i32, i32, i32), i32> {
+pub(crate) fn socket_kind(socket: BorrowedFd<'_>) -> Result<(i32, i32, i32), i32> {
     let get = |opt: libc::c_int| -> Result<i32, i32> {
         let mut v: libc::c_int = 0;
         let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;

@@ -106,6 +106,15 @@ const WORKERS: usize = 4;
 const QUEUED: usize = 64;
 const PATH_MAX: usize = 4096;
 
+/// Where a Unix socket's connect goes, when the daemon makes it
+/// (crate::unix_connects).
+enum UnixTarget {
+    /// A socket file, by path.
+    Path(unix_connects::Caller),
+    /// An abstract name.
+    Abstract(unix_connects::AbstractTarget),
+}
+
 /// What every call needs of the daemon.
 pub struct Context {
     pub enforcer: Arc<Enforcer>,
@@ -128,6 +137,9 @@ pub struct Context {
     pub writes_labels: bool,
     /// Label writes that failed, each kind reported once.
     pub label_failures: new_labels::Failures,
+    /// Who bound the abstract names of launched processes' sockets
+    /// (crate::unix_names).
+    pub(crate) bound: crate::unix_names::Bound,
 }
 
 /// One received call, for a worker.
@@ -328,9 +340,9 @@ impl Supervisor {
     /// A connect (crate::sockets), decided here: its socket and address
     /// are read once, and a TCP or SCTP connect is made with that address
     /// by a thread of [`CallThreads`] (a handshake may take minutes),
-    /// which answers it, as is a Unix socket's connect to a path, to the
-    /// object checked (crate::unix_connects); another is made by the
-    /// kernel.
+    /// which answers it, as is a Unix socket's connect to a path or an
+    /// abstract name, to what was checked (crate::unix_connects); another
+    /// is made by the kernel.
     fn connect(
         &self,
         listener: Arc<OwnedFd>,
@@ -344,9 +356,13 @@ impl Supervisor {
             let mem = File::open(format!("/proc/{tid}/mem")).map_err(|_| libc::ESRCH)?;
             let (socket, bytes) = gather_address(tid, fd, &mem, addr, len)?;
             let caller = crate::signals::caller(e, tid, "a connect")?;
-            let unix_path = match unix_connects::path_in(&bytes) {
-                Some(path) if crate::sockets::is_unix(socket.as_fd()) => Some(unix_connects::gather(tid, path)?),
-                _ => None,
+            let unix_target = match unix_connects::path_in(&bytes) {
+                _ if !crate::sockets::is_unix(socket.as_fd()) => None,
+                Some(path) => Some(UnixTarget::Path(unix_connects::gather(tid, path)?)),
+                None if unix_connects::abstract_name(&bytes).is_some() => {
+                    Some(UnixTarget::Abstract(unix_connects::gather_abstract(e, tid, socket.as_fd(), &bytes)?))
+                }
+                None => None,
             };
             // Still the caller: what was read under /proc/TID is its.
             let mut id = notif.id;
@@ -355,23 +371,30 @@ impl Supervisor {
                 return Err(libc::ESRCH);
             }
             let maker = crate::sockets::decide_use(e, tid, &caller, (socket.as_fd(), &bytes), Use::Connect)?;
-            if unix_path.is_some() {
+            if unix_target.is_some() {
                 unix_connects::valid_length(&bytes)?;
             }
-            Ok((maker, socket, bytes, caller, unix_path))
+            if let Some(UnixTarget::Abstract(target)) = &unix_target {
+                unix_connects::decide_peer(e, tid, &caller, target, &self.context.bound)?;
+            }
+            Ok((maker, socket, bytes, caller, unix_target))
         })();
-        let (socket, bytes, caller, unix_path) = match decided {
+        let (socket, bytes, caller, unix_target) = match decided {
             Ok((Maker::Kernel, _, _, _, None)) => return carry_on(listener.as_fd(), notif.id),
-            Ok((_, socket, bytes, caller, unix_path)) => (socket, bytes, caller, unix_path),
+            Ok((_, socket, bytes, caller, unix_target)) => (socket, bytes, caller, unix_target),
             Err(errno) => return respond(listener.as_fd(), notif.id, Err(errno)),
         };
         let (interrupts, id) = (Arc::clone(&self.interrupts), notif.id);
         let cx = Arc::clone(&self.context);
         let label = (caller.sid, caller.apparmor.clone());
-        let make = move || match unix_path {
-            Some(path) => {
+        let make = move || match unix_target {
+            Some(UnixTarget::Path(path)) => {
                 let call = unix_connects::Call { id, tid, subject: &caller, interrupts: &interrupts };
                 unix_connects::connect(&cx, &call, socket.as_fd(), path)
+            }
+            Some(UnixTarget::Abstract(target)) => {
+                let call = unix_connects::Call { id, tid, subject: &caller, interrupts: &interrupts };
+                unix_connects::connect_abstract(&call, socket.as_fd(), target)
             }
             None => {
                 let len = libc::socklen_t::try_from(bytes.len()).map_err(|_| libc::EINVAL)?;
@@ -957,7 +980,14 @@ fn serve_bind(cx: &Context, call: Call) -> Result<Answer, i32> {
         // SAFETY: umask cannot fail; this thread's fs_struct is its own.
         unsafe { libc::umask(gathered.umask & 0o777) };
     }
-    if path || !crate::sockets::is_unix(socket.as_fd()) {
+    let unix = crate::sockets::is_unix(socket.as_fd());
+    if unix && !path {
+        // Recorded before the bind: a socket whose bind fails holds no
+        // name unless the kernel gives it one later (an automatic name),
+        // which is then its domain's all the same (crate::unix_names).
+        cx.bound.record(socket.as_fd(), subject.sid)?;
+    }
+    if path || !unix {
         gathered.creds.assume().map_err(|e| errno_of(&e))?;
     }
     let len = libc::socklen_t::try_from(addr.len()).map_err(|_| libc::EINVAL)?;

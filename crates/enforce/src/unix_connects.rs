@@ -1,31 +1,51 @@
-//! Connects of Unix sockets to a path (a `sockaddr_un` naming a file) by
-//! the processes `rampart run` started: the file is checked as SELinux
-//! checks it, `write` of its class (`unix_find_bsd`'s
-//! `path_permission(MAY_WRITE)`: `sock_file { write }` for a socket file),
-//! and the daemon makes the connect, to the object it checked.
+//! Connects of Unix sockets by the processes `rampart run` started, made
+//! by the daemon after SELinux's checks: to a path (a `sockaddr_un`
+//! naming a file), `write` of the file's class (`unix_find_bsd`'s
+//! `path_permission(MAY_WRITE)`: `sock_file { write }` for a socket
+//! file); to an abstract name (no file), `connectto` (a stream socket) or
+//! `sendto` (a datagram socket) on the socket holding the name.
 //!
-//! Why: a service's socket file is the door to what the service does for
-//! its clients: a container engine's (`docker.sock`: a privileged
-//! container, root on the host), the service manager's private socket,
-//! the system bus. SELinux keeps a confined domain away from such a door
-//! by the file's label (`container_var_run_t`, `init_var_run_t`), also a
-//! confined root process, whom the mode bits let through: without the
-//! check, a web server running as root in its domain could ask the
-//! container engine for a privileged container.
+//! Why: a service's socket is the door to what the service does for its
+//! clients: a container engine's (`docker.sock`: a privileged container,
+//! root on the host), the service manager's private socket, the system
+//! bus, an X server's abstract `@/tmp/.X11-unix/X0` (every window's
+//! keystrokes), a container shim's abstract socket (CVE-2020-15257: a
+//! container on the host's network reached it and became root). SELinux
+//! keeps a confined domain away from such a door by the file's label
+//! (`container_var_run_t`, `init_var_run_t`) or the server's domain
+//! (`xserver_t`), also a confined root process, whom the mode bits let
+//! through: without the check, a web server running as root in its
+//! domain could ask the container engine for a privileged container.
 //!
-//! How: the path is in the caller's memory, which another thread may
-//! change after a check, and a symbolic link on it may be switched before
-//! the kernel's own lookup: so the daemon resolves the path once (in the
-//! caller's root, from its working directory, with its file credentials,
-//! following links as the kernel does; the caller's own descriptors'
-//! names, `/proc/self/fd/N`, as the caller's descriptors), checks the mode
-//! bits, then the label of what it reached, and connects its copy of the
-//! caller's socket (`pidfd_getfd`: the same socket) to that object
-//! through `/proc/thread-self/fd/N`: the kernel follows the magic link to
-//! the checked inode, checks the mode bits again and finds the socket
-//! bound there. The connect is made by a thread of its own, which first
-//! takes the caller's effective user, group, groups and capabilities: a
-//! Unix socket's peer sees its connector's (`SO_PEERCRED`,
+//! How, to a path: the path is in the caller's memory, which another
+//! thread may change after a check, and a symbolic link on it may be
+//! switched before the kernel's own lookup: so the daemon resolves the
+//! path once (in the caller's root, from its working directory, with its
+//! file credentials, following links as the kernel does; the caller's
+//! own descriptors' names, `/proc/self/fd/N`, as the caller's
+//! descriptors), checks the mode bits, then the label of what it reached,
+//! and connects its copy of the caller's socket (`pidfd_getfd`: the same
+//! socket) to that object through `/proc/thread-self/fd/N`: the kernel
+//! follows the magic link to the checked inode, checks the mode bits
+//! again and finds the socket bound there.
+//!
+//! How, to an abstract name: the daemon reads the address once, finds the
+//! socket holding the name in the kernel's table and the domain that made
+//! it (crate::unix_names: a launched process's bind, which the daemon
+//! makes, is recorded; any other socket is the default domain's, as the
+//! processes outside rampartd's tree are), checks the peer permission,
+//! connects to the name it read, and then makes sure the same socket
+//! still holds it (a name is held by one socket until that socket is
+//! closed, so the same holder after the connect was the holder at it);
+//! another holder: the socket is shut down and the connect refused. A
+//! datagram sent to a name without a connect (`sendto`, `sendmsg`), whose
+//! address the filter cannot read, is left to the kernel, where the
+//! launcher's Landlock scope refuses it to a socket made outside the
+//! launched tree (crate::sandbox, `Forbidden::AbstractUnix`).
+//!
+//! Either connect is made by a thread of its own, which first takes the
+//! caller's effective user, group, groups (and, to a path, capabilities):
+//! a Unix socket's peer sees its connector's (`SO_PEERCRED`,
 //! `SO_PEERGROUPS`), and the kernel's checks see the caller; the thread
 //! ends with the call, so no thread of the daemon keeps those ids. It runs
 //! among the calls that may block for long (crate::call_threads: a
@@ -33,17 +53,20 @@
 //! catches interrupts it (crate::call_interrupts).
 //!
 //! What differs: the process id the peer sees is rampartd's (as after a
-//! Unix socket's listen the daemon made). Not checked: `connectto` (a
-//! stream socket) and `sendto` (a datagram socket) on the peer socket,
-//! whose label is the domain of the process that made it: a service
-//! outside rampartd's tree runs in the default domain here, not in the
-//! one SELinux would give it (`syslogd_t`, `system_dbusd_t`), so such a
-//! check would refuse confined processes their journal, bus and name
-//! service, and the listens of launched processes are made by the daemon
-//! (their peer process id is its own); a connect to an abstract name (no
-//! file, so only `connectto`: made by the kernel);
-//! a datagram sent to a path (`sendto`, `sendmsg`: no connect, and the
-//! address lies in memory the filter cannot read).
+//! Unix socket's listen the daemon made). Not checked to a path:
+//! `connectto` and `sendto` on the peer socket: a service outside
+//! rampartd's tree runs in the default domain here, not in the one
+//! SELinux would give it (`syslogd_t`, `system_dbusd_t`), so such a check
+//! would refuse confined processes their journal, bus and name service.
+//! To an abstract name the default domain stands for those services, as
+//! for a signal: a domain SELinux lets reach `xserver_t` needs
+//! `connectto` on the default domain here (coarser where the policy
+//! grants it less). A socket is labeled with the domain that bound it,
+//! not the one that made it (SELinux's: they differ where a socket is
+//! passed on or kept across an exec transition), and a socket bound
+//! before this daemon started, by the kernel (an automatic name a send
+//! gave it), or by a process without the sandbox counts as the default
+//! domain's. AppArmor's `unix` rules are not asked.
 
 use std::ffi::OsStr;
 use std::io;
@@ -55,6 +78,7 @@ use crate::call_interrupts::{self, Interrupts};
 use crate::enforcer::Subject;
 use crate::supervisor::{checked, enter_root, errno_of, has_send_timeout, open_path, Context, Object};
 use crate::thread_creds::{mode_allows, Creds, PeerIds};
+use crate::unix_names::{Bound, Names};
 
 /// `sizeof(struct sockaddr_un)`: a longer address is refused (`EINVAL`,
 /// `unix_validate_addr`).
@@ -159,6 +183,113 @@ fn connect_here(cx: &Context, call: &Call<'_>, socket: BorrowedFd<'_>, caller: C
     call.interrupts
         .run(call.id, call.tid, || connect_to(socket, through.as_bytes()))
         .map_err(|errno| call_interrupts::interrupted(errno, has_send_timeout(socket)))
+}
+
+/// What a connect to an abstract name needs, read while the caller waits
+/// in the call: the address, the name's holder then, and who connects.
+pub(crate) struct AbstractTarget {
+    addr: Vec<u8>,
+    class: &'static str,
+    ty: i32,
+    names: Names,
+    holder: Option<u64>,
+    ids: PeerIds,
+}
+
+/// The abstract name an address names (the bytes after the family, the
+/// leading NUL included), or `None`: a path, an automatic name (a bind's
+/// only), another family.
+pub(crate) fn abstract_name(addr: &[u8]) -> Option<&[u8]> {
+    match addr {
+        [a, b, 0, ..] if i32::from(u16::from_ne_bytes([*a, *b])) == libc::AF_UNIX => addr.get(2..),
+        _ => None,
+    }
+}
+
+/// Step 1 for a connect of thread `tid`'s Unix `socket` to the abstract
+/// address `addr`.
+pub(crate) fn gather_abstract(
+    e: &crate::enforcer::Enforcer,
+    tid: u32,
+    socket: BorrowedFd<'_>,
+    addr: &[u8],
+) -> Result<AbstractTarget, i32> {
+    let name = abstract_name(addr).ok_or(libc::EINVAL)?;
+    let (family, ty, protocol) = crate::sockets::socket_kind(socket)?;
+    let class = crate::sockets::class_of(family, ty, protocol, e.extended_socket_classes());
+    let names = Names::of(socket).map_err(|err| names_unknown(tid, &err))?;
+    let holder = names.holder(ty, name).map_err(|err| names_unknown(tid, &err))?;
+    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
+    let ids = PeerIds::from_status(&status).ok_or(libc::ESRCH)?;
+    Ok(AbstractTarget { addr: addr.to_vec(), class, ty, names, holder, ids })
+}
+
+fn names_unknown(tid: u32, err: &io::Error) -> i32 {
+    eprintln!("rampartd: refused a connect of thread {tid} to an abstract name: its holder is unknown ({err})");
+    libc::EACCES
+}
+
+/// SELinux's check of the peer (`selinux_socket_unix_stream_connect`:
+/// `connectto`; `selinux_socket_unix_may_send`: `sendto`), from the
+/// label the caller's socket has to the label of the socket holding the
+/// name: made by the domain that bound it (crate::unix_names), else the
+/// default domain's. No holder: the kernel refuses the connect before
+/// its check (`ECONNREFUSED`), and so will the daemon's connect.
+pub(crate) fn decide_peer(
+    e: &crate::enforcer::Enforcer,
+    tid: u32,
+    subject: &Subject,
+    target: &AbstractTarget,
+    bound: &Bound,
+) -> Result<(), i32> {
+    let Some(cookie) = target.holder else { return Ok(()) };
+    let perms = e.classes.socket(target.class).ok_or(libc::EACCES)?;
+    let peer_domain = bound.domain(cookie).unwrap_or(e.default_sid);
+    let ssid = e.socket_sid(subject.sid, target.class).unwrap_or(subject.sid);
+    let tsid = e.socket_sid(peer_domain, target.class).unwrap_or(peer_domain);
+    if !e.check_label(tid, subject.tgid, ssid, tsid, perms.class, perms.peer) {
+        return Err(libc::EACCES);
+    }
+    Ok(())
+}
+
+/// Connects `socket` (the daemon's copy of the caller's) to the abstract
+/// name checked, in a thread of its own that takes the caller's ids
+/// first (the peer's view), then makes sure the socket that holds the
+/// name is still the one checked: a name is held by one socket until it
+/// is closed, so the same holder after the connect is the holder at the
+/// connect. Another (the checked one closed and another bound the name
+/// between the check and the connect): the socket is shut down and the
+/// connect refused.
+pub(crate) fn connect_abstract(call: &Call<'_>, socket: BorrowedFd<'_>, target: AbstractTarget) -> Result<i64, i32> {
+    let connected = target.ids.run_as(|| {
+        let len = libc::socklen_t::try_from(target.addr.len()).map_err(|_| libc::EINVAL)?;
+        call.interrupts
+            .run(call.id, call.tid, || {
+                // SAFETY: `addr` holds `len` bytes for the call.
+                let rc = unsafe { libc::connect(socket.as_raw_fd(), target.addr.as_ptr().cast(), len) };
+                if rc < 0 {
+                    Err(errno_of(&io::Error::last_os_error()))
+                } else {
+                    Ok(0)
+                }
+            })
+            .map_err(|errno| call_interrupts::interrupted(errno, has_send_timeout(socket)))
+    });
+    let value = connected.map_err(|e| errno_of(&e))??;
+    let name = abstract_name(&target.addr).ok_or(libc::EINVAL)?;
+    match target.names.holder(target.ty, name) {
+        Ok(now) if now.is_some() && now == target.holder => Ok(value),
+        held => {
+            eprintln!(
+                "rampartd: refused a connect of thread {} to an abstract name: its holder changed during the call ({:?})",
+                call.tid, held
+            );
+            // SAFETY: integer arguments on an open socket.
+            unsafe { libc::shutdown(socket.as_raw_fd(), libc::SHUT_RDWR) };
+            Err(libc::EACCES)
+        }
+    }
 }
 
 /// The object `caller`'s path names, followed as the kernel's lookup

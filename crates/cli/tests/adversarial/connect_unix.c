@@ -13,27 +13,51 @@
  * Usage: connect_unix dgram PATH: a datagram socket connected to PATH;
  * it succeeds if the connect is made.
  *
+ * Usage: connect_unix sendto PATH: a datagram sent to PATH without a
+ * connect (`sendto` with the address); it succeeds if it is sent.
+ *
  * Usage: connect_unix race ALLOWED DENIED: the path in memory flips
  * between ALLOWED and DENIED (a thread writing it) while 3000 stream
  * connects are made from it; it succeeds if one reaches DENIED's service
  * (its line starts with "secret"). The daemon must connect to what it
  * checked, not let the kernel read the path again.
+ *
+ * A PATH starting with '@' is an abstract name (the rest, without a
+ * trailing NUL: the address ends with the name). SELinux checks a
+ * connect to it as any Unix connect, `connectto` (a stream socket) or
+ * `sendto` (a datagram socket) on the socket holding the name, labeled
+ * with the domain that made it; there is no file. For a race, ALLOWED
+ * and DENIED are names of the same length.
  */
 #include "adversarial.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+
+/* Writes `path` into `a` (an abstract name for "@NAME"); its length. */
+static socklen_t address(struct sockaddr_un *a, const char *path) {
+    size_t n = strlen(path);
+    if (n >= sizeof a->sun_path) verdict(BROKEN, "%s: too long", path);
+    a->sun_family = AF_UNIX;
+    if (path[0] != '@') {
+        strcpy(a->sun_path, path);
+        return sizeof *a;
+    }
+    a->sun_path[0] = 0;
+    memcpy(a->sun_path + 1, path + 1, n - 1);
+    return offsetof(struct sockaddr_un, sun_path) + n;
+}
 
 /* A socket of `type` connected to `path`, or -1 with errno. */
 static int connect_to(const char *path, int type) {
     int fd = socket(AF_UNIX, type | SOCK_CLOEXEC, 0);
     if (fd < 0) verdict(BROKEN, "socket(AF_UNIX): %s", strerror(errno));
-    struct sockaddr_un a = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof a.sun_path) verdict(BROKEN, "%s: too long", path);
-    strcpy(a.sun_path, path);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    struct sockaddr_un a;
+    socklen_t len = address(&a, path);
+    if (connect(fd, (struct sockaddr *)&a, len) != 0) {
         int err = errno;
         close(fd);
         errno = err;
@@ -64,23 +88,34 @@ static int connect_dgram(const char *path) {
     verdict(SUCCEEDED, "connected a datagram socket to %s", path);
 }
 
+static int send_to(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) verdict(BROKEN, "socket(AF_UNIX): %s", strerror(errno));
+    struct sockaddr_un a;
+    socklen_t len = address(&a, path);
+    if (sendto(fd, "probe", 5, 0, (struct sockaddr *)&a, len) != 5) FAILED(errno, "sending to %s", path);
+    verdict(SUCCEEDED, "sent a datagram to %s", path);
+}
+
 static struct sockaddr_un shared;
 static const char *flips[2];
 static volatile int racing = 1;
 
 static void *flip(void *arg) {
     (void)arg;
-    for (unsigned i = 0; racing; i++) strcpy(shared.sun_path, flips[i & 1]);
+    struct sockaddr_un a[2];
+    address(&a[0], flips[0]);
+    address(&a[1], flips[1]);
+    for (unsigned i = 0; racing; i++) memcpy(shared.sun_path, a[i & 1].sun_path, sizeof shared.sun_path);
     return NULL;
 }
 
 static int race(const char *allowed, const char *denied) {
-    if (strlen(allowed) >= sizeof shared.sun_path || strlen(denied) >= sizeof shared.sun_path)
-        verdict(BROKEN, "paths too long");
-    shared.sun_family = AF_UNIX;
+    if (strlen(allowed) != strlen(denied) && (allowed[0] == '@' || denied[0] == '@'))
+        verdict(BROKEN, "abstract names of different lengths");
     flips[0] = allowed;
     flips[1] = denied;
-    strcpy(shared.sun_path, allowed);
+    socklen_t len = address(&shared, allowed);
     pthread_t t;
     if (pthread_create(&t, NULL, flip, NULL) != 0) verdict(BROKEN, "pthread_create");
     int refused = 0, allowed_again = 0;
@@ -88,7 +123,7 @@ static int race(const char *allowed, const char *denied) {
     for (int i = 0; i < 3000 && time(NULL) < end; i++) {
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0) verdict(BROKEN, "socket(AF_UNIX): %s", strerror(errno));
-        if (connect(fd, (struct sockaddr *)&shared, sizeof shared) == 0) {
+        if (connect(fd, (struct sockaddr *)&shared, len) == 0) {
             char line[128];
             first_line(fd, line, sizeof line);
             if (!strncmp(line, "secret", 6)) {
@@ -110,7 +145,8 @@ static int race(const char *allowed, const char *denied) {
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "connect")) return connect_stream(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "dgram")) return connect_dgram(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "sendto")) return send_to(argv[2]);
     if (argc == 4 && !strcmp(argv[1], "race")) return race(argv[2], argv[3]);
-    fprintf(stderr, "usage: connect_unix connect PATH | dgram PATH | race ALLOWED DENIED\n");
+    fprintf(stderr, "usage: connect_unix connect PATH | dgram PATH | sendto PATH | race ALLOWED DENIED\n");
     return BROKEN;
 }
