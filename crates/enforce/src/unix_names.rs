@@ -125,7 +125,10 @@ impl Names {
     /// kernel copies it to them) but are not in the table.
     pub(crate) fn holder(&self, ty: i32, name: &[u8]) -> io::Result<Option<u64>> {
         let connected = ty == libc::SOCK_STREAM || ty == libc::SOCK_SEQPACKET;
-        let shown = dump(self.diag.as_fd())?;
+        // Only the listening sockets where only they can be it: fewer to
+        // read on a machine with thousands of connections.
+        let states = if connected { 1 << TCP_LISTEN } else { u32::MAX };
+        let shown = dump(self.diag.as_fd(), states)?;
         Ok(shown
             .into_iter()
             .find(|s| i32::from(s.ty) == ty && s.name.as_deref() == Some(name) && (!connected || s.state == TCP_LISTEN))
@@ -197,18 +200,18 @@ fn diag_socket_in(netns: BorrowedFd<'_>) -> io::Result<OwnedFd> {
 /// The cookies of every Unix socket of the daemon's network namespace.
 fn own_netns_cookies() -> io::Result<std::collections::HashSet<u64>> {
     let diag = diag_socket_in(own_netns()?.as_fd())?;
-    Ok(dump(diag.as_fd())?.into_iter().map(|s| s.cookie).collect())
+    Ok(dump(diag.as_fd(), u32::MAX)?.into_iter().map(|s| s.cookie).collect())
 }
 
-/// Every Unix socket of `diag`'s network namespace, with its name.
-fn dump(diag: BorrowedFd<'_>) -> io::Result<Vec<Shown>> {
+/// Every Unix socket of `diag`'s network namespace in one of `states`
+/// (a bit per `TCP_*` state), with its name.
+fn dump(diag: BorrowedFd<'_>, states: u32) -> io::Result<Vec<Shown>> {
     let mut req = [0u8; NLMSG_HDR + DIAG_REQ];
     req[0..4].copy_from_slice(&((NLMSG_HDR + DIAG_REQ) as u32).to_ne_bytes());
     req[4..6].copy_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
     req[6..8].copy_from_slice(&((libc::NLM_F_REQUEST | libc::NLM_F_DUMP) as u16).to_ne_bytes());
     req[16] = libc::AF_UNIX as u8;
-    // Every state.
-    req[20..24].copy_from_slice(&u32::MAX.to_ne_bytes());
+    req[20..24].copy_from_slice(&states.to_ne_bytes());
     req[28..32].copy_from_slice(&UDIAG_SHOW_NAME.to_ne_bytes());
     // SAFETY: `req` is readable for its length; a netlink socket with no
     // address sends to the kernel.
