@@ -10,8 +10,9 @@
 # (crates/enforce/src/append_only.rs) of a data_t
 # file, and N connects (and closes) of a Unix stream socket to a data_t
 # socket file (crates/enforce/src/unix_connects.rs) and to an abstract name
-# a service outside the tree holds (crates/enforce/src/unix_names.rs), on a
-# marked tmpfs, by root
+# a service outside the tree holds (crates/enforce/src/unix_names.rs), and N
+# System V segments made, attached, detached and removed
+# (crates/enforce/src/shared_memory.rs), on a marked tmpfs, by root
 # in the default domain (not supervised), root in modifier_t (each call
 # decided and made by rampartd) and root in modifier_t with
 # --no-sandbox (the daemon alone: not supervised); and N mkdirs in a
@@ -96,7 +97,15 @@ q = time.perf_counter()
 for i in range(n):
     sk = socket.socket(socket.AF_UNIX); sk.connect(\"\0\" + sys.argv[4]); sk.close()
 b = time.perf_counter()
-print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us, Unix connect {(q - s) / n * 1e6:.1f} us, abstract connect {(b - q) / n * 1e6:.1f} us\")"
+libc.shmat.restype = ctypes.c_void_p
+for i in range(n):
+    seg = libc.shmget(0, 4096, 0o1600)
+    p = libc.shmat(seg, None, 0)
+    if seg < 0 or p in (None, ctypes.c_void_p(-1).value):
+        raise OSError(ctypes.get_errno(), \"shmget, shmat\")
+    libc.shmdt(ctypes.c_void_p(p)); libc.shmctl(seg, 0, None)
+m = time.perf_counter()
+print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us, Unix connect {(q - s) / n * 1e6:.1f} us, abstract connect {(b - q) / n * 1e6:.1f} us, shm segment {(m - b) / n * 1e6:.1f} us\")"
 MKDIRS="import os, sys, time
 d, n = sys.argv[1], int(sys.argv[2])
 t = time.perf_counter()

@@ -1980,17 +1980,22 @@ echo "AVC_WATCH_READS=$(avc watch_reads public_t)"
 
 /// Another domain's System V IPC objects are its own (SELinux labels
 /// each with its creator's domain and checks every use:
-/// crates/enforce/src/sysv_ipc.rs): the default domain, as uid 65534,
-/// makes a shared memory segment, a message queue and a semaphore set
-/// (mode 0600) holding "secret"; uid 65534 in still_t, which the policy
-/// grants no `shm` permission, cannot attach the segment (SHM), and in
-/// app_t, which has no `msgq` or `sem` permission, cannot receive the
-/// message (MSG) nor take the semaphore (SEM): refused with `EACCES` by
-/// the launcher's filter, the class forbidden in the exec-context reply.
-/// Under a permissive daemon each succeeds. Left, pinned: app_t may use
-/// its own segments (`self:shm`), so its shared memory calls are not
-/// mediated, and it attaches the default domain's segment (LEFT_SHM),
-/// which SELinux refuses (no `associate` of unconfined_t's segments).
+/// crates/enforce/src/sysv_ipc.rs, shared_memory.rs): the default domain,
+/// as uid 65534, makes a shared memory segment, a message queue and a
+/// semaphore set (mode 0600) holding "secret"; uid 65534 in still_t,
+/// which the policy grants no `shm` permission, cannot attach the
+/// segment (SHM), and in app_t, which has no `msgq` or `sem` permission,
+/// cannot receive the message (MSG) nor take the semaphore (SEM): refused
+/// with `EACCES` by the launcher's filter, the class forbidden in the
+/// exec-context reply. app_t may use its own segments (`self:shm`), so its
+/// calls are decided per segment: it cannot attach the default domain's
+/// segment by key (APP_SHM: `associate`, audited with the key) nor by the
+/// id /proc/sysvipc/shm lists (APP_SHM_ID: `read`), nor remove it
+/// (APP_DESTROY: `destroy`); it makes, uses and removes one of its own
+/// (APP_OWN), and a segment it made is app_t's: it reads it (APP_READS_ITS_OWN),
+/// a launched unconfined_t process does not (UNCONFINED_READS_APP: the
+/// daemon records who made each segment; as the default domain's it
+/// would be read). Under a permissive daemon each succeeds.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn another_domains_ipc_objects_are_its_own() {
@@ -2000,21 +2005,33 @@ fn another_domains_ipc_objects_are_its_own() {
         r#"
 STILL=system_u:system_r:still_t:s0
 as_still() { "$RAMPART" run --socket "$SOCK" --force --context "$STILL" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+as_launched_unconfined() { "$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:unconfined_t:s0 -- setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 victim() { setpriv --reuid=65534 --regid=65534 --clear-groups "$ADV/sysv_ipc" "$@"; }
 BASE=$(( 1380000000 + ($$ % 100000) * 10 ))
-trap 'for k in 1 2 3; do victim remove $((BASE + k)) >/dev/null 2>&1 || true; done; cleanup' EXIT
+trap 'for k in 1 2 3 4 5 6; do victim remove $((BASE + k)) >/dev/null 2>&1 || true; done; cleanup' EXIT
 k=0
 for mode in ENFORCING PERMISSIVE; do
-    k=$((k + 1)); KEY=$((BASE + k))
+    k=$((k + 1)); KEY=$((BASE + k)); OWN=$((BASE + k + 2)); MADE=$((BASE + k + 4))
     attempt "MAKE_$mode" victim make "$KEY"
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
     attempt "${mode}_SHM" as_still "$ADV/sysv_ipc" shm "$KEY"
     attempt "${mode}_MSG" as_attacker "$ADV/sysv_ipc" msg "$KEY"
     attempt "${mode}_SEM" as_attacker "$ADV/sysv_ipc" sem "$KEY"
-    if [ $mode = ENFORCING ]; then attempt LEFT_SHM as_attacker "$ADV/sysv_ipc" shm "$KEY"; fi
+    attempt "${mode}_APP_SHM" as_attacker "$ADV/sysv_ipc" shm "$KEY"
+    attempt "${mode}_APP_SHM_ID" as_attacker "$ADV/sysv_ipc" shm-id "$KEY"
+    attempt "${mode}_APP_OWN" as_attacker "$ADV/sysv_ipc" own "$OWN"
+    attempt "${mode}_APP_MAKES" as_attacker "$ADV/sysv_ipc" shm-make "$MADE"
+    attempt "${mode}_APP_READS_ITS_OWN" as_attacker "$ADV/sysv_ipc" shm "$MADE"
+    attempt "${mode}_UNCONFINED_READS_APP" as_launched_unconfined "$ADV/sysv_ipc" shm "$MADE"
+    attempt "${mode}_APP_DESTROY" as_attacker "$ADV/sysv_ipc" destroy "$KEY"
     stop_daemon
-    victim remove "$KEY" >/dev/null
+    for key in "$KEY" "$OWN" "$MADE"; do victim remove "$key" >/dev/null; done
 done
+avc() { grep -c "denied  { $1 } for  pid=[0-9]* comm=.sysv_ipc. $2.*scontext=$3 tcontext=system_u:system_r:$4:s0 tclass=shm permissive=0" "$LOG" || true; }
+echo "AVC_ASSOCIATE=$(avc associate "key=$((BASE + 1)) " "$APP" unconfined_t)"
+echo "AVC_READ=$(avc read "key=$((BASE + 1)) " "$APP" unconfined_t)"
+echo "AVC_DESTROY=$(avc destroy "" "$APP" unconfined_t)"
+echo "AVC_UNCONFINED=$(avc associate "" system_u:system_r:unconfined_t:s0 app_t)"
 "#,
     );
     r.report("sysv_ipc");
@@ -2023,13 +2040,30 @@ done
     r.assert_blocked("ENFORCING_SHM", "still_t may not use System V shared memory (no shm permission)");
     r.assert_blocked("ENFORCING_MSG", "app_t may not use System V message queues (no msgq permission)");
     r.assert_blocked("ENFORCING_SEM", "app_t may not use System V semaphores (no sem permission)");
-    for key in ["PERMISSIVE_SHM", "PERMISSIVE_MSG", "PERMISSIVE_SEM"] {
-        r.assert_succeeded(key);
+    r.assert_blocked("ENFORCING_APP_SHM", "app_t may not associate the default domain's segment");
+    r.assert_blocked("ENFORCING_APP_SHM_ID", "app_t may not read the default domain's segment");
+    r.assert_blocked("ENFORCING_APP_DESTROY", "app_t may not destroy the default domain's segment");
+    r.assert_allowed("ENFORCING_APP_OWN", "app_t may make, use and destroy its own segments");
+    r.assert_allowed("ENFORCING_APP_MAKES", "app_t may make segments");
+    r.assert_allowed("ENFORCING_APP_READS_ITS_OWN", "a segment app_t made is app_t's");
+    r.assert_blocked("ENFORCING_UNCONFINED_READS_APP", "unconfined_t may not associate app_t's segment");
+    for key in [
+        "SHM",
+        "MSG",
+        "SEM",
+        "APP_SHM",
+        "APP_SHM_ID",
+        "APP_OWN",
+        "APP_MAKES",
+        "APP_READS_ITS_OWN",
+        "UNCONFINED_READS_APP",
+        "APP_DESTROY",
+    ] {
+        r.assert_succeeded(&format!("PERMISSIVE_{key}"));
     }
-    r.assert_allowed(
-        "LEFT_SHM",
-        "left open: app_t may use its own segments, so its shared memory is not mediated (SELinux refuses this)",
-    );
+    for key in ["AVC_ASSOCIATE", "AVC_READ", "AVC_DESTROY", "AVC_UNCONFINED"] {
+        assert!(r.num(key) >= 1, "{key}: the denial is audited:\n{}", r.stderr);
+    }
 }
 
 /// A log the domain may only append to stays append-only (SELinux's

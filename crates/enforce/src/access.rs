@@ -240,6 +240,20 @@ const UNIX_STREAM_SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "listen
 const UNIX_DGRAM_SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "listen", "name_bind", "sendto"];
 const CONNECTED_SOCKET_CLASSES: [&str; 3] = ["tcp_socket", "dccp_socket", "sctp_socket"];
 
+/// What the daemon checks of class `shm` (crate::shared_memory).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ShmPerms {
+    pub class: ClassIdx,
+    pub create: Perms,
+    pub destroy: Perms,
+    pub getattr: Perms,
+    pub setattr: Perms,
+    pub read: Perms,
+    pub write: Perms,
+    pub associate: Perms,
+    pub lock: Perms,
+}
+
 /// What the daemon checks of a socket class (crate::sockets).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SocketPerms {
@@ -260,6 +274,8 @@ pub(crate) struct SocketPerms {
 }
 /// What the control socket's ops are checked for (crate::control).
 const SECURITY_PERMS: &[&str] = &["setenforce", "setbool", "load_policy"];
+/// What System V shared memory calls are checked for (crate::shared_memory).
+const SHM_PERMS: &[&str] = &["create", "destroy", "getattr", "setattr", "read", "write", "associate", "lock"];
 
 /// The AVC mapping the daemon uses.
 pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
@@ -272,6 +288,7 @@ pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
     classes.push(("process", PROCESS_PERMS));
     classes.push(("process2", PROCESS2_PERMS));
     classes.push(("security", SECURITY_PERMS));
+    classes.push(("shm", SHM_PERMS));
     classes.push(("capability", CAPABILITY_PERMS));
     classes.push(("capability2", CAPABILITY2_PERMS));
     classes.extend(SOCKET_CLASSES.iter().map(|&c| match c {
@@ -424,6 +441,7 @@ pub struct Classes {
     pub capability: ClassIdx,
     pub capability2: ClassIdx,
     pub(crate) dir_ops: DirOps,
+    pub(crate) shm: ShmPerms,
     /// Each of [`SOCKET_CLASSES`], in that order.
     sockets: Vec<SocketPerms>,
 }
@@ -465,6 +483,21 @@ impl Classes {
         let process = m.class("process")?;
         let process2 = m.class("process2")?;
         let security = m.class("security")?;
+        let shm = {
+            let class = m.class("shm")?;
+            let p = |n: &str| m.perms(class, &[n]);
+            ShmPerms {
+                class,
+                create: p("create")?,
+                destroy: p("destroy")?,
+                getattr: p("getattr")?,
+                setattr: p("setattr")?,
+                read: p("read")?,
+                write: p("write")?,
+                associate: p("associate")?,
+                lock: p("lock")?,
+            }
+        };
         let dir = m.class("dir")?;
         let d = |n: &str| m.perms(dir, &[n]).unwrap_or(Perms::NONE);
         let dir_ops = DirOps {
@@ -511,6 +544,7 @@ impl Classes {
             capability: m.class("capability")?,
             capability2: m.class("capability2")?,
             dir_ops,
+            shm,
             sockets: SOCKET_CLASSES
                 .iter()
                 .map(|&name| {

@@ -97,7 +97,7 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, devices: &Devices<'_>) -> R
             let file = file.and_then(|f| devices.mapped(f, prot, shared, Operation::Mmap));
             vec![Need { execmem: map_needs_execmem(prot, anonymous, shared), file, ..Need::default() }]
         }
-        Op::Shmat { flags } => vec![Need { execmem: flags & SHM_EXEC != 0, ..Need::default() }],
+        Op::Shmat { flags, .. } => vec![Need { execmem: flags & SHM_EXEC != 0, ..Need::default() }],
         Op::Mprotect { addr, len, prot } => {
             // A thread's stack needs execstack and execmem, other
             // anonymous memory execmem: the same answer (audits aside)

@@ -125,6 +125,7 @@ mod responder;
 mod sandbox;
 mod sched;
 mod secure_exec;
+mod shared_memory;
 mod signal_state;
 mod signals;
 mod sockets;

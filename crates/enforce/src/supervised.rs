@@ -18,9 +18,11 @@
 //! caller's own included (crate::sched, crate::process_ids), and the
 //! calls that make memory executable, where SELinux checks `execmem`
 //! and the like, or the mapped file's `execute` (crate::exec_memory):
-//! `mmap`, `mprotect` and `pkey_mprotect` with `PROT_EXEC`, `shmat` with
-//! `SHM_EXEC`, each told apart by the filter from its registers, and
-//! `memfd_create`, which the daemon makes (crate::memfds); `personality` setting
+//! `mmap`, `mprotect` and `pkey_mprotect` with `PROT_EXEC`, each told
+//! apart by the filter from its registers, and `memfd_create`, which the
+//! daemon makes (crate::memfds); System V shared memory, `shmget`,
+//! `shmat` and `shmctl`, decided per segment (crate::shared_memory;
+//! `shmat` with `SHM_EXEC` by crate::exec_memory too); `personality` setting
 //! `READ_IMPLIES_EXEC` (every readable mapping executable, unseen) is
 //! refused (`EPERM`). `socket` and `socketpair` are handed over for
 //! SELinux's `create` of the socket's class, `bind` for its `bind`,
@@ -159,8 +161,15 @@ pub enum Op {
     /// memfd_create of the name at `name` in the caller's memory with
     /// `flags`: made by the daemon (crate::memfds).
     MemfdCreate { name: u64, flags: u32 },
-    /// shmat with `flags` (handed over with `SHM_EXEC`).
-    Shmat { flags: u32 },
+    /// shmat of segment `id` with `flags`: checked, then made by the
+    /// kernel (crate::shared_memory, crate::exec_memory).
+    Shmat { id: i32, flags: u32 },
+    /// shmget of `key`, `size` bytes, `flags`: made by the daemon
+    /// (crate::shared_memory).
+    Shmget { key: i32, size: u64, flags: i32 },
+    /// shmctl of segment `id` (an index for `SHM_STAT`), command `cmd`:
+    /// checked, then made by the kernel (crate::shared_memory).
+    Shmctl { id: i32, cmd: i32 },
     /// mprotect, pkey_mprotect of `[addr, addr + len)` to `prot` (handed
     /// over with `PROT_EXEC`): checked on the mappings there.
     Mprotect { addr: u64, len: u64, prot: u32 },
@@ -384,7 +393,11 @@ pub mod nr {
     /// `READ_IMPLIES_EXEC` refused.
     pub const MMAP: u32 = 9;
     pub const MPROTECT: [u32; 2] = [10, 329];
+    /// shmget, shmat, shmctl: handed over (crate::shared_memory); on
+    /// i386 refused, with `ipc`'s SHMAT, SHMGET and SHMCTL.
+    pub const SHMGET: u32 = 29;
     pub const SHMAT: u32 = 30;
+    pub const SHMCTL: u32 = 31;
     pub const PERSONALITY: u32 = 135;
     /// clone (its flags the first argument on both arches): handed over
     /// (x86-64) or refused (i386) with `CLONE_FS` and without
@@ -394,12 +407,12 @@ pub mod nr {
     /// inotify_add_watch: handed over (crate::watches); refused on i386.
     pub const INOTIFY_ADD_WATCH: u32 = 254;
     pub const I386_INOTIFY_ADD_WATCH: u32 = 292;
-    /// i386: mmap2; mprotect, pkey_mprotect; shmat; ipc (its SHMAT call);
-    /// personality. The old `mmap`, whose arguments are in memory, is
-    /// refused.
+    /// i386: mmap2; mprotect, pkey_mprotect; shmget, shmctl, shmat; ipc
+    /// (its SHMAT, SHMGET and SHMCTL calls); personality. The old `mmap`,
+    /// whose arguments are in memory, is refused.
     pub const I386_MMAP2: u32 = 192;
     pub const I386_MPROTECT: [u32; 2] = [125, 380];
-    pub const I386_SHMAT: u32 = 397;
+    pub const I386_SHM: [u32; 3] = [395, 396, 397];
     pub const I386_IPC: u32 = 117;
     pub const I386_PERSONALITY: u32 = 136;
     pub const I386_OLD_MMAP: u32 = 90;
@@ -620,7 +633,9 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
             Op::Sched { to, set: nr != nr::IOPRIO_GET }
         }
         nr::MMAP => Op::Mmap { prot: args[2] as u32, flags: args[3] as u32, fd: args[4] as i32 },
-        nr::SHMAT => Op::Shmat { flags: args[2] as u32 },
+        nr::SHMAT => Op::Shmat { id: int(0), flags: args[2] as u32 },
+        nr::SHMGET => Op::Shmget { key: int(0), size: args[1], flags: int(2) },
+        nr::SHMCTL => Op::Shmctl { id: int(0), cmd: int(1) },
         nr::MEMFD_CREATE => Op::MemfdCreate { name: args[0], flags: args[1] as u32 },
         nr::GETPGID => Op::Ids { pid: int(0), session: false },
         nr::GETSID => Op::Ids { pid: int(0), session: true },
@@ -677,8 +692,6 @@ enum Target {
     Who(u32),
     /// An `mmap`'s or `mprotect`'s protection (both the third argument).
     Protection,
-    /// A `shmat`'s flags.
-    Shmat,
     /// An `ipc`'s call (i386).
     Ipc,
     /// A `personality`'s flags.
@@ -701,8 +714,8 @@ mod bits {
     pub const MAP_SHARED: u32 = 0x01;
     pub const MAP_ANONYMOUS: u32 = 0x20;
     pub const SHM_EXEC: u32 = 0o100000;
-    /// `ipc(2)`'s call number for shmat (its low 16 bits).
-    pub const IPC_SHMAT: u32 = 21;
+    /// `ipc(2)`'s calls (its low 16 bits) for shmat, shmget, shmctl.
+    pub const IPC_SHM: [u32; 3] = [21, 23, 24];
     pub const READ_IMPLIES_EXEC: u32 = 0x040_0000;
     /// `personality(0xffffffff)` only reads it.
     pub const PERSONALITY_QUERY: u32 = u32::MAX;
@@ -754,8 +767,7 @@ struct ByArgument {
     ioprio: &'static [u32],
     mmap: u32,
     mprotect: [u32; 2],
-    shmat: u32,
-    /// i386's `ipc`, whose `SHMAT` call is a shmat.
+    /// i386's `ipc`, whose shared memory calls are refused.
     ipc: Option<u32>,
     /// i386's `socketcall`, whose socket-making calls are refused.
     socketcall: Option<u32>,
@@ -842,11 +854,7 @@ impl Asm {
         at.push((Target::Ipc, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(0));
         self.op(BPF_AND_K, 0xffff);
-        self.code.push((bpf(BPF_JEQ_K, bits::IPC_SHMAT, 0, 0), None, Some(Target::Allow)));
-        // shmat's flags and ipc(SHMAT)'s are both the third argument.
-        at.push((Target::Shmat, self.code.len()));
-        self.op(BPF_LD_W_ABS, data_arg(2));
-        self.code.push((bpf(BPF_JSET_K, bits::SHM_EXEC, 0, 0), Some(other), Some(Target::Allow)));
+        self.tests_then_allow(&bits::IPC_SHM, Target::Eperm);
         at.push((Target::SocketCall, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(0));
         self.tests_then_allow(&nr::SOCKETCALL_REFUSED, Target::Eperm);
@@ -928,7 +936,6 @@ fn block(
     for &n in std::iter::once(&owners.mmap).chain(&owners.mprotect) {
         asm.jump(BPF_JEQ_K, n, Target::Protection);
     }
-    asm.jump(BPF_JEQ_K, owners.shmat, Target::Shmat);
     if let Some(ipc) = owners.ipc {
         asm.jump(BPF_JEQ_K, ipc, Target::Ipc);
     }
@@ -969,6 +976,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     handed.extend(nr::SIGNALS);
     handed.extend([nr::MEMFD_CREATE, nr::KCMP, nr::PROCESS_MADVISE, nr::EXECVE, nr::EXECVEAT]);
     handed.extend([nr::SOCKET, nr::SOCKETPAIR, nr::BIND, nr::CONNECT, nr::LISTEN, nr::INOTIFY_ADD_WATCH]);
+    handed.extend([nr::SHMGET, nr::SHMAT, nr::SHMCTL]);
     // Scheduling and ids of any process, the caller's own included, which
     // SELinux checks too (`self:process setsched`...).
     handed.extend(nr::SCHED_SET_BY_PID.into_iter().chain(nr::SCHED_GET_BY_PID));
@@ -978,6 +986,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
     i386_refused.extend([nr::I386_EXECVE, nr::I386_EXECVEAT, nr::I386_USELIB]);
     i386_refused.extend(nr::I386_SOCKETS);
+    i386_refused.extend(nr::I386_SHM);
     i386_refused.extend([nr::I386_INOTIFY_ADD_WATCH, nr::I386_FANOTIFY_INIT]);
     i386_refused.extend(nr::IO_URING);
     let owners = ByArgument {
@@ -988,7 +997,6 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         ioprio: &[],
         mmap: nr::MMAP,
         mprotect: nr::MPROTECT,
-        shmat: nr::SHMAT,
         ipc: None,
         socketcall: None,
         fastopen: &nr::FASTOPEN,
@@ -1017,7 +1025,6 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         ioprio: &nr::I386_IOPRIO,
         mmap: nr::I386_MMAP2,
         mprotect: nr::I386_MPROTECT,
-        shmat: nr::I386_SHMAT,
         ipc: Some(nr::I386_IPC),
         socketcall: Some(nr::I386_SOCKETCALL),
         fastopen: &[],
@@ -1445,15 +1452,33 @@ mod tests {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0x1000, 4096, r | x, 0, 0, 0]), EPERM, "i386 {n}");
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0x1000, 4096, r, 0, 0, 0]), ALLOW, "i386 {n}");
             }
-            assert_eq!(run(&prog, nr::SHMAT, AUDIT_ARCH_X86_64, [1, 0, SHM_EXEC, 0, 0, 0]), NOTIFY);
-            assert_eq!(run(&prog, nr::SHMAT, AUDIT_ARCH_X86_64, [1, 0, 0o10000, 0, 0, 0]), ALLOW, "SHM_RDONLY");
-            assert_eq!(decode(nr::SHMAT, [1, 0, u64::from(SHM_EXEC), 0, 0, 0]), Some(Op::Shmat { flags: SHM_EXEC }));
-            assert_eq!(run(&prog, nr::I386_SHMAT, AUDIT_ARCH_I386, [1, 0, SHM_EXEC, 0, 0, 0]), EPERM);
-            // ipc(SHMAT | version << 16, shmid, shmflg, ...).
-            assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [21, 1, SHM_EXEC, 0, 0, 0]), EPERM);
-            assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [1 << 16 | 21, 1, SHM_EXEC, 0, 0, 0]), EPERM);
-            assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [21, 1, 0, 0, 0, 0]), ALLOW);
+            // Every shared memory call but shmdt (x86-64 67; ipc's SHMDT
+            // 22): handed over on x86-64, refused on i386.
+            for (flags, what) in [(SHM_EXEC, "SHM_EXEC"), (0o10000, "SHM_RDONLY"), (0, "read and write")] {
+                assert_eq!(run(&prog, nr::SHMAT, AUDIT_ARCH_X86_64, [1, 0, flags, 0, 0, 0]), NOTIFY, "{what}");
+            }
+            assert_eq!(
+                decode(nr::SHMAT, [7, 0, u64::from(SHM_EXEC), 0, 0, 0]),
+                Some(Op::Shmat { id: 7, flags: SHM_EXEC })
+            );
+            assert_eq!(run(&prog, nr::SHMGET, AUDIT_ARCH_X86_64, [5, 4096, 0o1600, 0, 0, 0]), NOTIFY);
+            assert_eq!(
+                decode(nr::SHMGET, [5, 4096, 0o1600, 0, 0, 0]),
+                Some(Op::Shmget { key: 5, size: 4096, flags: 0o1600 })
+            );
+            assert_eq!(run(&prog, nr::SHMCTL, AUDIT_ARCH_X86_64, [7, 2, 0, 0, 0, 0]), NOTIFY);
+            assert_eq!(decode(nr::SHMCTL, [7, 2, 0, 0, 0, 0]), Some(Op::Shmctl { id: 7, cmd: 2 }));
+            assert_eq!(run(&prog, 67, AUDIT_ARCH_X86_64, [0x1000, 0, 0, 0, 0, 0]), ALLOW, "shmdt");
+            for n in nr::I386_SHM {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [1, 0, 0, 0, 0, 0]), EPERM, "i386 {n}");
+            }
+            // ipc(call | version << 16, ...).
+            for call in bits::IPC_SHM {
+                assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [call, 1, 0, 0, 0, 0]), EPERM, "ipc {call}");
+                assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [1 << 16 | call, 1, 0, 0, 0, 0]), EPERM);
+            }
             assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [22, 1, SHM_EXEC, 0, 0, 0]), ALLOW, "shmdt");
+            assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [1, 1, 0, 0, 0, 0]), ALLOW, "semop");
             for (n, arch) in [(nr::PERSONALITY, AUDIT_ARCH_X86_64), (nr::I386_PERSONALITY, AUDIT_ARCH_I386)] {
                 let read_implies_exec = 0x040_0000;
                 assert_eq!(run(&prog, n, arch, [read_implies_exec, 0, 0, 0, 0, 0]), EPERM, "{n}");

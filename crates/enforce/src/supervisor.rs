@@ -93,6 +93,7 @@ use crate::fifo_opens;
 use crate::marks::ObjectAt;
 use crate::new_labels::{self, NameLock};
 use crate::pidfd::RecentThreads;
+use crate::shared_memory;
 use crate::sockets::{Maker, Use};
 use crate::supervised::{self, Attr, FileArg, Make, Op, TimesLayout};
 use crate::supervised_open;
@@ -140,6 +141,9 @@ pub struct Context {
     /// Who bound the abstract names of launched processes' sockets
     /// (crate::unix_names).
     pub(crate) bound: crate::unix_names::Bound,
+    /// Who made the shared memory segments of launched processes
+    /// (crate::shared_memory).
+    pub(crate) segments: shared_memory::Segments,
 }
 
 /// One received call, for a worker.
@@ -285,6 +289,14 @@ impl Supervisor {
             crate::fs_sharing::note_clone();
             return carry_on(listener.as_fd(), notif.id);
         }
+        if let Op::Shmget { key, size, flags } = op {
+            let segments = &self.context.segments;
+            return respond(
+                listener.as_fd(),
+                notif.id,
+                shared_memory::shmget(e, segments, notif.pid, (key, size, flags)),
+            );
+        }
         if let Op::Listen { fd, backlog } = op {
             return respond(listener.as_fd(), notif.id, listen(e, listener.as_fd(), notif, (fd, backlog)));
         }
@@ -310,8 +322,13 @@ impl Supervisor {
             Op::Mmap { .. } | Op::Shmat { .. } | Op::Mprotect { .. } => {
                 let devices =
                     crate::exec_memory::Devices { marked: &self.context.marked_devs, memfds: &self.context.memfd_devs };
-                Some(crate::exec_memory::decide(e, notif.pid, op, &devices))
+                let segment = match op {
+                    Op::Shmat { id, flags } => shared_memory::shmat(e, &self.context.segments, notif.pid, id, flags),
+                    _ => Ok(()),
+                };
+                Some(segment.and_then(|()| crate::exec_memory::decide(e, notif.pid, op, &devices)))
             }
+            Op::Shmctl { id, cmd } => Some(shared_memory::shmctl(e, &self.context.segments, notif.pid, id, cmd)),
             Op::Exec => Some(exec_started(e, listener.as_fd(), notif)),
             Op::Socket { family, ty, protocol } => Some(crate::sockets::decide(e, notif.pid, family, ty, protocol)),
             _ => None,
@@ -1174,6 +1191,8 @@ fn resolve(
         | Op::Inspect { .. }
         | Op::Mmap { .. }
         | Op::Shmat { .. }
+        | Op::Shmget { .. }
+        | Op::Shmctl { .. }
         | Op::Mprotect { .. }
         | Op::MemfdCreate { .. }
         | Op::Socket { .. }
@@ -1206,6 +1225,8 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::Inspect { .. }
         | Op::Mmap { .. }
         | Op::Shmat { .. }
+        | Op::Shmget { .. }
+        | Op::Shmctl { .. }
         | Op::Mprotect { .. }
         | Op::MemfdCreate { .. }
         | Op::Socket { .. }

@@ -10,9 +10,8 @@
 //! the way: a confined process under the victim's uid attaches another
 //! domain's shared memory, reads its messages, takes its semaphores, by
 //! key or by id (ids are small numbers anyone can list in
-//! `/proc/sysvipc`). rampartd cannot label these objects: nothing it
-//! sees makes them. So it mediates where the answer is the same for
-//! every object: a domain granted no permission of a class on any type
+//! `/proc/sysvipc`). Where the answer is the same for every object no
+//! label is needed: a domain granted no permission of a class on any type
 //! (in Debian's policy 552 of the 674 domains have no `shm` permission,
 //! 586 no `sem`, 607 no `msgq`) is refused that class's calls with
 //! `EACCES`, as SELinux answers them (without an AVC line: the kernel
@@ -23,7 +22,10 @@
 //! commands that read the system's limits (`IPC_INFO`, `SHM_INFO`,
 //! `SEM_INFO`, `MSG_INFO`: SELinux's `system { ipc_info }`, not checked
 //! here) on x86-64; on i386 every `*ctl` is refused (coarser). A domain
-//! granted some permission of a class is not mediated for that class.
+//! granted some permission of a class: its shared memory is decided per
+//! segment (crate::shared_memory, where rampartd makes every `shmget` and
+//! so knows each segment's maker); its semaphores and message queues are
+//! not mediated.
 
 use crate::bpf::{bpf, data_arg, Asm, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, BPF_AND_K, DATA_ARCH, DATA_NR};
 use crate::sandbox::Forbidden;

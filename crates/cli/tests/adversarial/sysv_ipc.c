@@ -14,6 +14,13 @@
  * Usage: sysv_ipc shm KEY: attaches KEY's segment and reads it; msg KEY
  * receives KEY's message; sem KEY takes KEY's semaphore (without
  * waiting). Each succeeds if it got what the victim put there.
+ *
+ * Usage: sysv_ipc shm-id KEY: attaches KEY's segment by the id
+ * /proc/sysvipc/shm lists for it (no shmget, whose `associate` SELinux
+ * checks first) and reads it; destroy KEY removes it so (IPC_RMID,
+ * SELinux's `shm { destroy }`). shm-make KEY makes only the segment;
+ * own KEY makes a segment, writes it, finds it again by key, reads it,
+ * reads its attributes and removes it (what a domain does with its own).
  */
 #include "adversarial.h"
 
@@ -42,6 +49,66 @@ static int make(key_t key) {
     if (sem < 0) verdict(BROKEN, "semget: %s", strerror(errno));
     if (semctl(sem, 0, SETVAL, 1) != 0) verdict(BROKEN, "semctl: %s", strerror(errno));
     verdict(SUCCEEDED, "made segment %d, queue %d, semaphores %d", shm, q, sem);
+}
+
+static int make_segment(key_t key) {
+    int shm = shmget(key, 4096, IPC_CREAT | IPC_EXCL | 0600);
+    if (shm < 0) FAILED(errno, "shmget");
+    char *p = shmat(shm, NULL, 0);
+    if (p == (void *)-1) FAILED(errno, "shmat of segment %d", shm);
+    strcpy(p, "secret");
+    shmdt(p);
+    verdict(SUCCEEDED, "made segment %d", shm);
+}
+
+static int own_segment(key_t key) {
+    int shm = shmget(key, 4096, IPC_CREAT | IPC_EXCL | 0600);
+    if (shm < 0) FAILED(errno, "shmget");
+    char *p = shmat(shm, NULL, 0);
+    if (p == (void *)-1) FAILED(errno, "shmat of segment %d", shm);
+    strcpy(p, "mine");
+    shmdt(p);
+    int again = shmget(key, 0, 0);
+    if (again != shm) FAILED(errno, "shmget of key %d again (%d)", (int)key, again);
+    p = shmat(shm, NULL, SHM_RDONLY);
+    if (p == (void *)-1) FAILED(errno, "shmat of segment %d, read-only", shm);
+    if (strcmp(p, "mine") != 0) verdict(BROKEN, "segment %d holds \"%.16s\"", shm, p);
+    shmdt(p);
+    struct shmid_ds ds;
+    if (shmctl(shm, IPC_STAT, &ds) != 0) FAILED(errno, "IPC_STAT of segment %d", shm);
+    if (shmctl(shm, IPC_RMID, NULL) != 0) FAILED(errno, "IPC_RMID of segment %d", shm);
+    verdict(SUCCEEDED, "made, used and removed segment %d", shm);
+}
+
+/* KEY's segment's id as /proc/sysvipc/shm lists it, or -1. */
+static int listed_id(key_t key) {
+    FILE *f = fopen("/proc/sysvipc/shm", "r");
+    if (!f) verdict(BROKEN, "/proc/sysvipc/shm: %s", strerror(errno));
+    char line[512];
+    int id = -1;
+    while (fgets(line, sizeof line, f)) {
+        long k;
+        int i;
+        if (sscanf(line, "%ld %d", &k, &i) == 2 && (key_t)k == key) id = i;
+    }
+    fclose(f);
+    return id;
+}
+
+static int read_by_id(key_t key) {
+    int shm = listed_id(key);
+    if (shm < 0) verdict(BROKEN, "no segment of key %d listed", (int)key);
+    char *p = shmat(shm, NULL, SHM_RDONLY);
+    if (p == (void *)-1) FAILED(errno, "shmat of segment %d", shm);
+    if (strcmp(p, "secret") != 0) verdict(BROKEN, "segment %d holds \"%.16s\"", shm, p);
+    verdict(SUCCEEDED, "read \"%s\" in segment %d, by its id", p, shm);
+}
+
+static int destroy(key_t key) {
+    int shm = listed_id(key);
+    if (shm < 0) verdict(BROKEN, "no segment of key %d listed", (int)key);
+    if (shmctl(shm, IPC_RMID, NULL) != 0) FAILED(errno, "IPC_RMID of segment %d", shm);
+    verdict(SUCCEEDED, "removed segment %d", shm);
 }
 
 static int remove_all(key_t key) {
@@ -79,7 +146,7 @@ static int take(key_t key) {
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: sysv_ipc make|remove|shm|msg|sem KEY\n");
+        fprintf(stderr, "usage: sysv_ipc make|remove|shm|msg|sem|shm-id|destroy|shm-make|own KEY\n");
         return BROKEN;
     }
     key_t key = (key_t)strtol(argv[2], NULL, 10);
@@ -88,5 +155,9 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "shm")) return read_segment(key);
     if (!strcmp(argv[1], "msg")) return receive(key);
     if (!strcmp(argv[1], "sem")) return take(key);
+    if (!strcmp(argv[1], "shm-id")) return read_by_id(key);
+    if (!strcmp(argv[1], "destroy")) return destroy(key);
+    if (!strcmp(argv[1], "shm-make")) return make_segment(key);
+    if (!strcmp(argv[1], "own")) return own_segment(key);
     verdict(BROKEN, "unknown method %s", argv[1]);
 }
