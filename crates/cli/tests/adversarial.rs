@@ -1883,6 +1883,63 @@ stop_daemon
     r.assert_blocked("AFTER_SETENFORCE", "a daemon switched to enforcing gives its domains their device programs");
 }
 
+/// A device plugged in after a domain's entry is decided as the ones
+/// before it (crates/enforce/src/device_watch.rs): the domains' device
+/// programs list the devices with a node in /dev, and rampartd watches
+/// /dev to give them again when a node comes, goes or is relabeled. In a
+/// /dev of the scenario's own (a tmpfs over it in its mount namespace,
+/// with a console's screen app_t may not read), root in app_t cannot read the full device (1:7) through a node of it
+/// on the marked tmpfs while /dev has none (BEFORE: a device with no
+/// node in /dev is refused); once /dev/full is made, app_t, which may
+/// read file_t devices, reads it (PLUGGED) and the other node
+/// (PLUGGED_COPY); once it is removed, the other node is refused again
+/// (UNPLUGGED). Before the watcher, PLUGGED waited for a policy change.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_device_plugged_in_later_is_decided() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+mount -t tmpfs -o mode=755 rampart-dev /dev
+mknod -m 666 /dev/null c 1 3; mknod -m 666 /dev/zero c 1 5
+mknod -m 666 /dev/urandom c 1 9; mknod -m 666 /dev/random c 1 8
+# A device app_t may not read (tty_device_t by its path), so that app_t
+# has a device program at all: it may read and write every file_t one.
+mknod -m 666 /dev/vcs1 c 7 1
+printf '/dev/vcs[^/]*\t-c\tsystem_u:object_r:tty_device_t:s0\n' >> "$T/run/file_contexts"
+COPY="$T/data/full-copy"
+mknod -m 666 "$COPY" c 1 7
+READ='import sys
+try: n = len(open(sys.argv[1], "rb").read(16))
+except PermissionError as e: print("blocked:", e); sys.exit(1)
+print("succeeded: read", n, "bytes of", sys.argv[1])'
+# Waits (at most 5 s) until reading $2 in app_t gives status $1.
+settle() {
+    for _ in $(seq 50); do
+        rc=0; as_confined_root /usr/bin/python3 -c "$READ" "$2" >/dev/null 2>&1 || rc=$?
+        [ "$rc" = "$1" ] && return 0; sleep 0.1
+    done
+}
+start_daemon
+attempt BEFORE as_confined_root /usr/bin/python3 -c "$READ" "$COPY"
+mknod -m 666 /dev/full c 1 7
+settle 0 /dev/full
+attempt PLUGGED as_confined_root /usr/bin/python3 -c "$READ" /dev/full
+attempt PLUGGED_COPY as_confined_root /usr/bin/python3 -c "$READ" "$COPY"
+rm /dev/full
+settle 1 "$COPY"
+attempt UNPLUGGED as_confined_root /usr/bin/python3 -c "$READ" "$COPY"
+stop_daemon
+"#,
+    );
+    r.report("device hotplug");
+    r.assert_blocked("BEFORE", "a device with no node in /dev is refused");
+    r.assert_allowed("PLUGGED", "a node made in /dev is seen, and app_t may read file_t devices");
+    r.assert_allowed("PLUGGED_COPY", "the device is listed now, wherever its node lies");
+    r.assert_blocked("UNPLUGGED", "a device whose node went is refused again");
+}
+
 /// A domain watches only what it may (SELinux's `read` of what is
 /// watched, then `watch`, and `watch_reads` for reads:
 /// crates/enforce/src/watches.rs): uid 65534 in app_t, which may not

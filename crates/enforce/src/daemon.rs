@@ -158,6 +158,10 @@ pub const APPARMOR_ALONE_CONTEXT: &str = "system_u:system_r:unconfined_t";
 /// program again (crate::device_access); a domain it fails for keeps
 /// the program it had, said on stderr.
 fn label_devices(e: &Enforcer) {
+    // One scan at a time, stored in order: a scan under the old
+    // file_contexts must not land after a reload's.
+    static SCANNING: Mutex<()> = Mutex::new(());
+    let _scanning = SCANNING.lock().unwrap_or_else(PoisonError::into_inner);
     let nodes = DeviceNodes::scan(&e.classes, &|fd, md| e.objects.sid_of(&e.avc, fd, md), e.apparmor.clone());
     for failure in e.cgroups.set_devices(&e.avc, nodes) {
         eprintln!("rampartd: {failure}");
@@ -825,6 +829,25 @@ fn watch_names(daemon: &Arc<Daemon>, config: &DaemonConfig, stop: &Arc<AtomicBoo
     }
 }
 
+/// Starts the watcher of device nodes (crate::device_watch), which gives
+/// the domains their device programs again when a node comes, goes or
+/// is relabeled; without it (reported) that waits for a policy change.
+fn watch_devices(daemon: &Arc<Daemon>, stop: &Arc<AtomicBool>) -> Option<JoinHandle<()>> {
+    let watch = match crate::device_watch::DeviceWatch::start() {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("rampartd: cannot watch /dev ({e}): a device plugged in waits for the next policy change");
+            return None;
+        }
+    };
+    let (d, s) = (Arc::clone(daemon), Arc::clone(stop));
+    let relabel = move || label_devices(&d.enforcer);
+    let spawned = std::thread::Builder::new()
+        .name("device-watch".into())
+        .spawn(move || crate::device_watch::run(watch, relabel, &s));
+    spawned.map_err(|e| eprintln!("rampartd: cannot start the device watcher ({e})")).ok()
+}
+
 fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
     own_threads::register_current();
     let e = &daemon.enforcer;
@@ -962,6 +985,7 @@ pub fn run_daemon(config: DaemonConfig) -> Result<(), DaemonError> {
         std::thread::Builder::new().name("housekeeper".into()).spawn(move || housekeeper(d, s))
     };
     let name_watcher = if daemon.apparmor().is_some() { watch_names(&daemon, &config, &stop) } else { None };
+    let device_watcher = watch_devices(&daemon, &stop);
     let server = match (&marked, &housekeeping) {
         (Ok(()), Ok(_)) => Some(
             ControlServer::bind(&config.socket, Arc::clone(&daemon) as Arc<dyn ControlHandler>)
@@ -993,7 +1017,7 @@ pub fn run_daemon(config: DaemonConfig) -> Result<(), DaemonError> {
             server.shutdown();
             stop.store(true, Ordering::Relaxed);
             let _ = hk.join();
-            if let Some(w) = name_watcher {
+            for w in [name_watcher, device_watcher].into_iter().flatten() {
                 let _ = w.join();
             }
             Ok(())

@@ -13,7 +13,8 @@
 //! device node, wherever the node lies, and on nothing else.
 //!
 //! How: at a domain cgroup's making, and again for every domain after a
-//! policy load, a boolean change or a switch of the daemon's mode, the nodes of the kernel's device
+//! policy load, a boolean change, a switch of the daemon's mode or a
+//! change of the nodes (crate::device_watch), the nodes of the kernel's device
 //! filesystem (`/dev` and every other devtmpfs mount, walked on that
 //! filesystem only) are labeled as an open would label them (xattr, else
 //! file_contexts by path); a device gets `read` where the domain may open
@@ -29,7 +30,8 @@
 //!
 //! What differs from SELinux: the refusal is `EPERM` without an AVC line
 //! (the hook cannot report); the nodes are those present when the domain
-//! was entered or the policy last changed.
+//! was entered or they, or the policy, last changed (a device plugged in
+//! is refused until the watcher has seen its node: about 100 ms).
 
 use std::collections::BTreeMap;
 use std::fs::Metadata;
@@ -129,7 +131,7 @@ pub fn apply(dir: &Path, nodes: &DeviceNodes, avc: &Avc, label: &Label) -> Resul
 }
 
 /// How deep `/dev` is walked.
-const MOST_DEPTH: usize = 8;
+pub(crate) const MOST_DEPTH: usize = 8;
 
 /// The device nodes (not through links) in `/dev` and on every other
 /// mount of the kernel's device filesystem (a bind of `/dev` into a

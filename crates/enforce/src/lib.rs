@@ -84,6 +84,7 @@ mod controlling_tty;
 mod daemon;
 mod device_access;
 mod device_program;
+mod device_watch;
 mod enforcer;
 mod entry;
 mod epoch;
