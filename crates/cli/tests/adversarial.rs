@@ -1483,8 +1483,13 @@ echo "AUDIT=$(grep -c "denied  { listen } for  pid=[0-9]* comm=.make_socket. sco
 /// to what it checked: a thread flipping the path in memory between the
 /// public and the secret socket during 3,000 connects never reaches the
 /// secret (RACE). The mode bits come first: a public_t socket only root
-/// may write is refused without an AVC line (DAC). Under a permissive
-/// daemon, and without the sandbox, the secret service is reached.
+/// may write is refused without an AVC line (DAC). The peer is checked
+/// where a launched process bound it (`connectto` on its domain,
+/// crates/enforce/src/unix_names.rs): uid 65534 in app_t does not reach a
+/// service writer_t launched (PEER_WRITER), and reaches one app_t
+/// launched (PEER_OWN), both on socket files off the marked filesystems.
+/// Under a permissive daemon, and without the sandbox, the secret
+/// service is reached.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn a_domain_connects_only_to_the_unix_sockets_it_may() {
@@ -1516,8 +1521,27 @@ unix_service "$T/data/pub.sock" public 666 public_t
 unix_service "$T/data/priv.sock" secret 666 secret_t
 unix_service "$T/data/priv.dgram" dgram 666 secret_t
 unix_service "$T/data/root.sock" root-only 600 public_t
+# A service launched by $3... on socket file $1 (off the marked
+# filesystems: no label, the peer alone decides) telling each client "$2".
+launched_service() {
+    local path=$1 says=$2
+    shift 2
+    "$@" /usr/bin/python3 -c 'import os, socket, sys
+os.umask(0); s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(64); s.settimeout(120)
+while True:
+    c = s.accept()[0]; c.sendall((sys.argv[2] + "\n").encode()); c.close()' "$path" "$says" &
+    LAUNCHED="${LAUNCHED:-} $!"
+    for _ in $(seq 100); do [ -S "$path" ] && return; sleep 0.05; done
+    echo "the service on $path did not start" >&2; exit 1
+}
+# Where every launched service may make its socket file.
+mkdir -m 777 "$S/peers"
 for mode in ENFORCING PERMISSIVE; do
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    launched_service "$S/peers/writer.$mode.sock" writer as_writer_root
+    launched_service "$S/peers/app.$mode.sock" own as_confined_root
+    attempt "${mode}_PEER_WRITER" as_attacker "$ADV/connect_unix" connect "$S/peers/writer.$mode.sock"
+    attempt "${mode}_PEER_OWN" as_attacker "$ADV/connect_unix" connect "$S/peers/app.$mode.sock"
     attempt "${mode}_PUBLIC" as_attacker "$ADV/connect_unix" connect "$T/data/pub.sock"
     attempt "${mode}_SECRET" as_attacker "$ADV/connect_unix" connect "$T/data/priv.sock"
     attempt "${mode}_ROOT" as_confined_root "$ADV/connect_unix" connect "$T/data/priv.sock"
@@ -1530,9 +1554,11 @@ attempt ENFORCING_DAC as_attacker "$ADV/connect_unix" connect "$T/data/root.sock
 attempt UNSANDBOXED_SECRET as_unsandboxed "$ADV/connect_unix" connect "$T/data/priv.sock"
 stop_daemon
 kill $SERVICES 2>/dev/null || true
+for pid in $LAUNCHED; do pkill -P "$pid" 2>/dev/null || true; kill "$pid" 2>/dev/null || true; done
 avc() { grep -c "denied  { write } for  pid=[0-9]* comm=.connect_unix. .*scontext=$APP tcontext=system_u:object_r:$1:s0 tclass=sock_file permissive=0" "$LOG" || true; }
 echo "AVC_SECRET=$(avc secret_t)"
 echo "AVC_PUBLIC=$(avc public_t)"
+echo "AVC_PEER=$(grep -c "denied  { connectto } for  pid=[0-9]* comm=.connect_unix. .*scontext=$APP tcontext=system_u:system_r:writer_t:s0 tclass=unix_stream_socket permissive=0" "$LOG" || true)"
 "#,
     );
     r.report("unix connect");
@@ -1547,11 +1573,15 @@ echo "AVC_PUBLIC=$(avc public_t)"
     r.assert_blocked("ENFORCING_DGRAM", "app_t may not write secret_t socket files (datagram)");
     r.assert_blocked("ENFORCING_RACE", "the daemon connects to the object it checked");
     r.assert_blocked("ENFORCING_DAC", "the mode bits refuse uid 65534 a socket only root may write");
-    for key in ["PUBLIC", "SECRET", "ROOT", "DGRAM", "RACE"] {
+    r.assert_blocked("ENFORCING_PEER_WRITER", "app_t may not connectto a socket writer_t bound");
+    r.assert_allowed("ENFORCING_PEER_OWN", "app_t may connectto its own sockets");
+    assert!(r.get("ENFORCING_PEER_OWN_WHY").contains("says: own"), "{}", r.stderr);
+    for key in ["PUBLIC", "SECRET", "ROOT", "DGRAM", "RACE", "PEER_WRITER", "PEER_OWN"] {
         r.assert_succeeded(&format!("PERMISSIVE_{key}"));
     }
     r.assert_allowed("UNSANDBOXED_SECRET", "without the sandbox's filter the connect is not seen");
     assert!(r.num("AVC_SECRET") >= 1, "the sock_file denial is audited:\n{}", r.stderr);
+    assert!(r.num("AVC_PEER") >= 1, "the connectto denial is audited:\n{}", r.stderr);
     assert_eq!(r.num("AVC_PUBLIC"), 0, "a refusal of the mode bits has no AVC line:\n{}", r.stderr);
 }
 

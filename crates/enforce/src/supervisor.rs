@@ -998,10 +998,11 @@ fn serve_bind(cx: &Context, call: Call) -> Result<Answer, i32> {
         unsafe { libc::umask(gathered.umask & 0o777) };
     }
     let unix = crate::sockets::is_unix(socket.as_fd());
-    if unix && !path {
+    if unix {
         // Recorded before the bind: a socket whose bind fails holds no
-        // name unless the kernel gives it one later (an automatic name),
-        // which is then its domain's all the same (crate::unix_names).
+        // address unless the kernel gives it a name later (an automatic
+        // one), which is then its domain's all the same
+        // (crate::unix_names).
         cx.bound.record(socket.as_fd(), subject.sid)?;
     }
     if path || !unix {

@@ -52,12 +52,16 @@
 //! listener whose queue is full holds a connect), and a signal the caller
 //! catches interrupts it (crate::call_interrupts).
 //!
+//! To a path, the peer is checked too where a launched process bound the
+//! socket there (its domain recorded, crate::unix_names; found by the
+//! file's device and inode, and looked up again after the connect), and
+//! not where a service outside rampartd's tree did: such a service runs
+//! in the default domain here, not in the one SELinux would give it
+//! (`syslogd_t`, `system_dbusd_t`), so the check would refuse confined
+//! processes their journal, bus and name service.
+//!
 //! What differs: the process id the peer sees is rampartd's (as after a
-//! Unix socket's listen the daemon made). Not checked to a path:
-//! `connectto` and `sendto` on the peer socket: a service outside
-//! rampartd's tree runs in the default domain here, not in the one
-//! SELinux would give it (`syslogd_t`, `system_dbusd_t`), so such a check
-//! would refuse confined processes their journal, bus and name service.
+//! Unix socket's listen the daemon made).
 //! To an abstract name the default domain stands for those services, as
 //! for a signal: a domain SELinux lets reach `xserver_t` needs
 //! `connectto` on the default domain here (coarser where the policy
@@ -71,7 +75,7 @@
 use std::ffi::OsStr;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::sync::Arc;
 
 use crate::call_interrupts::{self, Interrupts};
@@ -175,14 +179,20 @@ fn connect_here(cx: &Context, call: &Call<'_>, socket: BorrowedFd<'_>, caller: C
             return Err(libc::EACCES);
         }
     }
+    let peer = checked_file_peer(cx, call, socket, &object)?;
     // The connect as the caller: the peer's view, and the kernel's
     // checks of the path again.
     caller.ids.take().map_err(|e| errno_of(&e))?;
     caller.creds.assume().map_err(|e| errno_of(&e))?;
     let through = format!("/proc/thread-self/fd/{}", object.fd.as_raw_fd());
-    call.interrupts
+    let connected = call
+        .interrupts
         .run(call.id, call.tid, || connect_to(socket, through.as_bytes()))
-        .map_err(|errno| call_interrupts::interrupted(errno, has_send_timeout(socket)))
+        .map_err(|errno| call_interrupts::interrupted(errno, has_send_timeout(socket)))?;
+    if let Some(peer) = &peer {
+        still_held(peer, socket, call.tid)?;
+    }
+    Ok(connected)
 }
 
 /// What a connect to an abstract name needs, read while the caller waits
@@ -243,14 +253,78 @@ pub(crate) fn decide_peer(
     bound: &Bound,
 ) -> Result<(), i32> {
     let Some(cookie) = target.holder else { return Ok(()) };
-    let perms = e.classes.socket(target.class).ok_or(libc::EACCES)?;
-    let peer_domain = bound.domain(cookie).unwrap_or(e.default_sid);
-    let ssid = e.socket_sid(subject.sid, target.class).unwrap_or(subject.sid);
-    let tsid = e.socket_sid(peer_domain, target.class).unwrap_or(peer_domain);
+    check_peer(e, tid, subject, target.class, bound.domain(cookie).unwrap_or(e.default_sid))
+}
+
+/// `connectto` or `sendto` (`class`'s peer permission) from the label
+/// `subject`'s socket has to the label of a socket made in `peer_domain`.
+fn check_peer(
+    e: &crate::enforcer::Enforcer,
+    tid: u32,
+    subject: &Subject,
+    class: &str,
+    peer_domain: rampart_avc::Sid,
+) -> Result<(), i32> {
+    let perms = e.classes.socket(class).ok_or(libc::EACCES)?;
+    let ssid = e.socket_sid(subject.sid, class).unwrap_or(subject.sid);
+    let tsid = e.socket_sid(peer_domain, class).unwrap_or(peer_domain);
     if !e.check_label(tid, subject.tgid, ssid, tsid, perms.class, perms.peer) {
         return Err(libc::EACCES);
     }
     Ok(())
+}
+
+/// The socket bound to a socket file, where a launched process bound it
+/// (its domain known: crate::unix_names), checked as the connect's peer.
+struct FilePeer {
+    names: Names,
+    ty: i32,
+    cookie: u64,
+    dev: u64,
+    ino: u64,
+}
+
+/// The peer check of a connect to the socket file `object`, where the
+/// socket bound there was bound by a launched process (another's, a
+/// service outside the tree, is not checked: see the module docs).
+fn checked_file_peer(
+    cx: &Context,
+    call: &Call<'_>,
+    socket: BorrowedFd<'_>,
+    object: &Object,
+) -> Result<Option<FilePeer>, i32> {
+    if !object.md.file_type().is_socket() {
+        return Ok(None);
+    }
+    let e = &cx.enforcer;
+    let (family, ty, protocol) = crate::sockets::socket_kind(socket)?;
+    let unknown = |err: io::Error| {
+        eprintln!("rampartd: refused a connect of thread {} to a socket file: its holder is unknown ({err})", call.tid);
+        libc::EACCES
+    };
+    let names = Names::of(socket).map_err(unknown)?;
+    let (dev, ino) = (object.md.dev(), object.md.ino());
+    let Some(cookie) = names.holder_of_file(ty, dev, ino).map_err(unknown)? else { return Ok(None) };
+    let Some(domain) = cx.bound.domain(cookie) else { return Ok(None) };
+    let class = crate::sockets::class_of(family, ty, protocol, e.extended_socket_classes());
+    check_peer(e, call.tid, call.subject, class, domain)?;
+    Ok(Some(FilePeer { names, ty, cookie, dev, ino }))
+}
+
+/// Whether the peer checked still holds its socket file after the
+/// connect (a socket holds its file until it is closed, so the same
+/// holder after the connect was the one connected to); if not, `socket`
+/// is shut down.
+fn still_held(peer: &FilePeer, socket: BorrowedFd<'_>, tid: u32) -> Result<(), i32> {
+    match peer.names.holder_of_file(peer.ty, peer.dev, peer.ino) {
+        Ok(Some(now)) if now == peer.cookie => Ok(()),
+        held => {
+            eprintln!("rampartd: refused a connect of thread {tid} to a socket file: its holder changed during the call ({held:?})");
+            // SAFETY: integer arguments on an open socket.
+            unsafe { libc::shutdown(socket.as_raw_fd(), libc::SHUT_RDWR) };
+            Err(libc::EACCES)
+        }
+    }
 }
 
 /// Connects `socket` (the daemon's copy of the caller's) to the abstract

@@ -32,12 +32,15 @@ use rampart_avc::Sid;
 const SIOCGSKNS: libc::c_ulong = 0x894C;
 /// `SOCK_DIAG_BY_FAMILY` (linux/sock_diag.h).
 const SOCK_DIAG_BY_FAMILY: u16 = 20;
-/// `UDIAG_SHOW_NAME` (linux/unix_diag.h).
+/// `UDIAG_SHOW_NAME`, `UDIAG_SHOW_VFS` (linux/unix_diag.h).
 const UDIAG_SHOW_NAME: u32 = 1;
+const UDIAG_SHOW_VFS: u32 = 2;
 /// A listening socket's state (`TCP_LISTEN`, include/net/tcp_states.h).
 const TCP_LISTEN: u8 = 10;
-/// `UNIX_DIAG_NAME`: the attribute holding the name.
+/// `UNIX_DIAG_NAME`: the attribute holding the name; `UNIX_DIAG_VFS`:
+/// the socket file's inode and device.
 const UNIX_DIAG_NAME: u16 = 0;
+const UNIX_DIAG_VFS: u16 = 1;
 /// `nlmsghdr`, `unix_diag_req` and `unix_diag_msg` sizes.
 const NLMSG_HDR: usize = 16;
 const DIAG_REQ: usize = 24;
@@ -54,6 +57,10 @@ struct Shown {
     cookie: u64,
     /// Its name, the bytes after the family (`None`: unbound).
     name: Option<Vec<u8>>,
+    /// Its socket file, bound to a path: the file's inode number and
+    /// device (`s_dev`, the kernel's encoding), as `unix_diag` gives them
+    /// (32 bits each).
+    file: Option<(u32, u32)>,
 }
 
 /// A bound socket's record: its domain, and its network namespace (by
@@ -101,10 +108,10 @@ impl Bound {
     }
 }
 
-/// The abstract names of a network namespace, as the kernel's table
-/// shows them: made while the daemon's thread may still enter the
-/// namespace (`SIOCGSKNS` needs `CAP_NET_ADMIN`), read after it took a
-/// caller's ids too.
+/// The Unix sockets of a network namespace by the address they hold (an
+/// abstract name, a socket file), as the kernel's table shows them: made
+/// while the daemon's thread may still enter the namespace (`SIOCGSKNS`
+/// needs `CAP_NET_ADMIN`), read after it took a caller's ids too.
 pub(crate) struct Names {
     diag: OwnedFd,
 }
@@ -124,6 +131,22 @@ impl Names {
     /// sockets a listener's connections made also show its name (the
     /// kernel copies it to them) but are not in the table.
     pub(crate) fn holder(&self, ty: i32, name: &[u8]) -> io::Result<Option<u64>> {
+        self.find(ty, |s| s.name.as_deref() == Some(name))
+    }
+
+    /// The cookie of the socket of type `ty` bound to the socket file
+    /// with inode `ino` on device `dev` (`st_ino`, `st_dev`), as a
+    /// connect to it would find it (listening, for a stream socket).
+    /// The file's inode number is compared on its low 32 bits, all
+    /// `unix_diag` gives.
+    pub(crate) fn holder_of_file(&self, ty: i32, dev: u64, ino: u64) -> io::Result<Option<u64>> {
+        let s_dev = libc::major(dev) << 20 | libc::minor(dev);
+        self.find(ty, |s| s.file == Some((ino as u32, s_dev)))
+    }
+
+    /// The cookie of the socket of type `ty` that `holds` says holds
+    /// the address, listening if a stream socket.
+    fn find(&self, ty: i32, holds: impl Fn(&Shown) -> bool) -> io::Result<Option<u64>> {
         let connected = ty == libc::SOCK_STREAM || ty == libc::SOCK_SEQPACKET;
         // Only the listening sockets where only they can be it: fewer to
         // read on a machine with thousands of connections.
@@ -131,7 +154,7 @@ impl Names {
         let shown = dump(self.diag.as_fd(), states)?;
         Ok(shown
             .into_iter()
-            .find(|s| i32::from(s.ty) == ty && s.name.as_deref() == Some(name) && (!connected || s.state == TCP_LISTEN))
+            .find(|s| i32::from(s.ty) == ty && holds(s) && (!connected || s.state == TCP_LISTEN))
             .map(|s| s.cookie))
     }
 }
@@ -212,7 +235,7 @@ fn dump(diag: BorrowedFd<'_>, states: u32) -> io::Result<Vec<Shown>> {
     req[6..8].copy_from_slice(&((libc::NLM_F_REQUEST | libc::NLM_F_DUMP) as u16).to_ne_bytes());
     req[16] = libc::AF_UNIX as u8;
     req[20..24].copy_from_slice(&states.to_ne_bytes());
-    req[28..32].copy_from_slice(&UDIAG_SHOW_NAME.to_ne_bytes());
+    req[28..32].copy_from_slice(&(UDIAG_SHOW_NAME | UDIAG_SHOW_VFS).to_ne_bytes());
     // SAFETY: `req` is readable for its length; a netlink socket with no
     // address sends to the kernel.
     if unsafe { libc::send(diag.as_raw_fd(), req.as_ptr().cast(), req.len(), 0) } < 0 {
@@ -275,18 +298,22 @@ fn parse_socket(msg: &[u8]) -> Option<Shown> {
     let cookie = u64::from(u32_at(msg, 8)?) | u64::from(u32_at(msg, 12)?) << 32;
     let mut attrs = msg.get(DIAG_MSG..)?;
     let mut name = None;
+    let mut file = None;
     while attrs.len() >= 4 {
         let len = usize::from(u16_at(attrs, 0)?);
         let kind = u16_at(attrs, 2)?;
         if len < 4 {
             return None;
         }
+        if kind == UNIX_DIAG_VFS {
+            file = Some((u32_at(attrs, 4)?, u32_at(attrs, 8)?));
+        }
         if kind == UNIX_DIAG_NAME {
             name = Some(attrs.get(4..len)?.to_vec());
         }
         attrs = attrs.get(len.next_multiple_of(4)..).unwrap_or(&[]);
     }
-    Some(Shown { ty, state, cookie, name })
+    Some(Shown { ty, state, cookie, name, file })
 }
 
 #[cfg(test)]
@@ -325,6 +352,28 @@ mod tests {
         assert_eq!(by(libc::SOCK_STREAM, &[&full[..], b"\0"].concat()), None, "so is a longer one");
         drop(stream);
         assert_eq!(by(libc::SOCK_STREAM, &full), None, "a closed socket holds no name");
+    }
+
+    /// Against the kernel: the socket bound to a socket file is found by
+    /// the file's device and inode.
+    #[test]
+    fn the_holder_of_a_socket_file_is_the_socket_bound_there() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = std::env::temp_dir().join(format!("rampart-unix-names-{}", std::process::id()));
+        std::fs::create_dir(&dir).unwrap();
+        let (stream_path, dgram_path) = (dir.join("s.sock"), dir.join("d.sock"));
+        let stream = UnixListener::bind(&stream_path).unwrap();
+        let dgram = UnixDatagram::bind(&dgram_path).unwrap();
+        let names = Names::of(dgram.as_fd()).unwrap();
+        let file = |p: &std::path::Path| std::fs::metadata(p).map(|m| (m.dev(), m.ino())).unwrap();
+        let (dev, ino) = file(&stream_path);
+        assert_eq!(names.holder_of_file(libc::SOCK_STREAM, dev, ino).unwrap(), Some(cookie(stream.as_fd()).unwrap()));
+        assert_eq!(names.holder_of_file(libc::SOCK_DGRAM, dev, ino).unwrap(), None, "another type");
+        let (dev, ino) = file(&dgram_path);
+        assert_eq!(names.holder_of_file(libc::SOCK_DGRAM, dev, ino).unwrap(), Some(cookie(dgram.as_fd()).unwrap()));
+        assert_eq!(names.holder_of_file(libc::SOCK_DGRAM, dev + 1, ino).unwrap(), None, "another device");
+        drop((stream, dgram));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
