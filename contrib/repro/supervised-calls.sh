@@ -11,8 +11,9 @@
 # file, and N connects (and closes) of a Unix stream socket to a data_t
 # socket file (crates/enforce/src/unix_connects.rs) and to an abstract name
 # a service outside the tree holds (crates/enforce/src/unix_names.rs), and N
-# System V segments made, attached, detached and removed
-# (crates/enforce/src/shared_memory.rs), on a marked tmpfs, by root
+# System V segments made, attached, detached and removed, and N semops
+# on a set of its own (crates/enforce/src/ipc_objects.rs), on a marked
+# tmpfs, by root
 # in the default domain (not supervised), root in modifier_t (each call
 # decided and made by rampartd) and root in modifier_t with
 # --no-sandbox (the daemon alone: not supervised); and N mkdirs in a
@@ -105,7 +106,15 @@ for i in range(n):
         raise OSError(ctypes.get_errno(), \"shmget, shmat\")
     libc.shmdt(ctypes.c_void_p(p)); libc.shmctl(seg, 0, None)
 m = time.perf_counter()
-print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us, Unix connect {(q - s) / n * 1e6:.1f} us, abstract connect {(b - q) / n * 1e6:.1f} us, shm segment {(m - b) / n * 1e6:.1f} us\")"
+libc.semop.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+sem = libc.semget(0, 1, 0o1600)
+ops = [(ctypes.c_short * 3)(0, 1, 0), (ctypes.c_short * 3)(0, -1, 0)]
+for i in range(n):
+    if libc.semop(sem, ctypes.cast(ops[i % 2], ctypes.c_void_p), 1) != 0:
+        raise OSError(ctypes.get_errno(), \"semop\")
+libc.semctl(sem, 0, 0)
+p = time.perf_counter()
+print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us, Unix connect {(q - s) / n * 1e6:.1f} us, abstract connect {(b - q) / n * 1e6:.1f} us, shm segment {(m - b) / n * 1e6:.1f} us, semop {(p - m) / n * 1e6:.1f} us\")"
 MKDIRS="import os, sys, time
 d, n = sys.argv[1], int(sys.argv[2])
 t = time.perf_counter()

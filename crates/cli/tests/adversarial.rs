@@ -2070,11 +2070,15 @@ echo "AVC_WATCH_READS=$(avc watch_reads public_t)"
 /// crates/enforce/src/sysv_ipc.rs, shared_memory.rs): the default domain,
 /// as uid 65534, makes a shared memory segment, a message queue and a
 /// semaphore set (mode 0600) holding "secret"; uid 65534 in still_t,
-/// which the policy grants no `shm` permission, cannot attach the
-/// segment (SHM), and in app_t, which has no `msgq` or `sem` permission,
-/// cannot receive the message (MSG) nor take the semaphore (SEM): refused
+/// which the policy grants no `shm` or `sem` permission, cannot attach
+/// the segment (SHM) nor take the semaphore (SEM), and in app_t, which
+/// has no `msgq` permission, cannot receive the message (MSG): refused
 /// with `EACCES` by the launcher's filter, the class forbidden in the
-/// exec-context reply. app_t may use its own segments (`self:shm`), so its
+/// exec-context reply. app_t may use its own semaphores (`self:sem`), so
+/// its calls are decided per set: it cannot take the default domain's
+/// semaphore by key (APP_SEM: `associate`, audited) nor by id
+/// (APP_SEM_ID: `read write`), and makes, uses and removes a set of its
+/// own (APP_OWN_SEM). Likewise its own segments (`self:shm`), so its
 /// calls are decided per segment: it cannot attach the default domain's
 /// segment by key (APP_SHM: `associate`, audited with the key) nor by the
 /// id /proc/sysvipc/shm lists (APP_SHM_ID: `read`), nor remove it
@@ -2103,7 +2107,10 @@ for mode in ENFORCING PERMISSIVE; do
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
     attempt "${mode}_SHM" as_still "$ADV/sysv_ipc" shm "$KEY"
     attempt "${mode}_MSG" as_attacker "$ADV/sysv_ipc" msg "$KEY"
-    attempt "${mode}_SEM" as_attacker "$ADV/sysv_ipc" sem "$KEY"
+    attempt "${mode}_SEM" as_still "$ADV/sysv_ipc" sem "$KEY"
+    attempt "${mode}_APP_SEM" as_attacker "$ADV/sysv_ipc" sem "$KEY"
+    attempt "${mode}_APP_SEM_ID" as_attacker "$ADV/sysv_ipc" sem-id "$KEY"
+    attempt "${mode}_APP_OWN_SEM" as_attacker "$ADV/sysv_ipc" own-sem "$OWN"
     attempt "${mode}_APP_SHM" as_attacker "$ADV/sysv_ipc" shm "$KEY"
     attempt "${mode}_APP_SHM_ID" as_attacker "$ADV/sysv_ipc" shm-id "$KEY"
     attempt "${mode}_APP_OWN" as_attacker "$ADV/sysv_ipc" own "$OWN"
@@ -2119,6 +2126,7 @@ echo "AVC_ASSOCIATE=$(avc associate "key=$((BASE + 1)) " "$APP" unconfined_t)"
 echo "AVC_READ=$(avc read "key=$((BASE + 1)) " "$APP" unconfined_t)"
 echo "AVC_DESTROY=$(avc destroy "" "$APP" unconfined_t)"
 echo "AVC_UNCONFINED=$(avc associate "" system_u:system_r:unconfined_t:s0 app_t)"
+echo "AVC_SEM=$(grep -c "denied  { associate } for  pid=[0-9]* comm=.sysv_ipc. key=$((BASE + 1)) .*scontext=$APP tcontext=system_u:system_r:unconfined_t:s0 tclass=sem permissive=0" "$LOG" || true)"
 "#,
     );
     r.report("sysv_ipc");
@@ -2126,7 +2134,10 @@ echo "AVC_UNCONFINED=$(avc associate "" system_u:system_r:unconfined_t:s0 app_t)
     r.assert_allowed("MAKE_PERMISSIVE", "the default domain makes the objects");
     r.assert_blocked("ENFORCING_SHM", "still_t may not use System V shared memory (no shm permission)");
     r.assert_blocked("ENFORCING_MSG", "app_t may not use System V message queues (no msgq permission)");
-    r.assert_blocked("ENFORCING_SEM", "app_t may not use System V semaphores (no sem permission)");
+    r.assert_blocked("ENFORCING_SEM", "still_t may not use System V semaphores (no sem permission)");
+    r.assert_blocked("ENFORCING_APP_SEM", "app_t may not associate the default domain's semaphores");
+    r.assert_blocked("ENFORCING_APP_SEM_ID", "app_t may not alter the default domain's semaphores");
+    r.assert_allowed("ENFORCING_APP_OWN_SEM", "app_t may make, use and remove its own semaphores");
     r.assert_blocked("ENFORCING_APP_SHM", "app_t may not associate the default domain's segment");
     r.assert_blocked("ENFORCING_APP_SHM_ID", "app_t may not read the default domain's segment");
     r.assert_blocked("ENFORCING_APP_DESTROY", "app_t may not destroy the default domain's segment");
@@ -2138,6 +2149,9 @@ echo "AVC_UNCONFINED=$(avc associate "" system_u:system_r:unconfined_t:s0 app_t)
         "SHM",
         "MSG",
         "SEM",
+        "APP_SEM",
+        "APP_SEM_ID",
+        "APP_OWN_SEM",
         "APP_SHM",
         "APP_SHM_ID",
         "APP_OWN",
@@ -2148,7 +2162,7 @@ echo "AVC_UNCONFINED=$(avc associate "" system_u:system_r:unconfined_t:s0 app_t)
     ] {
         r.assert_succeeded(&format!("PERMISSIVE_{key}"));
     }
-    for key in ["AVC_ASSOCIATE", "AVC_READ", "AVC_DESTROY", "AVC_UNCONFINED"] {
+    for key in ["AVC_ASSOCIATE", "AVC_READ", "AVC_DESTROY", "AVC_UNCONFINED", "AVC_SEM"] {
         assert!(r.num(key) >= 1, "{key}: the denial is audited:\n{}", r.stderr);
     }
 }

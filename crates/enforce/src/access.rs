@@ -240,9 +240,9 @@ const UNIX_STREAM_SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "listen
 const UNIX_DGRAM_SOCKET_PERMS: &[&str] = &["create", "bind", "connect", "listen", "name_bind", "sendto"];
 const CONNECTED_SOCKET_CLASSES: [&str; 3] = ["tcp_socket", "dccp_socket", "sctp_socket"];
 
-/// What the daemon checks of class `shm` (crate::shared_memory).
+/// What the daemon checks of class `shm` or `sem` (crate::ipc_objects).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct ShmPerms {
+pub(crate) struct IpcPerms {
     pub class: ClassIdx,
     pub create: Perms,
     pub destroy: Perms,
@@ -251,6 +251,7 @@ pub(crate) struct ShmPerms {
     pub read: Perms,
     pub write: Perms,
     pub associate: Perms,
+    /// `NONE` for `sem`.
     pub lock: Perms,
 }
 
@@ -274,8 +275,10 @@ pub(crate) struct SocketPerms {
 }
 /// What the control socket's ops are checked for (crate::control).
 const SECURITY_PERMS: &[&str] = &["setenforce", "setbool", "load_policy"];
-/// What System V shared memory calls are checked for (crate::shared_memory).
+/// What System V shared memory and semaphore calls are checked for
+/// (crate::ipc_objects).
 const SHM_PERMS: &[&str] = &["create", "destroy", "getattr", "setattr", "read", "write", "associate", "lock"];
+const SEM_PERMS: &[&str] = &["create", "destroy", "getattr", "setattr", "read", "write", "associate"];
 
 /// The AVC mapping the daemon uses.
 pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
@@ -289,6 +292,7 @@ pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
     classes.push(("process2", PROCESS2_PERMS));
     classes.push(("security", SECURITY_PERMS));
     classes.push(("shm", SHM_PERMS));
+    classes.push(("sem", SEM_PERMS));
     classes.push(("capability", CAPABILITY_PERMS));
     classes.push(("capability2", CAPABILITY2_PERMS));
     classes.extend(SOCKET_CLASSES.iter().map(|&c| match c {
@@ -441,7 +445,8 @@ pub struct Classes {
     pub capability: ClassIdx,
     pub capability2: ClassIdx,
     pub(crate) dir_ops: DirOps,
-    pub(crate) shm: ShmPerms,
+    pub(crate) shm: IpcPerms,
+    pub(crate) sem: IpcPerms,
     /// Each of [`SOCKET_CLASSES`], in that order.
     sockets: Vec<SocketPerms>,
 }
@@ -483,10 +488,10 @@ impl Classes {
         let process = m.class("process")?;
         let process2 = m.class("process2")?;
         let security = m.class("security")?;
-        let shm = {
-            let class = m.class("shm")?;
+        let ipc = |name: &str| -> Option<IpcPerms> {
+            let class = m.class(name)?;
             let p = |n: &str| m.perms(class, &[n]);
-            ShmPerms {
+            Some(IpcPerms {
                 class,
                 create: p("create")?,
                 destroy: p("destroy")?,
@@ -495,9 +500,10 @@ impl Classes {
                 read: p("read")?,
                 write: p("write")?,
                 associate: p("associate")?,
-                lock: p("lock")?,
-            }
+                lock: p("lock").unwrap_or(Perms::NONE),
+            })
         };
+        let (shm, sem) = (ipc("shm")?, ipc("sem")?);
         let dir = m.class("dir")?;
         let d = |n: &str| m.perms(dir, &[n]).unwrap_or(Perms::NONE);
         let dir_ops = DirOps {
@@ -545,6 +551,7 @@ impl Classes {
             capability2: m.class("capability2")?,
             dir_ops,
             shm,
+            sem,
             sockets: SOCKET_CLASSES
                 .iter()
                 .map(|&name| {

@@ -756,7 +756,7 @@ impl Daemon {
                 writes_labels: self.config.selinux,
                 label_failures: Default::default(),
                 bound: Default::default(),
-                segments: Default::default(),
+                ipc_objects: Default::default(),
             };
             *running = Some(Supervisor::start(context).map_err(|e| e.to_string())?);
         }

@@ -1065,6 +1065,18 @@ impl Enforcer {
         (ssid, tsid, class, perms): (Sid, Sid, ClassIdx, Perms),
         extra: Vec<(String, String)>,
     ) -> bool {
+        self.check_label_lazy(tid, tgid, (ssid, tsid, class, perms), || extra)
+    }
+
+    /// [`Enforcer::check_label_with`], the audit line's fields made only
+    /// where a line is written (crate::ipc_objects reads an object's key).
+    pub(crate) fn check_label_lazy(
+        &self,
+        tid: u32,
+        tgid: Option<u32>,
+        (ssid, tsid, class, perms): (Sid, Sid, ClassIdx, Perms),
+        extra: impl FnOnce() -> Vec<(String, String)>,
+    ) -> bool {
         let checked = self.check(ssid, tsid, class, perms);
         self.audit_with(tid, tgid, || None, extra, std::slice::from_ref(&checked));
         checked.decision.passes()
@@ -1125,7 +1137,7 @@ impl Enforcer {
     }
 
     fn audit(&self, tid: u32, tgid: Option<u32>, path: impl FnOnce() -> Option<String>, checks: &[Checked]) {
-        self.audit_with(tid, tgid, path, Vec::new(), checks);
+        self.audit_with(tid, tgid, path, Vec::new, checks);
     }
 
     fn audit_with(
@@ -1133,7 +1145,7 @@ impl Enforcer {
         tid: u32,
         tgid: Option<u32>,
         path: impl FnOnce() -> Option<String>,
-        extra: Vec<(String, String)>,
+        extra: impl FnOnce() -> Vec<(String, String)>,
         checks: &[Checked],
     ) {
         let mut path = Some(path);
@@ -1152,7 +1164,7 @@ impl Enforcer {
                 })),
                 comm: pidfd::comm(tid),
                 path: path.take().and_then(|p| p()),
-                extra: extra.take().unwrap_or_default(),
+                extra: extra.take().map(|e| e()).unwrap_or_default(),
             });
             self.avc.audit_decision(c.ssid, c.tsid, c.class, &c.decision, info);
         }

@@ -101,6 +101,7 @@ mod groups;
 mod handoff;
 #[cfg(target_arch = "x86_64")]
 mod injected_calls;
+mod ipc_objects;
 mod kernel_files;
 mod label_cache;
 mod limits;
@@ -126,7 +127,6 @@ mod responder;
 mod sandbox;
 mod sched;
 mod secure_exec;
-mod shared_memory;
 mod signal_state;
 mod signals;
 mod sockets;
@@ -192,5 +192,7 @@ pub mod testing {
     pub use crate::control::{parse_request, LineError, LineReader, MAX_LINE};
     pub use crate::event::{parse_with, PermEvent, RecordError};
     // The registers of a supervised call (`supervised_calls`).
-    pub use crate::supervised::{decode, Attr, FileArg, Inspected, Make, Op, SchedTarget, SignalTarget, TimesLayout};
+    pub use crate::supervised::{
+        decode, Attr, FileArg, Inspected, IpcKind, Make, Op, SchedTarget, SignalTarget, TimesLayout,
+    };
 }

@@ -20,9 +20,10 @@
 //! and the like, or the mapped file's `execute` (crate::exec_memory):
 //! `mmap`, `mprotect` and `pkey_mprotect` with `PROT_EXEC`, each told
 //! apart by the filter from its registers, and `memfd_create`, which the
-//! daemon makes (crate::memfds); System V shared memory, `shmget`,
-//! `shmat` and `shmctl`, decided per segment (crate::shared_memory;
-//! `shmat` with `SHM_EXEC` by crate::exec_memory too); `personality` setting
+//! daemon makes (crate::memfds); System V shared memory and semaphores,
+//! `shmget`, `shmat`, `shmctl`, `semget`, `semop`, `semtimedop` and
+//! `semctl`, decided per object (crate::ipc_objects; `shmat` with
+//! `SHM_EXEC` by crate::exec_memory too); `personality` setting
 //! `READ_IMPLIES_EXEC` (every readable mapping executable, unseen) is
 //! refused (`EPERM`). `socket` and `socketpair` are handed over for
 //! SELinux's `create` of the socket's class, `bind` for its `bind`,
@@ -65,6 +66,7 @@
 //! the x32 numbers (`ENOSYS`), and the i386 opens asking to write
 //! (`EPERM`).
 
+use self::IpcKind as Kind;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
 
@@ -162,14 +164,18 @@ pub enum Op {
     /// `flags`: made by the daemon (crate::memfds).
     MemfdCreate { name: u64, flags: u32 },
     /// shmat of segment `id` with `flags`: checked, then made by the
-    /// kernel (crate::shared_memory, crate::exec_memory).
+    /// kernel (crate::ipc_objects, crate::exec_memory).
     Shmat { id: i32, flags: u32 },
-    /// shmget of `key`, `size` bytes, `flags`: made by the daemon
-    /// (crate::shared_memory).
-    Shmget { key: i32, size: u64, flags: i32 },
-    /// shmctl of segment `id` (an index for `SHM_STAT`), command `cmd`:
-    /// checked, then made by the kernel (crate::shared_memory).
-    Shmctl { id: i32, cmd: i32 },
+    /// shmget (`key`, `arg` bytes, `flags`) or semget (`arg` semaphores):
+    /// made by the daemon (crate::ipc_objects).
+    IpcGet { kind: Kind, key: i32, arg: u64, flags: i32 },
+    /// shmctl or semctl of object `id` (an index for the `*_STAT`
+    /// commands), command `cmd`: checked, then made by the kernel
+    /// (crate::ipc_objects).
+    IpcCtl { kind: Kind, id: i32, cmd: i32 },
+    /// semop, semtimedop of set `id`: checked, then made by the kernel
+    /// (crate::ipc_objects).
+    Semop { id: i32 },
     /// mprotect, pkey_mprotect of `[addr, addr + len)` to `prot` (handed
     /// over with `PROT_EXEC`): checked on the mappings there.
     Mprotect { addr: u64, len: u64, prot: u32 },
@@ -393,11 +399,16 @@ pub mod nr {
     /// `READ_IMPLIES_EXEC` refused.
     pub const MMAP: u32 = 9;
     pub const MPROTECT: [u32; 2] = [10, 329];
-    /// shmget, shmat, shmctl: handed over (crate::shared_memory); on
-    /// i386 refused, with `ipc`'s SHMAT, SHMGET and SHMCTL.
+    /// shmget, shmat, shmctl, semget, semop, semctl, semtimedop: handed
+    /// over (crate::ipc_objects); on i386 refused, with `ipc`'s shared
+    /// memory and semaphore calls.
     pub const SHMGET: u32 = 29;
     pub const SHMAT: u32 = 30;
     pub const SHMCTL: u32 = 31;
+    pub const SEMGET: u32 = 64;
+    pub const SEMOP: u32 = 65;
+    pub const SEMCTL: u32 = 66;
+    pub const SEMTIMEDOP: u32 = 220;
     pub const PERSONALITY: u32 = 135;
     /// clone (its flags the first argument on both arches): handed over
     /// (x86-64) or refused (i386) with `CLONE_FS` and without
@@ -407,12 +418,13 @@ pub mod nr {
     /// inotify_add_watch: handed over (crate::watches); refused on i386.
     pub const INOTIFY_ADD_WATCH: u32 = 254;
     pub const I386_INOTIFY_ADD_WATCH: u32 = 292;
-    /// i386: mmap2; mprotect, pkey_mprotect; shmget, shmctl, shmat; ipc
-    /// (its SHMAT, SHMGET and SHMCTL calls); personality. The old `mmap`,
-    /// whose arguments are in memory, is refused.
+    /// i386: mmap2; mprotect, pkey_mprotect; semget, semctl, shmget,
+    /// shmctl, shmat, semtimedop_time64; ipc (its shared memory and
+    /// semaphore calls); personality. The old `mmap`, whose arguments are
+    /// in memory, is refused.
     pub const I386_MMAP2: u32 = 192;
     pub const I386_MPROTECT: [u32; 2] = [125, 380];
-    pub const I386_SHM: [u32; 3] = [395, 396, 397];
+    pub const I386_SHM_SEM: [u32; 6] = [393, 394, 395, 396, 397, 420];
     pub const I386_IPC: u32 = 117;
     pub const I386_PERSONALITY: u32 = 136;
     pub const I386_OLD_MMAP: u32 = 90;
@@ -634,8 +646,11 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         }
         nr::MMAP => Op::Mmap { prot: args[2] as u32, flags: args[3] as u32, fd: args[4] as i32 },
         nr::SHMAT => Op::Shmat { id: int(0), flags: args[2] as u32 },
-        nr::SHMGET => Op::Shmget { key: int(0), size: args[1], flags: int(2) },
-        nr::SHMCTL => Op::Shmctl { id: int(0), cmd: int(1) },
+        nr::SHMGET => Op::IpcGet { kind: Kind::Shm, key: int(0), arg: args[1], flags: int(2) },
+        nr::SEMGET => Op::IpcGet { kind: Kind::Sem, key: int(0), arg: args[1], flags: int(2) },
+        nr::SHMCTL => Op::IpcCtl { kind: Kind::Shm, id: int(0), cmd: int(1) },
+        nr::SEMCTL => Op::IpcCtl { kind: Kind::Sem, id: int(0), cmd: int(2) },
+        nr::SEMOP | nr::SEMTIMEDOP => Op::Semop { id: int(0) },
         nr::MEMFD_CREATE => Op::MemfdCreate { name: args[0], flags: args[1] as u32 },
         nr::GETPGID => Op::Ids { pid: int(0), session: false },
         nr::GETSID => Op::Ids { pid: int(0), session: true },
@@ -662,6 +677,14 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         }
         _ => return None,
     })
+}
+
+/// A class of System V IPC objects decided per object
+/// (crate::ipc_objects).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IpcKind {
+    Shm,
+    Sem,
 }
 
 /// Open flags that ask to write, truncate or create (see "Opens").
@@ -714,8 +737,9 @@ mod bits {
     pub const MAP_SHARED: u32 = 0x01;
     pub const MAP_ANONYMOUS: u32 = 0x20;
     pub const SHM_EXEC: u32 = 0o100000;
-    /// `ipc(2)`'s calls (its low 16 bits) for shmat, shmget, shmctl.
-    pub const IPC_SHM: [u32; 3] = [21, 23, 24];
+    /// `ipc(2)`'s calls (its low 16 bits) for semop, semget, semctl,
+    /// semtimedop, shmat, shmget, shmctl.
+    pub const IPC_SHM_SEM: [u32; 7] = [1, 2, 3, 4, 21, 23, 24];
     pub const READ_IMPLIES_EXEC: u32 = 0x040_0000;
     /// `personality(0xffffffff)` only reads it.
     pub const PERSONALITY_QUERY: u32 = u32::MAX;
@@ -854,7 +878,7 @@ impl Asm {
         at.push((Target::Ipc, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(0));
         self.op(BPF_AND_K, 0xffff);
-        self.tests_then_allow(&bits::IPC_SHM, Target::Eperm);
+        self.tests_then_allow(&bits::IPC_SHM_SEM, Target::Eperm);
         at.push((Target::SocketCall, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(0));
         self.tests_then_allow(&nr::SOCKETCALL_REFUSED, Target::Eperm);
@@ -976,7 +1000,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     handed.extend(nr::SIGNALS);
     handed.extend([nr::MEMFD_CREATE, nr::KCMP, nr::PROCESS_MADVISE, nr::EXECVE, nr::EXECVEAT]);
     handed.extend([nr::SOCKET, nr::SOCKETPAIR, nr::BIND, nr::CONNECT, nr::LISTEN, nr::INOTIFY_ADD_WATCH]);
-    handed.extend([nr::SHMGET, nr::SHMAT, nr::SHMCTL]);
+    handed.extend([nr::SHMGET, nr::SHMAT, nr::SHMCTL, nr::SEMGET, nr::SEMOP, nr::SEMCTL, nr::SEMTIMEDOP]);
     // Scheduling and ids of any process, the caller's own included, which
     // SELinux checks too (`self:process setsched`...).
     handed.extend(nr::SCHED_SET_BY_PID.into_iter().chain(nr::SCHED_GET_BY_PID));
@@ -986,7 +1010,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
     i386_refused.extend([nr::I386_EXECVE, nr::I386_EXECVEAT, nr::I386_USELIB]);
     i386_refused.extend(nr::I386_SOCKETS);
-    i386_refused.extend(nr::I386_SHM);
+    i386_refused.extend(nr::I386_SHM_SEM);
     i386_refused.extend([nr::I386_INOTIFY_ADD_WATCH, nr::I386_FANOTIFY_INIT]);
     i386_refused.extend(nr::IO_URING);
     let owners = ByArgument {
@@ -1461,24 +1485,32 @@ mod tests {
                 decode(nr::SHMAT, [7, 0, u64::from(SHM_EXEC), 0, 0, 0]),
                 Some(Op::Shmat { id: 7, flags: SHM_EXEC })
             );
-            assert_eq!(run(&prog, nr::SHMGET, AUDIT_ARCH_X86_64, [5, 4096, 0o1600, 0, 0, 0]), NOTIFY);
-            assert_eq!(
-                decode(nr::SHMGET, [5, 4096, 0o1600, 0, 0, 0]),
-                Some(Op::Shmget { key: 5, size: 4096, flags: 0o1600 })
-            );
+            let (shm, sem) = (Kind::Shm, Kind::Sem);
+            for (n, kind) in [(nr::SHMGET, shm), (nr::SEMGET, sem)] {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [5, 4096, 0o1600, 0, 0, 0]), NOTIFY, "{n}");
+                let want = Op::IpcGet { kind, key: 5, arg: 4096, flags: 0o1600 };
+                assert_eq!(decode(n, [5, 4096, 0o1600, 0, 0, 0]), Some(want));
+            }
+            // shmctl(id, cmd, buf); semctl(id, semnum, cmd, arg).
             assert_eq!(run(&prog, nr::SHMCTL, AUDIT_ARCH_X86_64, [7, 2, 0, 0, 0, 0]), NOTIFY);
-            assert_eq!(decode(nr::SHMCTL, [7, 2, 0, 0, 0, 0]), Some(Op::Shmctl { id: 7, cmd: 2 }));
+            assert_eq!(decode(nr::SHMCTL, [7, 2, 0, 0, 0, 0]), Some(Op::IpcCtl { kind: shm, id: 7, cmd: 2 }));
+            assert_eq!(run(&prog, nr::SEMCTL, AUDIT_ARCH_X86_64, [7, 0, 16, 0, 0, 0]), NOTIFY);
+            assert_eq!(decode(nr::SEMCTL, [7, 0, 16, 0, 0, 0]), Some(Op::IpcCtl { kind: sem, id: 7, cmd: 16 }));
+            for n in [nr::SEMOP, nr::SEMTIMEDOP] {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [7, 0x1000, 1, 0, 0, 0]), NOTIFY, "{n}");
+                assert_eq!(decode(n, [7, 0x1000, 1, 0, 0, 0]), Some(Op::Semop { id: 7 }));
+            }
             assert_eq!(run(&prog, 67, AUDIT_ARCH_X86_64, [0x1000, 0, 0, 0, 0, 0]), ALLOW, "shmdt");
-            for n in nr::I386_SHM {
+            for n in nr::I386_SHM_SEM {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [1, 0, 0, 0, 0, 0]), EPERM, "i386 {n}");
             }
             // ipc(call | version << 16, ...).
-            for call in bits::IPC_SHM {
+            for call in bits::IPC_SHM_SEM {
                 assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [call, 1, 0, 0, 0, 0]), EPERM, "ipc {call}");
                 assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [1 << 16 | call, 1, 0, 0, 0, 0]), EPERM);
             }
             assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [22, 1, SHM_EXEC, 0, 0, 0]), ALLOW, "shmdt");
-            assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [1, 1, 0, 0, 0, 0]), ALLOW, "semop");
+            assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [12, 1, 0, 0, 0, 0]), ALLOW, "msgrcv");
             for (n, arch) in [(nr::PERSONALITY, AUDIT_ARCH_X86_64), (nr::I386_PERSONALITY, AUDIT_ARCH_I386)] {
                 let read_implies_exec = 0x040_0000;
                 assert_eq!(run(&prog, n, arch, [read_implies_exec, 0, 0, 0, 0, 0]), EPERM, "{n}");

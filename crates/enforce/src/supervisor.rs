@@ -90,10 +90,10 @@ use crate::calls_in_flight::{Entry, Journal};
 use crate::controlling_tty;
 use crate::enforcer::{Checked, Enforcer};
 use crate::fifo_opens;
+use crate::ipc_objects;
 use crate::marks::ObjectAt;
 use crate::new_labels::{self, NameLock};
 use crate::pidfd::RecentThreads;
-use crate::shared_memory;
 use crate::sockets::{Maker, Use};
 use crate::supervised::{self, Attr, FileArg, Make, Op, TimesLayout};
 use crate::supervised_open;
@@ -141,9 +141,9 @@ pub struct Context {
     /// Who bound the abstract names of launched processes' sockets
     /// (crate::unix_names).
     pub(crate) bound: crate::unix_names::Bound,
-    /// Who made the shared memory segments of launched processes
-    /// (crate::shared_memory).
-    pub(crate) segments: shared_memory::Segments,
+    /// Who made the shared memory segments and semaphore sets of
+    /// launched processes (crate::ipc_objects).
+    pub(crate) ipc_objects: ipc_objects::Objects,
 }
 
 /// One received call, for a worker.
@@ -289,13 +289,9 @@ impl Supervisor {
             crate::fs_sharing::note_clone();
             return carry_on(listener.as_fd(), notif.id);
         }
-        if let Op::Shmget { key, size, flags } = op {
-            let segments = &self.context.segments;
-            return respond(
-                listener.as_fd(),
-                notif.id,
-                shared_memory::shmget(e, segments, notif.pid, (key, size, flags)),
-            );
+        if let Op::IpcGet { kind, key, arg, flags } = op {
+            let made = ipc_objects::get(e, &self.context.ipc_objects, notif.pid, kind, (key, arg, flags));
+            return respond(listener.as_fd(), notif.id, made);
         }
         if let Op::Listen { fd, backlog } = op {
             return respond(listener.as_fd(), notif.id, listen(e, listener.as_fd(), notif, (fd, backlog)));
@@ -323,12 +319,15 @@ impl Supervisor {
                 let devices =
                     crate::exec_memory::Devices { marked: &self.context.marked_devs, memfds: &self.context.memfd_devs };
                 let segment = match op {
-                    Op::Shmat { id, flags } => shared_memory::shmat(e, &self.context.segments, notif.pid, id, flags),
+                    Op::Shmat { id, flags } => ipc_objects::shmat(e, &self.context.ipc_objects, notif.pid, id, flags),
                     _ => Ok(()),
                 };
                 Some(segment.and_then(|()| crate::exec_memory::decide(e, notif.pid, op, &devices)))
             }
-            Op::Shmctl { id, cmd } => Some(shared_memory::shmctl(e, &self.context.segments, notif.pid, id, cmd)),
+            Op::IpcCtl { kind, id, cmd } => {
+                Some(ipc_objects::control(e, &self.context.ipc_objects, notif.pid, (kind, id), cmd))
+            }
+            Op::Semop { id } => Some(ipc_objects::semop(e, &self.context.ipc_objects, notif.pid, id)),
             Op::Exec => Some(exec_started(e, listener.as_fd(), notif)),
             Op::Socket { family, ty, protocol } => Some(crate::sockets::decide(e, notif.pid, family, ty, protocol)),
             _ => None,
@@ -1192,8 +1191,9 @@ fn resolve(
         | Op::Inspect { .. }
         | Op::Mmap { .. }
         | Op::Shmat { .. }
-        | Op::Shmget { .. }
-        | Op::Shmctl { .. }
+        | Op::IpcGet { .. }
+        | Op::IpcCtl { .. }
+        | Op::Semop { .. }
         | Op::Mprotect { .. }
         | Op::MemfdCreate { .. }
         | Op::Socket { .. }
@@ -1226,8 +1226,9 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::Inspect { .. }
         | Op::Mmap { .. }
         | Op::Shmat { .. }
-        | Op::Shmget { .. }
-        | Op::Shmctl { .. }
+        | Op::IpcGet { .. }
+        | Op::IpcCtl { .. }
+        | Op::Semop { .. }
         | Op::Mprotect { .. }
         | Op::MemfdCreate { .. }
         | Op::Socket { .. }

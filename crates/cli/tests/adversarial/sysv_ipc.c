@@ -8,7 +8,7 @@
  *
  * Usage: sysv_ipc make KEY (the victim): a shared memory segment holding
  * "secret", a message queue holding the message "secret" and a set of
- * one semaphore at 1, each with mode 0600, under key KEY, then exits
+ * one semaphore at 3, each with mode 0600, under key KEY, then exits
  * (they outlive it). remove KEY removes them.
  *
  * Usage: sysv_ipc shm KEY: attaches KEY's segment and reads it; msg KEY
@@ -21,6 +21,9 @@
  * SELinux's `shm { destroy }`). shm-make KEY makes only the segment;
  * own KEY makes a segment, writes it, finds it again by key, reads it,
  * reads its attributes and removes it (what a domain does with its own).
+ * sem-id KEY takes KEY's semaphore by the id /proc/sysvipc/sem lists;
+ * own-sem KEY makes a set, sets, takes and reads its semaphore, and
+ * removes it.
  */
 #include "adversarial.h"
 
@@ -47,7 +50,8 @@ static int make(key_t key) {
     if (msgsnd(q, &m, sizeof m.text, 0) != 0) verdict(BROKEN, "msgsnd: %s", strerror(errno));
     int sem = semget(key, 1, IPC_CREAT | IPC_EXCL | 0600);
     if (sem < 0) verdict(BROKEN, "semget: %s", strerror(errno));
-    if (semctl(sem, 0, SETVAL, 1) != 0) verdict(BROKEN, "semctl: %s", strerror(errno));
+    /* Three takers may take it (a scenario's three attempts). */
+    if (semctl(sem, 0, SETVAL, 3) != 0) verdict(BROKEN, "semctl: %s", strerror(errno));
     verdict(SUCCEEDED, "made segment %d, queue %d, semaphores %d", shm, q, sem);
 }
 
@@ -80,10 +84,10 @@ static int own_segment(key_t key) {
     verdict(SUCCEEDED, "made, used and removed segment %d", shm);
 }
 
-/* KEY's segment's id as /proc/sysvipc/shm lists it, or -1. */
-static int listed_id(key_t key) {
-    FILE *f = fopen("/proc/sysvipc/shm", "r");
-    if (!f) verdict(BROKEN, "/proc/sysvipc/shm: %s", strerror(errno));
+/* KEY's object's id as `list` (/proc/sysvipc/shm, sem) lists it, or -1. */
+static int listed_in(const char *list, key_t key) {
+    FILE *f = fopen(list, "r");
+    if (!f) verdict(BROKEN, "%s: %s", list, strerror(errno));
     char line[512];
     int id = -1;
     while (fgets(line, sizeof line, f)) {
@@ -93,6 +97,29 @@ static int listed_id(key_t key) {
     }
     fclose(f);
     return id;
+}
+
+static int listed_id(key_t key) { return listed_in("/proc/sysvipc/shm", key); }
+
+static int take_by_id(key_t key) {
+    int sem = listed_in("/proc/sysvipc/sem", key);
+    if (sem < 0) verdict(BROKEN, "no semaphore set of key %d listed", (int)key);
+    struct sembuf op = {.sem_num = 0, .sem_op = -1, .sem_flg = IPC_NOWAIT};
+    if (semop(sem, &op, 1) != 0) FAILED(errno, "semop on set %d", sem);
+    verdict(SUCCEEDED, "took the semaphore of set %d, by its id", sem);
+}
+
+static int own_set(key_t key) {
+    int sem = semget(key, 1, IPC_CREAT | IPC_EXCL | 0600);
+    if (sem < 0) FAILED(errno, "semget");
+    if (semctl(sem, 0, SETVAL, 2) != 0) FAILED(errno, "SETVAL of set %d", sem);
+    if (semget(key, 0, 0) != sem) FAILED(errno, "semget of key %d again", (int)key);
+    struct sembuf op = {.sem_num = 0, .sem_op = -1, .sem_flg = IPC_NOWAIT};
+    if (semop(sem, &op, 1) != 0) FAILED(errno, "semop on set %d", sem);
+    int v = semctl(sem, 0, GETVAL);
+    if (v != 1) FAILED(errno, "GETVAL of set %d (%d)", sem, v);
+    if (semctl(sem, 0, IPC_RMID) != 0) FAILED(errno, "IPC_RMID of set %d", sem);
+    verdict(SUCCEEDED, "made, used and removed set %d", sem);
 }
 
 static int read_by_id(key_t key) {
@@ -146,7 +173,7 @@ static int take(key_t key) {
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: sysv_ipc make|remove|shm|msg|sem|shm-id|destroy|shm-make|own KEY\n");
+        fprintf(stderr, "usage: sysv_ipc make|remove|shm|msg|sem|shm-id|destroy|shm-make|own|sem-id|own-sem KEY\n");
         return BROKEN;
     }
     key_t key = (key_t)strtol(argv[2], NULL, 10);
@@ -159,5 +186,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "destroy")) return destroy(key);
     if (!strcmp(argv[1], "shm-make")) return make_segment(key);
     if (!strcmp(argv[1], "own")) return own_segment(key);
+    if (!strcmp(argv[1], "sem-id")) return take_by_id(key);
+    if (!strcmp(argv[1], "own-sem")) return own_set(key);
     verdict(BROKEN, "unknown method %s", argv[1]);
 }

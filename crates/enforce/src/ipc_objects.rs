@@ -1,0 +1,353 @@
+//! System V shared memory segments and semaphore sets of the processes
+//! `rampart run` started, decided per object as SELinux decides them: an
+//! object is labeled with the domain of the process that made it, and
+//! every use is checked against that label (`create` at its making,
+//! `associate` at a `shmget` or `semget` that finds it, `read` and
+//! `write` at `shmat` and `semop`, `getattr`, `setattr`, `destroy`, `lock`
+//! at the `*ctl` calls).
+//!
+//! Why: an IPC object is protected by its mode bits only, so a confined
+//! process under the owner's uid (or root) attaches another domain's
+//! memory (a confined web server reading a database's shared buffers) or
+//! takes its semaphores. crate::sysv_ipc refuses a whole class to a
+//! domain granted none of it; a domain granted some (its own objects:
+//! `self:shm`) needs the label of each object it names.
+//!
+//! How: the launcher's filter hands `shmget`, `shmat`, `shmctl`,
+//! `semget`, `semop`, `semtimedop` and `semctl` over (crate::supervised;
+//! on i386 they are refused). rampartd makes every `shmget` and `semget`
+//! itself, in a thread that takes the caller's effective user, group,
+//! groups and capabilities (the object's owner and creator, and the mode
+//! bits' check, are the caller's), so it knows which object a launched
+//! process made: it records the object's id with the caller's domain.
+//! Any other object (made outside rampartd's tree, or before this daemon
+//! started) is the default domain's, as the processes outside the tree
+//! are. The other calls name an object by its id, a register no other
+//! thread can change: checked, then made by the kernel. An id is not
+//! reused before the kernel's sequence number for its slot wraps
+//! (`ipc_addid`).
+//!
+//! What differs: the creator's process id the object shows (`shm_cpid`,
+//! /proc/sysvipc) is rampartd's, so `kernel.shm_rmid_forced` removes a
+//! segment when rampartd exits, not when its maker does; a caller in
+//! another IPC namespace than rampartd's is refused its `*get`
+//! (`EACCES`); `SHM_HUGETLB` is checked against rampartd's memory lock
+//! limit; `IPC_INFO` and the class's `*_INFO` are not checked (SELinux's
+//! `system { ipc_info }`); a `semop` is checked as altering (`read
+//! write`) even when it only waits for zero (`read`): its operations are
+//! in the caller's memory, which another thread could change after the
+//! daemon read them.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::sync::{Mutex, PoisonError};
+
+use rampart_avc::{ClassIdx, Perms, Sid};
+
+use crate::enforcer::{Enforcer, Subject};
+pub(crate) use crate::supervised::IpcKind as Kind;
+use crate::thread_creds::{capget, capset, Creds, PeerIds};
+
+const IPC_CREAT: i32 = 0o1000;
+const IPC_EXCL: i32 = 0o2000;
+const IPC_PRIVATE: i32 = 0;
+/// `shmat`'s read-only flag.
+const SHM_RDONLY: u32 = 0o10000;
+/// `*ctl` commands (uapi ipc.h, shm.h, sem.h); `IPC_64` is the version
+/// bit.
+const IPC_RMID: i32 = 0;
+const IPC_SET: i32 = 1;
+const IPC_STAT: i32 = 2;
+const SHM_LOCK: i32 = 11;
+const SHM_UNLOCK: i32 = 12;
+const SHM_STAT: i32 = 13;
+const SHM_STAT_ANY: i32 = 15;
+const GETPID: i32 = 11;
+const GETVAL: i32 = 12;
+const GETALL: i32 = 13;
+const GETNCNT: i32 = 14;
+const GETZCNT: i32 = 15;
+const SETVAL: i32 = 16;
+const SETALL: i32 = 17;
+const SEM_STAT: i32 = 18;
+const SEM_STAT_ANY: i32 = 20;
+const IPC_64: i32 = 0x100;
+/// Records kept at least before pruning.
+const PRUNE_FROM: usize = 1024;
+/// Times a `*get` asking to create retries when the key appears and goes
+/// between its lookup and its creation.
+const TRIES: usize = 3;
+
+/// Its objects as /proc/sysvipc lists them.
+fn list_of(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Shm => "/proc/sysvipc/shm",
+        Kind::Sem => "/proc/sysvipc/sem",
+    }
+}
+
+fn name_of(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Shm => "shm",
+        Kind::Sem => "sem",
+    }
+}
+
+/// The domains that made the objects of launched processes, by class and
+/// id.
+#[derive(Default)]
+pub(crate) struct Objects {
+    /// The records, and how many there may be before the next pruning.
+    by_id: Mutex<(Records, usize)>,
+}
+
+/// Each object's maker, by class and id.
+type Records = HashMap<(Kind, i32), Sid>;
+
+impl Objects {
+    fn record(&self, kind: Kind, id: i32, domain: Sid) {
+        let mut guard = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
+        let (by_id, prune_at) = &mut *guard;
+        if by_id.len() >= (*prune_at).max(PRUNE_FROM) {
+            let live: Vec<(Kind, i32)> = [Kind::Shm, Kind::Sem]
+                .into_iter()
+                .flat_map(|k| listed(k).into_iter().map(move |o| (k, o.id)))
+                .collect();
+            by_id.retain(|key, _| live.contains(key));
+            *prune_at = by_id.len() * 2;
+        }
+        by_id.insert((kind, id), domain);
+    }
+
+    /// The label of object `id`: its maker's domain, else the default
+    /// domain's.
+    fn label(&self, e: &Enforcer, kind: Kind, id: i32) -> Sid {
+        self.by_id.lock().unwrap_or_else(PoisonError::into_inner).0.get(&(kind, id)).copied().unwrap_or(e.default_sid)
+    }
+}
+
+/// An object as /proc/sysvipc lists it.
+struct Listed {
+    key: i32,
+    id: i32,
+}
+
+/// The objects of `kind` in rampartd's IPC namespace (none if the list
+/// cannot be read).
+fn listed(kind: Kind) -> Vec<Listed> {
+    let text = std::fs::read_to_string(list_of(kind)).unwrap_or_default();
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let mut f = line.split_ascii_whitespace();
+            Some(Listed { key: f.next()?.parse().ok()?, id: f.next()?.parse().ok()? })
+        })
+        .collect()
+}
+
+/// The class and the permissions the daemon checks of `kind`.
+fn class_of(e: &Enforcer, kind: Kind) -> (ClassIdx, &crate::access::IpcPerms) {
+    let perms = match kind {
+        Kind::Shm => &e.classes.shm,
+        Kind::Sem => &e.classes.sem,
+    };
+    (perms.class, perms)
+}
+
+/// Checks `perms` of object `id` of `kind` (its key, for the audit line,
+/// when listed) for `subject`.
+fn check(
+    e: &Enforcer,
+    objects: &Objects,
+    (tid, subject): (u32, &Subject),
+    (kind, id): (Kind, i32),
+    perms: Perms,
+) -> bool {
+    let key = || listed(kind).into_iter().find(|s| s.id == id).map(|s| s.key);
+    check_key(e, (tid, subject), kind, (objects.label(e, kind, id), key), perms)
+}
+
+/// Checks `perms` of an object labeled `tsid` for `subject`; its key,
+/// for the audit line, read only where one is written.
+fn check_key(
+    e: &Enforcer,
+    (tid, subject): (u32, &Subject),
+    kind: Kind,
+    (tsid, key): (Sid, impl FnOnce() -> Option<i32>),
+    perms: Perms,
+) -> bool {
+    let extra = || key().map(|k| vec![("key".to_owned(), k.to_string())]).unwrap_or_default();
+    e.check_label_lazy(tid, subject.tgid, (subject.sid, tsid, class_of(e, kind).0, perms), extra)
+}
+
+fn answer(allowed: bool) -> Result<(), i32> {
+    if allowed {
+        Ok(())
+    } else {
+        Err(libc::EACCES)
+    }
+}
+
+/// `shmat` of segment `id` with `flags` by thread `tid`: `read`, and
+/// `write` unless `SHM_RDONLY` (`selinux_shm_shmat`). `Ok`: the kernel
+/// makes the call.
+pub(crate) fn shmat(e: &Enforcer, objects: &Objects, tid: u32, id: i32, flags: u32) -> Result<(), i32> {
+    let subject = crate::signals::caller(e, tid, "a shmat")?;
+    let shm = &e.classes.shm;
+    let perms = if flags & SHM_RDONLY != 0 { shm.read } else { shm.read | shm.write };
+    answer(check(e, objects, (tid, &subject), (Kind::Shm, id), perms))
+}
+
+/// `semop` or `semtimedop` of set `id` by thread `tid`: `read write`
+/// (see the module docs). `Ok`: the kernel makes the call.
+pub(crate) fn semop(e: &Enforcer, objects: &Objects, tid: u32, id: i32) -> Result<(), i32> {
+    let subject = crate::signals::caller(e, tid, "a semop")?;
+    let sem = &e.classes.sem;
+    answer(check(e, objects, (tid, &subject), (Kind::Sem, id), sem.read | sem.write))
+}
+
+/// A `*ctl` of object `id` of `kind` (an index into the kernel's table
+/// for the `*_STAT` commands) with command `cmd` by thread `tid`, as
+/// `selinux_shm_shmctl` and `selinux_sem_semctl` check it. `Ok`: the
+/// kernel makes the call (also where it refuses the command or the id
+/// itself).
+pub(crate) fn control(e: &Enforcer, objects: &Objects, tid: u32, (kind, id): (Kind, i32), cmd: i32) -> Result<(), i32> {
+    let p = class_of(e, kind).1;
+    let cmd = cmd & !IPC_64;
+    let by_index = matches!((kind, cmd), (Kind::Shm, SHM_STAT | SHM_STAT_ANY) | (Kind::Sem, SEM_STAT | SEM_STAT_ANY));
+    let perms = match (kind, cmd) {
+        (_, IPC_STAT) | (_, IPC_SET) | (_, IPC_RMID) | (Kind::Shm, SHM_LOCK | SHM_UNLOCK) => match cmd {
+            IPC_STAT => p.getattr | p.associate,
+            IPC_SET => p.setattr,
+            IPC_RMID => p.destroy,
+            _ => p.lock,
+        },
+        _ if by_index => p.getattr | p.associate,
+        (Kind::Sem, GETPID | GETNCNT | GETZCNT) => p.getattr,
+        (Kind::Sem, GETVAL | GETALL) => p.read,
+        (Kind::Sem, SETVAL | SETALL) => p.write,
+        _ => return Ok(()),
+    };
+    let id = if by_index {
+        match object_at(kind, id) {
+            Some(id) => id,
+            // Nothing there: the kernel answers EINVAL.
+            None => return Ok(()),
+        }
+    } else {
+        id
+    };
+    let subject = crate::signals::caller(e, tid, "an IPC control call")?;
+    answer(check(e, objects, (tid, &subject), (kind, id), perms))
+}
+
+/// The id of the object of `kind` at index `index` of the kernel's table
+/// (its low bits: `ipcid_to_idx`; 24 of them with `ipcmni_extend`).
+fn object_at(kind: Kind, index: i32) -> Option<i32> {
+    let extended =
+        std::fs::read_to_string("/proc/cmdline").is_ok_and(|c| c.split_whitespace().any(|w| w == "ipcmni_extend"));
+    let mask = if extended { (1 << 24) - 1 } else { (1 << 15) - 1 };
+    listed(kind).into_iter().find(|s| s.id & mask == index).map(|s| s.id)
+}
+
+/// `shmget(key, size, flags)` or `semget(key, nsems, flags)` (`kind`)
+/// of thread `tid`, made by rampartd as the caller, in the order
+/// `ipcget` takes its steps: a key that names an object is `EEXIST` with
+/// `IPC_CREAT | IPC_EXCL`, else its size and mode bits are the kernel's
+/// to check, then `associate` on its label; a new object needs `create`
+/// (on the caller's own label), and is recorded. The call's result.
+pub(crate) fn get(
+    e: &Enforcer,
+    objects: &Objects,
+    tid: u32,
+    kind: Kind,
+    (key, arg, flags): (i32, u64, i32),
+) -> Result<i64, i32> {
+    let subject = crate::signals::caller(e, tid, &format!("a {}get", name_of(kind)))?;
+    let caller = Caller::of(tid, kind)?;
+    let p = class_of(e, kind).1;
+    let create = |flags: i32| -> Result<i64, i32> {
+        if !check_key(e, (tid, &subject), kind, (subject.sid, || Some(key)), p.create) {
+            return Err(libc::EACCES);
+        }
+        let id = caller.call(kind, key, arg, flags)?;
+        objects.record(kind, id, subject.sid);
+        Ok(i64::from(id))
+    };
+    if key == IPC_PRIVATE {
+        return create(flags);
+    }
+    let exclusive = flags & IPC_CREAT != 0 && flags & IPC_EXCL != 0;
+    for _ in 0..TRIES {
+        match caller.call(kind, key, arg, flags & !(IPC_CREAT | IPC_EXCL)) {
+            Err(libc::ENOENT) if flags & IPC_CREAT != 0 => match create(flags | IPC_EXCL) {
+                // Made by another process meanwhile: found next time.
+                Err(libc::EEXIST) if !exclusive => continue,
+                made => return made,
+            },
+            Err(libc::ENOENT) => return Err(libc::ENOENT),
+            // The key names an object.
+            _ if exclusive => return Err(libc::EEXIST),
+            Err(errno) => return Err(errno),
+            Ok(id) => {
+                let label = objects.label(e, kind, id);
+                return check_key(e, (tid, &subject), kind, (label, || Some(key)), p.associate)
+                    .then_some(i64::from(id))
+                    .ok_or(libc::EACCES);
+            }
+        }
+    }
+    Err(libc::EAGAIN)
+}
+
+/// What a call made as the caller takes of it.
+struct Caller {
+    ids: PeerIds,
+    effective: u64,
+}
+
+impl Caller {
+    /// Thread `tid`'s ids, if it is in rampartd's IPC namespace.
+    fn of(tid: u32, kind: Kind) -> Result<Caller, i32> {
+        let ns = |path: String| std::fs::metadata(path).map(|m| m.ino());
+        let theirs = ns(format!("/proc/{tid}/ns/ipc")).map_err(|_| libc::ESRCH)?;
+        if theirs != ns("/proc/self/ns/ipc".into()).map_err(|_| libc::EACCES)? {
+            eprintln!(
+                "rampartd: refused a {}get of thread {tid}: it is in another IPC namespace than rampartd",
+                name_of(kind)
+            );
+            return Err(libc::EACCES);
+        }
+        let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
+        let ids = PeerIds::from_status(&status).ok_or(libc::ESRCH)?;
+        let effective = Creds::from_status(&status).ok_or(libc::ESRCH)?.effective;
+        Ok(Caller { ids, effective })
+    }
+
+    /// The `*get` of `kind` in a thread that takes the caller's
+    /// effective ids, groups and capabilities first, and ends with it.
+    fn call(&self, kind: Kind, key: i32, arg: u64, flags: i32) -> Result<i32, i32> {
+        let made = self.ids.run_as(|| {
+            let mut caps = capget()?;
+            caps[0].effective = self.effective as u32 & caps[0].permitted;
+            caps[1].effective = (self.effective >> 32) as u32 & caps[1].permitted;
+            capset(&caps)?;
+            // SAFETY: integer arguments only.
+            let id = unsafe {
+                match kind {
+                    Kind::Shm => libc::shmget(key, arg as libc::size_t, flags),
+                    Kind::Sem => libc::semget(key, arg as i32, flags),
+                }
+            };
+            Ok::<_, std::io::Error>(if id < 0 { Err(std::io::Error::last_os_error()) } else { Ok(id) })
+        });
+        match made {
+            Ok(Ok(Ok(id))) => Ok(id),
+            Ok(Ok(Err(err))) => Err(err.raw_os_error().unwrap_or(libc::EINVAL)),
+            Ok(Err(err)) | Err(err) => {
+                eprintln!("rampartd: a {}get cannot take its caller's ids: {err}", name_of(kind));
+                Err(libc::EPERM)
+            }
+        }
+    }
+}
