@@ -11,8 +11,8 @@
 # file, and N connects (and closes) of a Unix stream socket to a data_t
 # socket file (crates/enforce/src/unix_connects.rs) and to an abstract name
 # a service outside the tree holds (crates/enforce/src/unix_names.rs), and N
-# System V segments made, attached, detached and removed, and N semops
-# on a set of its own (crates/enforce/src/ipc_objects.rs), on a marked
+# System V segments made, attached, detached and removed, N semops on a
+# set of its own and N messages sent and received on a queue of its own (crates/enforce/src/ipc_objects.rs), on a marked
 # tmpfs, by root
 # in the default domain (not supervised), root in modifier_t (each call
 # decided and made by rampartd) and root in modifier_t with
@@ -114,7 +114,14 @@ for i in range(n):
         raise OSError(ctypes.get_errno(), \"semop\")
 libc.semctl(sem, 0, 0)
 p = time.perf_counter()
-print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us, Unix connect {(q - s) / n * 1e6:.1f} us, abstract connect {(b - q) / n * 1e6:.1f} us, shm segment {(m - b) / n * 1e6:.1f} us, semop {(p - m) / n * 1e6:.1f} us\")"
+mq = libc.msgget(0, 0o1600)
+msg = (ctypes.c_long * 2)(1, 0)
+for i in range(n):
+    if libc.msgsnd(mq, msg, 8, 0) != 0 or libc.msgrcv(mq, msg, 8, 0, 0) != 8:
+        raise OSError(ctypes.get_errno(), \"msgsnd, msgrcv\")
+libc.msgctl(mq, 0, None)
+x = time.perf_counter()
+print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us, Unix connect {(q - s) / n * 1e6:.1f} us, abstract connect {(b - q) / n * 1e6:.1f} us, shm segment {(m - b) / n * 1e6:.1f} us, semop {(p - m) / n * 1e6:.1f} us, msgsnd + msgrcv {(x - p) / n * 1e6:.1f} us\")"
 MKDIRS="import os, sys, time
 d, n = sys.argv[1], int(sys.argv[2])
 t = time.perf_counter()

@@ -2070,11 +2070,14 @@ echo "AVC_WATCH_READS=$(avc watch_reads public_t)"
 /// crates/enforce/src/sysv_ipc.rs, shared_memory.rs): the default domain,
 /// as uid 65534, makes a shared memory segment, a message queue and a
 /// semaphore set (mode 0600) holding "secret"; uid 65534 in still_t,
-/// which the policy grants no `shm` or `sem` permission, cannot attach
-/// the segment (SHM) nor take the semaphore (SEM), and in app_t, which
-/// has no `msgq` permission, cannot receive the message (MSG): refused
-/// with `EACCES` by the launcher's filter, the class forbidden in the
-/// exec-context reply. app_t may use its own semaphores (`self:sem`), so
+/// which the policy grants no `shm`, `sem` or `msgq` permission, cannot
+/// attach the segment (SHM), take the semaphore (SEM) nor receive the
+/// message (MSG): refused with `EACCES` by the launcher's filter, the
+/// class forbidden in the exec-context reply. app_t may use its own
+/// queues, so its calls are decided per queue: it receives the default
+/// domain's message neither by key (APP_MSG) nor by id (APP_MSG_ID:
+/// `msgq { read }`), and makes, uses and removes a queue of its own
+/// (APP_OWN_MSG). app_t may use its own semaphores (`self:sem`), so
 /// its calls are decided per set: it cannot take the default domain's
 /// semaphore by key (APP_SEM: `associate`, audited) nor by id
 /// (APP_SEM_ID: `read write`), and makes, uses and removes a set of its
@@ -2106,7 +2109,10 @@ for mode in ENFORCING PERMISSIVE; do
     attempt "MAKE_$mode" victim make "$KEY"
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
     attempt "${mode}_SHM" as_still "$ADV/sysv_ipc" shm "$KEY"
-    attempt "${mode}_MSG" as_attacker "$ADV/sysv_ipc" msg "$KEY"
+    attempt "${mode}_MSG" as_still "$ADV/sysv_ipc" msg "$KEY"
+    attempt "${mode}_APP_MSG" as_attacker "$ADV/sysv_ipc" msg "$KEY"
+    attempt "${mode}_APP_MSG_ID" as_attacker "$ADV/sysv_ipc" msg-id "$KEY"
+    attempt "${mode}_APP_OWN_MSG" as_attacker "$ADV/sysv_ipc" own-msg "$OWN"
     attempt "${mode}_SEM" as_still "$ADV/sysv_ipc" sem "$KEY"
     attempt "${mode}_APP_SEM" as_attacker "$ADV/sysv_ipc" sem "$KEY"
     attempt "${mode}_APP_SEM_ID" as_attacker "$ADV/sysv_ipc" sem-id "$KEY"
@@ -2133,7 +2139,10 @@ echo "AVC_SEM=$(grep -c "denied  { associate } for  pid=[0-9]* comm=.sysv_ipc. k
     r.assert_allowed("MAKE_ENFORCING", "the default domain makes the objects");
     r.assert_allowed("MAKE_PERMISSIVE", "the default domain makes the objects");
     r.assert_blocked("ENFORCING_SHM", "still_t may not use System V shared memory (no shm permission)");
-    r.assert_blocked("ENFORCING_MSG", "app_t may not use System V message queues (no msgq permission)");
+    r.assert_blocked("ENFORCING_MSG", "still_t may not use System V message queues (no msgq permission)");
+    r.assert_blocked("ENFORCING_APP_MSG", "app_t may not associate the default domain's queue");
+    r.assert_blocked("ENFORCING_APP_MSG_ID", "app_t may not read the default domain's queue");
+    r.assert_allowed("ENFORCING_APP_OWN_MSG", "app_t may make, use and remove its own queues");
     r.assert_blocked("ENFORCING_SEM", "still_t may not use System V semaphores (no sem permission)");
     r.assert_blocked("ENFORCING_APP_SEM", "app_t may not associate the default domain's semaphores");
     r.assert_blocked("ENFORCING_APP_SEM_ID", "app_t may not alter the default domain's semaphores");
@@ -2148,6 +2157,9 @@ echo "AVC_SEM=$(grep -c "denied  { associate } for  pid=[0-9]* comm=.sysv_ipc. k
     for key in [
         "SHM",
         "MSG",
+        "APP_MSG",
+        "APP_MSG_ID",
+        "APP_OWN_MSG",
         "SEM",
         "APP_SEM",
         "APP_SEM_ID",

@@ -251,8 +251,18 @@ pub(crate) struct IpcPerms {
     pub read: Perms,
     pub write: Perms,
     pub associate: Perms,
-    /// `NONE` for `sem`.
+    /// `NONE` but for `shm`.
     pub lock: Perms,
+    /// `NONE` but for `msgq`.
+    pub enqueue: Perms,
+}
+
+/// What the daemon checks of class `msg` (crate::ipc_objects).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MsgPerms {
+    pub class: ClassIdx,
+    pub send: Perms,
+    pub receive: Perms,
 }
 
 /// What the daemon checks of a socket class (crate::sockets).
@@ -279,6 +289,8 @@ const SECURITY_PERMS: &[&str] = &["setenforce", "setbool", "load_policy"];
 /// (crate::ipc_objects).
 const SHM_PERMS: &[&str] = &["create", "destroy", "getattr", "setattr", "read", "write", "associate", "lock"];
 const SEM_PERMS: &[&str] = &["create", "destroy", "getattr", "setattr", "read", "write", "associate"];
+const MSGQ_PERMS: &[&str] = &["create", "destroy", "getattr", "setattr", "read", "write", "associate", "enqueue"];
+const MSG_PERMS: &[&str] = &["send", "receive"];
 
 /// The AVC mapping the daemon uses.
 pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
@@ -293,6 +305,8 @@ pub fn mapping() -> Result<Mapping, rampart_avc::AvcError> {
     classes.push(("security", SECURITY_PERMS));
     classes.push(("shm", SHM_PERMS));
     classes.push(("sem", SEM_PERMS));
+    classes.push(("msgq", MSGQ_PERMS));
+    classes.push(("msg", MSG_PERMS));
     classes.push(("capability", CAPABILITY_PERMS));
     classes.push(("capability2", CAPABILITY2_PERMS));
     classes.extend(SOCKET_CLASSES.iter().map(|&c| match c {
@@ -447,6 +461,8 @@ pub struct Classes {
     pub(crate) dir_ops: DirOps,
     pub(crate) shm: IpcPerms,
     pub(crate) sem: IpcPerms,
+    pub(crate) msgq: IpcPerms,
+    pub(crate) msg: MsgPerms,
     /// Each of [`SOCKET_CLASSES`], in that order.
     sockets: Vec<SocketPerms>,
 }
@@ -501,9 +517,14 @@ impl Classes {
                 write: p("write")?,
                 associate: p("associate")?,
                 lock: p("lock").unwrap_or(Perms::NONE),
+                enqueue: p("enqueue").unwrap_or(Perms::NONE),
             })
         };
-        let (shm, sem) = (ipc("shm")?, ipc("sem")?);
+        let (shm, sem, msgq) = (ipc("shm")?, ipc("sem")?, ipc("msgq")?);
+        let msg = {
+            let class = m.class("msg")?;
+            MsgPerms { class, send: m.perms(class, &["send"])?, receive: m.perms(class, &["receive"])? }
+        };
         let dir = m.class("dir")?;
         let d = |n: &str| m.perms(dir, &[n]).unwrap_or(Perms::NONE);
         let dir_ops = DirOps {
@@ -552,6 +573,8 @@ impl Classes {
             dir_ops,
             shm,
             sem,
+            msgq,
+            msg,
             sockets: SOCKET_CLASSES
                 .iter()
                 .map(|&name| {

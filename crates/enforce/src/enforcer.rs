@@ -969,6 +969,18 @@ impl Enforcer {
         }
     }
 
+    /// The label the kernel gives a message `sender` puts on a queue
+    /// labeled `queue` (`security_transition_sid` of class `msg`:
+    /// crate::ipc_objects); `None` if the policy gives it no valid one.
+    pub(crate) fn message_sid(&self, sender: Sid, queue: Sid) -> Option<Sid> {
+        let (policy, bools, _) = self.avc.policy_state();
+        let s = policy.parse_context(self.avc.context(sender)?).ok()?;
+        let t = policy.parse_context(self.avc.context(queue)?).ok()?;
+        let class = policy.class_by_name("msg")?;
+        let new = policy.compute_create(&bools, &s, &t, class, CreateKind::Transition, None).ok()?;
+        self.avc.intern(&policy.context_to_string(&new)).ok()
+    }
+
     /// The domain `subject` enters by executing a file labeled `tsid`
     /// (`None` if the policy cannot compute a valid one).
     fn transition(&self, subject: Sid, tsid: Sid) -> Option<Sid> {

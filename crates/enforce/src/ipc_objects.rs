@@ -1,22 +1,23 @@
-//! System V shared memory segments and semaphore sets of the processes
-//! `rampart run` started, decided per object as SELinux decides them: an
-//! object is labeled with the domain of the process that made it, and
-//! every use is checked against that label (`create` at its making,
-//! `associate` at a `shmget` or `semget` that finds it, `read` and
-//! `write` at `shmat` and `semop`, `getattr`, `setattr`, `destroy`, `lock`
-//! at the `*ctl` calls).
+//! System V shared memory segments, semaphore sets and message queues of
+//! the processes `rampart run` started, decided per object as SELinux
+//! decides them: an object is labeled with the domain of the process that
+//! made it, and every use is checked against that label (`create` at its
+//! making, `associate` at a `*get` that finds it, `read` and `write` at
+//! `shmat` and `semop`, `write` and `enqueue` at `msgsnd`, `read` at
+//! `msgrcv`, with `msg { send }` and `msg { receive }` on the message's
+//! label, `getattr`, `setattr`, `destroy`, `lock` at the `*ctl` calls).
 //!
 //! Why: an IPC object is protected by its mode bits only, so a confined
 //! process under the owner's uid (or root) attaches another domain's
 //! memory (a confined web server reading a database's shared buffers) or
-//! takes its semaphores. crate::sysv_ipc refuses a whole class to a
+//! takes its semaphores or reads its messages. crate::sysv_ipc refuses a whole class to a
 //! domain granted none of it; a domain granted some (its own objects:
 //! `self:shm`) needs the label of each object it names.
 //!
 //! How: the launcher's filter hands `shmget`, `shmat`, `shmctl`,
-//! `semget`, `semop`, `semtimedop` and `semctl` over (crate::supervised;
-//! on i386 they are refused). rampartd makes every `shmget` and `semget`
-//! itself, in a thread that takes the caller's effective user, group,
+//! `semget`, `semop`, `semtimedop`, `semctl`, `msgget`, `msgsnd`,
+//! `msgrcv` and `msgctl` over (crate::supervised; on i386 they are
+//! refused). rampartd makes every `*get` itself, in a thread that takes the caller's effective user, group,
 //! groups and capabilities (the object's owner and creator, and the mode
 //! bits' check, are the caller's), so it knows which object a launched
 //! process made: it records the object's id with the caller's domain.
@@ -36,7 +37,12 @@
 //! `system { ipc_info }`); a `semop` is checked as altering (`read
 //! write`) even when it only waits for zero (`read`): its operations are
 //! in the caller's memory, which another thread could change after the
-//! daemon read them.
+//! daemon read them; a message is labeled by the kernel from its sender
+//! (`security_transition_sid` of class `msg`: the queue's type unless a
+//! rule says otherwise, the sender's user and level), and which message
+//! a `msgrcv` the kernel makes will take is not known here, so a receive
+//! is checked against a message the queue's maker would have sent (the
+//! same label wherever senders share their user and level).
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -71,6 +77,8 @@ const SETVAL: i32 = 16;
 const SETALL: i32 = 17;
 const SEM_STAT: i32 = 18;
 const SEM_STAT_ANY: i32 = 20;
+const MSG_STAT: i32 = 11;
+const MSG_STAT_ANY: i32 = 13;
 const IPC_64: i32 = 0x100;
 /// Records kept at least before pruning.
 const PRUNE_FROM: usize = 1024;
@@ -83,6 +91,7 @@ fn list_of(kind: Kind) -> &'static str {
     match kind {
         Kind::Shm => "/proc/sysvipc/shm",
         Kind::Sem => "/proc/sysvipc/sem",
+        Kind::Msg => "/proc/sysvipc/msg",
     }
 }
 
@@ -90,6 +99,7 @@ fn name_of(kind: Kind) -> &'static str {
     match kind {
         Kind::Shm => "shm",
         Kind::Sem => "sem",
+        Kind::Msg => "msg",
     }
 }
 
@@ -109,7 +119,7 @@ impl Objects {
         let mut guard = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
         let (by_id, prune_at) = &mut *guard;
         if by_id.len() >= (*prune_at).max(PRUNE_FROM) {
-            let live: Vec<(Kind, i32)> = [Kind::Shm, Kind::Sem]
+            let live: Vec<(Kind, i32)> = [Kind::Shm, Kind::Sem, Kind::Msg]
                 .into_iter()
                 .flat_map(|k| listed(k).into_iter().map(move |o| (k, o.id)))
                 .collect();
@@ -150,6 +160,7 @@ fn class_of(e: &Enforcer, kind: Kind) -> (ClassIdx, &crate::access::IpcPerms) {
     let perms = match kind {
         Kind::Shm => &e.classes.shm,
         Kind::Sem => &e.classes.sem,
+        Kind::Msg => &e.classes.msgq,
     };
     (perms.class, perms)
 }
@@ -206,6 +217,39 @@ pub(crate) fn semop(e: &Enforcer, objects: &Objects, tid: u32, id: i32) -> Resul
     answer(check(e, objects, (tid, &subject), (Kind::Sem, id), sem.read | sem.write))
 }
 
+/// `msgsnd` (`receive` false) or `msgrcv` of queue `id` by thread `tid`:
+/// a send needs `msgq { write }`, `msg { send }` on the message's label
+/// and `msgq { enqueue }` from it (`selinux_msg_queue_msgsnd`), a receive
+/// `msgq { read }` and `msg { receive }` (`selinux_msg_queue_msgrcv`).
+/// The message's label is the kernel's for a message its sender puts on
+/// the queue (`security_transition_sid` of class `msg`): the caller's
+/// for a send, the queue's maker's for a receive (the message the
+/// kernel will hand over is not known here; see the module docs).
+/// `Ok`: the kernel makes the call.
+pub(crate) fn message(e: &Enforcer, objects: &Objects, tid: u32, id: i32, receive: bool) -> Result<(), i32> {
+    let subject = crate::signals::caller(e, tid, if receive { "a msgrcv" } else { "a msgsnd" })?;
+    let (q, m) = (&e.classes.msgq, &e.classes.msg);
+    let queue = objects.label(e, Kind::Msg, id);
+    let sender = if receive { queue } else { subject.sid };
+    let Some(message) = e.message_sid(sender, queue) else {
+        eprintln!("rampartd: refused a message call of thread {tid}: the policy gives its message no label");
+        return Err(libc::EACCES);
+    };
+    let key = || listed(Kind::Msg).into_iter().find(|s| s.id == id).map(|s| s.key);
+    let extra = || key().map(|k| vec![("key".to_owned(), k.to_string())]).unwrap_or_default();
+    let checks = if receive {
+        [(subject.sid, queue, q.class, q.read), (subject.sid, message, m.class, m.receive)].to_vec()
+    } else {
+        [
+            (subject.sid, queue, q.class, q.write),
+            (subject.sid, message, m.class, m.send),
+            (message, queue, q.class, q.enqueue),
+        ]
+        .to_vec()
+    };
+    answer(checks.into_iter().all(|c| e.check_label_lazy(tid, subject.tgid, c, extra)))
+}
+
 /// A `*ctl` of object `id` of `kind` (an index into the kernel's table
 /// for the `*_STAT` commands) with command `cmd` by thread `tid`, as
 /// `selinux_shm_shmctl` and `selinux_sem_semctl` check it. `Ok`: the
@@ -214,7 +258,12 @@ pub(crate) fn semop(e: &Enforcer, objects: &Objects, tid: u32, id: i32) -> Resul
 pub(crate) fn control(e: &Enforcer, objects: &Objects, tid: u32, (kind, id): (Kind, i32), cmd: i32) -> Result<(), i32> {
     let p = class_of(e, kind).1;
     let cmd = cmd & !IPC_64;
-    let by_index = matches!((kind, cmd), (Kind::Shm, SHM_STAT | SHM_STAT_ANY) | (Kind::Sem, SEM_STAT | SEM_STAT_ANY));
+    let by_index = matches!(
+        (kind, cmd),
+        (Kind::Shm, SHM_STAT | SHM_STAT_ANY)
+            | (Kind::Sem, SEM_STAT | SEM_STAT_ANY)
+            | (Kind::Msg, MSG_STAT | MSG_STAT_ANY)
+    );
     let perms = match (kind, cmd) {
         (_, IPC_STAT) | (_, IPC_SET) | (_, IPC_RMID) | (Kind::Shm, SHM_LOCK | SHM_UNLOCK) => match cmd {
             IPC_STAT => p.getattr | p.associate,
@@ -337,6 +386,7 @@ impl Caller {
                 match kind {
                     Kind::Shm => libc::shmget(key, arg as libc::size_t, flags),
                     Kind::Sem => libc::semget(key, arg as i32, flags),
+                    Kind::Msg => libc::msgget(key, flags),
                 }
             };
             Ok::<_, std::io::Error>(if id < 0 { Err(std::io::Error::last_os_error()) } else { Ok(id) })

@@ -176,6 +176,9 @@ pub enum Op {
     /// semop, semtimedop of set `id`: checked, then made by the kernel
     /// (crate::ipc_objects).
     Semop { id: i32 },
+    /// msgsnd (`receive` false) or msgrcv of queue `id`: checked, then
+    /// made by the kernel (crate::ipc_objects).
+    Message { id: i32, receive: bool },
     /// mprotect, pkey_mprotect of `[addr, addr + len)` to `prot` (handed
     /// over with `PROT_EXEC`): checked on the mappings there.
     Mprotect { addr: u64, len: u64, prot: u32 },
@@ -409,6 +412,10 @@ pub mod nr {
     pub const SEMOP: u32 = 65;
     pub const SEMCTL: u32 = 66;
     pub const SEMTIMEDOP: u32 = 220;
+    pub const MSGGET: u32 = 68;
+    pub const MSGSND: u32 = 69;
+    pub const MSGRCV: u32 = 70;
+    pub const MSGCTL: u32 = 71;
     pub const PERSONALITY: u32 = 135;
     /// clone (its flags the first argument on both arches): handed over
     /// (x86-64) or refused (i386) with `CLONE_FS` and without
@@ -424,7 +431,7 @@ pub mod nr {
     /// in memory, is refused.
     pub const I386_MMAP2: u32 = 192;
     pub const I386_MPROTECT: [u32; 2] = [125, 380];
-    pub const I386_SHM_SEM: [u32; 6] = [393, 394, 395, 396, 397, 420];
+    pub const I386_SHM_SEM: [u32; 10] = [393, 394, 395, 396, 397, 399, 400, 401, 402, 420];
     pub const I386_IPC: u32 = 117;
     pub const I386_PERSONALITY: u32 = 136;
     pub const I386_OLD_MMAP: u32 = 90;
@@ -651,6 +658,10 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         nr::SHMCTL => Op::IpcCtl { kind: Kind::Shm, id: int(0), cmd: int(1) },
         nr::SEMCTL => Op::IpcCtl { kind: Kind::Sem, id: int(0), cmd: int(2) },
         nr::SEMOP | nr::SEMTIMEDOP => Op::Semop { id: int(0) },
+        nr::MSGGET => Op::IpcGet { kind: Kind::Msg, key: int(0), arg: 0, flags: int(1) },
+        nr::MSGCTL => Op::IpcCtl { kind: Kind::Msg, id: int(0), cmd: int(1) },
+        nr::MSGSND => Op::Message { id: int(0), receive: false },
+        nr::MSGRCV => Op::Message { id: int(0), receive: true },
         nr::MEMFD_CREATE => Op::MemfdCreate { name: args[0], flags: args[1] as u32 },
         nr::GETPGID => Op::Ids { pid: int(0), session: false },
         nr::GETSID => Op::Ids { pid: int(0), session: true },
@@ -685,6 +696,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
 pub enum IpcKind {
     Shm,
     Sem,
+    Msg,
 }
 
 /// Open flags that ask to write, truncate or create (see "Opens").
@@ -738,8 +750,8 @@ mod bits {
     pub const MAP_ANONYMOUS: u32 = 0x20;
     pub const SHM_EXEC: u32 = 0o100000;
     /// `ipc(2)`'s calls (its low 16 bits) for semop, semget, semctl,
-    /// semtimedop, shmat, shmget, shmctl.
-    pub const IPC_SHM_SEM: [u32; 7] = [1, 2, 3, 4, 21, 23, 24];
+    /// semtimedop, msgsnd, msgrcv, msgget, msgctl, shmat, shmget, shmctl.
+    pub const IPC_SHM_SEM: [u32; 11] = [1, 2, 3, 4, 11, 12, 13, 14, 21, 23, 24];
     pub const READ_IMPLIES_EXEC: u32 = 0x040_0000;
     /// `personality(0xffffffff)` only reads it.
     pub const PERSONALITY_QUERY: u32 = u32::MAX;
@@ -1001,6 +1013,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     handed.extend([nr::MEMFD_CREATE, nr::KCMP, nr::PROCESS_MADVISE, nr::EXECVE, nr::EXECVEAT]);
     handed.extend([nr::SOCKET, nr::SOCKETPAIR, nr::BIND, nr::CONNECT, nr::LISTEN, nr::INOTIFY_ADD_WATCH]);
     handed.extend([nr::SHMGET, nr::SHMAT, nr::SHMCTL, nr::SEMGET, nr::SEMOP, nr::SEMCTL, nr::SEMTIMEDOP]);
+    handed.extend([nr::MSGGET, nr::MSGSND, nr::MSGRCV, nr::MSGCTL]);
     // Scheduling and ids of any process, the caller's own included, which
     // SELinux checks too (`self:process setsched`...).
     handed.extend(nr::SCHED_SET_BY_PID.into_iter().chain(nr::SCHED_GET_BY_PID));
@@ -1510,7 +1523,18 @@ mod tests {
                 assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [1 << 16 | call, 1, 0, 0, 0, 0]), EPERM);
             }
             assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [22, 1, SHM_EXEC, 0, 0, 0]), ALLOW, "shmdt");
-            assert_eq!(run(&prog, nr::I386_IPC, AUDIT_ARCH_I386, [12, 1, 0, 0, 0, 0]), ALLOW, "msgrcv");
+            for (n, op) in [(nr::MSGSND, false), (nr::MSGRCV, true)] {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [7, 0x1000, 8, 0, 0, 0]), NOTIFY, "{n}");
+                assert_eq!(decode(n, [7, 0x1000, 8, 0, 0, 0]), Some(Op::Message { id: 7, receive: op }));
+            }
+            // msgget(key, flags); msgctl(id, cmd, buf).
+            let msg = Kind::Msg;
+            assert_eq!(
+                decode(nr::MSGGET, [5, 0o1600, 0, 0, 0, 0]),
+                Some(Op::IpcGet { kind: msg, key: 5, arg: 0, flags: 0o1600 })
+            );
+            assert_eq!(decode(nr::MSGCTL, [7, 2, 0, 0, 0, 0]), Some(Op::IpcCtl { kind: msg, id: 7, cmd: 2 }));
+            assert_eq!(run(&prog, nr::MSGCTL, AUDIT_ARCH_X86_64, [7, 2, 0, 0, 0, 0]), NOTIFY);
             for (n, arch) in [(nr::PERSONALITY, AUDIT_ARCH_X86_64), (nr::I386_PERSONALITY, AUDIT_ARCH_I386)] {
                 let read_implies_exec = 0x040_0000;
                 assert_eq!(run(&prog, n, arch, [read_implies_exec, 0, 0, 0, 0, 0]), EPERM, "{n}");

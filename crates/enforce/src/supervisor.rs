@@ -328,6 +328,9 @@ impl Supervisor {
                 Some(ipc_objects::control(e, &self.context.ipc_objects, notif.pid, (kind, id), cmd))
             }
             Op::Semop { id } => Some(ipc_objects::semop(e, &self.context.ipc_objects, notif.pid, id)),
+            Op::Message { id, receive } => {
+                Some(ipc_objects::message(e, &self.context.ipc_objects, notif.pid, id, receive))
+            }
             Op::Exec => Some(exec_started(e, listener.as_fd(), notif)),
             Op::Socket { family, ty, protocol } => Some(crate::sockets::decide(e, notif.pid, family, ty, protocol)),
             _ => None,
@@ -1194,6 +1197,7 @@ fn resolve(
         | Op::IpcGet { .. }
         | Op::IpcCtl { .. }
         | Op::Semop { .. }
+        | Op::Message { .. }
         | Op::Mprotect { .. }
         | Op::MemfdCreate { .. }
         | Op::Socket { .. }
@@ -1229,6 +1233,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::IpcGet { .. }
         | Op::IpcCtl { .. }
         | Op::Semop { .. }
+        | Op::Message { .. }
         | Op::Mprotect { .. }
         | Op::MemfdCreate { .. }
         | Op::Socket { .. }

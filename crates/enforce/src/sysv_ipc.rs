@@ -22,10 +22,9 @@
 //! commands that read the system's limits (`IPC_INFO`, `SHM_INFO`,
 //! `SEM_INFO`, `MSG_INFO`: SELinux's `system { ipc_info }`, not checked
 //! here) on x86-64; on i386 every `*ctl` is refused (coarser). A domain
-//! granted some permission of a class: its shared memory and semaphores
-//! are decided per object (crate::ipc_objects, where rampartd makes every
-//! `shmget` and `semget` and so knows each object's maker); its message
-//! queues are not mediated.
+//! granted some permission of a class has its objects of that class
+//! decided one by one (crate::ipc_objects, where rampartd makes every
+//! `*get` and so knows each object's maker).
 
 use crate::bpf::{bpf, data_arg, Asm, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, BPF_AND_K, DATA_ARCH, DATA_NR};
 use crate::sandbox::Forbidden;

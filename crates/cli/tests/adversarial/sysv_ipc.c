@@ -7,8 +7,8 @@
  * take a semaphore.
  *
  * Usage: sysv_ipc make KEY (the victim): a shared memory segment holding
- * "secret", a message queue holding the message "secret" and a set of
- * one semaphore at 3, each with mode 0600, under key KEY, then exits
+ * "secret", a message queue holding the message "secret" three times
+ * and a set of one semaphore at 3, each with mode 0600, under key KEY, then exits
  * (they outlive it). remove KEY removes them.
  *
  * Usage: sysv_ipc shm KEY: attaches KEY's segment and reads it; msg KEY
@@ -23,7 +23,9 @@
  * reads its attributes and removes it (what a domain does with its own).
  * sem-id KEY takes KEY's semaphore by the id /proc/sysvipc/sem lists;
  * own-sem KEY makes a set, sets, takes and reads its semaphore, and
- * removes it.
+ * removes it. msg-id KEY receives KEY's message by the id
+ * /proc/sysvipc/msg lists; own-msg KEY makes a queue, sends a message,
+ * receives it and removes the queue.
  */
 #include "adversarial.h"
 
@@ -47,7 +49,9 @@ static int make(key_t key) {
     int q = msgget(key, IPC_CREAT | IPC_EXCL | 0600);
     if (q < 0) verdict(BROKEN, "msgget: %s", strerror(errno));
     struct message m = {.type = 1, .text = "secret"};
-    if (msgsnd(q, &m, sizeof m.text, 0) != 0) verdict(BROKEN, "msgsnd: %s", strerror(errno));
+    /* Three receivers may take one each (a scenario's three attempts). */
+    for (int i = 0; i < 3; i++)
+        if (msgsnd(q, &m, sizeof m.text, 0) != 0) verdict(BROKEN, "msgsnd: %s", strerror(errno));
     int sem = semget(key, 1, IPC_CREAT | IPC_EXCL | 0600);
     if (sem < 0) verdict(BROKEN, "semget: %s", strerror(errno));
     /* Three takers may take it (a scenario's three attempts). */
@@ -107,6 +111,26 @@ static int take_by_id(key_t key) {
     struct sembuf op = {.sem_num = 0, .sem_op = -1, .sem_flg = IPC_NOWAIT};
     if (semop(sem, &op, 1) != 0) FAILED(errno, "semop on set %d", sem);
     verdict(SUCCEEDED, "took the semaphore of set %d, by its id", sem);
+}
+
+static int receive_by_id(key_t key) {
+    int q = listed_in("/proc/sysvipc/msg", key);
+    if (q < 0) verdict(BROKEN, "no queue of key %d listed", (int)key);
+    struct message m;
+    if (msgrcv(q, &m, sizeof m.text, 0, IPC_NOWAIT) < 0) FAILED(errno, "msgrcv from queue %d", q);
+    verdict(SUCCEEDED, "received \"%.16s\" from queue %d, by its id", m.text, q);
+}
+
+static int own_queue(key_t key) {
+    int q = msgget(key, IPC_CREAT | IPC_EXCL | 0600);
+    if (q < 0) FAILED(errno, "msgget");
+    struct message m = {.type = 1, .text = "mine"};
+    if (msgsnd(q, &m, sizeof m.text, IPC_NOWAIT) != 0) FAILED(errno, "msgsnd to queue %d", q);
+    struct message got;
+    if (msgrcv(q, &got, sizeof got.text, 0, IPC_NOWAIT) < 0) FAILED(errno, "msgrcv from queue %d", q);
+    if (strcmp(got.text, "mine") != 0) verdict(BROKEN, "queue %d gave \"%.16s\"", q, got.text);
+    if (msgctl(q, IPC_RMID, NULL) != 0) FAILED(errno, "IPC_RMID of queue %d", q);
+    verdict(SUCCEEDED, "made, used and removed queue %d", q);
 }
 
 static int own_set(key_t key) {
@@ -173,7 +197,7 @@ static int take(key_t key) {
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: sysv_ipc make|remove|shm|msg|sem|shm-id|destroy|shm-make|own|sem-id|own-sem KEY\n");
+        fprintf(stderr, "usage: sysv_ipc make|remove|shm|msg|sem|shm-id|destroy|shm-make|own|sem-id|own-sem|msg-id|own-msg KEY\n");
         return BROKEN;
     }
     key_t key = (key_t)strtol(argv[2], NULL, 10);
@@ -188,5 +212,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "own")) return own_segment(key);
     if (!strcmp(argv[1], "sem-id")) return take_by_id(key);
     if (!strcmp(argv[1], "own-sem")) return own_set(key);
+    if (!strcmp(argv[1], "msg-id")) return receive_by_id(key);
+    if (!strcmp(argv[1], "own-msg")) return own_queue(key);
     verdict(BROKEN, "unknown method %s", argv[1]);
 }
