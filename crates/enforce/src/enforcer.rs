@@ -973,10 +973,15 @@ impl Enforcer {
     /// labeled `queue` (`security_transition_sid` of class `msg`:
     /// crate::ipc_objects); `None` if the policy gives it no valid one.
     pub(crate) fn message_sid(&self, sender: Sid, queue: Sid) -> Option<Sid> {
+        self.transition_sid(sender, queue, "msg")
+    }
+
+    /// `security_transition_sid(s, t, class)`, by the loaded policy.
+    fn transition_sid(&self, s: Sid, t: Sid, class: &str) -> Option<Sid> {
         let (policy, bools, _) = self.avc.policy_state();
-        let s = policy.parse_context(self.avc.context(sender)?).ok()?;
-        let t = policy.parse_context(self.avc.context(queue)?).ok()?;
-        let class = policy.class_by_name("msg")?;
+        let s = policy.parse_context(self.avc.context(s)?).ok()?;
+        let t = policy.parse_context(self.avc.context(t)?).ok()?;
+        let class = policy.class_by_name(class)?;
         let new = policy.compute_create(&bools, &s, &t, class, CreateKind::Transition, None).ok()?;
         self.avc.intern(&policy.context_to_string(&new)).ok()
     }
@@ -984,12 +989,7 @@ impl Enforcer {
     /// The domain `subject` enters by executing a file labeled `tsid`
     /// (`None` if the policy cannot compute a valid one).
     fn transition(&self, subject: Sid, tsid: Sid) -> Option<Sid> {
-        let (policy, bools, _) = self.avc.policy_state();
-        let s = policy.parse_context(self.avc.context(subject)?).ok()?;
-        let t = policy.parse_context(self.avc.context(tsid)?).ok()?;
-        let class = policy.class_by_name("process")?;
-        let new = policy.compute_create(&bools, &s, &t, class, CreateKind::Transition, None).ok()?;
-        self.avc.intern(&policy.context_to_string(&new)).ok()
+        self.transition_sid(subject, tsid, "process")
     }
 
     /// The label the kernel gives an object of `mode`'s type that
