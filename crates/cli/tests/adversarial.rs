@@ -2067,7 +2067,7 @@ echo "AVC_WATCH_READS=$(avc watch_reads public_t)"
 
 /// Another domain's System V IPC objects are its own (SELinux labels
 /// each with its creator's domain and checks every use:
-/// crates/enforce/src/sysv_ipc.rs, shared_memory.rs): the default domain,
+/// crates/enforce/src/sysv_ipc.rs, ipc_objects.rs): the default domain,
 /// as uid 65534, makes a shared memory segment, a message queue and a
 /// semaphore set (mode 0600) holding "secret"; uid 65534 in still_t,
 /// which the policy grants no `shm`, `sem` or `msgq` permission, cannot

@@ -19,10 +19,14 @@ remove_cgroups() {
     local root
     root=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2") { print $5; exit } break } }' /proc/self/mountinfo)
     [ -n "$root" ] && [ -d "$root/$CG" ] || return 0
+    # `cgroup.kill` ends every process of the tree, one forked meanwhile
+    # too (a list of pids read first would miss it, and its cgroup would
+    # stay behind); frozen ones as well.
+    echo 1 > "$root/$CG/cgroup.kill" 2>/dev/null || true
     for procs in $(find "$root/$CG" -name cgroup.procs); do
         while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done < "$procs"
     done
-    for _ in $(seq 100); do
+    for _ in $(seq 250); do
         find "$root/$CG" -depth -type d -exec rmdir {} + 2>/dev/null || true
         [ -d "$root/$CG" ] || return 0
         sleep 0.02
