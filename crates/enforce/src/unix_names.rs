@@ -1,9 +1,11 @@
-//! Abstract Unix names: which socket holds one, and the domain that bound
-//! it, so that a connect to the name can be decided as SELinux decides
-//! it (`connectto`, `sendto` on the peer socket's label).
+//! Unix socket addresses (abstract names, socket files): which socket
+//! holds one, and the domain that bound it, so that a connect to it can
+//! be decided as SELinux decides it (`connectto`, `sendto` on the peer
+//! socket's label).
 //!
 //! Why: an abstract name has no file, so nothing a connect to it touches
-//! has a label the daemon can read. SELinux labels the peer socket with
+//! has a label the daemon can read, and a socket file's label is the
+//! file's, not its socket's. SELinux labels the peer socket with
 //! the domain of the process that made it; here, a socket a launched
 //! process bound (every such bind is made by the daemon: crate::supervisor)
 //! is recorded with the caller's domain, and any other socket (bound by
@@ -12,7 +14,7 @@
 //!
 //! How: the holder of a name is found in the kernel's own table, through
 //! `sock_diag` (`NETLINK_SOCK_DIAG`, `unix_diag`: every Unix socket of a
-//! network namespace, with its type, name and cookie), in the network
+//! network namespace, with its type, name, socket file and cookie), in the network
 //! namespace of the socket that connects (`SIOCGSKNS`: a name is looked
 //! up there); a socket is known by its cookie (`SO_COOKIE`), which the
 //! kernel never hands out twice, unlike inode numbers. The record keeps
@@ -71,16 +73,17 @@ struct Record {
     netns: u64,
 }
 
-/// The domains that bound the abstract and automatic names of launched
-/// processes' sockets, by socket cookie.
+/// The domains that bound launched processes' Unix sockets, by socket
+/// cookie.
 #[derive(Default)]
 pub(crate) struct Bound {
     records: Mutex<(HashMap<u64, Record>, usize)>,
 }
 
 impl Bound {
-    /// Records that `socket`, just bound by a process of `domain`, holds
-    /// its name. `Err`: the bind's error (the record is full: `ENOBUFS`).
+    /// Records that `socket`, about to be bound by a process of
+    /// `domain`, is that domain's. `Err`: the bind's error (the record is
+    /// full: `ENOBUFS`).
     pub(crate) fn record(&self, socket: BorrowedFd<'_>, domain: Sid) -> Result<(), i32> {
         let cookie = cookie(socket).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
         let netns =
