@@ -138,8 +138,7 @@ pub struct Context {
     pub writes_labels: bool,
     /// Label writes that failed, each kind reported once.
     pub label_failures: new_labels::Failures,
-    /// Who bound the abstract names of launched processes' sockets
-    /// (crate::unix_names).
+    /// Who bound launched processes' Unix sockets (crate::unix_names).
     pub(crate) bound: crate::unix_names::Bound,
     /// Who made the shared memory segments and semaphore sets of
     /// launched processes (crate::ipc_objects).
