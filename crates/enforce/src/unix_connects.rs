@@ -316,10 +316,24 @@ fn checked_file_peer(
 /// holder after the connect was the one connected to); if not, `socket`
 /// is shut down.
 fn still_held(peer: &FilePeer, socket: BorrowedFd<'_>, tid: u32) -> Result<(), i32> {
-    match peer.names.holder_of_file(peer.ty, peer.dev, peer.ino) {
-        Ok(Some(now)) if now == peer.cookie => Ok(()),
+    let now = peer.names.holder_of_file(peer.ty, peer.dev, peer.ino);
+    held_by(now, peer.cookie, socket, (tid, "a socket file"))
+}
+
+/// `Ok` if `now` (the holder looked up after the connect) is `checked`;
+/// else `socket` is shut down and the connect refused.
+fn held_by(
+    now: io::Result<Option<u64>>,
+    checked: u64,
+    socket: BorrowedFd<'_>,
+    (tid, what): (u32, &str),
+) -> Result<(), i32> {
+    match now {
+        Ok(Some(now)) if now == checked => Ok(()),
         held => {
-            eprintln!("rampartd: refused a connect of thread {tid} to a socket file: its holder changed during the call ({held:?})");
+            eprintln!(
+                "rampartd: refused a connect of thread {tid} to {what}: its holder changed during the call ({held:?})"
+            );
             // SAFETY: integer arguments on an open socket.
             unsafe { libc::shutdown(socket.as_raw_fd(), libc::SHUT_RDWR) };
             Err(libc::EACCES)
@@ -352,18 +366,11 @@ pub(crate) fn connect_abstract(call: &Call<'_>, socket: BorrowedFd<'_>, target: 
     });
     let value = connected.map_err(|e| errno_of(&e))??;
     let name = abstract_name(&target.addr).ok_or(libc::EINVAL)?;
-    match target.names.holder(target.ty, name) {
-        Ok(now) if now.is_some() && now == target.holder => Ok(value),
-        held => {
-            eprintln!(
-                "rampartd: refused a connect of thread {} to an abstract name: its holder changed during the call ({:?})",
-                call.tid, held
-            );
-            // SAFETY: integer arguments on an open socket.
-            unsafe { libc::shutdown(socket.as_raw_fd(), libc::SHUT_RDWR) };
-            Err(libc::EACCES)
-        }
-    }
+    let now = target.names.holder(target.ty, name);
+    // No holder at the check: the connect succeeded only if one came
+    // meanwhile, unchecked (`u64::MAX` is no cookie the kernel gives).
+    let checked = target.holder.unwrap_or(u64::MAX);
+    held_by(now, checked, socket, (call.tid, "an abstract name")).map(|()| value)
 }
 
 /// The object `caller`'s path names, followed as the kernel's lookup
