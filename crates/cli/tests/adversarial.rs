@@ -1482,7 +1482,13 @@ echo "AUDIT=$(grep -c "denied  { listen } for  pid=[0-9]* comm=.make_socket. sco
 /// door); a datagram socket is refused alike (DGRAM). The daemon connects
 /// to what it checked: a thread flipping the path in memory between the
 /// public and the secret socket during 3,000 connects never reaches the
-/// secret (RACE). The mode bits come first: a public_t socket only root
+/// secret (RACE), nor does one flipping the address family between
+/// `AF_UNIX` and `AF_UNSPEC` (FAMILY), nor, as root in writer_t, one
+/// switching a UDP socket and a Unix one onto the descriptor connected
+/// (UDP_SWAP): before the daemon made every connect itself, it let the
+/// kernel make those it read as `AF_UNSPEC` or on a UDP socket, and the
+/// kernel, reading the address and the descriptor again, reached the
+/// secret after a few calls. The mode bits come first: a public_t socket only root
 /// may write is refused without an AVC line (DAC). The peer is checked
 /// where a launched process bound it (`connectto` on its domain,
 /// crates/enforce/src/unix_names.rs): uid 65534 in app_t does not reach a
@@ -1547,6 +1553,8 @@ for mode in ENFORCING PERMISSIVE; do
     attempt "${mode}_ROOT" as_confined_root "$ADV/connect_unix" connect "$T/data/priv.sock"
     attempt "${mode}_DGRAM" as_attacker "$ADV/connect_unix" dgram "$T/data/priv.dgram"
     attempt "${mode}_RACE" as_attacker "$ADV/connect_unix" race "$T/data/pub.sock" "$T/data/priv.sock"
+    attempt "${mode}_FAMILY" as_attacker "$ADV/connect_unix" family_race "$T/data/priv.sock"
+    attempt "${mode}_UDP_SWAP" as_writer_root "$ADV/connect_unix" swap_race "$T/data/priv.sock"
     stop_daemon
 done
 start_daemon
@@ -1572,11 +1580,13 @@ echo "AVC_PEER=$(grep -c "denied  { connectto } for  pid=[0-9]* comm=.connect_un
     r.assert_blocked("ENFORCING_ROOT", "app_t may not write secret_t socket files, as root either");
     r.assert_blocked("ENFORCING_DGRAM", "app_t may not write secret_t socket files (datagram)");
     r.assert_blocked("ENFORCING_RACE", "the daemon connects to the object it checked");
+    r.assert_blocked("ENFORCING_FAMILY", "the daemon connects with the address family it read");
+    r.assert_blocked("ENFORCING_UDP_SWAP", "the daemon connects the socket it checked, a UDP socket's too");
     r.assert_blocked("ENFORCING_DAC", "the mode bits refuse uid 65534 a socket only root may write");
     r.assert_blocked("ENFORCING_PEER_WRITER", "app_t may not connectto a socket writer_t bound");
     r.assert_allowed("ENFORCING_PEER_OWN", "app_t may connectto its own sockets");
     assert!(r.get("ENFORCING_PEER_OWN_WHY").contains("says: own"), "{}", r.stderr);
-    for key in ["PUBLIC", "SECRET", "ROOT", "DGRAM", "RACE", "PEER_WRITER", "PEER_OWN"] {
+    for key in ["PUBLIC", "SECRET", "ROOT", "DGRAM", "RACE", "FAMILY", "UDP_SWAP", "PEER_WRITER", "PEER_OWN"] {
         r.assert_succeeded(&format!("PERMISSIVE_{key}"));
     }
     r.assert_allowed("UNSANDBOXED_SECRET", "without the sandbox's filter the connect is not seen");

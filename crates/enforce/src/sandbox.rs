@@ -30,19 +30,16 @@
 //! of a socket, which the daemon makes, is refused the same way.
 //!
 //! **TCP only through the daemon.** rampartd makes every bind and every
-//! TCP connect of a launched process itself, on its copy of the socket,
-//! with the address it checked (crate::sockets). A Unix socket's connect
-//! it checks and leaves to the kernel (the peer sees its connector's
-//! credentials), which looks the descriptor up again: another thread
-//! could `dup2` a TCP socket onto that number in between, and the kernel
-//! would connect it unchecked. Where the kernel has Landlock ABI 4 the
+//! connect of a launched process itself, on its copy of the socket, with
+//! the address it checked (crate::sockets). A TCP bind or connect the
+//! kernel would make for the process some other way (a way the filter
+//! missed) would go unchecked: where the kernel has Landlock ABI 4 the
 //! ruleset handles `LANDLOCK_ACCESS_NET_BIND_TCP` and `_CONNECT_TCP` and
 //! grants them on no port, so a TCP bind or connect the process makes
 //! itself fails (`EACCES`); rampartd's threads, outside the ruleset, make
-//! the checked ones. Landlock has no rights for UDP or other protocols:
-//! a socket of another class switched in so is still connected unchecked
-//! (docs/security.md); MPTCP and SCTP, whose connects ask `name_connect`
-//! as TCP's do, are not made at all (crate::sockets).
+//! the checked ones. MPTCP and SCTP, which those rights do not cover and
+//! whose connects ask `name_connect` as TCP's do, are not made at all
+//! (crate::sockets).
 //!
 //! **Staying in its domain.** A process's domain is its cgroup
 //! ([`crate::cgroups`]); root could leave it by writing its pid to the
@@ -344,8 +341,8 @@ fn tcp_made_by_the_daemon() -> u64 {
     let abi = landlock_abi();
     if abi < 4 {
         eprintln!(
-            "rampart: run: warning: Landlock ABI {abi} (< 4): another thread of the confined process can switch \
-             a TCP socket in under a checked bind or connect of a Unix socket, which the kernel then makes unchecked"
+            "rampart: run: warning: Landlock ABI {abi} (< 4): a TCP bind or connect the confined process gets the \
+             kernel to make without the calls rampartd makes for it is not refused"
         );
         return 0;
     }

@@ -20,14 +20,17 @@
 //! daemon decided. A bind's or connect's address is in the caller's
 //! memory, which another thread may change after the daemon read it, and
 //! the kernel would look the descriptor up again, which another thread may
-//! point at another socket: the daemon makes every bind and listen, and
-//! every TCP or SCTP connect, itself, on its copy of the socket, with the
-//! address it checked (crate::supervisor; a Unix socket's listen in a
-//! thread with the caller's effective ids, which a listening Unix socket
-//! shows its peers; a Unix socket's connect to a path, to the object
-//! checked, and to an abstract name, after `connectto` or `sendto` on
-//! the socket holding it: crate::unix_connects). Another connect (of a
-//! UDP socket...) is made by the kernel. The class is the kernel's
+//! point at another socket: the daemon makes every bind, listen and
+//! connect itself, on its copy of the socket, with the address it
+//! checked (crate::supervisor; a Unix socket's listen in a thread with
+//! the caller's effective ids, which a listening Unix socket shows its
+//! peers; a Unix socket's connect to a path, to the object checked, and
+//! to an abstract name, after `connectto` or `sendto` on the socket
+//! holding it: crate::unix_connects). None is left to the kernel: with
+//! the descriptor and the address read again, a Unix socket switched in
+//! under a UDP socket's connect, or an address whose family another
+//! thread flips to `AF_UNIX` after the daemon read another, would reach
+//! any socket file unchecked. The class is the kernel's
 //! `socket_type_to_security_class` (`extended_socket_class` read from the
 //! loaded policy), the label `security_transition_sid` from the caller's
 //! domain to itself for that class (the domain's role, type and range
@@ -42,13 +45,11 @@
 //! from before the launch) or the kernel made for it (`accept`) is not
 //! checked when it arrives, and a bind or connect checks it under the
 //! label the caller's domain would give it now; `accept`, sends and the
-//! checks on packets (peer, netif, node) are not made. A
-//! connect the kernel makes ([`Maker::Kernel`]) looks the descriptor up
-//! again: another thread may have switched another socket in. A TCP one
-//! the launcher's Landlock ruleset keeps from connecting
-//! (crate::sandbox), an MPTCP or SCTP one is never made
-//! ([`beyond_landlock`]); a socket of another class (UDP, netlink...)
-//! switched in so is connected unchecked.
+//! checks on packets (peer, netif, node) are not made. The launcher's
+//! Landlock ruleset keeps a launched process from binding or connecting
+//! a TCP socket itself (crate::sandbox: by io_uring, say), and an MPTCP
+//! or SCTP socket, which it does not cover, is never made
+//! ([`beyond_landlock`]).
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -280,19 +281,6 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, family: i32, ty: i32, protocol: i32
     }
 }
 
-/// Who makes a `bind` or `connect` the checks allow.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Maker {
-    /// The kernel: a connect of a socket other than TCP and SCTP, where
-    /// nothing checked here depends on the address in the caller's
-    /// memory (a Unix socket's to a path or an abstract name is made by
-    /// the daemon all the same, to what it checked: crate::unix_connects).
-    Kernel,
-    /// The daemon, on the socket it checked, with the address it read
-    /// and checked: every bind, and a TCP or SCTP connect.
-    Daemon,
-}
-
 /// What is done with a socket (and its address).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Use {
@@ -321,7 +309,7 @@ pub(crate) fn decide_use(
     subject: &Subject,
     (socket, addr): (BorrowedFd<'_>, &[u8]),
     what: Use,
-) -> Result<Maker, i32> {
+) -> Result<(), i32> {
     let kind = socket_kind(socket)?;
     let selinux = match what {
         Use::Bind => selinux_bind(e, tid, subject, kind, addr),
@@ -337,8 +325,8 @@ pub(crate) fn decide_use(
         (Some(_), None) => false,
     };
     match selinux {
-        Ok(how) if apparmor => Ok(how),
-        Ok(_) => Err(libc::EACCES),
+        Ok(()) if apparmor => Ok(()),
+        Ok(()) => Err(libc::EACCES),
         Err(errno) => Err(errno),
     }
 }
@@ -346,7 +334,7 @@ pub(crate) fn decide_use(
 /// `selinux_socket_bind`: `bind` on the socket; for an inet socket,
 /// `name_bind` on the port's label where the port is privileged or
 /// outside the local range, then `node_bind` on the address's label.
-fn selinux_bind(e: &Enforcer, tid: u32, subject: &Subject, kind: (i32, i32, i32), addr: &[u8]) -> Result<Maker, i32> {
+fn selinux_bind(e: &Enforcer, tid: u32, subject: &Subject, kind: (i32, i32, i32), addr: &[u8]) -> Result<(), i32> {
     let (family, ty, protocol) = kind;
     let class = class_of(family, ty, protocol, e.extended_socket_classes());
     let perms = e.classes.socket(class).ok_or(libc::EACCES)?;
@@ -356,7 +344,7 @@ fn selinux_bind(e: &Enforcer, tid: u32, subject: &Subject, kind: (i32, i32, i32)
         return Err(libc::EACCES);
     }
     if family != family::INET && family != family::INET6 {
-        return Ok(Maker::Daemon);
+        return Ok(());
     }
     let (ip, port) = inet_address(family, protocol, addr)?;
     let src = |v: &mut Vec<(String, String)>| {
@@ -381,7 +369,7 @@ fn selinux_bind(e: &Enforcer, tid: u32, subject: &Subject, kind: (i32, i32, i32)
     if !e.check_label_with(tid, tgid, (socket_sid, node_sid, perms.class, perms.node_bind), extra) {
         return Err(libc::EACCES);
     }
-    Ok(Maker::Daemon)
+    Ok(())
 }
 
 /// `selinux_socket_listen`: `listen` on the socket. The daemon makes
@@ -391,27 +379,21 @@ fn selinux_listen(
     tid: u32,
     subject: &Subject,
     (family, ty, protocol): (i32, i32, i32),
-) -> Result<Maker, i32> {
+) -> Result<(), i32> {
     let class = class_of(family, ty, protocol, e.extended_socket_classes());
     let perms = e.classes.socket(class).ok_or(libc::EACCES)?;
     let socket_sid = e.socket_sid(subject.sid, class).unwrap_or(subject.sid);
     if !e.check_label(tid, subject.tgid, subject.sid, socket_sid, perms.class, perms.listen) {
         return Err(libc::EACCES);
     }
-    Ok(Maker::Daemon)
+    Ok(())
 }
 
 /// `selinux_socket_connect_helper`: `connect` on the socket; for a TCP
-/// or SCTP socket, `name_connect` on the destination port's label, and
-/// the daemon makes the call (even a disconnect, `AF_UNSPEC`: the kernel
-/// would read the family again).
-fn selinux_connect(
-    e: &Enforcer,
-    tid: u32,
-    subject: &Subject,
-    kind: (i32, i32, i32),
-    addr: &[u8],
-) -> Result<Maker, i32> {
+/// or SCTP socket, `name_connect` on the destination port's label (a
+/// disconnect, `AF_UNSPEC`, needs none). The daemon makes every connect
+/// allowed.
+fn selinux_connect(e: &Enforcer, tid: u32, subject: &Subject, kind: (i32, i32, i32), addr: &[u8]) -> Result<(), i32> {
     let (family, ty, protocol) = kind;
     let class = class_of(family, ty, protocol, e.extended_socket_classes());
     let perms = e.classes.socket(class).ok_or(libc::EACCES)?;
@@ -421,14 +403,14 @@ fn selinux_connect(
         return Err(libc::EACCES);
     }
     if class != "tcp_socket" && class != "sctp_socket" {
-        return Ok(Maker::Kernel);
+        return Ok(());
     }
     let sa_family = match addr {
         [a, b, ..] => i32::from(u16::from_ne_bytes([*a, *b])),
         _ => return Err(libc::EINVAL),
     };
     let needs = match sa_family {
-        libc::AF_UNSPEC => return Ok(Maker::Daemon),
+        libc::AF_UNSPEC => return Ok(()),
         libc::AF_INET => 16,
         libc::AF_INET6 => 24,
         _ if protocol == ip::SCTP => return Err(libc::EINVAL),
@@ -443,7 +425,7 @@ fn selinux_connect(
     if !e.check_label_with(tid, tgid, (socket_sid, port_sid, perms.class, perms.name_connect), extra) {
         return Err(libc::EACCES);
     }
-    Ok(Maker::Daemon)
+    Ok(())
 }
 
 fn no_label(tid: u32, what: &str, why: &str) -> i32 {

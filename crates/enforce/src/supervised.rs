@@ -189,12 +189,10 @@ pub enum Op {
     /// checked, then made by the kernel (crate::sockets).
     Socket { family: i32, ty: i32, protocol: i32 },
     /// bind of socket `fd` to the `len` bytes at `addr` in the caller:
-    /// checked, then made by the daemon (an inet address) or the kernel
-    /// (crate::sockets).
+    /// checked, then made by the daemon (crate::sockets).
     Bind { fd: i32, addr: u64, len: i32 },
     /// connect of socket `fd` to the `len` bytes at `addr`: checked, then
-    /// made by the daemon (a TCP or SCTP socket, whose check reads the
-    /// port) or the kernel (crate::sockets).
+    /// made by the daemon (crate::sockets).
     Connect { fd: i32, addr: u64, len: i32 },
     /// listen on socket `fd` with `backlog`: checked, then made by the
     /// daemon (crate::sockets).

@@ -94,7 +94,7 @@ use crate::ipc_objects;
 use crate::marks::ObjectAt;
 use crate::new_labels::{self, NameLock};
 use crate::pidfd::RecentThreads;
-use crate::sockets::{Maker, Use};
+use crate::sockets::Use;
 use crate::supervised::{self, Attr, FileArg, Make, Op, TimesLayout};
 use crate::supervised_open;
 use crate::thread_creds::{Creds, PeerIds};
@@ -356,11 +356,11 @@ impl Supervisor {
     }
 
     /// A connect (crate::sockets), decided here: its socket and address
-    /// are read once, and a TCP or SCTP connect is made with that address
-    /// by a thread of [`CallThreads`] (a handshake may take minutes),
-    /// which answers it, as is a Unix socket's connect to a path or an
-    /// abstract name, to what was checked (crate::unix_connects); another
-    /// is made by the kernel.
+    /// are read once, and the connect is made on that socket with that
+    /// address by a thread of [`CallThreads`] (a handshake may take
+    /// minutes), which answers it; a Unix socket's connect to a path or an
+    /// abstract name to what was checked (crate::unix_connects). Never by
+    /// the kernel, which would read the descriptor and the address again.
     fn connect(
         &self,
         listener: Arc<OwnedFd>,
@@ -388,18 +388,17 @@ impl Supervisor {
             if unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) } < 0 {
                 return Err(libc::ESRCH);
             }
-            let maker = crate::sockets::decide_use(e, tid, &caller, (socket.as_fd(), &bytes), Use::Connect)?;
+            crate::sockets::decide_use(e, tid, &caller, (socket.as_fd(), &bytes), Use::Connect)?;
             if unix_target.is_some() {
                 unix_connects::valid_length(&bytes)?;
             }
             if let Some(UnixTarget::Abstract(target)) = &unix_target {
                 unix_connects::decide_peer(e, tid, &caller, target, &self.context.bound)?;
             }
-            Ok((maker, socket, bytes, caller, unix_target))
+            Ok((socket, bytes, caller, unix_target))
         })();
         let (socket, bytes, caller, unix_target) = match decided {
-            Ok((Maker::Kernel, _, _, _, None)) => return carry_on(listener.as_fd(), notif.id),
-            Ok((_, socket, bytes, caller, unix_target)) => (socket, bytes, caller, unix_target),
+            Ok(decided) => decided,
             Err(errno) => return respond(listener.as_fd(), notif.id, Err(errno)),
         };
         let (interrupts, id) = (Arc::clone(&self.interrupts), notif.id);
