@@ -1360,7 +1360,12 @@ echo "AUDIT=$(grep -c "denied  { name_bind } for  pid=[0-9]* comm=.make_socket. 
 /// socket, which Landlock's TCP rights do not cover (MPTCP_SWAP: no
 /// MPTCP socket is made; with it made, 61236 was reached). A send with
 /// `MSG_FASTOPEN` (TCP Fast Open: a connect without
-/// a connect call) is refused by the launcher's filter (FASTOPEN). Under
+/// a connect call, which neither the daemon nor Landlock's TCP rights
+/// see) is refused by the launcher's filter (FASTOPEN), through the
+/// 32-bit entry too, which an x86-64 process may use on the socket it
+/// made (FASTOPEN_I386: i386's sendto; FASTOPEN_SOCKETCALL: socketcall's,
+/// whose flags lie in memory: every socketcall send with an address is
+/// refused). Under
 /// a permissive daemon, and without the sandbox, 61236 is reached (by a
 /// send too).
 #[test]
@@ -1386,7 +1391,11 @@ done
 start_daemon
 attempt UNSANDBOXED_RESERVED as_unsandboxed "$ADV/make_socket" connect 61236
 attempt ENFORCING_FASTOPEN as_attacker "$ADV/make_socket" fastopen 61236
+attempt ENFORCING_FASTOPEN_I386 as_attacker "$ADV/make_socket" fastopen_i386 61236
+attempt ENFORCING_FASTOPEN_SOCKETCALL as_attacker "$ADV/make_socket" fastopen_socketcall 61236
 attempt UNSANDBOXED_FASTOPEN as_unsandboxed "$ADV/make_socket" fastopen 61236
+attempt UNSANDBOXED_FASTOPEN_I386 as_unsandboxed "$ADV/make_socket" fastopen_i386 61236
+attempt UNSANDBOXED_FASTOPEN_SOCKETCALL as_unsandboxed "$ADV/make_socket" fastopen_socketcall 61236
 stop_daemon
 kill $L1 $L2 2>/dev/null || true
 echo "AUDIT=$(grep -c "denied  { name_connect } for  pid=[0-9]* comm=.make_socket. dest=61236 scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:reserved_port_t:s0 tclass=tcp_socket permissive=0" "$LOG")"
@@ -1412,7 +1421,11 @@ echo "AUDIT=$(grep -c "denied  { name_connect } for  pid=[0-9]* comm=.make_socke
     r.assert_succeeded("PERMISSIVE_RACE");
     r.assert_allowed("UNSANDBOXED_RESERVED", "without the sandbox's filter the connect is not seen");
     r.assert_blocked("ENFORCING_FASTOPEN", "the launcher's filter refuses MSG_FASTOPEN");
-    r.assert_allowed("UNSANDBOXED_FASTOPEN", "without the sandbox's filter a send connects");
+    r.assert_blocked("ENFORCING_FASTOPEN_I386", "the launcher's filter refuses MSG_FASTOPEN through the 32-bit entry");
+    r.assert_blocked("ENFORCING_FASTOPEN_SOCKETCALL", "the launcher's filter refuses socketcall's sends");
+    for key in ["FASTOPEN", "FASTOPEN_I386", "FASTOPEN_SOCKETCALL"] {
+        r.assert_allowed(&format!("UNSANDBOXED_{key}"), "without the sandbox's filter a send connects");
+    }
     assert!(r.num("AUDIT") >= 1, "the name_connect denial is audited with its port:\n{}", r.stderr);
 }
 

@@ -446,7 +446,9 @@ pub mod nr {
     /// socket, socketpair, bind, connect, listen: handed over
     /// (crate::sockets). On i386 they are refused, and so are
     /// `socketcall`'s `SYS_SOCKET`, `SYS_BIND`, `SYS_CONNECT`,
-    /// `SYS_LISTEN` and `SYS_SOCKETPAIR` (its first argument).
+    /// `SYS_LISTEN` and `SYS_SOCKETPAIR` (its first argument), and its
+    /// sends that may carry an address, `SYS_SENDTO`, `SYS_SENDMSG` and
+    /// `SYS_SENDMMSG`, whose `MSG_FASTOPEN` lies in memory.
     pub const SOCKET: u32 = 41;
     pub const CONNECT: u32 = 42;
     pub const BIND: u32 = 49;
@@ -454,12 +456,16 @@ pub mod nr {
     pub const SOCKETPAIR: u32 = 53;
     pub const I386_SOCKETS: [u32; 5] = [359, 360, 361, 362, 363];
     pub const I386_SOCKETCALL: u32 = 102;
-    pub const SOCKETCALL_REFUSED: [u32; 5] = [1, 2, 3, 4, 8];
+    pub const SOCKETCALL_REFUSED: [u32; 8] = [1, 2, 3, 4, 8, 11, 16, 20];
     /// sendto, sendmsg, sendmmsg and their flags argument: refused with
     /// `MSG_FASTOPEN`, which connects to the message's address without
-    /// a connect call (crate::sockets decides connects). On i386 no
-    /// socket can be made (an inherited one could: not covered).
+    /// a connect call (crate::sockets decides connects; neither the
+    /// `socket_connect` hook, where Landlock's TCP rights are checked,
+    /// nor the daemon sees it). On i386 no socket can be made, but an
+    /// x86-64 process may use the 32-bit entry (`int $0x80`) on the
+    /// socket it made: i386's sendto, sendmsg and sendmmsg likewise.
     pub const FASTOPEN: [(u32, u32); 3] = [(44, 3), (46, 2), (307, 3)];
+    pub const I386_FASTOPEN: [(u32, u32); 3] = [(369, 3), (370, 2), (345, 3)];
     /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`).
     pub const X32_BIT: u32 = 0x4000_0000;
     pub const ALL: [u32; 33] = [
@@ -1062,7 +1068,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         mprotect: nr::I386_MPROTECT,
         ipc: Some(nr::I386_IPC),
         socketcall: Some(nr::I386_SOCKETCALL),
-        fastopen: &[],
+        fastopen: &nr::I386_FASTOPEN,
         personality: nr::I386_PERSONALITY,
         clone: nr::I386_CLONE,
         hand_over: false,
@@ -1200,8 +1206,16 @@ mod tests {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, args), EPERM, "fast open {n}");
                 assert_eq!(decode(n, args.map(u64::from)), None);
             }
-            // socketcall's accept (5), sendmsg (16): passed.
-            for call in [5, 16] {
+            // Through the 32-bit entry, which an x86-64 process may use on
+            // its own socket, likewise.
+            for (n, arg) in nr::I386_FASTOPEN {
+                let mut args = [3, 0, 0, 0, 0, 0];
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, args), ALLOW, "i386 send {n}");
+                args[arg as usize] = bits::MSG_FASTOPEN;
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, args), EPERM, "i386 fast open {n}");
+            }
+            // socketcall's accept (5), send (9), recvmsg (17): passed.
+            for call in [5, 9, 17] {
                 assert_eq!(run(&prog, nr::I386_SOCKETCALL, AUDIT_ARCH_I386, [call, 0, 0, 0, 0, 0]), ALLOW, "{call}");
             }
             assert_eq!(run(&prog, nr::I386_SOCKETCALL, AUDIT_ARCH_X86_64, [1, 0, 0, 0, 0, 0]), ALLOW, "x86-64 102");

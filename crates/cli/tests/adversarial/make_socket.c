@@ -32,7 +32,10 @@
  * port's label. connect_race PORT OTHER: the same race as bind_race,
  * with 300 connects; it succeeds if one reaches PORT. fastopen PORT:
  * the connection made by a send (TCP Fast Open, `MSG_FASTOPEN`), which
- * makes no connect call.
+ * makes no connect call. fastopen_i386 PORT and fastopen_socketcall
+ * PORT: the same send through the 32-bit entry (`int $0x80`: i386's
+ * sendto, and socketcall's SYS_SENDTO) on a socket made by the 64-bit
+ * call, which an x86-64 process may use as well.
  *
  * Usage: make_socket swap_connect PORT (swap_bind PORT): up to 3000
  * connects (binds) to 127.0.0.1:PORT through one descriptor number
@@ -161,6 +164,42 @@ static int fast_open(int port) {
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (sendto(fd, "x", 1, MSG_FASTOPEN, (struct sockaddr *)&a, sizeof a) < 0) FAILED(errno, "fast open to %d", port);
     verdict(SUCCEEDED, "connected to port %d by a send", port);
+}
+
+/* An i386 system call through `int $0x80` (its arguments truncated to
+ * 32 bits: pointers must lie below 4 GiB); the kernel's result. */
+static long i386_call(long nr, long a, long b, long c, long d, long e, long f) {
+    long ret;
+    register long ebp __asm__("r8") = f;
+    __asm__ volatile("push %%rbp\n\tmov %%r8, %%rbp\n\tint $0x80\n\tpop %%rbp"
+                     : "=a"(ret)
+                     : "a"(nr), "b"(a), "c"(b), "d"(c), "S"(d), "D"(e), "r"(ebp)
+                     : "memory");
+    return (int)ret;
+}
+
+/* fast_open through the 32-bit entry: i386's sendto (369), or
+ * socketcall's SYS_SENDTO (102, 11: its arguments in memory). */
+static int fast_open_i386(int port, int socketcall) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) verdict(BROKEN, "socket: %s", strerror(errno));
+    char *low = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+    if (low == MAP_FAILED) verdict(BROKEN, "mmap(MAP_32BIT): %s", strerror(errno));
+    struct sockaddr_in *a = (struct sockaddr_in *)low;
+    a->sin_family = AF_INET;
+    a->sin_port = htons((unsigned short)port);
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    char *data = low + 64;
+    data[0] = 'x';
+    unsigned *args = (unsigned *)(low + 128);
+    unsigned values[6] = {(unsigned)fd, (unsigned)(unsigned long)data, 1, MSG_FASTOPEN, (unsigned)(unsigned long)a,
+                          sizeof *a};
+    memcpy(args, values, sizeof values);
+    long r = socketcall ? i386_call(102, 11, (long)args, 0, 0, 0, 0)
+                        : i386_call(369, fd, (long)data, 1, MSG_FASTOPEN, (long)a, sizeof *a);
+    if (r == -ENOSYS) verdict(BROKEN, "no 32-bit entry in this kernel");
+    if (r < 0) FAILED((int)-r, "fast open to %d through the 32-bit entry", port);
+    verdict(SUCCEEDED, "connected to port %d by a 32-bit send", port);
 }
 
 /* The port `fd` is connected to, or -1. */
@@ -341,6 +380,8 @@ int main(int argc, char **argv) {
     if (argc == 4 && !strcmp(argv[1], "bind_race")) return race(atoi(argv[2]), atoi(argv[3]), 0);
     if (argc == 3 && !strcmp(argv[1], "connect")) return connect_to(atoi(argv[2]));
     if (argc == 3 && !strcmp(argv[1], "fastopen")) return fast_open(atoi(argv[2]));
+    if (argc == 3 && !strcmp(argv[1], "fastopen_i386")) return fast_open_i386(atoi(argv[2]), 0);
+    if (argc == 3 && !strcmp(argv[1], "fastopen_socketcall")) return fast_open_i386(atoi(argv[2]), 1);
     if (argc == 4 && !strcmp(argv[1], "connect_race")) return race(atoi(argv[2]), atoi(argv[3]), 1);
     if (argc != 2) verdict(BROKEN, "usage: make_socket METHOD");
     const char *m = argv[1];
