@@ -2107,7 +2107,11 @@ echo "AVC_WATCH_READS=$(avc watch_reads public_t)"
 /// own (APP_OWN_SEM). Likewise its own segments (`self:shm`), so its
 /// calls are decided per segment: it cannot attach the default domain's
 /// segment by key (APP_SHM: `associate`, audited with the key) nor by the
-/// id /proc/sysvipc/shm lists (APP_SHM_ID: `read`), nor remove it
+/// id /proc/sysvipc/shm lists (APP_SHM_ID: `read`), nor read its
+/// attributes by its index named with higher bits set, which the kernel
+/// ignores (APP_SHM_STAT: `SHM_STAT_ANY`, `getattr associate`; a daemon
+/// that compared the whole number with the listed ids found nothing and
+/// let the kernel answer), nor remove it
 /// (APP_DESTROY: `destroy`); it makes, uses and removes one of its own
 /// (APP_OWN), and a segment it made is app_t's: it reads it (APP_READS_ITS_OWN),
 /// a launched unconfined_t process does not (UNCONFINED_READS_APP: the
@@ -2142,6 +2146,7 @@ for mode in ENFORCING PERMISSIVE; do
     attempt "${mode}_APP_OWN_SEM" as_attacker "$ADV/sysv_ipc" own-sem "$OWN"
     attempt "${mode}_APP_SHM" as_attacker "$ADV/sysv_ipc" shm "$KEY"
     attempt "${mode}_APP_SHM_ID" as_attacker "$ADV/sysv_ipc" shm-id "$KEY"
+    attempt "${mode}_APP_SHM_STAT" as_attacker "$ADV/sysv_ipc" shm-stat "$KEY"
     attempt "${mode}_APP_OWN" as_attacker "$ADV/sysv_ipc" own "$OWN"
     attempt "${mode}_APP_MAKES" as_attacker "$ADV/sysv_ipc" shm-make "$MADE"
     attempt "${mode}_APP_READS_ITS_OWN" as_attacker "$ADV/sysv_ipc" shm "$MADE"
@@ -2172,6 +2177,7 @@ echo "AVC_SEM=$(grep -c "denied  { associate } for  pid=[0-9]* comm=.sysv_ipc. k
     r.assert_allowed("ENFORCING_APP_OWN_SEM", "app_t may make, use and remove its own semaphores");
     r.assert_blocked("ENFORCING_APP_SHM", "app_t may not associate the default domain's segment");
     r.assert_blocked("ENFORCING_APP_SHM_ID", "app_t may not read the default domain's segment");
+    r.assert_blocked("ENFORCING_APP_SHM_STAT", "app_t may not read the default domain's segment's attributes by index");
     r.assert_blocked("ENFORCING_APP_DESTROY", "app_t may not destroy the default domain's segment");
     r.assert_allowed("ENFORCING_APP_OWN", "app_t may make, use and destroy its own segments");
     r.assert_allowed("ENFORCING_APP_MAKES", "app_t may make segments");
@@ -2189,6 +2195,7 @@ echo "AVC_SEM=$(grep -c "denied  { associate } for  pid=[0-9]* comm=.sysv_ipc. k
         "APP_OWN_SEM",
         "APP_SHM",
         "APP_SHM_ID",
+        "APP_SHM_STAT",
         "APP_OWN",
         "APP_MAKES",
         "APP_READS_ITS_OWN",

@@ -31,8 +31,8 @@
 //! What differs: the creator's process id the object shows (`shm_cpid`,
 //! /proc/sysvipc) is rampartd's, so `kernel.shm_rmid_forced` removes a
 //! segment when rampartd exits, not when its maker does; a caller in
-//! another IPC namespace than rampartd's is refused its `*get`
-//! (`EACCES`); `SHM_HUGETLB` is checked against rampartd's memory lock
+//! another IPC namespace than rampartd's is refused every call
+//! (`EACCES`: the records and /proc/sysvipc are rampartd's namespace's); `SHM_HUGETLB` is checked against rampartd's memory lock
 //! limit; `IPC_INFO` and the class's `*_INFO` are not checked (SELinux's
 //! `system { ipc_info }`); a `semop` is checked as altering (`read
 //! write`) even when it only waits for zero (`read`): its operations are
@@ -43,10 +43,19 @@
 //! a `msgrcv` the kernel makes will take is not known here, so a receive
 //! is checked against a message the queue's maker would have sent (the
 //! same label wherever senders share their user and level).
+//!
+//! What is left: a record outlives its object until the next pruning
+//! (when the records double), so an object made outside the tree that
+//! gets a recorded id meanwhile takes the recorded label. The kernel
+//! gives an id again only after the sequence number of its slot wraps
+//! (about four million objects made, or `kernel.shm_next_id` and its
+//! kin, which need `CAP_CHECKPOINT_RESTORE`); checking each object
+//! against what was recorded of it would read /proc/sysvipc at every
+//! call.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use rampart_avc::{ClassIdx, Perms, Sid};
 
@@ -119,7 +128,7 @@ impl Objects {
         let mut guard = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
         let (by_id, prune_at) = &mut *guard;
         if by_id.len() >= (*prune_at).max(PRUNE_FROM) {
-            let live: Vec<(Kind, i32)> = [Kind::Shm, Kind::Sem, Kind::Msg]
+            let live: HashSet<(Kind, i32)> = [Kind::Shm, Kind::Sem, Kind::Msg]
                 .into_iter()
                 .flat_map(|k| listed(k).into_iter().map(move |o| (k, o.id)))
                 .collect();
@@ -203,6 +212,7 @@ fn answer(allowed: bool) -> Result<(), i32> {
 /// `write` unless `SHM_RDONLY` (`selinux_shm_shmat`). `Ok`: the kernel
 /// makes the call.
 pub(crate) fn shmat(e: &Enforcer, objects: &Objects, tid: u32, id: i32, flags: u32) -> Result<(), i32> {
+    in_our_namespace(tid, "a shmat")?;
     let subject = crate::signals::caller(e, tid, "a shmat")?;
     let shm = &e.classes.shm;
     let perms = if flags & SHM_RDONLY != 0 { shm.read } else { shm.read | shm.write };
@@ -212,6 +222,7 @@ pub(crate) fn shmat(e: &Enforcer, objects: &Objects, tid: u32, id: i32, flags: u
 /// `semop` or `semtimedop` of set `id` by thread `tid`: `read write`
 /// (see the module docs). `Ok`: the kernel makes the call.
 pub(crate) fn semop(e: &Enforcer, objects: &Objects, tid: u32, id: i32) -> Result<(), i32> {
+    in_our_namespace(tid, "a semop")?;
     let subject = crate::signals::caller(e, tid, "a semop")?;
     let sem = &e.classes.sem;
     answer(check(e, objects, (tid, &subject), (Kind::Sem, id), sem.read | sem.write))
@@ -227,7 +238,9 @@ pub(crate) fn semop(e: &Enforcer, objects: &Objects, tid: u32, id: i32) -> Resul
 /// kernel will hand over is not known here; see the module docs).
 /// `Ok`: the kernel makes the call.
 pub(crate) fn message(e: &Enforcer, objects: &Objects, tid: u32, id: i32, receive: bool) -> Result<(), i32> {
-    let subject = crate::signals::caller(e, tid, if receive { "a msgrcv" } else { "a msgsnd" })?;
+    let what = if receive { "a msgrcv" } else { "a msgsnd" };
+    in_our_namespace(tid, what)?;
+    let subject = crate::signals::caller(e, tid, what)?;
     let (q, m) = (&e.classes.msgq, &e.classes.msg);
     let queue = objects.label(e, Kind::Msg, id);
     let sender = if receive { queue } else { subject.sid };
@@ -277,12 +290,11 @@ pub(crate) fn control(e: &Enforcer, objects: &Objects, tid: u32, (kind, id): (Ki
         (Kind::Sem, SETVAL | SETALL) => p.write,
         _ => return Ok(()),
     };
+    in_our_namespace(tid, "an IPC control call")?;
     let id = if by_index {
-        match object_at(kind, id) {
-            Some(id) => id,
-            // Nothing there: the kernel answers EINVAL.
-            None => return Ok(()),
-        }
+        // Nothing there: EINVAL, as the kernel answers (answered here:
+        // an object made at that index meanwhile would go unchecked).
+        object_at(kind, id).ok_or(libc::EINVAL)?
     } else {
         id
     };
@@ -290,13 +302,21 @@ pub(crate) fn control(e: &Enforcer, objects: &Objects, tid: u32, (kind, id): (Ki
     answer(check(e, objects, (tid, &subject), (kind, id), perms))
 }
 
-/// The id of the object of `kind` at index `index` of the kernel's table
-/// (its low bits: `ipcid_to_idx`; 24 of them with `ipcmni_extend`).
+/// The id of the object of `kind` at the index of the kernel's table
+/// that `index` names: its low bits, as `ipcid_to_idx` reads them (24 of
+/// them with `ipcmni_extend`, else 15), whatever the others hold.
 fn object_at(kind: Kind, index: i32) -> Option<i32> {
-    let extended =
-        std::fs::read_to_string("/proc/cmdline").is_ok_and(|c| c.split_whitespace().any(|w| w == "ipcmni_extend"));
-    let mask = if extended { (1 << 24) - 1 } else { (1 << 15) - 1 };
-    listed(kind).into_iter().find(|s| s.id & mask == index).map(|s| s.id)
+    let mask = index_mask(&std::fs::read_to_string("/proc/cmdline").unwrap_or_default());
+    listed(kind).into_iter().find(|s| s.id & mask == index & mask).map(|s| s.id)
+}
+
+/// The bits of an id that are its index, by the kernel's command line.
+fn index_mask(cmdline: &str) -> i32 {
+    if cmdline.split_whitespace().any(|w| w == "ipcmni_extend") {
+        (1 << 24) - 1
+    } else {
+        (1 << 15) - 1
+    }
 }
 
 /// `shmget(key, size, flags)` or `semget(key, nsems, flags)` (`kind`)
@@ -355,18 +375,26 @@ struct Caller {
     effective: u64,
 }
 
+/// Whether thread `tid` is in rampartd's IPC namespace: the records and
+/// /proc/sysvipc are that namespace's, where the same ids name other
+/// objects in another (a launch from a service with its own, systemd's
+/// `PrivateIPC=`). Elsewhere every call is refused (`EACCES`).
+fn in_our_namespace(tid: u32, what: &str) -> Result<(), i32> {
+    static OURS: OnceLock<Option<u64>> = OnceLock::new();
+    let ns = |path: &str| std::fs::metadata(path).map(|m| m.ino());
+    let ours = (*OURS.get_or_init(|| ns("/proc/self/ns/ipc").ok())).ok_or(libc::EACCES)?;
+    let theirs = ns(&format!("/proc/{tid}/ns/ipc")).map_err(|_| libc::ESRCH)?;
+    if theirs != ours {
+        eprintln!("rampartd: refused {what} of thread {tid}: it is in another IPC namespace than rampartd");
+        return Err(libc::EACCES);
+    }
+    Ok(())
+}
+
 impl Caller {
     /// Thread `tid`'s ids, if it is in rampartd's IPC namespace.
     fn of(tid: u32, kind: Kind) -> Result<Caller, i32> {
-        let ns = |path: String| std::fs::metadata(path).map(|m| m.ino());
-        let theirs = ns(format!("/proc/{tid}/ns/ipc")).map_err(|_| libc::ESRCH)?;
-        if theirs != ns("/proc/self/ns/ipc".into()).map_err(|_| libc::EACCES)? {
-            eprintln!(
-                "rampartd: refused a {}get of thread {tid}: it is in another IPC namespace than rampartd",
-                name_of(kind)
-            );
-            return Err(libc::EACCES);
-        }
+        in_our_namespace(tid, &format!("a {}get", name_of(kind)))?;
         let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
         let ids = PeerIds::from_status(&status).ok_or(libc::ESRCH)?;
         let effective = Creds::from_status(&status).ok_or(libc::ESRCH)?.effective;

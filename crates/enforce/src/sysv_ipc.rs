@@ -34,8 +34,10 @@ struct Calls {
     forbidden: Forbidden,
     /// x86-64 calls refused outright.
     x86_64: &'static [u32],
-    /// The x86-64 `*ctl` call, and the commands it may still make.
-    ctl: (u32, [u32; 2]),
+    /// The x86-64 `*ctl` call, the argument holding its command
+    /// (`semctl(id, num, cmd, ...)`: the third), and the commands it may
+    /// still make.
+    ctl: (u32, u32, [u32; 2]),
     /// i386 calls refused outright (its `*ctl` among them).
     i386: &'static [u32],
     /// The i386 `ipc` multiplexer's calls (its first argument's low 16
@@ -54,7 +56,7 @@ const CALLS: [Calls; 3] = [
     Calls {
         forbidden: Forbidden::Shm,
         x86_64: &[29, 30],
-        ctl: (31, [IPC_INFO, 14]),
+        ctl: (31, 1, [IPC_INFO, 14]),
         i386: &[395, 396, 397],
         ipc: &[21, 23, 24],
     },
@@ -63,7 +65,7 @@ const CALLS: [Calls; 3] = [
     Calls {
         forbidden: Forbidden::Sem,
         x86_64: &[64, 65, 220],
-        ctl: (66, [IPC_INFO, 19]),
+        ctl: (66, 2, [IPC_INFO, 19]),
         i386: &[393, 394, 420],
         ipc: &[1, 2, 3, 4],
     },
@@ -72,7 +74,7 @@ const CALLS: [Calls; 3] = [
     Calls {
         forbidden: Forbidden::Msg,
         x86_64: &[68, 69, 70],
-        ctl: (71, [IPC_INFO, 12]),
+        ctl: (71, 1, [IPC_INFO, 12]),
         i386: &[399, 400, 401, 402],
         ipc: &[11, 12, 13, 14],
     },
@@ -94,14 +96,14 @@ pub(crate) fn fragment(forbid: &[Forbidden]) -> Vec<libc::sock_filter> {
     a.place(x86_64);
     a.load(DATA_NR);
     a.jeq_any(classes.iter().flat_map(|c| c.x86_64.iter().copied()), refuse);
-    let ctls: Vec<_> = classes.iter().map(|c| (a.label(), c.ctl.1)).collect();
-    for (c, (label, _)) in classes.iter().zip(&ctls) {
+    let ctls: Vec<_> = classes.iter().map(|c| (a.label(), c.ctl.1, c.ctl.2)).collect();
+    for (c, (label, ..)) in classes.iter().zip(&ctls) {
         a.jeq_or_next(c.ctl.0, *label);
     }
     a.goto(end);
-    for (label, commands) in ctls {
+    for (label, arg, commands) in ctls {
         a.place(label);
-        a.load(data_arg(1));
+        a.load(data_arg(arg));
         a.jeq_any(commands, end);
         a.goto(refuse);
     }
@@ -154,12 +156,21 @@ mod tests {
                     let args = [0x0001_0000 | call, 0, 0, 0, 0, 0];
                     assert_eq!(run(prog, I386_IPC, AUDIT_ARCH_I386, args), EACCES, "ipc {call}");
                 }
-                // IPC_STAT and IPC_RMID no; the limits yes.
-                for cmd in [0, 2] {
-                    assert_eq!(run(prog, c.ctl.0, AUDIT_ARCH_X86_64, [5, cmd, 0, 0, 0, 0]), EACCES, "ctl {cmd}");
-                }
-                for cmd in c.ctl.1 {
-                    assert_eq!(run(prog, c.ctl.0, AUDIT_ARCH_X86_64, [5, cmd, 0, 0, 0, 0]), ALLOW, "ctl {cmd}");
+                // IPC_STAT and IPC_RMID no; the limits yes; the command
+                // where the call has it (semctl's third argument), whatever
+                // the other arguments hold.
+                let ctl = |cmd: u32, other: u32| {
+                    let mut args = [5, other, other, 0, 0, 0];
+                    args[c.ctl.1 as usize] = cmd;
+                    run(prog, c.ctl.0, AUDIT_ARCH_X86_64, args)
+                };
+                for other in [0, 3, 19] {
+                    for cmd in [0, 2] {
+                        assert_eq!(ctl(cmd, other), EACCES, "ctl {cmd} beside {other}");
+                    }
+                    for cmd in c.ctl.2 {
+                        assert_eq!(ctl(cmd, other), ALLOW, "ctl {cmd} beside {other}");
+                    }
                 }
             }
             // The other classes pass where only this one is forbidden.

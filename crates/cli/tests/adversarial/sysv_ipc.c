@@ -25,7 +25,10 @@
  * own-sem KEY makes a set, sets, takes and reads its semaphore, and
  * removes it. msg-id KEY receives KEY's message by the id
  * /proc/sysvipc/msg lists; own-msg KEY makes a queue, sends a message,
- * receives it and removes the queue.
+ * receives it and removes the queue. shm-stat KEY reads KEY's segment's
+ * attributes by its index in the kernel's table (SHM_STAT_ANY, which
+ * reads no mode bits; SELinux's `shm { getattr associate }`), named
+ * with bits above the index set, which the kernel ignores.
  */
 #include "adversarial.h"
 
@@ -155,6 +158,21 @@ static int read_by_id(key_t key) {
     verdict(SUCCEEDED, "read \"%s\" in segment %d, by its id", p, shm);
 }
 
+#ifndef SHM_STAT_ANY
+#define SHM_STAT_ANY 15
+#endif
+
+static int stat_by_index(key_t key) {
+    int shm = listed_id(key);
+    if (shm < 0) verdict(BROKEN, "no segment of key %d listed", (int)key);
+    struct shmid_ds ds;
+    int index = (shm & 0x7fff) | (1 << 24);
+    if (shmctl(index, SHM_STAT_ANY, &ds) < 0) FAILED(errno, "SHM_STAT_ANY of index %#x", index);
+    if (ds.shm_perm.__key != key) verdict(BROKEN, "index %#x holds key %d", index, (int)ds.shm_perm.__key);
+    verdict(SUCCEEDED, "read segment %d's attributes (%zu bytes, uid %d) by index %#x", shm, (size_t)ds.shm_segsz,
+            (int)ds.shm_perm.uid, index);
+}
+
 static int destroy(key_t key) {
     int shm = listed_id(key);
     if (shm < 0) verdict(BROKEN, "no segment of key %d listed", (int)key);
@@ -208,6 +226,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "sem")) return take(key);
     if (!strcmp(argv[1], "shm-id")) return read_by_id(key);
     if (!strcmp(argv[1], "destroy")) return destroy(key);
+    if (!strcmp(argv[1], "shm-stat")) return stat_by_index(key);
     if (!strcmp(argv[1], "shm-make")) return make_segment(key);
     if (!strcmp(argv[1], "own")) return own_segment(key);
     if (!strcmp(argv[1], "sem-id")) return take_by_id(key);
