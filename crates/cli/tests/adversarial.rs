@@ -1617,7 +1617,10 @@ echo "AVC_PEER=$(grep -c "denied  { connectto } for  pid=[0-9]* comm=.connect_un
 /// reach it (OUTSIDE, as root too: OUTSIDE_ROOT; DGRAM, a datagram
 /// connect), writer_t may (WRITER_OUTSIDE, WRITER_DGRAM). A service
 /// launched in app_t is app_t's, which app_t reaches (OWN) and writer_t
-/// does not (WRITER_TO_APP): the daemon records who bound each name. A
+/// does not (WRITER_TO_APP): the daemon records who bound each name, and
+/// who listened on a socket the kernel named at a connect (`SO_PASSCRED`:
+/// WRITER_TO_AUTO; before, such a socket was the default domain's, which
+/// writer_t reached). A
 /// datagram sent to a name without a connect, which the filter cannot
 /// see, is refused by the launcher's Landlock scope to every domain
 /// (SENDTO, WRITER_SENDTO: coarser than SELinux). The daemon connects
@@ -1650,6 +1653,24 @@ while True:
     for _ in $(seq 100); do grep -q "@$name\$" /proc/net/unix && return; sleep 0.05; done
     echo "the service on @$name did not start" >&2; exit 1
 }
+# A service launched in app_t on the name the kernel gives its socket at
+# a connect (`SO_PASSCRED`: an automatic name, no bind), written to
+# $S/autos/$1 (without its leading NUL; a launched process's redirected
+# output is replaced with /dev/null where its domain may not write it).
+auto_service() {
+    mkdir -p -m 777 "$S/autos"
+    as_attacker /usr/bin/python3 -c 'import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+try: s.connect(b"\0rampart-nobody-" + sys.argv[2].encode())
+except OSError: pass
+s.listen(64); s.settimeout(120)
+open(sys.argv[1] + ".t", "w").write(s.getsockname()[1:].decode()); os.rename(sys.argv[1] + ".t", sys.argv[1])
+while True:
+    c = s.accept()[0]; c.sendall(b"auto\n"); c.close()' "$S/autos/$1" "$$" &
+    SERVICES="${SERVICES:-} $!"
+    for _ in $(seq 100); do [ -s "$S/autos/$1" ] && return; sleep 0.05; done
+    echo "the service on an automatic name did not start" >&2; exit 1
+}
 # Ends a service and what its shell started.
 stop_service() { pkill -P "$1" 2>/dev/null || true; kill "$1" 2>/dev/null || true; }
 abstract_service rampart-out secret
@@ -1665,6 +1686,8 @@ for mode in ENFORCING PERMISSIVE; do
     attempt "${mode}_WRITER_OUTSIDE" as_writer_root "$ADV/connect_unix" connect @rampart-out
     attempt "${mode}_OWN" as_attacker "$ADV/connect_unix" connect @$app
     attempt "${mode}_WRITER_TO_APP" as_writer_root "$ADV/connect_unix" connect @$app
+    auto_service $mode
+    attempt "${mode}_WRITER_TO_AUTO" as_writer_root "$ADV/connect_unix" connect "@$(cat "$S/autos/$mode")"
     attempt "${mode}_DGRAM" as_attacker "$ADV/connect_unix" dgram @rampart-dgr
     attempt "${mode}_WRITER_DGRAM" as_writer_root "$ADV/connect_unix" dgram @rampart-dgr
     attempt "${mode}_SENDTO" as_attacker "$ADV/connect_unix" sendto @rampart-dgr
@@ -1690,6 +1713,7 @@ echo "AVC_WRITER_TO_APP=$(avc connectto system_u:system_r:writer_t:s0 app_t unix
     r.assert_allowed("ENFORCING_OWN", "a service launched in app_t is app_t's");
     assert!(r.get("ENFORCING_OWN_WHY").contains("says: own"), "{}", r.stderr);
     r.assert_blocked("ENFORCING_WRITER_TO_APP", "writer_t may not connectto app_t");
+    r.assert_blocked("ENFORCING_WRITER_TO_AUTO", "a socket named by the kernel is its listener's, app_t's");
     r.assert_blocked("ENFORCING_DGRAM", "app_t may not sendto unconfined_t");
     r.assert_allowed("ENFORCING_WRITER_DGRAM", "writer_t may sendto unconfined_t");
     r.assert_blocked("ENFORCING_SENDTO", "a datagram to a name outside the sandbox");
@@ -1701,6 +1725,7 @@ echo "AVC_WRITER_TO_APP=$(avc connectto system_u:system_r:writer_t:s0 app_t unix
         "WRITER_OUTSIDE",
         "OWN",
         "WRITER_TO_APP",
+        "WRITER_TO_AUTO",
         "DGRAM",
         "WRITER_DGRAM",
         "SENDTO",

@@ -293,7 +293,8 @@ impl Supervisor {
             return respond(listener.as_fd(), notif.id, made);
         }
         if let Op::Listen { fd, backlog } = op {
-            return respond(listener.as_fd(), notif.id, listen(e, listener.as_fd(), notif, (fd, backlog)));
+            let bound = &self.context.bound;
+            return respond(listener.as_fd(), notif.id, listen((e, bound), listener.as_fd(), notif, (fd, backlog)));
         }
         if let Op::SetFlags { fd, flags } = op {
             let still_pending = || pending(listener.as_fd(), notif.id);
@@ -935,7 +936,7 @@ fn take_socket(tid: u32, fd: i32) -> Result<OwnedFd, i32> {
 /// the caller's effective user, group and groups first (the process id
 /// peers see is rampartd's); another socket's by this thread.
 fn listen(
-    e: &Enforcer,
+    (e, bound): (&Enforcer, &crate::unix_names::Bound),
     listener: BorrowedFd<'_>,
     notif: &libc::seccomp_notif,
     (fd, backlog): (i32, i32),
@@ -955,6 +956,11 @@ fn listen(
         return Err(libc::ESRCH);
     }
     crate::sockets::decide_use(e, tid, &caller, (socket.as_fd(), &[]), Use::Listen)?;
+    if ids.is_some() {
+        // A socket the kernel named (an automatic name, at a connect
+        // with `SO_PASSCRED`) is its listener's, unless bound before.
+        bound.record(socket.as_fd(), caller.sid)?;
+    }
     let listen = || {
         // SAFETY: integer arguments; `socket` is open.
         if unsafe { libc::listen(socket.as_raw_fd(), backlog) } < 0 {
@@ -998,20 +1004,20 @@ fn serve_bind(cx: &Context, call: Call) -> Result<Answer, i32> {
         unsafe { libc::umask(gathered.umask & 0o777) };
     }
     let unix = crate::sockets::is_unix(socket.as_fd());
-    if unix {
-        // Recorded before the bind: a socket whose bind fails holds no
-        // address unless the kernel gives it a name later (an automatic
-        // one), which is then its domain's all the same
-        // (crate::unix_names).
-        cx.bound.record(socket.as_fd(), subject.sid)?;
-    }
+    // Recorded before the bind, so that no connect finds the name
+    // unrecorded; forgotten if the bind fails (crate::unix_names).
+    let recorded = unix && cx.bound.record(socket.as_fd(), subject.sid)?;
     if path || !unix {
         gathered.creds.assume().map_err(|e| errno_of(&e))?;
     }
     let len = libc::socklen_t::try_from(addr.len()).map_err(|_| libc::EINVAL)?;
     // SAFETY: `addr` holds `len` bytes for the call.
     if unsafe { libc::bind(socket.as_raw_fd(), addr.as_ptr().cast(), len) } < 0 {
-        return Err(errno_of(&io::Error::last_os_error()));
+        let errno = errno_of(&io::Error::last_os_error());
+        if recorded {
+            cx.bound.forget(socket.as_fd());
+        }
+        return Err(errno);
     }
     Ok(Answer::Value(0))
 }

@@ -8,7 +8,10 @@
 //! file's, not its socket's. SELinux labels the peer socket with
 //! the domain of the process that made it; here, a socket a launched
 //! process bound (every such bind is made by the daemon: crate::supervisor)
-//! is recorded with the caller's domain, and any other socket (bound by
+//! is recorded with the caller's domain (the first binder's: a failed
+//! bind of a bound socket changes nothing), as is one the kernel named at
+//! a connect (`SO_PASSCRED`) and a launched process listens on (the
+//! daemon makes every listen too), and any other socket (bound by
 //! a process outside rampartd's tree, or before this daemon started)
 //! counts as the default domain's, as those processes do.
 //!
@@ -81,10 +84,13 @@ pub(crate) struct Bound {
 }
 
 impl Bound {
-    /// Records that `socket`, about to be bound by a process of
-    /// `domain`, is that domain's. `Err`: the bind's error (the record is
-    /// full: `ENOBUFS`).
-    pub(crate) fn record(&self, socket: BorrowedFd<'_>, domain: Sid) -> Result<(), i32> {
+    /// Records that `socket`, about to be bound (or to listen) by a
+    /// process of `domain`, is that domain's, unless it has a record
+    /// already: the first binder's stays (a bind of a socket bound
+    /// already fails, and must not change its domain). `Ok(true)`:
+    /// recorded now. `Err`: the bind's error (the record is full:
+    /// `ENOBUFS`).
+    pub(crate) fn record(&self, socket: BorrowedFd<'_>, domain: Sid) -> Result<bool, i32> {
         let cookie = cookie(socket).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
         let netns =
             netns_of(socket).and_then(|ns| inode(ns.as_fd())).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))?;
@@ -100,8 +106,19 @@ impl Bound {
         if records.len() >= MOST_RECORDS {
             return Err(libc::ENOBUFS);
         }
+        if records.contains_key(&cookie) {
+            return Ok(false);
+        }
         records.insert(cookie, Record { domain, netns });
-        Ok(())
+        Ok(true)
+    }
+
+    /// Forgets `socket`'s record: the bind [`Self::record`] recorded it
+    /// for failed (a later bind, by another domain maybe, names it).
+    pub(crate) fn forget(&self, socket: BorrowedFd<'_>) {
+        if let Ok(cookie) = cookie(socket) {
+            self.records.lock().unwrap_or_else(PoisonError::into_inner).0.remove(&cookie);
+        }
     }
 
     /// The domain that bound the socket with `cookie` (`None`: not a
@@ -386,9 +403,15 @@ mod tests {
         let b = UnixDatagram::unbound().unwrap();
         let sids = rampart_avc::SidTable::default();
         let app = sids.intern("u:r:app_t:s0").unwrap();
-        bound.record(a.as_fd(), app).unwrap();
+        assert!(bound.record(a.as_fd(), app).unwrap());
         assert_eq!(bound.domain(cookie(a.as_fd()).unwrap()), Some(app));
         assert_eq!(bound.domain(cookie(b.as_fd()).unwrap()), None);
+        // The first binder's record stays; a forgotten one goes.
+        let other = sids.intern("u:r:other_t:s0").unwrap();
+        assert!(!bound.record(a.as_fd(), other).unwrap());
+        assert_eq!(bound.domain(cookie(a.as_fd()).unwrap()), Some(app));
+        bound.forget(a.as_fd());
+        assert_eq!(bound.domain(cookie(a.as_fd()).unwrap()), None);
     }
 
     #[test]
