@@ -71,7 +71,7 @@ impl AppArmorLog {
 }
 
 fn write_lines(out: &mut Out, rx: &Receiver<String>) {
-    crate::own_threads::register_current();
+    let _registered = crate::own_threads::register_current();
     while let Ok(first) = rx.recv() {
         for line in std::iter::once(first).chain(rx.try_iter()) {
             let _ = match out {

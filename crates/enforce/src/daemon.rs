@@ -849,7 +849,7 @@ fn watch_devices(daemon: &Arc<Daemon>, stop: &Arc<AtomicBool>) -> Option<JoinHan
 }
 
 fn housekeeper(daemon: Arc<Daemon>, stop: Arc<AtomicBool>) {
-    own_threads::register_current();
+    let _registered = own_threads::register_current();
     let e = &daemon.enforcer;
     let mut last_reap = Instant::now();
     let mut last_round = Instant::now();
@@ -925,7 +925,7 @@ fn journal(stored: Vec<std::os::fd::OwnedFd>) -> (Option<Arc<Journal>>, Vec<libc
 
 /// Runs the daemon in the foreground until SIGTERM or SIGINT.
 pub fn run_daemon(config: DaemonConfig) -> Result<(), DaemonError> {
-    own_threads::register_current();
+    let _registered = own_threads::register_current();
     let signals = control_signals();
     // SAFETY: blocks signals in this thread (inherited by threads spawned
     // below) so only `sigwait` here receives them.

@@ -147,7 +147,7 @@ fn events(mut buf: &[u8]) -> Vec<Event<'_>> {
 
 /// Calls `relabel` after each burst of changes, until `stop`.
 pub fn run(mut watch: DeviceWatch, relabel: impl Fn(), stop: &AtomicBool) {
-    crate::own_threads::register_current();
+    let _registered = crate::own_threads::register_current();
     // Relaxed: `stop` only ends the loop; nothing is published with it.
     while !stop.load(Ordering::Relaxed) {
         match watch.wait(Duration::from_millis(200)) {

@@ -78,7 +78,7 @@ where
     let (tx, rx) = sync_channel(MAX_WAITING);
     std::thread::Builder::new().name("fifo opens".into()).spawn(move || {
         // Its opens are answered at once (crate::own_threads).
-        crate::own_threads::register_current();
+        let _registered = crate::own_threads::register_current();
         match become_worker() {
             Ok(back) => serve(&rx, &back),
             Err(e) => eprintln!("rampartd: supervisor: the FIFO-open thread cannot start ({e}): such opens fail"),

@@ -132,7 +132,7 @@ impl NameChanges {
 /// and flushes the marks after each batch of changes while names matter,
 /// until `stop`.
 pub fn run(enforcer: Arc<Enforcer>, mut changes: NameChanges, stop: Arc<AtomicBool>) {
-    crate::own_threads::register_current();
+    let _registered = crate::own_threads::register_current();
     let Some(apparmor) = enforcer.apparmor.as_ref() else { return };
     // Before a flush: a placer after it sees the new list.
     let refresh = |changes: &mut NameChanges| changes.mounted_once().map(|once| apparmor.set_mounted_once(once));

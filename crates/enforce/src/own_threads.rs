@@ -10,19 +10,40 @@ const SLOTS: usize = 64;
 
 static TIDS: [AtomicU32; SLOTS] = [const { AtomicU32::new(0) }; SLOTS];
 
+/// The calling thread's registration, until dropped: a thread holds it
+/// for its whole life, so that its id leaves the table when it ends (the
+/// kernel gives ids again: another process's thread under a stale one
+/// would have its opens answered at once, unchecked).
+#[must_use = "the thread is registered only while this lives"]
+pub struct Registered {
+    slot: Option<usize>,
+    /// Dropped by the thread that registered: not `Send`.
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot {
+            // Release: as the store of a registration (nothing else is
+            // published; a responder that still finds the id answers an
+            // open the thread made before it ended).
+            TIDS[slot].store(0, Ordering::Release);
+        }
+    }
+}
+
 /// Registers the calling thread (a full table is harmless: the thread's
 /// events are then decided like anyone's in its domain, by other threads).
-pub fn register_current() {
+pub fn register_current() -> Registered {
     // SAFETY: gettid cannot fail.
     let tid = unsafe { libc::gettid() } as u32;
-    for slot in &TIDS {
+    let slot = TIDS.iter().position(|slot| {
         // Release pairs with the Acquire in `contains`: a responder that
         // reads an event of this thread (queued after this store, through
         // the kernel's locked queue) finds it.
-        if slot.compare_exchange(0, tid, Ordering::Release, Ordering::Relaxed).is_ok() {
-            return;
-        }
-    }
+        slot.compare_exchange(0, tid, Ordering::Release, Ordering::Relaxed).is_ok()
+    });
+    Registered { slot, _thread: std::marker::PhantomData }
 }
 
 /// Whether `tid` is a registered thread of the daemon.
@@ -38,7 +59,7 @@ mod tests {
     #[test]
     fn a_registered_thread_is_found_and_others_are_not() {
         let tid = std::thread::spawn(|| {
-            register_current();
+            let _registered = register_current();
             // SAFETY: gettid cannot fail.
             let tid = unsafe { libc::gettid() } as u32;
             assert!(contains(tid));
@@ -46,7 +67,8 @@ mod tests {
         })
         .join()
         .unwrap();
-        assert!(contains(tid));
+        // Gone with its thread: the kernel may give its id to another.
+        assert!(!contains(tid));
         assert!(!contains(0));
         // A thread that never registered is not the daemon's.
         // SAFETY: gettid cannot fail.

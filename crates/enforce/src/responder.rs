@@ -108,7 +108,7 @@ pub enum Role {
 
 /// One responder thread's loop, until `stop`.
 pub fn run(enforcer: Arc<Enforcer>, stop: Arc<AtomicBool>, settings: Settings, role: Role) {
-    own_threads::register_current();
+    let _registered = own_threads::register_current();
     let buf = vec![0u8; settings.read_batch * event::METADATA_LEN];
     let mut r = Responder {
         groups: enforcer.marks.target(),

@@ -512,7 +512,7 @@ fn spawn_worker(shared: Shared, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<
     std::thread::Builder::new().name("supervised calls".into()).spawn(move || {
         let cx = &shared.cx;
         // Its opens (crate::supervised_open) are answered at once.
-        crate::own_threads::register_current();
+        let _registered = crate::own_threads::register_current();
         let home = match Home::enter(cx) {
             Ok(home) => home,
             Err(e) => {

@@ -239,7 +239,7 @@ impl Drop for ControlServer {
 /// The control thread: wait for a connection or the wake-up, serve.
 fn serve(listener: UnixListener, wake: UnixStream, handler: Arc<dyn ControlHandler>, config: ServerConfig) {
     // A reload opens the policy and file_contexts from this thread.
-    crate::own_threads::register_current();
+    let _registered = crate::own_threads::register_current();
     loop {
         match wait_readable(listener.as_raw_fd(), wake.as_raw_fd()) {
             Ok(Ready::Wake) => return,
