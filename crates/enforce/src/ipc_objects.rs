@@ -402,12 +402,15 @@ impl Caller {
     }
 
     /// The `*get` of `kind` in a thread that takes the caller's
-    /// effective ids, groups and capabilities first, and ends with it.
+    /// effective ids, groups and capabilities first, and gives them back
+    /// after (crate::thread_creds: it lasts, so that the segments it
+    /// makes do too).
     fn call(&self, kind: Kind, key: i32, arg: u64, flags: i32) -> Result<i32, i32> {
-        let made = self.ids.run_as(|| {
+        let effective = self.effective;
+        let made = self.ids.run_as(move || {
             let mut caps = capget()?;
-            caps[0].effective = self.effective as u32 & caps[0].permitted;
-            caps[1].effective = (self.effective >> 32) as u32 & caps[1].permitted;
+            caps[0].effective = effective as u32 & caps[0].permitted;
+            caps[1].effective = (effective >> 32) as u32 & caps[1].permitted;
             capset(&caps)?;
             // SAFETY: integer arguments only.
             let id = unsafe {

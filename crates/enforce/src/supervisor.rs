@@ -961,7 +961,7 @@ fn listen(
         // with `SO_PASSCRED`) is its listener's, unless bound before.
         bound.record(socket.as_fd(), caller.sid)?;
     }
-    let listen = || {
+    let listen = move || {
         // SAFETY: integer arguments; `socket` is open.
         if unsafe { libc::listen(socket.as_raw_fd(), backlog) } < 0 {
             Err(errno_of(&io::Error::last_os_error()))

@@ -11,9 +11,14 @@
 //! set, so [`Creds::assume`] of the daemon's own credentials restores it.
 //!
 //! A listen records its caller's effective user, group and groups for a
-//! Unix socket's peers ([`PeerIds`]): those a thread takes only in a
-//! thread of its own, which ends with the call, so no worker is left
-//! with ids it would have to give back.
+//! Unix socket's peers ([`PeerIds`]), as does a connect for its peer and
+//! a System V `*get` for the object's owner: those calls are made by a
+//! helper thread that takes the ids, makes the call and gives the ids
+//! back, checked, before its next call; one that cannot give them back
+//! ends, and the next call starts another. Why a thread that lasts: a
+//! thread started per call cost more than the call, and the kernel
+//! removes the shared memory segments a thread made when it ends
+//! (`kernel.shm_rmid_forced`), before their caller could attach them.
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -196,13 +201,17 @@ impl PeerIds {
         Some(PeerIds { euid: effective("Uid:")?, egid: effective("Gid:")?, groups: groups(status)? })
     }
 
-    /// Runs `call` in a thread of its own that takes these ids first, and
-    /// ends with it (so no thread of the daemon keeps them).
-    pub fn run_as<T: Send>(&self, call: impl FnOnce() -> T + Send) -> io::Result<T> {
-        std::thread::scope(|s| {
-            let thread = s.spawn(|| self.take().map(|()| call()));
-            thread.join().unwrap_or_else(|_| Err(io::Error::other("the thread making the call ended abruptly")))
-        })
+    /// Runs `call` in the calling thread's helper ([`Helper`]), which
+    /// takes these ids first and gives them back after.
+    pub fn run_as<T: Send + 'static>(&self, call: impl FnOnce() -> T + Send + 'static) -> io::Result<T> {
+        let ids = self.clone();
+        let (answer, answered) = std::sync::mpsc::sync_channel(1);
+        let job: Job = Box::new(move || {
+            // The caller waits for this answer: it cannot be gone.
+            let _ = answer.send(ids.take().map(|()| call()));
+        });
+        HELPER.with(|helper| Helper::run(&mut helper.borrow_mut(), job))?;
+        answered.recv().unwrap_or_else(|_| Err(io::Error::other("the thread making the call ended abruptly")))
     }
 
     /// Takes these ids in the calling thread: the group and the groups
@@ -217,6 +226,111 @@ impl PeerIds {
         io_check(unsafe { libc::syscall(libc::SYS_setgroups, n, self.groups.as_ptr()) }, "setgroups")?;
         // SAFETY: as for setresgid.
         io_check(unsafe { libc::syscall(libc::SYS_setresuid, keep, self.euid, keep) }, "setresuid")
+    }
+}
+
+/// A call for a [`Helper`], which answers it itself.
+type Job = Box<dyn FnOnce() + Send>;
+
+thread_local! {
+    /// The calling thread's helper, started at its first call.
+    static HELPER: std::cell::RefCell<Option<Helper>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A thread making the calls of one daemon thread (its owner, which
+/// waits for each) with another task's ids; it ends when its owner does
+/// (the channel closes), or when it cannot give the ids back.
+struct Helper {
+    jobs: std::sync::mpsc::Sender<Job>,
+}
+
+impl Helper {
+    /// Hands `job` to `helper`, started first if there is none or the
+    /// one there ended.
+    fn run(helper: &mut Option<Helper>, job: Job) -> io::Result<()> {
+        let job = match helper {
+            Some(h) => match h.jobs.send(job) {
+                Ok(()) => return Ok(()),
+                Err(std::sync::mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let started = Helper::start()?;
+        started.jobs.send(job).map_err(|_| io::Error::other("the thread making the call ended at once"))?;
+        *helper = Some(started);
+        Ok(())
+    }
+
+    fn start() -> io::Result<Helper> {
+        let (jobs, next) = std::sync::mpsc::channel::<Job>();
+        let home = Home::current()?;
+        std::thread::Builder::new().name("caller ids".into()).spawn(move || {
+            while let Ok(job) = next.recv() {
+                job();
+                if let Err(e) = home.back() {
+                    eprintln!(
+                        "rampartd: a thread making calls with a caller's ids cannot give them back ({e}); it ends"
+                    );
+                    return;
+                }
+            }
+        })?;
+        Ok(Helper { jobs })
+    }
+}
+
+/// The ids a helper starts with and gives back to after each call.
+#[derive(Debug, PartialEq, Eq)]
+struct Home {
+    uids: [u32; 3],
+    gids: [u32; 3],
+    groups: Vec<u32>,
+    caps: [(u32, u32); 2],
+}
+
+impl Home {
+    /// The calling thread's.
+    fn current() -> io::Result<Home> {
+        let (mut uids, mut gids) = ([0u32; 3], [0u32; 3]);
+        for (ids, call) in [(&mut uids, libc::SYS_getresuid), (&mut gids, libc::SYS_getresgid)] {
+            let [real, effective, saved] = ids;
+            // SAFETY: the call writes one id into each of the three.
+            io_check(unsafe { libc::syscall(call, real, effective, saved) }, "getresuid")?;
+        }
+        let caps = capget()?.map(|d| (d.effective, d.permitted));
+        Ok(Home { uids, gids, groups: current_groups()?, caps })
+    }
+
+    /// Back to these ids ([`PeerIds::take`] changed the effective user,
+    /// group and the groups; a call may have changed the effective
+    /// capabilities): every permitted capability made effective first
+    /// (the permitted set stays while the real and saved user do), then
+    /// the user, the groups and the group, then the effective
+    /// capabilities; then checked.
+    fn back(&self) -> io::Result<()> {
+        let mut caps = capget()?;
+        for d in &mut caps {
+            d.effective = d.permitted;
+        }
+        capset(&caps)?;
+        let keep = -1i64;
+        // SAFETY: integer arguments; the raw calls change this thread only.
+        io_check(unsafe { libc::syscall(libc::SYS_setresuid, keep, self.uids[1], keep) }, "setresuid")?;
+        let n = self.groups.len();
+        // SAFETY: `groups` holds `n` ids, read by the kernel.
+        io_check(unsafe { libc::syscall(libc::SYS_setgroups, n, self.groups.as_ptr()) }, "setgroups")?;
+        // SAFETY: as for setresuid.
+        io_check(unsafe { libc::syscall(libc::SYS_setresgid, keep, self.gids[1], keep) }, "setresgid")?;
+        let mut caps = capget()?;
+        for (d, (effective, _)) in caps.iter_mut().zip(self.caps) {
+            d.effective = effective;
+        }
+        capset(&caps)?;
+        let now = Home::current()?;
+        if now != *self {
+            return Err(io::Error::other(format!("ids {now:?}, not {self:?}")));
+        }
+        Ok(())
     }
 }
 
@@ -263,17 +377,48 @@ mod tests {
         assert_eq!(PeerIds::from_status("Uid:\t5\nGid:\t5\t5\nGroups:\n"), None, "no effective uid");
     }
 
-    /// The thread that takes the ids has them; the caller keeps its own.
+    /// The thread that takes the ids has them; the caller keeps its own;
+    /// the helper gives them back between calls, whatever a call did to
+    /// its capabilities, and the next call takes the next caller's.
     #[test]
     fn only_the_calls_thread_takes_the_ids() {
         if unsafe { libc::geteuid() } != 0 {
             return;
         }
-        let mine = || PeerIds::from_status(&std::fs::read_to_string("/proc/thread-self/status").unwrap()).unwrap();
+        fn mine() -> PeerIds {
+            PeerIds::from_status(&std::fs::read_to_string("/proc/thread-self/status").unwrap()).unwrap()
+        }
         let before = mine();
         let ids = PeerIds { euid: 65534, egid: 65533, groups: vec![7, 9] };
         assert_eq!(ids.run_as(mine).unwrap(), ids);
         assert_eq!(mine(), before);
+        fn helper() -> i32 {
+            unsafe { libc::gettid() }
+        }
+        let first = PeerIds { euid: 1000, egid: 1000, groups: vec![] };
+        let tid = first.run_as(|| {
+            let mut caps = capget().unwrap();
+            caps[0].effective = 0;
+            capset(&caps).unwrap();
+            helper()
+        });
+        // As root, whose capabilities a call lowered: no user change
+        // gives them back.
+        let root = PeerIds { euid: 0, egid: 0, groups: vec![] };
+        let as_root = root.run_as(|| {
+            let mut caps = capget().unwrap();
+            caps[0].effective = 0;
+            caps[1].effective = 0;
+            capset(&caps).unwrap();
+            helper()
+        });
+        assert_eq!(as_root.unwrap(), tid.as_ref().copied().unwrap(), "the same helper after a root call");
+        let second = PeerIds { euid: 1001, egid: 1002, groups: vec![3] };
+        assert_eq!(second.run_as(|| (mine(), helper())).unwrap(), (second.clone(), tid.unwrap()), "the same helper");
+        // Between calls, the helper is back to its own ids, real and
+        // saved kept; this thread never left them.
+        let home = PeerIds { euid: 0, egid: 0, groups: before.groups.clone() }.run_as(Home::current);
+        assert_eq!(home.unwrap().unwrap(), Home::current().unwrap());
     }
 
     #[test]

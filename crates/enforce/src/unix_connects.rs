@@ -342,27 +342,29 @@ fn held_by(
 }
 
 /// Connects `socket` (the daemon's copy of the caller's) to the abstract
-/// name checked, in a thread of its own that takes the caller's ids
-/// first (the peer's view), then makes sure the socket that holds the
+/// name checked, in a thread that takes the caller's ids first (the
+/// peer's view: crate::thread_creds), then makes sure the socket that holds the
 /// name is still the one checked: a name is held by one socket until it
 /// is closed, so the same holder after the connect is the holder at the
 /// connect. Another (the checked one closed and another bound the name
 /// between the check and the connect): the socket is shut down and the
 /// connect refused.
 pub(crate) fn connect_abstract(call: &Call<'_>, socket: BorrowedFd<'_>, target: AbstractTarget) -> Result<i64, i32> {
-    let connected = target.ids.run_as(|| {
-        let len = libc::socklen_t::try_from(target.addr.len()).map_err(|_| libc::EINVAL)?;
-        call.interrupts
-            .run(call.id, call.tid, || {
+    let (interrupts, id, tid) = (Arc::clone(call.interrupts), call.id, call.tid);
+    let (addr, own) = (target.addr.clone(), socket.try_clone_to_owned().map_err(|e| errno_of(&e))?);
+    let connected = target.ids.run_as(move || {
+        let len = libc::socklen_t::try_from(addr.len()).map_err(|_| libc::EINVAL)?;
+        interrupts
+            .run(id, tid, || {
                 // SAFETY: `addr` holds `len` bytes for the call.
-                let rc = unsafe { libc::connect(socket.as_raw_fd(), target.addr.as_ptr().cast(), len) };
+                let rc = unsafe { libc::connect(own.as_raw_fd(), addr.as_ptr().cast(), len) };
                 if rc < 0 {
                     Err(errno_of(&io::Error::last_os_error()))
                 } else {
                     Ok(0)
                 }
             })
-            .map_err(|errno| call_interrupts::interrupted(errno, has_send_timeout(socket)))
+            .map_err(|errno| call_interrupts::interrupted(errno, has_send_timeout(own.as_fd())))
     });
     let value = connected.map_err(|e| errno_of(&e))??;
     let name = abstract_name(&target.addr).ok_or(libc::EINVAL)?;
