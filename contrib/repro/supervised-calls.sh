@@ -10,7 +10,8 @@
 # (crates/enforce/src/append_only.rs) of a data_t
 # file, and N connects (and closes) of a Unix stream socket to a data_t
 # socket file (crates/enforce/src/unix_connects.rs) and to an abstract name
-# a service outside the tree holds (crates/enforce/src/unix_names.rs), and N
+# a service outside the tree holds (crates/enforce/src/unix_names.rs), N
+# connects (and closes) of a UDP socket (made by rampartd too), and N
 # System V segments made, attached, detached and removed, N semops on a
 # set of its own and N messages sent and received on a queue of its own (crates/enforce/src/ipc_objects.rs), on a marked
 # tmpfs, by root
@@ -98,6 +99,9 @@ q = time.perf_counter()
 for i in range(n):
     sk = socket.socket(socket.AF_UNIX); sk.connect(\"\0\" + sys.argv[4]); sk.close()
 b = time.perf_counter()
+for i in range(n):
+    sk = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); sk.connect((\"127.0.0.1\", 9)); sk.close()
+d = time.perf_counter()
 libc.shmat.restype = ctypes.c_void_p
 for i in range(n):
     seg = libc.shmget(0, 4096, 0o1600)
@@ -121,7 +125,7 @@ for i in range(n):
         raise OSError(ctypes.get_errno(), \"msgsnd, msgrcv\")
 libc.msgctl(mq, 0, None)
 x = time.perf_counter()
-print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us, Unix connect {(q - s) / n * 1e6:.1f} us, abstract connect {(b - q) / n * 1e6:.1f} us, shm segment {(m - b) / n * 1e6:.1f} us, semop {(p - m) / n * 1e6:.1f} us, msgsnd + msgrcv {(x - p) / n * 1e6:.1f} us\")"
+print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us, Unix connect {(q - s) / n * 1e6:.1f} us, abstract connect {(b - q) / n * 1e6:.1f} us, UDP connect {(d - b) / n * 1e6:.1f} us, shm segment {(m - d) / n * 1e6:.1f} us, semop {(p - m) / n * 1e6:.1f} us, msgsnd + msgrcv {(x - p) / n * 1e6:.1f} us\")"
 MKDIRS="import os, sys, time
 d, n = sys.argv[1], int(sys.argv[2])
 t = time.perf_counter()
