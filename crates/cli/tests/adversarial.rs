@@ -2668,11 +2668,12 @@ done
 
 /// What `another_domains_scheduling_is_its_own` and
 /// `another_domains_memory_layout_is_its_own` share: `$T/bin/trusted-sleep`
-/// (a sleep that enters trusted_t) and `$S/at_child PROGRAM DOMAIN METHOD`,
+/// and `$T/bin/inherit-sleep` (sleeps that enter trusted_t, inherit_t) and `$S/at_child PROGRAM DOMAIN METHOD`,
 /// which starts PROGRAM (sleeping 3 s), waits until it runs in DOMAIN's
 /// cgroup, and calls METHOD on it: exit 0 succeeded, 1 refused, 2 broken.
 const AT_A_CHILD: &str = r#"
 cp /bin/sleep "$T/bin/trusted-sleep"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted-sleep"
+cp /bin/sleep "$T/bin/inherit-sleep"; label system_u:object_r:inherit_exec_t:s0 "$T/bin/inherit-sleep"
 cat > "$S/look.py" <<'PY'
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
@@ -2686,6 +2687,12 @@ elif how == "kcmp":
     # kcmp(self, pid, KCMP_VM): 0 if they share their memory.
     r = libc.syscall(312, os.getpid(), pid, 1, 0, 0)
     shown = str(r)
+elif how == "movepages":
+    # move_pages(pid, 1 page, no nodes: where it lies, 0): its status
+    # says which node holds the page, or that nothing is mapped there.
+    pages, status = (ctypes.c_void_p * 1)(0x400000), (ctypes.c_int * 1)()
+    r = libc.syscall(279, pid, 1, pages, None, status, 0)
+    shown = str(status[0])
 else:
     # process_madvise(pidfd, no range, MADV_COLD): its access checks alone.
     r = libc.syscall(440, os.pidfd_open(pid), None, 0, 20, 0)
@@ -2707,7 +2714,7 @@ case $3 in
     getsched) out=$(chrt -p "$p" 2>&1) ;;
     getpgid) out=$(python3 -c 'import os, sys; print(os.getpgid(int(sys.argv[1])))' "$p" 2>&1) ;;
     getsid) out=$(python3 -c 'import os, sys; print(os.getsid(int(sys.argv[1])))' "$p" 2>&1) ;;
-    robust|kcmp|madvise) out=$(python3 "$(dirname "$0")/look.py" "$p" "$3" 2>&1) ;;
+    robust|kcmp|madvise|movepages) out=$(python3 "$(dirname "$0")/look.py" "$p" "$3" 2>&1) ;;
 esac && { echo "succeeded: $3 of pid $p in $2: $out"; exit 0; }
 last=$(printf '%s\n' "$out" | tail -n 1)
 case $out in *"Permission denied"*|*"Operation not permitted"*) echo "blocked: $last"; exit 1 ;; esac
@@ -2884,7 +2891,11 @@ stop_daemon
 /// child stays in app_t's Landlock domain, which lets both through;
 /// SELinux checks them as ptrace's read mode, `file { read }` of
 /// trusted_t, which app_t lacks. Enforcing: refused (`EPERM`;
-/// `process_madvise` `EACCES`), one AVC line each; permissive: all
+/// `process_madvise` `EACCES`), one AVC line each. app_t may change an
+/// inherit_t child's scheduling (`setsched`) but not look into it: its
+/// `move_pages` (which node holds each page: the kernel checks ptrace's
+/// read mode first) is refused, `EPERM` and an AVC line (movepages; before
+/// this, `setsched` alone was checked and it answered). Permissive: all
 /// answer; the same looks at a child in app_t itself (SAME_DOMAIN,
 /// `domain self:file read`) answer.
 #[test]
@@ -2903,24 +2914,29 @@ for mode in ENFORCING PERMISSIVE; do
     done
     # A remote process_madvise needs CAP_SYS_NICE too: the same user with it.
     attempt "${mode}_madvise" as_nice_attacker sh "$S/at_child" "$T/bin/trusted-sleep" trusted_t madvise
+    # app_t may change inherit_t's scheduling, not read it.
+    attempt "${mode}_movepages" as_attacker sh "$S/at_child" "$T/bin/inherit-sleep" inherit_t movepages
     if [ $mode = ENFORCING ]; then
         for m in robust kcmp; do
             attempt "SAME_DOMAIN_$m" as_attacker sh "$S/at_child" /bin/sleep app_t $m
         done
         attempt SAME_DOMAIN_madvise as_nice_attacker sh "$S/at_child" /bin/sleep app_t madvise
+        attempt SAME_DOMAIN_movepages as_attacker sh "$S/at_child" /bin/sleep app_t movepages
         echo "AUDIT=$(grep -c "denied  { read } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:trusted_t:s0 tclass=file permissive=0" "$LOG")"
+        echo "AUDIT_INHERIT=$(grep -c "denied  { read } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:inherit_t:s0 tclass=file permissive=0" "$LOG")"
     fi
     stop_daemon
 done
 "#;
     let r = scenario(s, &format!("{AT_A_CHILD}{script}"));
     r.report("looks");
-    for m in ["robust", "kcmp", "madvise"] {
+    for m in ["robust", "kcmp", "madvise", "movepages"] {
         r.assert_blocked(&format!("ENFORCING_{m}"), "app_t has no `file read` on trusted_t");
         r.assert_succeeded(&format!("PERMISSIVE_{m}"));
         r.assert_allowed(&format!("SAME_DOMAIN_{m}"), "app_t looks into its own");
     }
-    assert_eq!(r.num("AUDIT"), 3, "read denials:\n{}", r.stderr);
+    assert_eq!(r.num("AUDIT"), 3, "read denials of trusted_t:\n{}", r.stderr);
+    assert_eq!(r.num("AUDIT_INHERIT"), 1, "move_pages asks ptrace's read mode first:\n{}", r.stderr);
 }
 
 /// A confined process cannot type into the terminal of the shell that

@@ -21,7 +21,10 @@
 //! `IOPRIO_WHO_USER`) count as every process of the daemon's tree and
 //! the default domain: coarser; a group's members outside the tree count
 //! as the default domain. `getpriority` has no SELinux check. The same
-//! races as a signal's are left.
+//! races as a signal's are left. `migrate_pages` and `move_pages` also
+//! show which node holds each page of the process, which the kernel
+//! checks first as ptrace's read mode: the daemon asks
+//! crate::process_reads first (crate::supervisor).
 
 use crate::enforcer::Enforcer;
 use crate::signals::{self, Peer};

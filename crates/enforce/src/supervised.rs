@@ -364,6 +364,10 @@ pub mod nr {
     /// sched_getscheduler, sched_rr_get_interval, sched_getaffinity,
     /// sched_getattr read it.
     pub const SCHED_SET_BY_PID: [u32; 6] = [142, 144, 203, 314, 256, 279];
+    /// migrate_pages, move_pages: they also look into the process's
+    /// memory (which node holds each page), which the kernel checks
+    /// first as ptrace's read mode (crate::process_reads).
+    pub const MOVES_MEMORY: [u32; 2] = [256, 279];
     pub const SCHED_GET_BY_PID: [u32; 5] = [143, 145, 148, 204, 315];
     /// getpgid, getsid (pid): another process's group, session
     /// (crate::process_ids); i386 the same, refused.

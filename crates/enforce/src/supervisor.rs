@@ -95,7 +95,7 @@ use crate::marks::ObjectAt;
 use crate::new_labels::{self, NameLock};
 use crate::pidfd::RecentThreads;
 use crate::sockets::Use;
-use crate::supervised::{self, Attr, FileArg, Make, Op, TimesLayout};
+use crate::supervised::{self, Attr, FileArg, Inspected, Make, Op, SchedTarget, TimesLayout};
 use crate::supervised_open;
 use crate::thread_creds::{Creds, PeerIds};
 use crate::unix_connects;
@@ -308,7 +308,18 @@ impl Supervisor {
                 e.cgroups.owners.note(to);
             })),
             Op::Prlimit { pid, write, read } => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
-            Op::Sched { to, set } => Some(crate::sched::decide(e, notif.pid, to, set)),
+            Op::Sched { to, set } => {
+                // migrate_pages, move_pages: ptrace's read mode first, as
+                // the kernel checks it (`PTRACE_MODE_READ_REALCREDS`),
+                // then `setsched` (`security_task_movememory`).
+                let look = match to {
+                    SchedTarget::Thread(pid) if supervised::nr::MOVES_MEMORY.contains(&(notif.data.nr as u32)) => {
+                        crate::process_reads::decide(e, notif.pid, Inspected::Thread(pid))
+                    }
+                    _ => Ok(()),
+                };
+                Some(look.and_then(|()| crate::sched::decide(e, notif.pid, to, set)))
+            }
             Op::Ids { pid, session } => {
                 let perms = if session { e.classes.getsession } else { e.classes.getpgid };
                 Some(crate::process_ids::decide(e, notif.pid, pid, perms))
