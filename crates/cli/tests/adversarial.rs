@@ -2018,6 +2018,57 @@ stop_daemon
     r.assert_blocked("UNPLUGGED", "a device whose node went is refused again");
 }
 
+/// A device node keeps its label (SELinux's `relabelfrom` and
+/// `relabelto` at a write of `security.selinux`, crates/enforce/src/supervisor.rs),
+/// wherever it lies: a device is decided by its node's label, off the
+/// marked filesystems too (crate::device_access). Root in labeler_t,
+/// which keeps `CAP_SYS_ADMIN` (what a write of `security.*` needs
+/// without SELinux in the kernel) and may read file_t devices but not
+/// tty_device_t ones, relabels a tty_device_t node in /dev (a tmpfs of
+/// the scenario's own, off the marked filesystems) to file_t, then reads
+/// it (RELABEL): refused (`EACCES`, an AVC line for `relabelfrom`), where
+/// before the daemon let the write through unchecked off the marked
+/// filesystems and the device was read. Under a permissive daemon it is.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_device_node_keeps_its_label() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+mount -t tmpfs -o mode=755 rampart-dev /dev
+mknod -m 666 /dev/null c 1 3; mknod -m 666 /dev/zero c 1 5
+mknod -m 666 /dev/urandom c 1 9; mknod -m 666 /dev/random c 1 8
+mknod -m 666 /dev/ttysecret c 1 7
+printf '/dev/ttysecret\t-c\tsystem_u:object_r:tty_device_t:s0\n' >> "$T/run/file_contexts"
+as_labeler() { "$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:labeler_t:s0 -- "$@"; }
+RELABEL='import os, sys, time
+try: os.setxattr(sys.argv[1], "security.selinux", b"system_u:object_r:file_t:s0\0")
+except PermissionError as e: print("blocked: relabel:", e); sys.exit(1)
+end = time.time() + 5
+while True:
+    try: n = len(open(sys.argv[1], "rb").read(16)); break
+    except PermissionError as e:
+        if time.time() > end: print("blocked: relabeled, then:", e); sys.exit(1)
+        time.sleep(0.1)
+print("succeeded: relabeled and read", n, "bytes of", sys.argv[1])'
+for mode in ENFORCING PERMISSIVE; do
+    python3 -c 'import os, sys
+try: os.removexattr(sys.argv[1], "security.selinux")
+except OSError: pass' /dev/ttysecret
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    attempt "${mode}_RELABEL" as_labeler /usr/bin/python3 -c "$RELABEL" /dev/ttysecret
+    stop_daemon
+done
+echo "AUDIT=$(grep -c "denied  { relabelfrom } for .*scontext=system_u:system_r:labeler_t:s0 tcontext=system_u:object_r:tty_device_t:s0 tclass=chr_file permissive=0" "$LOG" || true)"
+"#,
+    );
+    r.report("device relabel");
+    r.assert_blocked("ENFORCING_RELABEL", "labeler_t may not relabel a tty_device_t node");
+    r.assert_succeeded("PERMISSIVE_RELABEL");
+    assert!(r.num("AUDIT") >= 1, "the relabel denial is audited:\n{}", r.stderr);
+}
+
 /// A domain watches only what it may (SELinux's `read` of what is
 /// watched, then `watch`, and `watch_reads` for reads:
 /// crates/enforce/src/watches.rs): uid 65534 in app_t, which may not

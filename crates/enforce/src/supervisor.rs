@@ -1309,8 +1309,11 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
     let resolved = resolve(&op, &gathered.args, gathered.xattr.as_ref(), gathered.times);
     home.back().map_err(|e| errno_of(&e))?;
     let resolved = resolved?;
-    // Step 3: both modules (stacked: each checks, each audits).
-    if let Some((o, value)) = resolved.relabel().filter(|(o, _)| cx.marked_devs.contains(&o.md.dev())) {
+    // Step 3: both modules (stacked: each checks, each audits). A label
+    // is checked wherever it decides: the marked filesystems, and device
+    // nodes wherever they lie (`object_sid`).
+    let labeled = |o: &Object| cx.marked_devs.contains(&o.md.dev()) || decided_device(&o.md);
+    if let Some((o, value)) = resolved.relabel().filter(|(o, _)| labeled(o)) {
         // Made with the daemon's credentials (without SELinux in the
         // kernel, `security.*` needs CAP_SYS_ADMIN; SELinux asks the
         // owner or CAP_FOWNER instead, and relabelfrom/relabelto).
@@ -1329,7 +1332,7 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
         return done.map(Answer::Value);
     }
     if let Resolved::Xattr(o, name, None) = &resolved {
-        if name.as_bytes() == XATTR_SELINUX && cx.marked_devs.contains(&o.md.dev()) {
+        if name.as_bytes() == XATTR_SELINUX && labeled(o) {
             // SELinux: "no one is allowed to remove a SELinux security
             // label" (selinux_inode_removexattr), without an AVC line.
             return Err(libc::EACCES);
