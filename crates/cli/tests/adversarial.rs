@@ -2069,6 +2069,52 @@ echo "AUDIT=$(grep -c "denied  { relabelfrom } for .*scontext=system_u:system_r:
     assert!(r.num("AUDIT") >= 1, "the relabel denial is audited:\n{}", r.stderr);
 }
 
+/// A process in a root of its own cannot make rampartd wait on, or open,
+/// what that root holds (crates/enforce/src/supervised_open.rs): root in
+/// labeler_t, which keeps `CAP_SYS_CHROOT`, enters a directory whose
+/// `proc` is a FIFO and opens `/proc/self/fd/1` for writing, which the
+/// daemon serves (a name of the caller's own descriptor, if that root's
+/// `/proc` is procfs). Another launched process's supervised call
+/// (`kill(self, 0)`) is then still answered within 5 s (STALL: before,
+/// the daemon opened the FIFO to look, and waited there for a writer,
+/// and every supervised call of every launched process with it).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_chrooted_process_does_not_stall_the_daemon() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+LABELER=system_u:system_r:labeler_t:s0
+mkdir -p "$S/jail"; mkfifo "$S/jail/proc"
+# Succeeds if a supervised call goes unanswered for 5 s while a process
+# in the jail opens /proc/self/fd/1 for writing.
+stall() {
+    "$RAMPART" run --socket "$SOCK" --force --context "$LABELER" -- /usr/bin/python3 -c 'import os, sys
+os.chroot(sys.argv[1])
+try: os.open("/proc/self/fd/1", os.O_WRONLY)
+except OSError as e: print("jailed open:", e)' "$S/jail" >"$S/jailed.out" 2>&1 &
+    local jailed=$!
+    sleep 1
+    if timeout 5 "$RAMPART" run --socket "$SOCK" --force --context "$LABELER" -- /usr/bin/python3 -c 'import os; os.kill(os.getpid(), 0)'; then
+        echo "blocked: another supervised call was answered ($(cat "$S/jailed.out"))"; rc=1
+    else
+        echo "succeeded: a supervised call went unanswered for 5 s"; rc=0
+    fi
+    # Lets a daemon waiting on the FIFO go.
+    timeout 2 sh -c ': > "$1"' _ "$S/jail/proc" 2>/dev/null || true
+    pkill -P "$jailed" 2>/dev/null || true; kill "$jailed" 2>/dev/null || true
+    return $rc
+}
+start_daemon
+attempt STALL stall
+stop_daemon
+"#,
+    );
+    r.report("stall");
+    r.assert_blocked("STALL", "the daemon answers while a jailed process names a FIFO as its /proc");
+}
+
 /// A domain watches only what it may (SELinux's `read` of what is
 /// watched, then `watch`, and `watch_reads` for reads:
 /// crates/enforce/src/watches.rs): uid 65534 in app_t, which may not

@@ -137,7 +137,13 @@ pub(crate) fn descriptor_alias(tid: u32, path: &[u8]) -> Option<u32> {
     let rest = path.strip_prefix("/proc/")?;
     let (who, n) = rest.split_once("/fd/")?;
     let own = who == "self" || who == "thread-self" || who == tid.to_string() || Some(who) == tgid_of(tid).as_deref();
-    let is_procfs = std::fs::File::open(format!("{root}/proc")).is_ok_and(|f| on_procfs(f.as_fd()));
+    // `O_PATH`, the last name not followed, a directory only: a caller
+    // in a root of its own (chroot) may have put a FIFO there, which an
+    // open would wait on, or a link, which would be followed from the
+    // daemon's root (`/dev/watchdog`) and opened as root.
+    let proc = OsStr::new(&format!("{root}/proc")).to_owned();
+    let is_procfs = crate::supervisor::open_path(libc::AT_FDCWD, &proc, libc::O_NOFOLLOW | libc::O_DIRECTORY)
+        .is_ok_and(|f| on_procfs(f.as_fd()));
     number(n).filter(|_| own && is_procfs)
 }
 
