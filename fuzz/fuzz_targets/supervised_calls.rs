@@ -47,6 +47,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!((nr, args[1] as u32, fd, flags), (72, libc::F_SETFL as u32, low(0), args[2] as u32));
             assert_eq!(flags & libc::O_APPEND as u32, 0);
         }
+        Some(Op::Ftruncate { fd, length }) => assert_eq!((nr, fd, length), (77, low(0), args[1] as i64)),
         _ => {}
     }
 });

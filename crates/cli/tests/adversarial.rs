@@ -2336,7 +2336,10 @@ echo "AVC_SEM=$(grep -c "denied  { associate } for  pid=[0-9]* comm=.sysv_ipc. k
 /// crates/enforce/src/append_only.rs): uid 65534 in app_t, which may
 /// `append` to log_t and not write it, opens the log with `O_APPEND`
 /// and cannot clear it to rewrite the log's start (REWRITE), refused
-/// with an AVC line; the log's first line stays. The daemon clears the
+/// with an AVC line; the log's first line stays; nor empty it with an
+/// `ftruncate` through that descriptor (TRUNCATE: `write` again; before
+/// this the filter let the call through and the log was emptied). The
+/// daemon clears the
 /// flag on the file it checked: a thread switching the descriptor
 /// number between the log and a file app_t may write during 3,000
 /// clears never clears the log's (SWAP). Under a permissive daemon the
@@ -2358,6 +2361,8 @@ for mode in ENFORCING PERMISSIVE; do
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
     attempt "${mode}_REWRITE" as_attacker "$ADV/clear_append" rewrite "$LOGF"
     echo "${mode}_FIRST=$(head -n 1 "$LOGF")"
+    attempt "${mode}_TRUNCATE" as_attacker "$ADV/clear_append" truncate "$LOGF"
+    echo "${mode}_SIZE=$(stat -c %s "$LOGF")"
     attempt "${mode}_SWAP" as_attacker "$ADV/clear_append" swap "$LOGF" "$OTHER"
     stop_daemon
 done
@@ -2368,6 +2373,9 @@ echo "AUDIT=$(grep -c "denied  { write } for  pid=[0-9]* comm=.clear_append. pat
     r.assert_blocked("ENFORCING_REWRITE", "app_t may append to log_t, not write it");
     assert_eq!(r.get("ENFORCING_FIRST"), "first entry", "the log's start is kept:\n{}", r.stderr);
     r.assert_blocked("ENFORCING_SWAP", "the daemon clears O_APPEND on the file it checked");
+    r.assert_blocked("ENFORCING_TRUNCATE", "an ftruncate needs write, whatever the descriptor's flags");
+    assert_ne!(r.get("ENFORCING_SIZE"), "0", "the log is not emptied:\n{}", r.stderr);
+    r.assert_succeeded("PERMISSIVE_TRUNCATE");
     r.assert_succeeded("PERMISSIVE_REWRITE");
     assert_eq!(r.get("PERMISSIVE_FIRST"), "FORGED", "the attack rewrites the log:\n{}", r.stderr);
     r.assert_succeeded("PERMISSIVE_SWAP");

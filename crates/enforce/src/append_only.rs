@@ -1,5 +1,6 @@
-//! `fcntl(F_SETFL)` clearing `O_APPEND`, by a process `rampart run`
-//! started: checked as SELinux checks it, `write` of the file.
+//! `fcntl(F_SETFL)` clearing `O_APPEND`, and `ftruncate`, by a process
+//! `rampart run` started: checked as SELinux checks them, `write` of the
+//! file.
 //!
 //! Why: a domain may append to a file it may not write, a log above all
 //! (in Debian's policy 186 of the 674 domains may append to some file
@@ -14,7 +15,8 @@
 //! instead, recorded as the kernel records a write (`file_perm`).
 //!
 //! How: the launcher's filter hands over every `F_SETFL` whose flags
-//! lack `O_APPEND` (crate::supervised; on i386 refused). The daemon takes
+//! lack `O_APPEND`, and every `ftruncate` ([`truncate`]) (crate::supervised;
+//! on i386 refused). The daemon takes
 //! its own copy of the descriptor (`pidfd_getfd`: the same open file);
 //! where that file has `O_APPEND` and lies on a marked filesystem, it
 //! checks `write` of its class (audited, `EACCES`) and the profile's
@@ -58,7 +60,7 @@ pub(crate) fn set_flags(
     let current = fcntl(file.as_fd(), libc::F_GETFL, 0)? as u32;
     let md = File::from(file.try_clone().map_err(|_| libc::EMFILE)?).metadata().map_err(|_| libc::EBADF)?;
     if current & libc::O_APPEND as u32 != 0 && marked.contains(&md.dev()) {
-        may_clear_append(e, tid, file.as_fd(), &md)?;
+        may_write(e, tid, file.as_fd(), &md, ("a clear of O_APPEND", "file_perm"))?;
     }
     if flags & libc::O_NOATIME as u32 != 0 && current & libc::O_NOATIME as u32 == 0 {
         let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
@@ -74,10 +76,48 @@ pub(crate) fn set_flags(
     fcntl(file.as_fd(), libc::F_SETFL, flags)
 }
 
-/// SELinux's `write` of the file `file` (a clear of `O_APPEND`), and
-/// under a profile its `w`, each refusal audited or recorded.
-fn may_clear_append(e: &Enforcer, tid: u32, file: BorrowedFd<'_>, md: &std::fs::Metadata) -> Result<(), i32> {
-    let caller = crate::signals::caller(e, tid, "a clear of O_APPEND")?;
+/// `ftruncate(fd, length)` by thread `tid`, decided and made on the
+/// daemon's copy of the file (the kernel would look the number up again),
+/// if `still_pending` says the call still waits: on a marked filesystem
+/// SELinux's `write` of the file (`selinux_inode_setattr` with
+/// `ATTR_SIZE`, whatever the descriptor's flags) and the profile's `w`
+/// (`apparmor_file_truncate`). The kernel checks the rest on the copy (a
+/// descriptor not open for writing: `EINVAL`). What differs: a length
+/// over the caller's `RLIMIT_FSIZE` is measured against the daemon's.
+pub(crate) fn truncate(
+    e: &Enforcer,
+    tid: u32,
+    (fd, length): (i32, i64),
+    marked: &[u64],
+    still_pending: impl Fn() -> bool,
+) -> Result<i64, i32> {
+    let pidfd = crate::pidfd::thread_pidfd(tid).map_err(|_| libc::ESRCH)?;
+    let file = crate::pidfd::take_descriptor(pidfd.as_fd(), fd).map_err(|_| libc::EBADF)?;
+    let md = File::from(file.try_clone().map_err(|_| libc::EMFILE)?).metadata().map_err(|_| libc::EBADF)?;
+    if marked.contains(&md.dev()) {
+        may_write(e, tid, file.as_fd(), &md, ("an ftruncate", "truncate"))?;
+    }
+    if !still_pending() {
+        return Err(libc::ESRCH);
+    }
+    // SAFETY: integer arguments on an open descriptor.
+    if unsafe { libc::ftruncate(file.as_raw_fd(), length) } < 0 {
+        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL));
+    }
+    Ok(0)
+}
+
+/// SELinux's `write` of the file `file` (`what`: a clear of `O_APPEND`,
+/// an ftruncate), and under a profile its `w` (recorded as operation
+/// `op`), each refusal audited or recorded.
+fn may_write(
+    e: &Enforcer,
+    tid: u32,
+    file: BorrowedFd<'_>,
+    md: &std::fs::Metadata,
+    (what, op): (&str, &str),
+) -> Result<(), i32> {
+    let caller = crate::signals::caller(e, tid, what)?;
     let tgid = caller.tgid.unwrap_or(tid);
     if let Some(cp) = e.classes.of_mode(md.mode()) {
         let tsid = e.objects.sid_of(&e.avc, file, md);
@@ -90,7 +130,7 @@ fn may_clear_append(e: &Enforcer, tid: u32, file: BorrowedFd<'_>, md: &std::fs::
     if let (Some(profile), Some(aa)) = (&caller.apparmor, &e.apparmor) {
         let Some(name) = AppArmor::name_of(file, md) else { return Err(libc::EACCES) };
         let ev = FileEvent { tid, tgid, fd: file, md };
-        if !aa.path_call(profile, &ev, &name, MAY_WRITE, "file_perm", &|| e.avc.policy_state().2) {
+        if !aa.path_call(profile, &ev, &name, MAY_WRITE, op, &|| e.avc.policy_state().2) {
             return Err(libc::EACCES);
         }
     }

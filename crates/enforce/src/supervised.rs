@@ -205,6 +205,11 @@ pub enum Op {
     /// where the file has `O_APPEND`, a clear of it, checked; made by the
     /// daemon on its copy of the file (crate::append_only).
     SetFlags { fd: i32, flags: u32 },
+    /// ftruncate of descriptor `fd` to `length`: checked (`write` of the
+    /// file, whatever the descriptor's flags: a descriptor opened to
+    /// append only would empty a log), made by the daemon on its copy of
+    /// the file (crate::append_only).
+    Ftruncate { fd: i32, length: i64 },
     /// inotify_add_watch of `mask` on `target` to instance `fd`: checked,
     /// then made by the daemon on its copy of the instance
     /// (crate::watches).
@@ -286,6 +291,9 @@ pub mod nr {
     pub const FCHOWN: u32 = 93;
     pub const LCHOWN: u32 = 94;
     pub const TRUNCATE: u32 = 76;
+    /// ftruncate: handed over; i386's ftruncate and ftruncate64 refused.
+    pub const FTRUNCATE: u32 = 77;
+    pub const I386_FTRUNCATE: [u32; 2] = [93, 194];
     pub const RENAME: u32 = 82;
     pub const RMDIR: u32 = 84;
     pub const LINK: u32 = 86;
@@ -549,6 +557,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
             attr: owner(2),
         },
         nr::TRUNCATE => Op::Truncate { target: path(AT_FDCWD, 0, true, false), length: args[1] as i64 },
+        nr::FTRUNCATE => Op::Ftruncate { fd: int(0), length: args[1] as i64 },
         nr::UNLINK => Op::Remove { name: path(AT_FDCWD, 0, false, false), dir: false },
         nr::RMDIR => Op::Remove { name: path(AT_FDCWD, 0, false, false), dir: true },
         nr::UNLINKAT => Op::Remove { name: path(int(0), 1, false, false), dir: args[2] & AT_REMOVEDIR != 0 },
@@ -1026,6 +1035,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     // SELinux checks too (`self:process setsched`...).
     handed.extend(nr::SCHED_SET_BY_PID.into_iter().chain(nr::SCHED_GET_BY_PID));
     handed.extend([nr::SETPRIORITY, nr::IOPRIO_SET, nr::IOPRIO_GET, nr::GETPGID, nr::GETSID, nr::SETPGID]);
+    handed.push(nr::FTRUNCATE);
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
@@ -1034,6 +1044,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     i386_refused.extend(nr::I386_SHM_SEM);
     i386_refused.extend([nr::I386_INOTIFY_ADD_WATCH, nr::I386_FANOTIFY_INIT]);
     i386_refused.extend(nr::IO_URING);
+    i386_refused.extend(nr::I386_FTRUNCATE);
     let owners = ByArgument {
         fcntl: &[nr::FCNTL],
         ioctl: nr::IOCTL,
@@ -1210,6 +1221,13 @@ mod tests {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, args), EPERM, "fast open {n}");
                 assert_eq!(decode(n, args.map(u64::from)), None);
             }
+            // ftruncate: handed over (a descriptor opened to append would
+            // empty a log); i386's refused.
+            assert_eq!(run(&prog, nr::FTRUNCATE, AUDIT_ARCH_X86_64, [3, 0, 0, 0, 0, 0]), NOTIFY, "ftruncate");
+            assert_eq!(decode(nr::FTRUNCATE, [3, 7, 0, 0, 0, 0]), Some(Op::Ftruncate { fd: 3, length: 7 }));
+            for n in nr::I386_FTRUNCATE {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [3, 0, 0, 0, 0, 0]), EPERM, "i386 ftruncate {n}");
+            }
             // Through the 32-bit entry, which an x86-64 process may use on
             // its own socket, likewise.
             for (n, arg) in nr::I386_FASTOPEN {
@@ -1265,11 +1283,9 @@ mod tests {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, fcntl(owner::F_SETSIG, 9)), EPERM, "i386 {n}");
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, fcntl(libc::F_GETFL as u32, 0)), ALLOW, "i386 {n}");
             }
-            // read, ftruncate pass; reading opens pass; another arch passes.
-            for n in [0, 77] {
-                assert_eq!(run(&prog, n, AUDIT_ARCH_X86_64, [0; 6]), ALLOW, "{n}");
-                assert_eq!(decode(n, [0; 6]), None);
-            }
+            // read passes; reading opens pass; another arch passes.
+            assert_eq!(run(&prog, 0, AUDIT_ARCH_X86_64, [0; 6]), ALLOW, "read");
+            assert_eq!(decode(0, [0; 6]), None);
             let rdonly = [0, libc::O_RDONLY as u32 | libc::O_APPEND as u32 | libc::O_DIRECTORY as u32, 0, 0, 0, 0];
             assert_eq!(run(&prog, nr::OPEN, AUDIT_ARCH_X86_64, rdonly), ALLOW);
             assert_eq!(run(&prog, nr::OPENAT, AUDIT_ARCH_X86_64, [0, 0, rdonly[1], 0, 0, 0]), ALLOW);

@@ -296,6 +296,12 @@ impl Supervisor {
             let bound = &self.context.bound;
             return respond(listener.as_fd(), notif.id, listen((e, bound), listener.as_fd(), notif, (fd, backlog)));
         }
+        if let Op::Ftruncate { fd, length } = op {
+            let still_pending = || pending(listener.as_fd(), notif.id);
+            let answer =
+                crate::append_only::truncate(e, notif.pid, (fd, length), &self.context.marked_devs, still_pending);
+            return respond(listener.as_fd(), notif.id, answer);
+        }
         if let Op::SetFlags { fd, flags } = op {
             let still_pending = || pending(listener.as_fd(), notif.id);
             let answer =
@@ -1220,6 +1226,7 @@ fn resolve(
         | Op::Connect { .. }
         | Op::Listen { .. }
         | Op::SetFlags { .. }
+        | Op::Ftruncate { .. }
         | Op::CloneSharingFs
         | Op::Exec => return Err(libc::ENOSYS),
     })
@@ -1256,6 +1263,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::Connect { .. }
         | Op::Listen { .. }
         | Op::SetFlags { .. }
+        | Op::Ftruncate { .. }
         | Op::CloneSharingFs
         | Op::Exec => Vec::new(),
     }

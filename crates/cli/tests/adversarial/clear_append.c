@@ -6,6 +6,10 @@
  * Usage: clear_append rewrite LOG: succeeds if O_APPEND was cleared and
  * "FORGED" written at offset 0 (the scenario reads the log to confirm).
  *
+ * Usage: clear_append truncate LOG: LOG opened with O_APPEND, then
+ * ftruncate(fd, 0) through that descriptor (SELinux checks `write`);
+ * succeeds if the log is empty.
+ *
  * Usage: clear_append swap LOG OTHER: LOG opened with O_APPEND, OTHER (a
  * file the domain may write) without; one descriptor number that another
  * thread keeps switching (dup2) between the two, and 3000 F_SETFL(0)
@@ -16,6 +20,7 @@
 #include "adversarial.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 
 #define SWAP_FD 100
 static int log_fd = -1, other_fd = -1;
@@ -41,6 +46,14 @@ static int rewrite(const char *path) {
     verdict(SUCCEEDED, "cleared O_APPEND and wrote at the start of %s", path);
 }
 
+static int truncate_log(const char *path) {
+    int fd = open_log(path);
+    if (ftruncate(fd, 0) != 0) FAILED(errno, "ftruncate of %s", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size != 0) verdict(BROKEN, "ftruncate answered 0 and %s is not empty", path);
+    verdict(SUCCEEDED, "emptied %s through a descriptor opened to append", path);
+}
+
 static int swap(const char *path, const char *other) {
     log_fd = open_log(path);
     other_fd = open(other, O_WRONLY | O_CLOEXEC);
@@ -64,7 +77,8 @@ static int swap(const char *path, const char *other) {
 
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "rewrite")) return rewrite(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "truncate")) return truncate_log(argv[2]);
     if (argc == 4 && !strcmp(argv[1], "swap")) return swap(argv[2], argv[3]);
-    fprintf(stderr, "usage: clear_append rewrite LOG | swap LOG OTHER\n");
+    fprintf(stderr, "usage: clear_append rewrite LOG | truncate LOG | swap LOG OTHER\n");
     return BROKEN;
 }
