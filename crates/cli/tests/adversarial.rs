@@ -2132,7 +2132,11 @@ stop_daemon
 /// permissive daemon, and without the sandbox, the secret directory's
 /// new name is learned. fanotify, whose marks are watches too, is
 /// refused to a launched process, with supervised opens or without
-/// (UNSUPERVISED_FANOTIFY); without the sandbox its mark is made.
+/// (UNSUPERVISED_FANOTIFY); without the sandbox its mark is made. So is
+/// dnotify (`fcntl(F_NOTIFY)`, DNOTIFY: a watch only the caller's own
+/// descriptor can hold, which the daemon cannot make for it; before this
+/// the filter let it watch the file_t directory; without the sandbox it
+/// does).
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn a_domain_watches_only_what_it_may() {
@@ -2156,6 +2160,7 @@ for mode in ENFORCING PERMISSIVE; do
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
     watch_and_make "${mode}_VAULT" "$T/data/vault" names as_attacker
     attempt "${mode}_DATA" as_attacker "$ADV/watch_dir" watch "$T/data" names
+    attempt "${mode}_DNOTIFY" as_attacker "$ADV/watch_dir" dnotify "$T/data"
     watch_and_make "${mode}_PUBLIC" "$T/data/pub" names as_attacker
     attempt "${mode}_READS" as_attacker "$ADV/watch_dir" watch "$T/data/pub" reads
     attempt "${mode}_RACE" as_attacker "$ADV/watch_dir" race "$T/data/pub" "$T/data/vault"
@@ -2166,6 +2171,7 @@ done
 start_daemon
 watch_and_make UNSANDBOXED_VAULT "$T/data/vault" names as_unsandboxed
 attempt UNSANDBOXED_FANOTIFY as_unsandboxed "$ADV/watch_dir" fanotify "$T/data/vault"
+attempt UNSANDBOXED_DNOTIFY as_unsandboxed "$ADV/watch_dir" dnotify "$T/data"
 stop_daemon
 start_daemon --no-supervised-opens
 attempt UNSUPERVISED_FANOTIFY as_attacker "$ADV/watch_dir" fanotify "$T/data/vault"
@@ -2179,6 +2185,7 @@ echo "AVC_WATCH_READS=$(avc watch_reads public_t)"
     r.report("watch");
     r.assert_blocked("ENFORCING_VAULT", "app_t may not read secret_t directories");
     r.assert_blocked("ENFORCING_DATA", "app_t may read file_t directories, not watch them");
+    r.assert_blocked("ENFORCING_DNOTIFY", "dnotify is refused: the daemon cannot make its watch");
     r.assert_allowed("ENFORCING_PUBLIC", "app_t may watch public_t directories");
     assert!(
         r.get("ENFORCING_PUBLIC_WHY").contains("learned the name payroll-ENFORCING_PUBLIC"),
@@ -2201,6 +2208,7 @@ echo "AVC_WATCH_READS=$(avc watch_reads public_t)"
         );
     }
     r.assert_succeeded("PERMISSIVE_DATA");
+    r.assert_allowed("UNSANDBOXED_DNOTIFY", "without the sandbox's filter dnotify watches a file_t directory");
     r.assert_succeeded("PERMISSIVE_READS");
     r.assert_succeeded("PERMISSIVE_RACE");
     r.assert_blocked("UNSUPERVISED_FANOTIFY", "the launcher's filter refuses fanotify_init");

@@ -791,6 +791,12 @@ pub mod owner {
     /// Its owner is in memory, which another thread may change after a
     /// check: refused.
     pub const F_SETOWN_EX: u32 = 15;
+    /// dnotify (`F_NOTIFY`): a watch of the descriptor's directory, which
+    /// SELinux checks as `watch` (`security_path_notify`), and which only
+    /// the caller's own descriptor table can hold (the daemon cannot make
+    /// it for it): refused, coarser (an obsolete interface; inotify's
+    /// watches are handed over, crate::watches).
+    pub const F_NOTIFY: u32 = 1026;
     /// `FIOSETOWN`, `SIOCSPGRP`: the owner in memory, refused.
     pub const IOCTLS: [u32; 2] = [0x8901, 0x8902];
     /// Signals `F_SETSIG` may not choose: their own permissions
@@ -869,6 +875,7 @@ impl Asm {
         self.op(BPF_LD_W_ABS, data_arg(1));
         self.jump(BPF_JEQ_K, owner::F_SETOWN, if owners.hand_over { Target::Action } else { Target::Eperm });
         self.jump(BPF_JEQ_K, owner::F_SETOWN_EX, Target::Eperm);
+        self.jump(BPF_JEQ_K, owner::F_NOTIFY, Target::Eperm);
         self.jump(BPF_JEQ_K, append::F_SETFL, Target::SetFlags);
         self.code.push((bpf(BPF_JEQ_K, owner::F_SETSIG, 0, 0), Some(Target::SetSig), Some(Target::Allow)));
         // F_SETFL without O_APPEND may clear it (crate::append_only).
@@ -1278,7 +1285,10 @@ mod tests {
             assert_eq!(run(&prog, nr::PRLIMIT64, AUDIT_ARCH_X86_64, [42, 4, 0x1000, 0, 0, 0]), NOTIFY);
             assert_eq!(run(&prog, nr::I386_PRLIMIT64, AUDIT_ARCH_I386, [42, 4, 0x1000, 0, 0, 0]), EPERM);
             assert_eq!(run(&prog, nr::I386_PRLIMIT64, AUDIT_ARCH_I386, [0, 4, 0x1000, 0, 0, 0]), ALLOW);
+            // dnotify: refused, both entries.
+            assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, fcntl(owner::F_NOTIFY, 4)), EPERM, "F_NOTIFY");
             for n in nr::I386_FCNTL {
+                assert_eq!(run(&prog, n, AUDIT_ARCH_I386, fcntl(owner::F_NOTIFY, 4)), EPERM, "i386 F_NOTIFY {n}");
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, fcntl(owner::F_SETOWN, 42)), EPERM, "i386 {n}");
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, fcntl(owner::F_SETSIG, 9)), EPERM, "i386 {n}");
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, fcntl(libc::F_GETFL as u32, 0)), ALLOW, "i386 {n}");

@@ -20,6 +20,10 @@
  * mark for names made, as an unprivileged process may make one), which
  * SELinux checks alike (`read`, `watch`). It succeeds if the mark is made.
  *
+ * Usage: watch_dir dnotify PATH: the watch for names made by dnotify
+ * (`fcntl(F_NOTIFY)` on a descriptor of PATH), which SELinux checks as
+ * `watch` too. It succeeds if the watch is made.
+ *
  * Usage: watch_dir race ALLOWED DENIED: the path in memory flips between
  * ALLOWED and DENIED (a thread writing it) while 3000 watches are made
  * from it; it succeeds if one lands on DENIED (a watch descriptor other
@@ -75,6 +79,13 @@ static int fanotify_watch(const char *path) {
     verdict(SUCCEEDED, "fanotify watches %s", path);
 }
 
+static int dnotify_watch(const char *path) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) verdict(BROKEN, "opening %s: %s", path, strerror(errno));
+    if (fcntl(fd, F_NOTIFY, DN_CREATE | DN_MULTISHOT) != 0) FAILED(errno, "F_NOTIFY on %s", path);
+    verdict(SUCCEEDED, "dnotify watches %s", path);
+}
+
 static char shared_path[PATH_MAX];
 static const char *flips[2];
 static volatile int racing = 1;
@@ -116,6 +127,7 @@ int main(int argc, char **argv) {
     if ((argc == 4 || argc == 5) && !strcmp(argv[1], "watch")) return watch(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
     if (argc == 3 && !strcmp(argv[1], "fanotify")) return fanotify_watch(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "watchfd")) return watch_by_fd(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "dnotify")) return dnotify_watch(argv[2]);
     if (argc == 4 && !strcmp(argv[1], "race")) return race(argv[2], argv[3]);
     fprintf(stderr, "usage: watch_dir watch PATH names|reads [READY] | watchfd PATH | fanotify PATH | race ALLOWED DENIED\n");
     return BROKEN;
