@@ -478,8 +478,16 @@ pub mod nr {
     /// socket it made: i386's sendto, sendmsg and sendmmsg likewise.
     pub const FASTOPEN: [(u32, u32); 3] = [(44, 3), (46, 2), (307, 3)];
     pub const I386_FASTOPEN: [(u32, u32); 3] = [(369, 3), (370, 2), (345, 3)];
-    /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`).
+    /// The bit that marks an x32 call (`__X32_SYSCALL_BIT`): past
+    /// [`UNKNOWN_FROM`], so refused with every unknown number.
+    #[cfg(test)]
     pub const X32_BIT: u32 = 0x4000_0000;
+    /// The first number past the last call of Linux 6.18 (`file_setattr`,
+    /// 469, in both numberings): a later call, which the filter does not
+    /// know and which might do what a handed-over one does (as
+    /// `openat2` did for `openat`), gets `ENOSYS`, and a program falls back
+    /// to the older call. The x32 numbers are past it too.
+    pub const UNKNOWN_FROM: u32 = 470;
     pub const ALL: [u32; 33] = [
         CHMOD,
         FCHMOD,
@@ -965,21 +973,19 @@ impl Asm {
 
 /// The block of one arch: calls in `to_action` get `action`, `open_flags`
 /// (number, flags argument) get it when their flags ask to write,
-/// `enosys` and `eperm` are refused.
+/// `enosys` and `eperm` are refused, and so is every number from
+/// [`nr::UNKNOWN_FROM`] on (`ENOSYS`: x32's among them).
 fn block(
     action: u32,
     to_action: &[u32],
     open_flags: &[(u32, u32)],
     enosys: &[u32],
     eperm: &[u32],
-    x32: bool,
     owners: &ByArgument,
 ) -> Vec<libc::sock_filter> {
     let mut asm = Asm::default();
     asm.op(BPF_LD_W_ABS, DATA_NR);
-    if x32 {
-        asm.jump(BPF_JGE_K, nr::X32_BIT, Target::Enosys);
-    }
+    asm.jump(BPF_JGE_K, nr::UNKNOWN_FROM, Target::Enosys);
     for &n in owners.fcntl {
         asm.jump(BPF_JEQ_K, n, Target::Fcntl);
     }
@@ -1076,9 +1082,9 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         handed.push(nr::CREAT);
         refused.push(nr::OPEN_BY_HANDLE_AT);
         let enosys = [nr::OPENAT2, nr::PIDFD_SEND_SIGNAL];
-        block(notify, &handed, &[(nr::OPEN, 1), (nr::OPENAT, 2)], &enosys, &refused, true, &owners)
+        block(notify, &handed, &[(nr::OPEN, 1), (nr::OPENAT, 2)], &enosys, &refused, &owners)
     } else {
-        block(notify, &handed, &[], &[nr::PIDFD_SEND_SIGNAL], &refused, true, &owners)
+        block(notify, &handed, &[], &[nr::PIDFD_SEND_SIGNAL], &refused, &owners)
     };
     let owners = ByArgument {
         fcntl: &nr::I386_FCNTL,
@@ -1098,9 +1104,9 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     i386_refused.push(nr::I386_OLD_MMAP);
     let i386 = if opens {
         i386_refused.extend([nr::I386_CREAT, nr::I386_OPEN_BY_HANDLE_AT, nr::OPENAT2]);
-        block(eperm, &i386_refused, &[(nr::I386_OPEN, 1), (nr::I386_OPENAT, 2)], &[], &[], false, &owners)
+        block(eperm, &i386_refused, &[(nr::I386_OPEN, 1), (nr::I386_OPENAT, 2)], &[], &[], &owners)
     } else {
-        block(eperm, &i386_refused, &[], &[], &[], false, &owners)
+        block(eperm, &i386_refused, &[], &[], &[], &owners)
     };
     let mut prog = Vec::new();
     for (arch, block) in [(AUDIT_ARCH_X86_64, x86_64), (AUDIT_ARCH_I386, i386)] {
@@ -1323,6 +1329,14 @@ mod tests {
         assert_eq!(run(&with, nr::OPEN_BY_HANDLE_AT, AUDIT_ARCH_X86_64, [0; 6]), EPERM);
         assert_eq!(run(&with, nr::X32_BIT | nr::OPEN, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS, "x32");
         assert_eq!(run(&without, nr::X32_BIT | nr::MMAP, AUDIT_ARCH_X86_64, [0; 6]), ENOSYS, "x32");
+        // Calls newer than the filter: ENOSYS on both entries; the last
+        // known one is the filter's to decide.
+        for prog in [&with, &without] {
+            for arch in [AUDIT_ARCH_X86_64, AUDIT_ARCH_I386] {
+                assert_eq!(run(prog, nr::UNKNOWN_FROM, arch, [0; 6]), ENOSYS, "{arch:#x} {}", nr::UNKNOWN_FROM);
+                assert_ne!(run(prog, nr::UNKNOWN_FROM - 1, arch, [0; 6]), ENOSYS, "{arch:#x} 469");
+            }
+        }
         for prog in [&with, &without] {
             // fanotify groups: their marks are watches (crate::watches).
             assert_eq!(run(prog, nr::FANOTIFY_INIT, AUDIT_ARCH_X86_64, [0; 6]), EPERM);
