@@ -2028,7 +2028,12 @@ stop_daemon
 /// the scenario's own, off the marked filesystems) to file_t, then reads
 /// it (RELABEL): refused (`EACCES`, an AVC line for `relabelfrom`), where
 /// before the daemon let the write through unchecked off the marked
-/// filesystems and the device was read. Under a permissive daemon it is.
+/// filesystems and the device was read. Nor does it make a node in /dev
+/// of a device that has none there (urandom), whose path gives file_t
+/// (MKNOD: `chr_file { create }` on the label the new node would get,
+/// which labeler_t lacks; before, a node made off the marked filesystems
+/// was not checked and was labeled by its path: the device was then
+/// listed and read). Under a permissive daemon both are.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn a_device_node_keeps_its_label() {
@@ -2037,8 +2042,8 @@ fn a_device_node_keeps_its_label() {
         s,
         r#"
 mount -t tmpfs -o mode=755 rampart-dev /dev
-mknod -m 666 /dev/null c 1 3; mknod -m 666 /dev/zero c 1 5
-mknod -m 666 /dev/urandom c 1 9; mknod -m 666 /dev/random c 1 8
+# No node of urandom (1:9): a device with no node in /dev is refused.
+mknod -m 666 /dev/null c 1 3; mknod -m 666 /dev/zero c 1 5; mknod -m 666 /dev/random c 1 8
 mknod -m 666 /dev/ttysecret c 1 7
 printf '/dev/ttysecret\t-c\tsystem_u:object_r:tty_device_t:s0\n' >> "$T/run/file_contexts"
 as_labeler() { "$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:labeler_t:s0 -- "$@"; }
@@ -2052,12 +2057,24 @@ while True:
         if time.time() > end: print("blocked: relabeled, then:", e); sys.exit(1)
         time.sleep(0.1)
 print("succeeded: relabeled and read", n, "bytes of", sys.argv[1])'
+MKNOD='import os, stat, sys, time
+try: os.mknod(sys.argv[1], stat.S_IFCHR | 0o666, os.makedev(1, 9))
+except PermissionError as e: print("blocked: mknod:", e); sys.exit(1)
+end = time.time() + 5
+while True:
+    try: n = len(open(sys.argv[1], "rb").read(16)); break
+    except PermissionError as e:
+        if time.time() > end: print("blocked: made, then:", e); sys.exit(1)
+        time.sleep(0.1)
+print("succeeded: made and read", n, "bytes of", sys.argv[1])'
 for mode in ENFORCING PERMISSIVE; do
     python3 -c 'import os, sys
 try: os.removexattr(sys.argv[1], "security.selinux")
 except OSError: pass' /dev/ttysecret
+    rm -f /dev/mine
     if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
     attempt "${mode}_RELABEL" as_labeler /usr/bin/python3 -c "$RELABEL" /dev/ttysecret
+    attempt "${mode}_MKNOD" as_labeler /usr/bin/python3 -c "$MKNOD" /dev/mine
     stop_daemon
 done
 echo "AUDIT=$(grep -c "denied  { relabelfrom } for .*scontext=system_u:system_r:labeler_t:s0 tcontext=system_u:object_r:tty_device_t:s0 tclass=chr_file permissive=0" "$LOG" || true)"
@@ -2066,6 +2083,8 @@ echo "AUDIT=$(grep -c "denied  { relabelfrom } for .*scontext=system_u:system_r:
     r.report("device relabel");
     r.assert_blocked("ENFORCING_RELABEL", "labeler_t may not relabel a tty_device_t node");
     r.assert_succeeded("PERMISSIVE_RELABEL");
+    r.assert_blocked("ENFORCING_MKNOD", "labeler_t may create no device node, off the marked filesystems either");
+    r.assert_succeeded("PERMISSIVE_MKNOD");
     assert!(r.num("AUDIT") >= 1, "the relabel denial is audited:\n{}", r.stderr);
 }
 

@@ -1451,7 +1451,11 @@ fn serve_make(cx: &Context, home: &Home, call: Call, what: Make) -> Result<Answe
         Make::Node { mode, .. } if mode & libc::S_IFMT == 0 => libc::S_IFREG,
         Make::Node { mode, .. } => mode & libc::S_IFMT,
     };
-    let label = if cx.marked_devs.contains(&name.parent.md.dev()) {
+    // A device node is decided by its label wherever it lies
+    // (`object_sid`): made anywhere, it is checked and labeled as on a
+    // marked filesystem.
+    let device = mode == libc::S_IFCHR || mode == libc::S_IFBLK;
+    let label = if cx.marked_devs.contains(&name.parent.md.dev()) || device {
         Some(create_allowed(cx, tid, &subject, &name, mode, what).ok_or(libc::EACCES)?)
     } else {
         None
