@@ -3997,6 +3997,8 @@ ops() {
 start_daemon
 ops LAUNCHED as_modifier
 py LAUNCHED_FTRUNCATE as_modifier 'os.ftruncate(os.open(sys.argv[1], os.O_WRONLY), 0)' "$T/data/LAUNCHED-chmod-data"
+# fchmod through an O_PATH descriptor: the kernel answers EBADF.
+py LAUNCHED_FCHMOD_PATH as_modifier 'os.chmod(os.open(sys.argv[1], os.O_PATH), 0o600)' "$T/data/LAUNCHED-chmod-data"
 stop_daemon
 for p in setattr write unlink rename link; do
     echo "AVC_$p=$(grep -c "denied  {[a-z_ ]* $p [a-z_ ]*} for .*scontext=$MOD tcontext=system_u:object_r:secret_t:s0 tclass=file" "$LOG")"
@@ -4015,6 +4017,8 @@ stop_daemon
         r.assert_succeeded(&format!("PERMISSIVE_{op}_SECRET"));
     }
     r.assert_allowed("LAUNCHED_FTRUNCATE", "modifier_t may open data_t for writing");
+    r.assert_blocked("LAUNCHED_FCHMOD_PATH", "fchmod takes no O_PATH descriptor");
+    assert_eq!(r.get("LAUNCHED_FCHMOD_PATH_WHY"), "Bad file descriptor", "as the kernel:\n{}", r.stderr);
     assert_eq!(r.get("LAUNCHED_SECRET_MODE"), "644", "the secret's mode is unchanged");
     assert_ne!(r.get("LAUNCHED_SECRET_SIZE"), "0", "the secret was not truncated");
     assert_eq!(r.get("LAUNCHED_DATA_SIZE"), "0", "the data_t file was truncated by name");

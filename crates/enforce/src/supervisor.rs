@@ -809,6 +809,19 @@ fn prepare(cx: &Context, listener: BorrowedFd<'_>, notif: &libc::seccomp_notif, 
     Ok(Call { op, tid, gathered, subject })
 }
 
+/// Whether thread `tid`'s descriptor `fd` was opened `O_PATH` (its
+/// `fdinfo` says; unreadable: not, and the kernel answers for it).
+fn opened_as_path(tid: u32, fd: i32) -> bool {
+    let info = std::fs::read_to_string(format!("/proc/{tid}/fdinfo/{fd}")).unwrap_or_default();
+    flags_in_fdinfo(&info).is_some_and(|flags| flags & libc::O_PATH as u32 != 0)
+}
+
+/// The `flags:` of an `fdinfo` text (octal).
+fn flags_in_fdinfo(info: &str) -> Option<u32> {
+    let flags = info.lines().find_map(|l| l.strip_prefix("flags:"))?.trim();
+    u32::from_str_radix(flags, 8).ok()
+}
+
 /// Step 1 for `op` of thread `tid`.
 fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
     let args = operands(op);
@@ -831,6 +844,9 @@ fn gather(tid: u32, op: &Op) -> Result<Gathered, i32> {
                     .map_err(|e| if e == libc::ENOENT { libc::EBADF } else { e })?;
                 PathArg { dir, path: read_string(&mem, path)?, follow, empty_ok }
             }
+            // fchmod, fchown, fsetxattr, fremovexattr, futimens: the kernel
+            // takes no `O_PATH` descriptor for them (`EBADF`).
+            FileArg::Fd(fd) if opened_as_path(tid, fd) => return Err(libc::EBADF),
             FileArg::Fd(fd) => PathArg {
                 dir: proc(&format!("fd/{fd}")).map_err(|_| libc::EBADF)?,
                 path: Vec::new(),
@@ -1931,5 +1947,25 @@ fn apparmor_allows(cx: &Context, tid: u32, tgid: u32, profile: &str, r: &Resolve
             _ => false,
         },
         _ => true,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_descriptor_opened_as_a_path_is_told_apart() {
+        let info = "pos:\t0\nflags:\t012100000\nmnt_id:\t25\n";
+        assert_eq!(flags_in_fdinfo(info), Some(0o12100000));
+        assert_eq!(flags_in_fdinfo("pos:\t0\n"), None);
+        assert_eq!(flags_in_fdinfo("flags:\t9\n"), None, "not octal");
+        let file = File::open("/").unwrap();
+        // SAFETY: gettid cannot fail.
+        let tid = unsafe { libc::gettid() } as u32;
+        assert!(!opened_as_path(tid, file.as_raw_fd()));
+        let path = open_path(libc::AT_FDCWD, OsStr::new("/"), 0).unwrap();
+        assert!(opened_as_path(tid, path.as_raw_fd()));
     }
 }
