@@ -455,6 +455,12 @@ pub mod nr {
     /// exec call. Gone from recent kernels; refused wherever it is.
     pub const USELIB: u32 = 134;
     pub const I386_USELIB: u32 = 86;
+    /// remap_file_pages: rearranges a shared file mapping's pages, which
+    /// the kernel checks as a new mapping of the file
+    /// (`security_mmap_file`) and nothing here sees; long deprecated:
+    /// refused on both entries.
+    pub const REMAP_FILE_PAGES: u32 = 216;
+    pub const I386_REMAP_FILE_PAGES: u32 = 257;
     /// socket, socketpair, bind, connect, listen: handed over
     /// (crate::sockets). On i386 they are refused, and so are
     /// `socketcall`'s `SYS_SOCKET`, `SYS_BIND`, `SYS_CONNECT`,
@@ -1052,7 +1058,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
-    i386_refused.extend([nr::I386_EXECVE, nr::I386_EXECVEAT, nr::I386_USELIB]);
+    i386_refused.extend([nr::I386_EXECVE, nr::I386_EXECVEAT, nr::I386_USELIB, nr::I386_REMAP_FILE_PAGES]);
     i386_refused.extend(nr::I386_SOCKETS);
     i386_refused.extend(nr::I386_SHM_SEM);
     i386_refused.extend([nr::I386_INOTIFY_ADD_WATCH, nr::I386_FANOTIFY_INIT]);
@@ -1077,7 +1083,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     // fanotify's marks are watches, which SELinux checks (`watch`,
     // `watch_mount`, `watch_sb`, `watch_with_perm`...; crate::watches
     // for inotify's): refused with or without `opens`.
-    refused.extend([nr::USELIB, nr::FANOTIFY_INIT]);
+    refused.extend([nr::USELIB, nr::FANOTIFY_INIT, nr::REMAP_FILE_PAGES]);
     let x86_64 = if opens {
         handed.push(nr::CREAT);
         refused.push(nr::OPEN_BY_HANDLE_AT);
@@ -1191,6 +1197,8 @@ mod tests {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 exec {n}");
             }
             assert_eq!(run(&prog, nr::USELIB, AUDIT_ARCH_X86_64, [0; 6]), EPERM, "uselib");
+            assert_eq!(run(&prog, nr::REMAP_FILE_PAGES, AUDIT_ARCH_X86_64, [0; 6]), EPERM, "remap_file_pages");
+            assert_eq!(run(&prog, nr::I386_REMAP_FILE_PAGES, AUDIT_ARCH_I386, [0; 6]), EPERM, "i386 remap_file_pages");
             // Sockets: handed over; on i386 refused, socketcall's by its call.
             for n in [nr::SOCKET, nr::SOCKETPAIR] {
                 let args = [libc::AF_INET as u32, libc::SOCK_STREAM as u32 | 0x80000, 6, 0, 0, 0];
