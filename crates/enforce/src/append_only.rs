@@ -32,7 +32,7 @@
 //! not check it (docs/security.md).
 
 use std::fs::File;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 
 use rampart_apparmor::perms::MAY_WRITE;
@@ -55,10 +55,8 @@ pub(crate) fn set_flags(
     marked: &[u64],
     still_pending: impl Fn() -> bool,
 ) -> Result<i64, i32> {
-    let pidfd = crate::pidfd::thread_pidfd(tid).map_err(|_| libc::ESRCH)?;
-    let file = crate::pidfd::take_descriptor(pidfd.as_fd(), fd).map_err(|_| libc::EBADF)?;
+    let (file, md) = callers_file(tid, fd)?;
     let current = fcntl(file.as_fd(), libc::F_GETFL, 0)? as u32;
-    let md = File::from(file.try_clone().map_err(|_| libc::EMFILE)?).metadata().map_err(|_| libc::EBADF)?;
     if current & libc::O_APPEND as u32 != 0 && marked.contains(&md.dev()) {
         may_write(e, tid, file.as_fd(), &md, ("a clear of O_APPEND", "file_perm"))?;
     }
@@ -91,9 +89,7 @@ pub(crate) fn truncate(
     marked: &[u64],
     still_pending: impl Fn() -> bool,
 ) -> Result<i64, i32> {
-    let pidfd = crate::pidfd::thread_pidfd(tid).map_err(|_| libc::ESRCH)?;
-    let file = crate::pidfd::take_descriptor(pidfd.as_fd(), fd).map_err(|_| libc::EBADF)?;
-    let md = File::from(file.try_clone().map_err(|_| libc::EMFILE)?).metadata().map_err(|_| libc::EBADF)?;
+    let (file, md) = callers_file(tid, fd)?;
     if marked.contains(&md.dev()) {
         may_write(e, tid, file.as_fd(), &md, ("an ftruncate", "truncate"))?;
     }
@@ -105,6 +101,15 @@ pub(crate) fn truncate(
         return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL));
     }
     Ok(0)
+}
+
+/// The daemon's copy of thread `tid`'s descriptor `fd` (`pidfd_getfd`:
+/// the same open file), and what the file is.
+fn callers_file(tid: u32, fd: i32) -> Result<(OwnedFd, std::fs::Metadata), i32> {
+    let pidfd = crate::pidfd::thread_pidfd(tid).map_err(|_| libc::ESRCH)?;
+    let file = crate::pidfd::take_descriptor(pidfd.as_fd(), fd).map_err(|_| libc::EBADF)?;
+    let md = File::from(file.try_clone().map_err(|_| libc::EMFILE)?).metadata().map_err(|_| libc::EBADF)?;
+    Ok((file, md))
 }
 
 /// SELinux's `write` of the file `file` (`what`: a clear of `O_APPEND`,
@@ -151,7 +156,6 @@ fn fcntl(fd: BorrowedFd<'_>, cmd: i32, arg: u32) -> Result<i64, i32> {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use std::os::fd::OwnedFd;
 
     /// The copy `pidfd_getfd` gives is the same open file: flags set
     /// through it are the caller's.
