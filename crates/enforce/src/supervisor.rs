@@ -297,10 +297,7 @@ impl Supervisor {
             return respond(listener.as_fd(), notif.id, listen((e, bound), listener.as_fd(), notif, (fd, backlog)));
         }
         if let Op::Ftruncate { fd, length } = op {
-            let still_pending = || pending(listener.as_fd(), notif.id);
-            let answer =
-                crate::append_only::truncate(e, notif.pid, (fd, length), &self.context.marked_devs, still_pending);
-            return respond(listener.as_fd(), notif.id, answer);
+            return self.ftruncate(listener, notif, (fd, length), entry);
         }
         if let Op::SetFlags { fd, flags } = op {
             let still_pending = || pending(listener.as_fd(), notif.id);
@@ -454,6 +451,34 @@ impl Supervisor {
         });
         if self.blocking.run(label, job).is_err() {
             respond(listener.as_fd(), notif.id, Err(libc::EAGAIN));
+        }
+    }
+
+    /// An ftruncate (crate::append_only), decided and made by a thread of
+    /// [`CallThreads`], which answers it: on a file of a slow or hostile
+    /// filesystem (a FUSE server that never answers) it may wait, and must
+    /// hold no thread that receives calls.
+    fn ftruncate(
+        &self,
+        listener: Arc<OwnedFd>,
+        notif: &libc::seccomp_notif,
+        (fd, length): (i32, i64),
+        entry: Option<Entry>,
+    ) {
+        let (cx, tid, id) = (Arc::clone(&self.context), notif.pid, notif.id);
+        let label = match crate::signals::caller(&cx.enforcer, tid, "an ftruncate") {
+            Ok(caller) => (caller.sid, caller.apparmor),
+            Err(errno) => return respond(listener.as_fd(), id, Err(errno)),
+        };
+        let answer_on = Arc::clone(&listener);
+        let job: call_threads::Job = Box::new(move || {
+            let still_pending = || pending(answer_on.as_fd(), id);
+            let answer = crate::append_only::truncate(&cx.enforcer, tid, (fd, length), &cx.marked_devs, still_pending);
+            respond(answer_on.as_fd(), id, answer);
+            drop(entry);
+        });
+        if self.blocking.run(label, job).is_err() {
+            respond(listener.as_fd(), id, Err(libc::EAGAIN));
         }
     }
 
