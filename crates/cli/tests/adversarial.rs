@@ -56,6 +56,7 @@ const PROGRAMS: &[&str] = &[
     "clone_parent",
     "connector_flood",
     "exec_pending",
+    "exec_race",
     "open_flags",
     "exec_noexec",
     "marker",
@@ -1017,6 +1018,55 @@ stop_daemon
     // capabilities, the descriptor.
     assert_eq!(r.num("REFUSALS"), 5, "{}", r.stderr);
     assert_eq!(r.num("AUDIT_FD"), 1, "the descriptor's denial is audited:\n{}", r.stderr);
+}
+
+/// Another thread's exec does not commit in place of a failed exec
+/// transition: uid 65534 in app_t runs exec_race, whose second thread
+/// execs /bin/sh with 6 MiB of arguments (on `/`, unmarked: no event)
+/// while its first thread execs a trusted_exec_t `#!/bin/sh` script with
+/// an argument over MAX_ARG_STRLEN, decided as the transition into
+/// trusted_t and then failing with E2BIG. The process's image is then
+/// /bin/sh, the script's interpreter, running the attacker's code: taken
+/// for the script's exec, it reads the secret in trusted_t. The daemon
+/// changes the domain only of a process of one thread, which no other
+/// thread can join until the exec ends; the refusal is logged. Tried at
+/// several delays between the two calls until one wins (the permissive
+/// run shows the race is won here). SCRIPT shows the script, run by a
+/// process of one thread, enters trusted_t.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn another_threads_exec_does_not_take_a_transitions_place() {
+    let s = setup();
+    let r = both_modes(
+        s,
+        "exec_race",
+        r#"
+printf '#!/bin/sh\nif read -r line < "$1"; then echo "succeeded: the script read $1: $line"; exit 0; fi\necho "blocked: the script could not read $1"; exit 1\n' > "$T/bin/trusted.sh"
+chmod 755 "$T/bin/trusted.sh"; label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted.sh"
+# Up to 24 tries; the first that reads the secret ends it.
+cat > "$S/race" <<'SH'
+for round in 1 2 3 4; do
+    for delay in 0 50 150 400 1000 2000; do
+        out=$("$@" "$delay" 2>&1); rc=$?
+        [ $rc = 0 ] && { echo "$out (delay $delay us)"; exit 0; }
+        [ $rc = 2 ] && { echo "$out"; exit 2; }
+    done
+done
+echo "$out"; exit "$rc"
+SH
+attack() {
+    attempt "$1" as_attacker sh "$S/race" "$ADV/exec_race" "$T/bin/trusted.sh" "$T/data/secret.txt"
+    if [ "$1" = ENFORCING ]; then
+        attempt SCRIPT as_attacker env "$T/bin/trusted.sh" "$T/data/secret.txt"
+        echo "REFUSALS=$(grep -c 'refused the exec of .*trusted.sh by pid .*: it has 2 threads' "$S/daemon.err")"
+    fi
+}
+"#,
+    );
+    r.assert_allowed("SCRIPT", "app_t enters trusted_t by executing trusted_exec_t; trusted_t reads secret_t");
+    r.assert_blocked("ENFORCING", "a process of two threads changes no domain; /bin/sh stays in app_t");
+    r.assert_succeeded("PERMISSIVE");
+    assert!(r.num("REFUSALS") >= 1, "each refusal is logged:\n{}", r.stderr);
 }
 
 /// An exec transition runs its new image in secure-execution mode

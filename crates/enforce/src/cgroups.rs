@@ -212,7 +212,7 @@ fn move_process(dir: &Path, pid: u32) -> io::Result<()> {
 }
 
 /// How many threads process `pid` has.
-fn thread_count(pid: u32) -> Option<u32> {
+pub(crate) fn thread_count(pid: u32) -> Option<u32> {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|n| n.trim().parse().ok())
 }

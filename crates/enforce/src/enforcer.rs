@@ -636,6 +636,9 @@ impl Enforcer {
                 );
             }
         }
+        if let Some(new) = new_label.as_ref().filter(|new| allow && **new != from) {
+            allow = self.alone_in_its_process(file, tgid, new.sid);
+        }
         if let Some(new) = new_label.filter(|new| allow && *new != from) {
             // Before the answer: once the exec runs, the new domain's
             // opens must not meet marks placed without it in scope, nor,
@@ -707,6 +710,33 @@ impl Enforcer {
             self.audit_checks(tid, Some(tgid), file.as_fd(), rlimitinh.as_slice());
             self.audit_checks(tid, Some(tgid), file.as_fd(), siginh.as_slice());
         }
+    }
+
+    /// Whether the exec of `file` by process `tgid`, which would enter
+    /// domain `new`, may: only if the process has one thread, the exec's.
+    /// A transition commits when the process runs an image it planned
+    /// (crate::cgroups), and a `#!` script's plan holds its interpreter:
+    /// another thread's exec of that interpreter, under way as this one
+    /// fails (`E2BIG`), would commit in its place and run the other
+    /// thread's code in `new`. A process of one thread gains no thread
+    /// while its only one is in the exec. Refused (logged) unless `new`
+    /// is permissive; coarser than SELinux, which knows which thread
+    /// committed.
+    fn alone_in_its_process(&self, file: &File, tgid: u32, new: Sid) -> bool {
+        let threads = crate::cgroups::thread_count(tgid);
+        if threads == Some(1) {
+            return true;
+        }
+        let enforced = self.avc.enforced_for(new);
+        eprintln!(
+            "rampartd: {} the exec of {} by pid {tgid}: it has {} threads, and a process changes domain only with \
+             one, so that no other thread's exec can commit in its place: exec from a process of one thread (fork \
+             first) (docs/security.md)",
+            if enforced { "refused" } else { "permissive: allowed" },
+            rampart_label::fd_link(file.as_fd()).map_or("?".into(), |p| p.to_string_lossy().into_owned()),
+            threads.map_or("an unknown number of".into(), |n| n.to_string()),
+        );
+        !enforced
     }
 
     /// An exec without a change of domain by a launched process: the
