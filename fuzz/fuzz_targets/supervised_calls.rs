@@ -26,7 +26,15 @@ fuzz_target!(|data: &[u8]| {
         Some(Op::Mmap { fd, prot, flags }) => {
             assert_eq!((fd, prot, flags), (low(4), args[2] as u32, args[3] as u32));
         }
-        Some(Op::Ids { pid, .. } | Op::Prlimit { pid, .. } | Op::SetPgid { pid }) => assert_eq!(pid, low(0)),
+        Some(Op::Ids { pid, .. } | Op::SetPgid { pid }) => assert_eq!(pid, low(0)),
+        // setrlimit: the caller's own, as prlimit64 of pid 0.
+        Some(Op::Prlimit { pid, resource, new, old }) if nr == 160 => {
+            assert_eq!((pid, resource, new, old), (0, args[0] as u32, args[1], 0));
+        }
+        Some(Op::Prlimit { pid, resource, new, old }) => {
+            assert_eq!((pid, resource, new, old), (low(0), args[1] as u32, args[2], args[3]));
+            assert!(pid != 0 || new != 0, "reading its own limits passes");
+        }
         Some(Op::MemfdCreate { name, flags }) => assert_eq!((name, flags), (args[0], args[1] as u32)),
         Some(Op::Inspect { of: Inspected::Pair(a, b) }) => assert_eq!((a, b), (low(0), low(1))),
         Some(Op::Inspect { of: Inspected::Thread(t) | Inspected::Pidfd(t) }) => assert_eq!(t, low(0)),

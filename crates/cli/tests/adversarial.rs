@@ -57,6 +57,7 @@ const PROGRAMS: &[&str] = &[
     "connector_flood",
     "exec_pending",
     "exec_race",
+    "hard_limit",
     "open_flags",
     "exec_noexec",
     "marker",
@@ -1018,6 +1019,52 @@ stop_daemon
     // capabilities, the descriptor.
     assert_eq!(r.num("REFUSALS"), 5, "{}", r.stderr);
     assert_eq!(r.num("AUDIT_FD"), 1, "the descriptor's denial is audited:\n{}", r.stderr);
+}
+
+/// A domain keeps the hard resource limits it was given unless the
+/// policy grants it `process setrlimit` on itself (SELinux's
+/// `selinux_task_setrlimit`; the hard limit is what an exec transition
+/// resets the soft one to): uid 65534 in app_t lowers its hard limit of
+/// open files by setrlimit (glibc's prlimit64 of pid 0: LOWER), the
+/// setrlimit call (SYSCALL), prlimit64 naming its own thread (TID), and
+/// by flipping the hard limit in the memory of a call that keeps it,
+/// from another thread, for 3 s (RACE: a call checked and then made by
+/// the kernel would read it lowered). Each is refused (`EACCES`, an AVC
+/// line); under a permissive daemon, and before this, each lowered it.
+/// Lowering the soft limit alone passes, the old limits given back
+/// (SOFT), as does writer_t's change of its hard limit (WRITER, granted
+/// `setrlimit`); the old limits written for a call the daemon makes go
+/// nowhere the caller may not write (READONLY: a read-only page gets
+/// `EFAULT`, as from the kernel).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_domain_keeps_its_hard_limits() {
+    let s = setup();
+    let r = both_modes(
+        s,
+        "hard_limit",
+        r#"
+attack() {
+    for how in lower syscall tid race; do
+        attempt "$1_$(echo "$how" | tr a-z A-Z)" as_attacker "$ADV/hard_limit" "$how"
+    done
+    if [ "$1" = ENFORCING ]; then
+        attempt SOFT as_attacker "$ADV/hard_limit" soft
+        attempt READONLY as_attacker "$ADV/hard_limit" readonly
+        attempt WRITER as_writer_root "$ADV/hard_limit" lower
+        echo "AUDIT=$(grep -c 'denied  { setrlimit } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:system_r:app_t:s0 tclass=process permissive=0' "$LOG")"
+    fi
+}
+"#,
+    );
+    for how in ["LOWER", "SYSCALL", "TID", "RACE"] {
+        r.assert_blocked(&format!("ENFORCING_{how}"), "app_t has no `process setrlimit` on itself");
+        r.assert_succeeded(&format!("PERMISSIVE_{how}"));
+    }
+    r.assert_allowed("SOFT", "a soft limit below the hard one is any domain's to set");
+    r.assert_blocked("READONLY", "the kernel answers EFAULT for a read-only page");
+    r.assert_allowed("WRITER", "writer_t has `process setrlimit` on itself");
+    assert!(r.num("AUDIT") >= 4, "each refusal is audited:\n{}", r.stderr);
 }
 
 /// Another thread's exec does not commit in place of a failed exec

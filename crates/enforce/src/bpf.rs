@@ -25,6 +25,11 @@ pub const fn data_arg(i: u32) -> u32 {
     16 + 8 * i
 }
 
+/// The offset of the high word of argument `i`.
+pub const fn data_arg_high(i: u32) -> u32 {
+    data_arg(i) + 4
+}
+
 /// A jump target in [`Asm`].
 #[derive(Clone, Copy)]
 pub struct Label(usize);
@@ -102,10 +107,20 @@ impl Asm {
 #[cfg(test)]
 #[allow(clippy::panic)]
 pub fn run(prog: &[libc::sock_filter], nr: u32, arch: u32, args: [u32; 6]) -> u32 {
+    run64(prog, nr, arch, args.map(u64::from))
+}
+
+/// [`run`] with whole arguments, high words too.
+#[cfg(test)]
+#[allow(clippy::panic)]
+pub fn run64(prog: &[libc::sock_filter], nr: u32, arch: u32, args: [u64; 6]) -> u32 {
     let load = |k: u32| match k {
         DATA_NR => nr,
         DATA_ARCH => arch,
-        k => args[((k - 16) / 8) as usize],
+        k => {
+            let arg = args[((k - 16) / 8) as usize];
+            (if (k - 16) % 8 == 4 { arg >> 32 } else { arg }) as u32
+        }
     };
     let mut pc = 0;
     let mut acc = 0;

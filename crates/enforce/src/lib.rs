@@ -121,6 +121,7 @@ mod path_labels;
 mod pidfd;
 pub mod private_mounts;
 mod process_ids;
+mod process_memory;
 mod process_reads;
 mod procs;
 mod responder;

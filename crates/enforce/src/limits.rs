@@ -31,6 +31,18 @@
 //! the call: the pid is a register, and the limits' addresses matter to
 //! the check only by being null or not, registers too. The same races
 //! as a signal's are left (crate::signals).
+//!
+//! A process's own hard limits: SELinux checks `process setrlimit` on
+//! the process itself at any change of a hard limit
+//! (`selinux_task_setrlimit`), so that the hard limit stays a safe
+//! reset point at a transition: a domain without it cannot lower its
+//! hard `RLIMIT_NOFILE` to 4 before an exec into a domain that then
+//! fails where its author did not expect. `setrlimit`, and `prlimit64`
+//! setting the caller's own limits, are handed over ([`set_own`]): the
+//! new limits lie in memory another thread may change after a check, so
+//! a change of the hard limit is checked and then made by the kernel
+//! (any such change is then the domain's to make), and a change that
+//! keeps it is made by the daemon with the limits it read.
 
 use std::fs;
 use std::io;
@@ -106,9 +118,24 @@ pub fn apply(pid: u32, change: &LimitChange) -> io::Result<()> {
         return Ok(());
     }
     let init = if change.reset_soft != 0 { init_soft_limits()? } else { vec![u64::MAX; LIMITS as usize] };
-    let (uid, gid) = owner(&fs::read_to_string(format!("/proc/{pid}/status"))?)?;
     let change = change.clone();
-    let worker = std::thread::Builder::new().name("limits".into()).spawn(move || -> io::Result<()> {
+    as_owner_of(pid, move || {
+        for (resource, &init_soft) in (0..LIMITS).zip(init.iter()) {
+            let now = get(pid, resource)?;
+            let new = change.applied(resource, now, init_soft);
+            if (new.rlim_cur, new.rlim_max) != (now.rlim_cur, now.rlim_max) {
+                set(pid, resource, new)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Runs `calls` (`prlimit` calls on process `pid`) in a thread of its
+/// own that takes `pid`'s real user and group (see the module docs).
+fn as_owner_of<T: Send + 'static>(pid: u32, calls: impl FnOnce() -> io::Result<T> + Send + 'static) -> io::Result<T> {
+    let (uid, gid) = owner(&fs::read_to_string(format!("/proc/{pid}/status"))?)?;
+    let worker = std::thread::Builder::new().name("limits".into()).spawn(move || -> io::Result<T> {
         // SAFETY: setresgid and setresuid take integers; the raw calls
         // change this thread's credentials only, and the thread ends
         // after these calls. Only the real ids change: the effective
@@ -120,14 +147,7 @@ pub fn apply(pid: u32, change: &LimitChange) -> io::Result<()> {
                 return Err(io::Error::last_os_error());
             }
         }
-        for (resource, &init_soft) in (0..LIMITS).zip(init.iter()) {
-            let now = get(pid, resource)?;
-            let new = change.applied(resource, now, init_soft);
-            if (new.rlim_cur, new.rlim_max) != (now.rlim_cur, now.rlim_max) {
-                set(pid, resource, new)?;
-            }
-        }
-        Ok(())
+        calls()
     })?;
     worker.join().map_err(|_| io::Error::other("the limits thread panicked"))?
 }
@@ -150,14 +170,75 @@ fn get(pid: u32, resource: u32) -> io::Result<libc::rlimit64> {
     Ok(out)
 }
 
-fn set(pid: u32, resource: u32, limit: libc::rlimit64) -> io::Result<()> {
-    // SAFETY: prlimit64 reads one rlimit64 from `limit`, valid for the call.
-    let rc =
-        unsafe { libc::syscall(libc::SYS_prlimit64, pid, resource, &limit, std::ptr::null_mut::<libc::rlimit64>()) };
+fn set(pid: u32, resource: u32, limit: libc::rlimit64) -> io::Result<libc::rlimit64> {
+    let mut old = libc::rlimit64 { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: prlimit64 reads one rlimit64 from `limit` and writes one
+    // into `old`, both valid for the call.
+    let rc = unsafe { libc::syscall(libc::SYS_prlimit64, pid, resource, &limit, &mut old) };
     if rc != 0 {
         return Err(io::Error::last_os_error());
     }
-    Ok(())
+    Ok(old)
+}
+
+/// The hard limit of resource `resource` in a `/proc/PID/limits`, which
+/// any process may read: one line per resource, in their order, after a
+/// heading; the hard limit in the columns 47 to 67 (`proc_pid_limits`).
+fn hard_limit(limits: &str, resource: u32) -> io::Result<u64> {
+    let bad = || io::Error::other(format!("no hard limit of resource {resource} in /proc/PID/limits"));
+    let line = limits.lines().nth(resource as usize + 1).ok_or_else(bad)?;
+    match line.get(47..67).map(str::trim) {
+        Some("unlimited") => Ok(libc::RLIM64_INFINITY),
+        Some(v) => v.parse().map_err(|_| bad()),
+        None => Err(bad()),
+    }
+}
+
+/// `setrlimit`, or `prlimit64` by thread `tid` of its own process,
+/// setting resource `resource` to the limits at address `new` in its
+/// memory and writing the previous ones at `old` (if not 0), while
+/// `still_pending()` (see the module docs). `Ok(None)`: the kernel makes
+/// the call; `Ok(Some(0))`: made here; `Err`: its error.
+pub(crate) fn set_own(
+    e: &Enforcer,
+    tid: u32,
+    (resource, new, old): (u32, u64, u64),
+    still_pending: impl Fn() -> bool,
+) -> Result<Option<i64>, i32> {
+    if resource >= LIMITS {
+        // `EINVAL`, nothing set.
+        return Ok(None);
+    }
+    let caller = crate::signals::caller(e, tid, "a setrlimit")?;
+    let mut bytes = [0u8; 16];
+    crate::process_memory::read(tid, new, &mut bytes)?;
+    let (cur, max) = bytes.split_at(8);
+    let word = |b: &[u8]| b.try_into().map(u64::from_ne_bytes).map_err(|_| libc::EFAULT);
+    let wanted = libc::rlimit64 { rlim_cur: word(cur)?, rlim_max: word(max)? };
+    let limits = fs::read_to_string(format!("/proc/{tid}/limits")).map_err(|_| libc::ESRCH)?;
+    let hard = hard_limit(&limits, resource).map_err(|_| libc::ESRCH)?;
+    // Still the caller: what was read under /proc/TID is its.
+    if !still_pending() {
+        return Err(libc::ESRCH);
+    }
+    if wanted.rlim_max != hard {
+        crate::signals::check_all(e, tid, &caller, &[crate::signals::Peer::of(&caller)], e.classes.setrlimit)?;
+        return Ok(None);
+    }
+    let previous = as_owner_of(tid, move || set(tid, resource, wanted)).map_err(|err| {
+        let errno = err.raw_os_error();
+        if errno.is_none() {
+            eprintln!("rampartd: refused a setrlimit of thread {tid}: {err}");
+        }
+        errno.unwrap_or(libc::EPERM)
+    })?;
+    if old != 0 {
+        let mut out = [0u8; 16];
+        out[..8].copy_from_slice(&previous.rlim_cur.to_ne_bytes());
+        out[8..].copy_from_slice(&previous.rlim_max.to_ne_bytes());
+        crate::process_memory::write(tid, old, &out)?;
+    }
+    Ok(Some(0))
 }
 
 /// The soft stack limit of a `/proc/PID/limits`, which any process may
@@ -190,13 +271,20 @@ fn owner(status: &str) -> io::Result<(u32, u32)> {
     Ok((ids("Uid:")?, ids("Gid:")?))
 }
 
+/// Whether a `prlimit64` of `pid` by thread `tid` is of the caller's
+/// own process, which the kernel does not check as another's
+/// (`check_prlimit_permission`).
+pub(crate) fn names_the_caller(tid: u32, pid: i32) -> bool {
+    pid == 0 || u32::try_from(pid).ok() == Some(tid)
+}
+
 /// Decides `prlimit64` by thread `tid` on process `pid` (0: itself),
 /// setting the limits if `write`, reading them if `read`: `Ok` lets the
 /// kernel make the call, `Err` is its error.
 pub(crate) fn decide(e: &Enforcer, tid: u32, pid: i32, write: bool, read: bool) -> Result<(), i32> {
     // The kernel checks nothing for the calling thread itself, nor a
     // call that neither sets nor reads.
-    if pid == 0 || u32::try_from(pid).ok() == Some(tid) || !(write || read) {
+    if names_the_caller(tid, pid) || !(write || read) {
         return Ok(());
     }
     let caller = crate::signals::caller(e, tid, "a prlimit")?;
@@ -222,6 +310,22 @@ mod tests {
         let setuid = "Uid:\t1000\t0\t0\t0\nGid:\t100\t100\t100\t100\n";
         assert!(owner(setuid).is_err());
         assert!(owner("Name:\tsh\n").is_err());
+    }
+
+    #[test]
+    fn the_hard_limits_are_read_as_the_kernel_gives_them() {
+        let limits = fs::read_to_string("/proc/self/limits").unwrap();
+        for r in 0..LIMITS {
+            let mut want = libc::rlimit64 { rlim_cur: 0, rlim_max: 0 };
+            // SAFETY: getrlimit64 writes one rlimit64 into `want`.
+            assert_eq!(unsafe { libc::getrlimit64(r as _, &mut want) }, 0);
+            assert_eq!(hard_limit(&limits, r).unwrap(), want.rlim_max, "resource {r}");
+        }
+        assert!(hard_limit(&limits, LIMITS).is_err(), "no such line");
+        assert!(hard_limit("Limit\nMax cpu time              unlimited            12x", 0).is_err());
+        assert!(names_the_caller(42, 0));
+        assert!(names_the_caller(42, 42));
+        assert!(!names_the_caller(42, 41));
     }
 
     #[test]

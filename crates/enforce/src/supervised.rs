@@ -13,7 +13,8 @@
 //! check between the two domains (crate::signals; `pidfd_send_signal`,
 //! whose target is a descriptor, gets `ENOSYS`), and so are
 //! `fcntl(F_SETOWN)` (the process the kernel will signal: checked as a
-//! kill), `prlimit64` naming another process (crate::limits), the calls
+//! kill), `prlimit64` naming another process or setting limits, and
+//! `setrlimit` (crate::limits), the calls
 //! that change or read a process's scheduling, group or session, the
 //! caller's own included (crate::sched, crate::process_ids), and the
 //! calls that make memory executable, where SELinux checks `execmem`
@@ -71,8 +72,8 @@ use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
 
 use crate::bpf::{
-    bpf, data_arg, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, BPF_AND_K, BPF_JEQ_K, BPF_JGE_K, BPF_JSET_K, BPF_LD_W_ABS,
-    BPF_RET_K, DATA_ARCH, DATA_NR,
+    bpf, data_arg, data_arg_high, AUDIT_ARCH_I386, AUDIT_ARCH_X86_64, BPF_AND_K, BPF_JEQ_K, BPF_JGE_K, BPF_JSET_K,
+    BPF_LD_W_ABS, BPF_RET_K, DATA_ARCH, DATA_NR,
 };
 
 /// An operand naming a file: a path (in the caller's memory) relative to
@@ -134,10 +135,13 @@ pub enum Op {
     /// SIGKILL, SIGSTOP or SIGCHLD, see `owner`): checked as a kill of
     /// SIGIO now, and remembered (crate::file_owners).
     SetOwner { to: SignalTarget },
-    /// prlimit64 of another process (`pid`), setting its limits if
-    /// `write`, reading them if `read`: checked, then made by the kernel
-    /// (crate::limits).
-    Prlimit { pid: i32, write: bool, read: bool },
+    /// prlimit64 of process `pid` (0: the caller), setting resource
+    /// `resource`'s limits to those at `new` (if not 0), the old ones
+    /// written at `old` (if not 0); setrlimit as prlimit64 of 0: of
+    /// another process checked, then made by the kernel; of the caller's
+    /// own, a change of its hard limit checked, any other change made by
+    /// the daemon (crate::limits).
+    Prlimit { pid: i32, resource: u32, new: u64, old: u64 },
     /// A change (`set`: setpriority, sched_setparam, sched_setscheduler,
     /// sched_setattr, sched_setaffinity, ioprio_set, migrate_pages,
     /// move_pages) or a read (sched_get*, sched_rr_get_interval,
@@ -359,9 +363,12 @@ pub mod nr {
     pub const FCNTL: u32 = 72;
     pub const IOCTL: u32 = 16;
     /// `prlimit64`: handed over (x86-64) or refused (i386) when it
-    /// names another process (crate::limits).
+    /// names another process or sets limits (crate::limits); `setrlimit`
+    /// handed over or refused.
     pub const PRLIMIT64: u32 = 302;
     pub const I386_PRLIMIT64: u32 = 340;
+    pub const SETRLIMIT: u32 = 160;
+    pub const I386_SETRLIMIT: u32 = 75;
     /// i386: fcntl, fcntl64; ioctl.
     pub const I386_FCNTL: [u32; 2] = [55, 221];
     pub const I386_IOCTL: u32 = 54;
@@ -661,7 +668,10 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         nr::FCNTL if args[1] as u32 == append::F_SETFL && args[2] as u32 & append::O_APPEND == 0 => {
             Op::SetFlags { fd: int(0), flags: args[2] as u32 }
         }
-        nr::PRLIMIT64 if int(0) != 0 => Op::Prlimit { pid: int(0), write: args[2] != 0, read: args[3] != 0 },
+        nr::PRLIMIT64 if int(0) != 0 || args[2] != 0 => {
+            Op::Prlimit { pid: int(0), resource: args[1] as u32, new: args[2], old: args[3] }
+        }
+        nr::SETRLIMIT => Op::Prlimit { pid: 0, resource: args[0] as u32, new: args[1], old: 0 },
         n if nr::SCHED_SET_BY_PID.contains(&n) || nr::SCHED_GET_BY_PID.contains(&n) => {
             let to = match int(0) {
                 pid if pid < 0 => SchedTarget::Nobody,
@@ -751,8 +761,11 @@ enum Target {
     /// An `ioctl`'s command.
     Ioctl,
     /// The pid of a call naming a process in its first argument
-    /// (`prlimit64`, the `sched_*` calls): 0 is the caller.
+    /// (the `sched_*` calls): 0 is the caller.
     ByPid,
+    /// A `prlimit64`'s pid and new limits: the caller's (pid 0) read
+    /// alone passes.
+    Limit,
     /// A `setpriority` or `ioprio_*`'s `which` and `who`: `who` 0 with
     /// `which` `k` (the kind that names a thread) is the caller.
     Who(u32),
@@ -834,6 +847,8 @@ struct ByArgument {
     ioctl: u32,
     /// Calls naming a process by the pid in their first argument.
     by_pid: &'static [&'static [u32]],
+    /// `prlimit64`.
+    prlimit: u32,
     /// `setpriority`, then `ioprio_set` and `ioprio_get`, where they
     /// are decided by whom they name (none: handed over whoever it is).
     setpriority: Option<u32>,
@@ -908,6 +923,15 @@ impl Asm {
         at.push((Target::ByPid, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(0));
         let other = if owners.hand_over { Target::Action } else { Target::Eperm };
+        self.code.push((bpf(BPF_JEQ_K, 0, 0, 0), Some(Target::Allow), Some(other)));
+        // prlimit64(0, r, NULL, old): reads the caller's own limits;
+        // another pid, or new limits (a pointer: both words), not.
+        at.push((Target::Limit, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(0));
+        self.code.push((bpf(BPF_JEQ_K, 0, 0, 0), None, Some(other)));
+        self.op(BPF_LD_W_ABS, data_arg(2));
+        self.code.push((bpf(BPF_JEQ_K, 0, 0, 0), None, Some(other)));
+        self.op(BPF_LD_W_ABS, data_arg_high(2));
         self.code.push((bpf(BPF_JEQ_K, 0, 0, 0), Some(Target::Allow), Some(other)));
         // setpriority(PRIO_PROCESS, 0), ioprio_*(IOPRIO_WHO_PROCESS, 0):
         // the caller; any other `which` or `who` another process.
@@ -999,6 +1023,7 @@ fn block(
     for &n in owners.by_pid.iter().copied().flatten() {
         asm.jump(BPF_JEQ_K, n, Target::ByPid);
     }
+    asm.jump(BPF_JEQ_K, owners.prlimit, Target::Limit);
     if let Some(n) = owners.setpriority {
         asm.jump(BPF_JEQ_K, n, Target::Who(0));
     }
@@ -1054,7 +1079,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     // SELinux checks too (`self:process setsched`...).
     handed.extend(nr::SCHED_SET_BY_PID.into_iter().chain(nr::SCHED_GET_BY_PID));
     handed.extend([nr::SETPRIORITY, nr::IOPRIO_SET, nr::IOPRIO_GET, nr::GETPGID, nr::GETSID, nr::SETPGID]);
-    handed.push(nr::FTRUNCATE);
+    handed.extend([nr::FTRUNCATE, nr::SETRLIMIT]);
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
@@ -1064,10 +1089,12 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     i386_refused.extend([nr::I386_INOTIFY_ADD_WATCH, nr::I386_FANOTIFY_INIT]);
     i386_refused.extend(nr::IO_URING);
     i386_refused.extend(nr::I386_FTRUNCATE);
+    i386_refused.push(nr::I386_SETRLIMIT);
     let owners = ByArgument {
         fcntl: &[nr::FCNTL],
         ioctl: nr::IOCTL,
-        by_pid: &[&[nr::PRLIMIT64, nr::GET_ROBUST_LIST]],
+        by_pid: &[&[nr::GET_ROBUST_LIST]],
+        prlimit: nr::PRLIMIT64,
         setpriority: None,
         ioprio: &[],
         mmap: nr::MMAP,
@@ -1095,7 +1122,8 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     let owners = ByArgument {
         fcntl: &nr::I386_FCNTL,
         ioctl: nr::I386_IOCTL,
-        by_pid: &[&[nr::I386_PRLIMIT64, nr::I386_GET_ROBUST_LIST], &nr::I386_SCHED_BY_PID, &nr::I386_IDS_BY_PID],
+        by_pid: &[&[nr::I386_GET_ROBUST_LIST], &nr::I386_SCHED_BY_PID, &nr::I386_IDS_BY_PID],
+        prlimit: nr::I386_PRLIMIT64,
         setpriority: Some(nr::I386_SETPRIORITY),
         ioprio: &nr::I386_IOPRIO,
         mmap: nr::I386_MMAP2,
@@ -1162,7 +1190,7 @@ pub fn install_filter(opens: bool) -> io::Result<OwnedFd> {
 mod tests {
     use super::*;
 
-    use crate::bpf::run;
+    use crate::bpf::{run, run64};
 
     const EPERM: u32 = libc::SECCOMP_RET_ERRNO | libc::EPERM as u32;
     const ENOSYS: u32 = libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32;
@@ -1293,12 +1321,24 @@ mod tests {
                 assert_eq!(run(&prog, nr::I386_IOCTL, AUDIT_ARCH_I386, [3, cmd, 0, 0, 0, 0]), EPERM, "{cmd:#x}");
             }
             assert_eq!(run(&prog, nr::IOCTL, AUDIT_ARCH_X86_64, [3, 0x5401, 0, 0, 0, 0]), ALLOW, "TCGETS");
-            // prlimit64 of itself passes; of another pid, handed over.
-            assert_eq!(run(&prog, nr::PRLIMIT64, AUDIT_ARCH_X86_64, [0, 4, 0x1000, 0, 0, 0]), ALLOW);
-            assert_eq!(decode(nr::PRLIMIT64, [0, 4, 0x1000, 0, 0, 0]), None);
+            // prlimit64 reading its own limits passes; setting them (a
+            // pointer in either word) or naming another pid, handed over.
+            assert_eq!(run(&prog, nr::PRLIMIT64, AUDIT_ARCH_X86_64, [0, 4, 0, 0x1000, 0, 0]), ALLOW);
+            assert_eq!(decode(nr::PRLIMIT64, [0, 4, 0, 0x1000, 0, 0]), None);
+            assert_eq!(run(&prog, nr::PRLIMIT64, AUDIT_ARCH_X86_64, [0, 4, 0x1000, 0, 0, 0]), NOTIFY);
+            let high = [0, 4, 0x7ffc_0000_0000, 0, 0, 0];
+            assert_eq!(run64(&prog, nr::PRLIMIT64, AUDIT_ARCH_X86_64, high), NOTIFY, "a pointer above 4 GiB");
+            let own = Op::Prlimit { pid: 0, resource: 4, new: 0x7ffc_0000_0000, old: 0 };
+            assert_eq!(decode(nr::PRLIMIT64, high), Some(own));
             assert_eq!(run(&prog, nr::PRLIMIT64, AUDIT_ARCH_X86_64, [42, 4, 0x1000, 0, 0, 0]), NOTIFY);
+            assert_eq!(run(&prog, nr::PRLIMIT64, AUDIT_ARCH_X86_64, [42, 4, 0, 0x1000, 0, 0]), NOTIFY);
+            assert_eq!(run(&prog, nr::SETRLIMIT, AUDIT_ARCH_X86_64, [7, 0x1000, 0, 0, 0, 0]), NOTIFY);
+            let set = Op::Prlimit { pid: 0, resource: 7, new: 0x1000, old: 0 };
+            assert_eq!(decode(nr::SETRLIMIT, [7, 0x1000, 0, 0, 0, 0]), Some(set));
             assert_eq!(run(&prog, nr::I386_PRLIMIT64, AUDIT_ARCH_I386, [42, 4, 0x1000, 0, 0, 0]), EPERM);
-            assert_eq!(run(&prog, nr::I386_PRLIMIT64, AUDIT_ARCH_I386, [0, 4, 0x1000, 0, 0, 0]), ALLOW);
+            assert_eq!(run(&prog, nr::I386_PRLIMIT64, AUDIT_ARCH_I386, [0, 4, 0x1000, 0, 0, 0]), EPERM);
+            assert_eq!(run(&prog, nr::I386_PRLIMIT64, AUDIT_ARCH_I386, [0, 4, 0, 0x1000, 0, 0]), ALLOW);
+            assert_eq!(run(&prog, nr::I386_SETRLIMIT, AUDIT_ARCH_I386, [7, 0x1000, 0, 0, 0, 0]), EPERM);
             // dnotify: refused, both entries.
             assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, fcntl(owner::F_NOTIFY, 4)), EPERM, "F_NOTIFY");
             for n in nr::I386_FCNTL {
@@ -1695,11 +1735,11 @@ mod tests {
         assert_eq!(setown(0), Some(Op::SetOwner { to: SignalTarget::Nobody }));
         assert_eq!(
             decode(nr::PRLIMIT64, [fd(42), 4, 0x1000, 0, 0, 0]),
-            Some(Op::Prlimit { pid: 42, write: true, read: false })
+            Some(Op::Prlimit { pid: 42, resource: 4, new: 0x1000, old: 0 })
         );
         assert_eq!(
             decode(nr::PRLIMIT64, [fd(42), 4, 0, 0x2000, 0, 0]),
-            Some(Op::Prlimit { pid: 42, write: false, read: true })
+            Some(Op::Prlimit { pid: 42, resource: 4, new: 0, old: 0x2000 })
         );
         let kill = |pid: i32, sig: i32| decode(nr::KILL, [fd(pid), fd(sig), 0, 0, 0, 0]);
         assert_eq!(kill(42, 15), Some(Op::Signal { to: SignalTarget::Process(42), sig: 15 }));

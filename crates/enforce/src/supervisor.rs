@@ -299,6 +299,11 @@ impl Supervisor {
         if let Op::Ftruncate { fd, length } = op {
             return self.ftruncate(listener, notif, (fd, length), entry);
         }
+        if let Op::Prlimit { pid, resource, new, old } = op {
+            if new != 0 && crate::limits::names_the_caller(notif.pid, pid) {
+                return self.set_own_limit(listener, notif, (resource, new, old), entry);
+            }
+        }
         if let Op::SetFlags { fd, flags } = op {
             let still_pending = || pending(listener.as_fd(), notif.id);
             let answer =
@@ -310,7 +315,7 @@ impl Supervisor {
             Op::SetOwner { to } => Some(crate::signals::decide_owner(e, notif.pid, to).inspect(|()| {
                 e.cgroups.owners.note(to);
             })),
-            Op::Prlimit { pid, write, read } => Some(crate::limits::decide(e, notif.pid, pid, write, read)),
+            Op::Prlimit { pid, new, old, .. } => Some(crate::limits::decide(e, notif.pid, pid, new != 0, old != 0)),
             Op::Sched { to, set } => {
                 // migrate_pages, move_pages: ptrace's read mode first, as
                 // the kernel checks it (`PTRACE_MODE_READ_REALCREDS`),
@@ -475,6 +480,37 @@ impl Supervisor {
             let still_pending = || pending(answer_on.as_fd(), id);
             let answer = crate::append_only::truncate(&cx.enforcer, tid, (fd, length), &cx.marked_devs, still_pending);
             respond(answer_on.as_fd(), id, answer);
+            drop(entry);
+        });
+        if self.blocking.run(label, job).is_err() {
+            respond(listener.as_fd(), id, Err(libc::EAGAIN));
+        }
+    }
+
+    /// A `setrlimit`, or `prlimit64` setting the caller's own limits
+    /// (crate::limits): decided, and made where the daemon makes it, by a
+    /// thread of the call pool (it reads the caller's memory, where a
+    /// fault may wait on the caller).
+    fn set_own_limit(
+        &self,
+        listener: Arc<OwnedFd>,
+        notif: &libc::seccomp_notif,
+        call: (u32, u64, u64),
+        entry: Option<Entry>,
+    ) {
+        let (cx, tid, id) = (Arc::clone(&self.context), notif.pid, notif.id);
+        let label = match crate::signals::caller(&cx.enforcer, tid, "a setrlimit") {
+            Ok(caller) => (caller.sid, caller.apparmor),
+            Err(errno) => return respond(listener.as_fd(), id, Err(errno)),
+        };
+        let answer_on = Arc::clone(&listener);
+        let job: call_threads::Job = Box::new(move || {
+            let still_pending = || pending(answer_on.as_fd(), id);
+            match crate::limits::set_own(&cx.enforcer, tid, call, still_pending) {
+                Ok(None) => carry_on(answer_on.as_fd(), id),
+                Ok(Some(made)) => respond(answer_on.as_fd(), id, Ok(made)),
+                Err(errno) => respond(answer_on.as_fd(), id, Err(errno)),
+            }
             drop(entry);
         });
         if self.blocking.run(label, job).is_err() {
