@@ -459,38 +459,20 @@ impl Supervisor {
         }
     }
 
-    /// An ftruncate (crate::append_only), decided and made by a thread of
-    /// [`CallThreads`], which answers it: on a file of a slow or hostile
-    /// filesystem (a FUSE server that never answers) it may wait, and must
-    /// hold no thread that receives calls.
-    fn ftruncate(
-        &self,
-        listener: Arc<OwnedFd>,
-        notif: &libc::seccomp_notif,
-        (fd, length): (i32, i64),
-        entry: Option<Entry>,
-    ) {
-        let (cx, tid, id) = (Arc::clone(&self.context), notif.pid, notif.id);
-        let label = match crate::signals::caller(&cx.enforcer, tid, "an ftruncate") {
-            Ok(caller) => (caller.sid, caller.apparmor),
-            Err(errno) => return respond(listener.as_fd(), id, Err(errno)),
-        };
-        let answer_on = Arc::clone(&listener);
-        let job: call_threads::Job = Box::new(move || {
-            let still_pending = || pending(answer_on.as_fd(), id);
-            let answer = crate::append_only::truncate(&cx.enforcer, tid, (fd, length), &cx.marked_devs, still_pending);
-            respond(answer_on.as_fd(), id, answer);
-            drop(entry);
+    /// An ftruncate (crate::append_only), decided and made on the call
+    /// pool: on a file of a slow or hostile filesystem (a FUSE server that
+    /// never answers) it may wait, and must hold no thread that receives
+    /// calls.
+    fn ftruncate(&self, listener: Arc<OwnedFd>, notif: &libc::seccomp_notif, call: (i32, i64), entry: Option<Entry>) {
+        self.on_call_pool(listener, notif, "an ftruncate", entry, move |cx, tid, still_pending| {
+            crate::append_only::truncate(&cx.enforcer, tid, call, &cx.marked_devs, still_pending).map(Some)
         });
-        if self.blocking.run(label, job).is_err() {
-            respond(listener.as_fd(), id, Err(libc::EAGAIN));
-        }
     }
 
     /// A `setrlimit`, or `prlimit64` setting the caller's own limits
-    /// (crate::limits): decided, and made where the daemon makes it, by a
-    /// thread of the call pool (it reads the caller's memory, where a
-    /// fault may wait on the caller).
+    /// (crate::limits), decided and made where the daemon makes it on the
+    /// call pool: it reads the caller's memory, where a fault may wait on
+    /// the caller.
     fn set_own_limit(
         &self,
         listener: Arc<OwnedFd>,
@@ -498,17 +480,34 @@ impl Supervisor {
         call: (u32, u64, u64),
         entry: Option<Entry>,
     ) {
+        self.on_call_pool(listener, notif, "a setrlimit", entry, move |cx, tid, still_pending| {
+            crate::limits::set_own(&cx.enforcer, tid, call, still_pending)
+        });
+    }
+
+    /// Serves call `notif` (`what`, for the log) by `serve` on a thread
+    /// of [`CallThreads`], which answers it: `Ok(Some(v))` its value,
+    /// `Ok(None)` made by the kernel, `Err` its error. `serve` gets the
+    /// caller's thread id and whether the call is still pending.
+    fn on_call_pool(
+        &self,
+        listener: Arc<OwnedFd>,
+        notif: &libc::seccomp_notif,
+        what: &str,
+        entry: Option<Entry>,
+        serve: impl FnOnce(&Context, u32, &dyn Fn() -> bool) -> Result<Option<i64>, i32> + Send + 'static,
+    ) {
         let (cx, tid, id) = (Arc::clone(&self.context), notif.pid, notif.id);
-        let label = match crate::signals::caller(&cx.enforcer, tid, "a setrlimit") {
+        let label = match crate::signals::caller(&cx.enforcer, tid, what) {
             Ok(caller) => (caller.sid, caller.apparmor),
             Err(errno) => return respond(listener.as_fd(), id, Err(errno)),
         };
         let answer_on = Arc::clone(&listener);
         let job: call_threads::Job = Box::new(move || {
             let still_pending = || pending(answer_on.as_fd(), id);
-            match crate::limits::set_own(&cx.enforcer, tid, call, still_pending) {
+            match serve(&cx, tid, &still_pending) {
                 Ok(None) => carry_on(answer_on.as_fd(), id),
-                Ok(Some(made)) => respond(answer_on.as_fd(), id, Ok(made)),
+                Ok(Some(value)) => respond(answer_on.as_fd(), id, Ok(value)),
                 Err(errno) => respond(answer_on.as_fd(), id, Err(errno)),
             }
             drop(entry);
