@@ -36,8 +36,10 @@
 //! or failed (the old image again). Until then its events are decided in
 //! its old domain, as the kernel would (credentials change at commit).
 //! The housekeeper then looks ([`Cgroups::settle`]): if the process's
-//! executable is now the decided file (or the `#!` interpreter it names),
-//! the exec committed and the process moves to the new domain; children
+//! executable is now the decided file (or the `#!` interpreter it names;
+//! where it ran that image already, its memory map tells:
+//! crate::same_image), the exec committed and the process moves to the
+//! new domain; children
 //! other threads forked meanwhile (old code) and a process whose exec
 //! failed (all its threads frozen, the executable unchanged) move back to
 //! the old domain. Moving out of the frozen cgroup thaws them. No user
@@ -82,6 +84,7 @@ use crate::fs_sharing;
 use crate::limits::{self, LimitChange};
 use crate::marks::{InScope, ProfileInScope};
 use crate::memory_guard::{Guard, Guards};
+use crate::same_image::{OldMemory, Outcome};
 use crate::secure_exec;
 use crate::signal_state::{self, SignalReset};
 use crate::subject_label::{self, Label, EXEC_PREFIX};
@@ -152,9 +155,13 @@ pub struct ExecPlan {
     /// Executables that prove the exec committed: the file and the
     /// interpreter its `#!` line names.
     pub images: Vec<FileId>,
-    /// The executable before the exec (an exec of the same file cannot
-    /// be told from a failed one: it settles in the old domain).
+    /// The executable before the exec.
     pub old_image: Option<FileId>,
+    /// Where that executable is one of `images` (a shell running a `#!`
+    /// script), its memory map before the exec, which tells a committed
+    /// exec from a failed one (crate::same_image); `None` there (a record
+    /// of an older daemon): it settles in the old domain.
+    pub old_memory: Option<OldMemory>,
     /// The new image runs in secure-execution mode (AT_SECURE), as the
     /// kernel runs it unless the policy grants `process noatsecure` (or,
     /// under AppArmor, for `Px`, `Cx` and `Ux`): crate::secure_exec.
@@ -762,9 +769,20 @@ impl Cgroups {
             // land on one stopped anywhere), whose dumpability a failed
             // exec left as it was.
             frozen && thread_count(exec.tgid) == Some(1)
+        } else if !image_of(exec.tgid).is_some_and(|now| exec.images.contains(&now)) {
+            false
+        } else if !exec.old_image.is_some_and(|old| exec.images.contains(&old)) {
+            true
         } else {
-            !exec.old_image.is_some_and(|old| exec.images.contains(&old))
-                && image_of(exec.tgid).is_some_and(|now| exec.images.contains(&now))
+            // The image it ran before: told by its memory map.
+            match exec.old_memory.as_ref().map(|old| old.outcome(exec.tgid)) {
+                Some(Outcome::Committed) => true,
+                Some(Outcome::Unknown) if frozen => {
+                    kill_unsettled(exec.tgid, "whether its exec committed cannot be told (crate::same_image)");
+                    return false;
+                }
+                Some(Outcome::Failed | Outcome::Unknown) | None => false,
+            }
         };
         // Its injected calls run once it is in its new domain's cgroup,
         // which no guard may freeze meanwhile (crate::memory_guard): the
@@ -982,6 +1000,12 @@ fn encode_exec(e: &ExecInFlight, avc: &Avc) -> String {
     for (dev, ino) in &p.images {
         out.push_str(&format!("image {dev} {ino}\n"));
     }
+    if let Some(old) = &p.old_memory {
+        let layout: Vec<String> = old.layout.iter().map(u64::to_string).collect();
+        out.push_str(&format!("layout {}\n", layout.join(" ")));
+        let random: String = old.random.iter().map(|b| format!("{b:02x}")).collect();
+        out.push_str(&format!("random {random}\n"));
+    }
     if let Some((dev, ino)) = p.old_image {
         out.push_str(&format!("old {dev} {ino}\n"));
     }
@@ -1017,6 +1041,7 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     let (mut from_so, mut to_so) = (false, false);
     let profile = |rest: &str| subject_label::parse_dir_name(rest).and_then(|n| n.profile).map(Arc::<str>::from);
     let (mut images, mut old_image, mut origin) = (Vec::new(), None, None);
+    let (mut layout, mut random) = (None, None);
     // Without the line (an older daemon's record): the safe side.
     let mut at_secure = true;
     // Without the lines (an older daemon's record): the safe side.
@@ -1042,6 +1067,17 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
             "tid" => tid = rest.parse().ok(),
             "image" => images.push(id(rest)?),
             "old" => old_image = Some(id(rest)?),
+            "layout" => {
+                let words: Vec<u64> = rest.split(' ').map(str::parse).collect::<Result<_, _>>().ok()?;
+                layout = Some(words.try_into().ok()?);
+            }
+            "random" => {
+                let bytes: Vec<u8> = (0..rest.len())
+                    .step_by(2)
+                    .map(|i| rest.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
+                    .collect::<Option<_>>()?;
+                random = Some(bytes.try_into().ok()?);
+            }
             "origin" => origin = Some(PathBuf::from(rest)),
             "noatsecure" => at_secure = false,
             "siginh" => signals.signals = false,
@@ -1060,7 +1096,20 @@ fn decode_exec(bytes: &[u8], dir: &Path, avc: &Avc) -> Option<ExecInFlight> {
     let to = Label { sid: to?, apparmor: to_aa, opens_supervised: to_so };
     // Not a line of its own: a secure exec caps its stack (crate::limits).
     limits.secure_exec = at_secure;
-    let plan = ExecPlan { from, to, tgid: tgid?, tid: tid?, images, old_image, at_secure, limits, signals, may_share };
+    let old_memory = layout.zip(random).map(|(layout, random)| OldMemory { layout, random });
+    let plan = ExecPlan {
+        from,
+        to,
+        tgid: tgid?,
+        tid: tid?,
+        images,
+        old_image,
+        old_memory,
+        at_secure,
+        limits,
+        signals,
+        may_share,
+    };
     // Found at startup: whatever was to enter it did (or never will).
     Some(ExecInFlight::new(dir.to_path_buf(), plan, origin, true))
 }
@@ -1090,6 +1139,7 @@ mod tests {
             tid: 43,
             images: vec![(1, 2)],
             old_image: Some((1, 3)),
+            old_memory: Some(OldMemory { layout: [1, 2, 3, 4, 5, 6, 7, 8, 9, u64::MAX], random: [0xa5; 16] }),
             at_secure: false,
             limits: limits.clone(),
             signals: SignalReset { signals: false, parent_death: false, undumpable: false },
@@ -1102,6 +1152,7 @@ mod tests {
         assert!(!back.plan.at_secure);
         assert_eq!(back.plan.signals, SignalReset { signals: false, parent_death: false, undumpable: false });
         assert_eq!((back.plan.tgid, back.plan.tid, back.plan.old_image), (42, 43, Some((1, 3))));
+        assert_eq!(back.plan.old_memory, x.plan.old_memory);
         assert_eq!(back.plan.to.apparmor.as_deref(), Some("a//b"));
         assert!(back.plan.may_share);
         // An older daemon's record, without the lines: the safe side.

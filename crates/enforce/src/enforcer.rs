@@ -660,6 +660,26 @@ impl Enforcer {
                 aa.transition_limits(from.apparmor.as_deref(), new.apparmor.as_deref(), &mut limits);
             }
             let old_image = image_of(tgid);
+            // A shell running a `#!` script runs its interpreter already:
+            // its memory map will tell a committed exec from a failed one.
+            let old_memory = match old_image.filter(|old| images.contains(old)) {
+                None => None,
+                Some(_) => match crate::same_image::OldMemory::of(tgid) {
+                    Ok(memory) => Some(memory),
+                    Err(why) => {
+                        let enforced = self.avc.enforced_for(new.sid);
+                        allow = !enforced;
+                        eprintln!(
+                            "rampartd: {} the exec of {} by pid {tgid}: it runs the image the exec would, and \
+                             whether the exec committed could not be told: {why} (docs/security.md)",
+                            if enforced { "refused" } else { "permissive: allowed, settled in the old domain," },
+                            rampart_label::fd_link(file.as_fd())
+                                .map_or("?".into(), |p| p.to_string_lossy().into_owned()),
+                        );
+                        None
+                    }
+                },
+            };
             let reset_signals = siginh.as_ref().is_some_and(|c| !c.decision.passes());
             // SELinux clears it at every change of domain, AppArmor at
             // every change into a profile; the launcher clears its own.
@@ -685,7 +705,19 @@ impl Enforcer {
                     self.avc.context(new.sid).unwrap_or("?"),
                 );
             }
-            let plan = ExecPlan { from, to: new, tgid, tid, images, old_image, at_secure, limits, signals, may_share };
+            let plan = ExecPlan {
+                from,
+                to: new,
+                tgid,
+                tid,
+                images,
+                old_image,
+                old_memory,
+                at_secure,
+                limits,
+                signals,
+                may_share,
+            };
             if allow {
                 match self.cgroups.begin_exec(&self.avc, plan, if signals.undumpable { &kept_out } else { &[] }) {
                     Ok(()) => bump(&self.counters.exec_transitions),
@@ -770,6 +802,7 @@ impl Enforcer {
             tid,
             images: Vec::new(),
             old_image: None,
+            old_memory: None,
             at_secure: false,
             limits: LimitChange::default(),
             signals: SignalReset { undumpable: true, ..SignalReset::default() },

@@ -125,6 +125,7 @@ mod process_memory;
 mod process_reads;
 mod procs;
 mod responder;
+mod same_image;
 mod sandbox;
 mod sched;
 mod secure_exec;
