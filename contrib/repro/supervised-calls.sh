@@ -13,7 +13,10 @@
 # a service outside the tree holds (crates/enforce/src/unix_names.rs), N
 # connects (and closes) of a UDP socket (made by rampartd too), and N
 # System V segments made, attached, detached and removed, N semops on a
-# set of its own and N messages sent and received on a queue of its own (crates/enforce/src/ipc_objects.rs), on a marked
+# set of its own and N messages sent and received on a queue of its own (crates/enforce/src/ipc_objects.rs),
+# N shared read-only mappings of a descriptor opened for reading
+# (crates/enforce/src/exec_memory.rs) and N setrlimits of its own soft
+# limit of open files (crates/enforce/src/limits.rs), on a marked
 # tmpfs, by root
 # in the default domain (not supervised), root in modifier_t (each call
 # decided and made by rampartd) and root in modifier_t with
@@ -125,7 +128,22 @@ for i in range(n):
         raise OSError(ctypes.get_errno(), \"msgsnd, msgrcv\")
 libc.msgctl(mq, 0, None)
 x = time.perf_counter()
-print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us, Unix connect {(q - s) / n * 1e6:.1f} us, abstract connect {(b - q) / n * 1e6:.1f} us, UDP connect {(d - b) / n * 1e6:.1f} us, shm segment {(m - d) / n * 1e6:.1f} us, semop {(p - m) / n * 1e6:.1f} us, msgsnd + msgrcv {(x - p) / n * 1e6:.1f} us\")"
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+rd = os.open(f, os.O_RDONLY)
+for i in range(n):
+    mp = libc.mmap(None, 4096, 1, 1, rd, 0)
+    if mp in (None, ctypes.c_void_p(-1).value):
+        raise OSError(ctypes.get_errno(), \"mmap\")
+    libc.munmap(mp, 4096)
+y = time.perf_counter()
+import resource
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+for i in range(n):
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft - i % 2, hard))
+z = time.perf_counter()
+print(f\"{sys.argv[3]}: chmod {(c - t) / n * 1e6:.1f} us, rename {(r - c) / (2 * n) * 1e6:.1f} us, open for writing {(o - r) / n * 1e6:.1f} us, kill(self, 0) {(k - o) / n * 1e6:.1f} us, sched_getaffinity(0) {(a - k) / n * 1e6:.1f} us, inotify_add_watch {(w - a) / n * 1e6:.1f} us, F_SETFL {(s - w) / n * 1e6:.1f} us, Unix connect {(q - s) / n * 1e6:.1f} us, abstract connect {(b - q) / n * 1e6:.1f} us, UDP connect {(d - b) / n * 1e6:.1f} us, shm segment {(m - d) / n * 1e6:.1f} us, semop {(p - m) / n * 1e6:.1f} us, msgsnd + msgrcv {(x - p) / n * 1e6:.1f} us, shared mmap {(y - x) / n * 1e6:.1f} us, setrlimit {(z - y) / n * 1e6:.1f} us\")"
 MKDIRS="import os, sys, time
 d, n = sys.argv[1], int(sys.argv[2])
 t = time.perf_counter()

@@ -2531,7 +2531,13 @@ echo "AVC_SEM=$(grep -c "denied  { associate } for  pid=[0-9]* comm=.sysv_ipc. k
 /// clears never clears the log's (SWAP). Under a permissive daemon the
 /// log is rewritten, and the switch clears it. (A write with
 /// `RWF_NOAPPEND`, Linux 6.9, rewrites it without clearing the flag,
-/// under SELinux too: docs/security.md.)
+/// under SELinux too: docs/security.md.) Nor, having opened it to read
+/// and append, rewrite it through a shared writable mapping (MMAP:
+/// SELinux's `write` at a shared writable mapping), or a shared mapping
+/// made writable later (MPROTECT: `write` at the `mprotect`; here the
+/// shared mapping of a descriptor opened to append is checked for
+/// `write` at the `mmap` already, coarser); before this both rewrote the
+/// log, as they do under a permissive daemon.
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn an_append_only_log_stays_append_only() {
@@ -2550,6 +2556,11 @@ for mode in ENFORCING PERMISSIVE; do
     attempt "${mode}_TRUNCATE" as_attacker "$ADV/clear_append" truncate "$LOGF"
     echo "${mode}_SIZE=$(stat -c %s "$LOGF")"
     attempt "${mode}_SWAP" as_attacker "$ADV/clear_append" swap "$LOGF" "$OTHER"
+    for how in mmap mprotect; do
+        printf 'first entry\n' > "$LOGF"
+        attempt "${mode}_$(echo "$how" | tr a-z A-Z)" as_attacker "$ADV/clear_append" "$how" "$LOGF"
+    done
+    echo "${mode}_MAPPED_FIRST=$(head -n 1 "$LOGF")"
     stop_daemon
 done
 echo "AUDIT=$(grep -c "denied  { write } for  pid=[0-9]* comm=.clear_append. path=.*app.log. .*scontext=$APP tcontext=system_u:object_r:log_t:s0 tclass=file permissive=0" "$LOG" || true)"
@@ -2565,6 +2576,11 @@ echo "AUDIT=$(grep -c "denied  { write } for  pid=[0-9]* comm=.clear_append. pat
     r.assert_succeeded("PERMISSIVE_REWRITE");
     assert_eq!(r.get("PERMISSIVE_FIRST"), "FORGED", "the attack rewrites the log:\n{}", r.stderr);
     r.assert_succeeded("PERMISSIVE_SWAP");
+    r.assert_blocked("ENFORCING_MMAP", "a shared writable mapping needs write");
+    r.assert_blocked("ENFORCING_MPROTECT", "a shared mapping of a descriptor opened to append needs write");
+    assert_eq!(r.get("ENFORCING_MAPPED_FIRST"), "first entry", "the log's start is kept:\n{}", r.stderr);
+    r.assert_succeeded("PERMISSIVE_MMAP");
+    r.assert_succeeded("PERMISSIVE_MPROTECT");
     assert!(r.num("AUDIT") >= 1, "the write denial is audited:\n{}", r.stderr);
 }
 

@@ -22,7 +22,14 @@
 //! itself: `mmap`, `mprotect` and `pkey_mprotect` with `PROT_EXEC`,
 //! `shmat` with `SHM_EXEC` (a System V segment is kernel memory:
 //! `execmem`). The daemon checks the caller's domain, audits, and lets
-//! the kernel make the call. An `mmap`'s file is the caller's descriptor,
+//! the kernel make the call. A shared mapping of a file is handed over
+//! too: of a descriptor open for writing it needs `write` (SELinux asks
+//! it of a shared writable mapping; here also of a read-only one, which
+//! an `mprotect` that is not handed over could make writable, and of
+//! `MAP_SHARED_VALIDATE`, which SELinux's hook does not count as
+//! shared): a descriptor opened with `O_APPEND` had only `append`
+//! checked, and its shared mapping wrote anywhere in the file
+//! (crate::append_only). An `mmap`'s file is the caller's descriptor,
 //! taken (`pidfd_getfd`) and labeled as an event's object; only files on
 //! the marked filesystems are checked (outside them the policy decides
 //! no open either: the libraries of an unmarked `/usr` map unchecked),
@@ -62,7 +69,9 @@ use crate::access::ClassPerms;
 use crate::apparmor::{AppArmor, FileEvent};
 use crate::enforcer::Enforcer;
 use crate::mappings::{self, Mapping};
-use crate::supervised::{Op, MAP_ANONYMOUS, MAP_SHARED, MAP_TYPE, PROT_EXEC, PROT_READ, PROT_WRITE, SHM_EXEC};
+use crate::supervised::{
+    Op, MAP_ANONYMOUS, MAP_SHARED, MAP_SHARED_VALIDATE, MAP_TYPE, PROT_EXEC, PROT_READ, PROT_WRITE, SHM_EXEC,
+};
 
 /// The filesystems whose files a mapping is checked on.
 pub(crate) struct Devices<'a> {
@@ -92,9 +101,21 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, op: Op, devices: &Devices<'_>) -> R
     let needs = match op {
         Op::Mmap { prot, flags, fd } => {
             let anonymous = flags & MAP_ANONYMOUS != 0;
+            // SELinux's test (`selinux_mmap_file`): MAP_SHARED alone.
             let shared = flags & MAP_TYPE == MAP_SHARED;
-            let file = if anonymous || prot & PROT_EXEC == 0 { None } else { Some(descriptor(tid, fd)?) };
-            let file = file.and_then(|f| devices.mapped(f, prot, shared, Operation::Mmap));
+            let shares_pages = !anonymous && (shared || flags & MAP_TYPE == MAP_SHARED_VALIDATE);
+            let file =
+                if anonymous || (prot & PROT_EXEC == 0 && !shares_pages) { None } else { Some(descriptor(tid, fd)?) };
+            // A shared mapping of a descriptor open for writing can be
+            // made writable later by an `mprotect` that is not handed
+            // over: it needs `write` now (coarser than SELinux, which
+            // asks it when the mapping is writable and MAP_SHARED). A
+            // descriptor opened to append had only `append` checked.
+            let writable = shares_pages && file.as_ref().is_some_and(open_for_writing);
+            let (prot_checked, shared_checked) = if writable { (prot | PROT_WRITE, true) } else { (prot, shared) };
+            let file = file
+                .filter(|_| prot & PROT_EXEC != 0 || writable)
+                .and_then(|f| devices.mapped(f, prot_checked, shared_checked, Operation::Mmap));
             vec![Need { execmem: map_needs_execmem(prot, anonymous, shared), file, ..Need::default() }]
         }
         Op::Shmat { flags, .. } => vec![Need { execmem: flags & SHM_EXEC != 0, ..Need::default() }],
@@ -158,7 +179,10 @@ fn apparmor_allows(e: &Enforcer, tid: u32, tgid: u32, label: &str, m: &MappedFil
     let Some(aa) = &e.apparmor else { return false };
     let Ok(md) = m.file.metadata() else { return false };
     let Some(name) = AppArmor::name_of(m.file.as_fd(), &md) else { return false };
-    let mut request = AA_EXEC_MMAP;
+    let mut request = 0;
+    if m.prot & PROT_EXEC != 0 {
+        request |= AA_EXEC_MMAP;
+    }
     if m.prot & PROT_READ != 0 {
         request |= MAY_READ;
     }
@@ -187,8 +211,9 @@ impl Need {
     }
 }
 
-/// A file mapped executable: `file_map_prot_check` asks `read` and
-/// `execute` of it, and `write` of a shared writable mapping.
+/// A file mapped executable, or shared from a descriptor open for
+/// writing: `file_map_prot_check` asks `read` of it, `execute` of an
+/// executable mapping and `write` of a shared writable one.
 #[derive(Debug)]
 struct MappedFile {
     file: File,
@@ -221,8 +246,17 @@ impl Operation {
 impl MappedFile {
     fn perms(&self, cp: &ClassPerms) -> Perms {
         let write = self.shared && self.prot & PROT_WRITE != 0;
-        cp.read | cp.execute | if write { cp.write } else { Perms::NONE }
+        let execute = self.prot & PROT_EXEC != 0;
+        cp.read | if execute { cp.execute } else { Perms::NONE } | if write { cp.write } else { Perms::NONE }
     }
+}
+
+/// Whether descriptor `file` was opened for writing (a shared mapping of
+/// it may then be written).
+fn open_for_writing(file: &File) -> bool {
+    // SAFETY: F_GETFL takes no argument and reads the descriptor's flags.
+    let flags = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(file), libc::F_GETFL) };
+    flags >= 0 && flags & libc::O_ACCMODE != libc::O_RDONLY
 }
 
 /// A copy of descriptor `fd` of thread `tid` (`pidfd_getfd`), as the

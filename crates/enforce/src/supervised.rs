@@ -771,6 +771,9 @@ enum Target {
     Who(u32),
     /// An `mmap`'s or `mprotect`'s protection (both the third argument).
     Protection,
+    /// An `mmap`'s protection, then its flags: a shared mapping of a
+    /// file too.
+    Mmap,
     /// An `ipc`'s call (i386).
     Ipc,
     /// A `personality`'s flags.
@@ -791,6 +794,7 @@ mod bits {
     pub const PROT_EXEC: u32 = 0x4;
     pub const MAP_TYPE: u32 = 0x0f;
     pub const MAP_SHARED: u32 = 0x01;
+    pub const MAP_SHARED_VALIDATE: u32 = 0x03;
     pub const MAP_ANONYMOUS: u32 = 0x20;
     pub const SHM_EXEC: u32 = 0o100000;
     /// `ipc(2)`'s calls (its low 16 bits) for semop, semget, semctl,
@@ -806,7 +810,7 @@ mod bits {
     /// A send that connects first (TCP Fast Open).
     pub const MSG_FASTOPEN: u32 = 0x2000_0000;
 }
-pub use bits::{MAP_ANONYMOUS, MAP_SHARED, MAP_TYPE, PROT_EXEC, PROT_READ, PROT_WRITE, SHM_EXEC};
+pub use bits::{MAP_ANONYMOUS, MAP_SHARED, MAP_SHARED_VALIDATE, MAP_TYPE, PROT_EXEC, PROT_READ, PROT_WRITE, SHM_EXEC};
 
 /// `fcntl` and `ioctl` commands that name a process the kernel will
 /// signal (`SIGIO`, `SIGURG`, or what `F_SETSIG` sets) when the file is
@@ -949,6 +953,17 @@ impl Asm {
         at.push((Target::Protection, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(2));
         self.code.push((bpf(BPF_JSET_K, bits::PROT_EXEC, 0, 0), Some(other), Some(Target::Allow)));
+        // mmap: executable, or a shared mapping of a file (its descriptor
+        // may be open for writing: crate::exec_memory), the type in the
+        // flags' low bits (MAP_SHARED, MAP_SHARED_VALIDATE).
+        at.push((Target::Mmap, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(2));
+        self.jump(BPF_JSET_K, bits::PROT_EXEC, other);
+        self.op(BPF_LD_W_ABS, data_arg(3));
+        self.jump(BPF_JSET_K, bits::MAP_ANONYMOUS, Target::Allow);
+        self.op(BPF_AND_K, bits::MAP_TYPE);
+        self.jump(BPF_JEQ_K, bits::MAP_SHARED, other);
+        self.code.push((bpf(BPF_JEQ_K, bits::MAP_SHARED_VALIDATE, 0, 0), Some(other), Some(Target::Allow)));
         at.push((Target::Ipc, self.code.len()));
         self.op(BPF_LD_W_ABS, data_arg(0));
         self.op(BPF_AND_K, 0xffff);
@@ -1030,7 +1045,8 @@ fn block(
     for &n in owners.ioprio {
         asm.jump(BPF_JEQ_K, n, Target::Who(1));
     }
-    for &n in std::iter::once(&owners.mmap).chain(&owners.mprotect) {
+    asm.jump(BPF_JEQ_K, owners.mmap, Target::Mmap);
+    for &n in &owners.mprotect {
         asm.jump(BPF_JEQ_K, n, Target::Protection);
     }
     if let Some(ipc) = owners.ipc {
@@ -1562,7 +1578,15 @@ mod tests {
                 (x, shared, true),
                 (r | w, private | anon, false),
                 (r, shared | anon, false),
-                (r | w, shared, false),
+                (r | w, shared | anon, false),
+                (r | w, private, false),
+                (r, private, false),
+                // A shared mapping of a file: its descriptor may be open
+                // for writing.
+                (r | w, shared, true),
+                (r, shared, true),
+                (r | w, validate, true),
+                (r, validate, true),
             ] {
                 let args = [0, 4096, prot, flags, 3, 0];
                 let (want, i386) = if handed { (NOTIFY, EPERM) } else { (ALLOW, ALLOW) };

@@ -10,6 +10,12 @@
  * ftruncate(fd, 0) through that descriptor (SELinux checks `write`);
  * succeeds if the log is empty.
  *
+ * Usage: clear_append mmap LOG: LOG opened to read and append
+ * (O_RDWR | O_APPEND), mapped shared and writable (SELinux checks
+ * `write`), "FORGED" written at the mapping's start; succeeds if the
+ * log's first line is then FORGED. clear_append mprotect LOG: mapped
+ * shared and read-only, then made writable (`write` again).
+ *
  * Usage: clear_append swap LOG OTHER: LOG opened with O_APPEND, OTHER (a
  * file the domain may write) without; one descriptor number that another
  * thread keeps switching (dup2) between the two, and 3000 F_SETFL(0)
@@ -20,6 +26,7 @@
 #include "adversarial.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #define SWAP_FD 100
@@ -54,6 +61,20 @@ static int truncate_log(const char *path) {
     verdict(SUCCEEDED, "emptied %s through a descriptor opened to append", path);
 }
 
+static int map_log(const char *path, int later) {
+    int fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+    if (fd < 0) verdict(BROKEN, "opening %s to read and append: %s", path, strerror(errno));
+    int prot = later ? PROT_READ : PROT_READ | PROT_WRITE;
+    char *map = mmap(NULL, 4096, prot, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) FAILED(errno, "mapping %s shared%s", path, later ? "" : " and writable");
+    if (later && mprotect(map, 4096, PROT_READ | PROT_WRITE) != 0) FAILED(errno, "making the mapping writable");
+    memcpy(map, "FORGED\n", 7);
+    if (msync(map, 4096, MS_SYNC) != 0) verdict(BROKEN, "msync: %s", strerror(errno));
+    char line[64];
+    if (pread(fd, line, 7, 0) != 7 || memcmp(line, "FORGED\n", 7) != 0) verdict(BROKEN, "the log's start is not FORGED");
+    verdict(SUCCEEDED, "wrote at the start of %s through a shared mapping%s", path, later ? " made writable" : "");
+}
+
 static int swap(const char *path, const char *other) {
     log_fd = open_log(path);
     other_fd = open(other, O_WRONLY | O_CLOEXEC);
@@ -78,7 +99,9 @@ static int swap(const char *path, const char *other) {
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "rewrite")) return rewrite(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "truncate")) return truncate_log(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "mmap")) return map_log(argv[2], 0);
+    if (argc == 3 && !strcmp(argv[1], "mprotect")) return map_log(argv[2], 1);
     if (argc == 4 && !strcmp(argv[1], "swap")) return swap(argv[2], argv[3]);
-    fprintf(stderr, "usage: clear_append rewrite LOG | truncate LOG | swap LOG OTHER\n");
+    fprintf(stderr, "usage: clear_append rewrite LOG | truncate LOG | mmap LOG | mprotect LOG | swap LOG OTHER\n");
     return BROKEN;
 }
