@@ -58,6 +58,7 @@ const PROGRAMS: &[&str] = &[
     "exec_pending",
     "exec_race",
     "hard_limit",
+    "lease_stall",
     "open_flags",
     "exec_noexec",
     "marker",
@@ -1019,6 +1020,73 @@ stop_daemon
     // capabilities, the descriptor.
     assert_eq!(r.num("REFUSALS"), 5, "{}", r.stderr);
     assert_eq!(r.num("AUDIT_FD"), 1, "the descriptor's denial is audited:\n{}", r.stderr);
+}
+
+/// A directory made on one of the kernel's filesystems is checked on the
+/// labels the policy's `genfscon` rules give them, as SELinux's
+/// `may_create` checks it (crates/enforce/src/kernel_files.rs): a bpffs
+/// mounted for the test (mode 1777, labeled bpf_t), where uid 65534 in
+/// app_t, which has no permission on bpf_t, cannot make a directory
+/// (APP, refused with an AVC line; before this it made it, and it does
+/// under a permissive daemon) and writer_t can (WRITER). Configfs and
+/// tracefs, whose directories make kernel objects, are decided the same.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_kernel_filesystems_directories_are_made_as_the_policy_says() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+mkdir "$S/bpf"
+mount -t bpf bpf "$S/bpf" || { echo "APP=77"; echo "APP_WHY=no bpf filesystem to mount"; exit 0; }
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon; else start_daemon --permissive; fi
+    key=APP; [ $mode = PERMISSIVE ] && key=PERMISSIVE_APP
+    # (bpffs refuses names with a dot.)
+    attempt "$key" as_attacker mkdir "$S/bpf/app_$mode"
+    [ $mode = ENFORCING ] && attempt WRITER as_writer_root mkdir "$S/bpf/writer"
+    stop_daemon
+done
+echo "AVC=$(grep -c 'denied  { .*add_name.* } for .*scontext=system_u:system_r:app_t:s0 tcontext=system_u:object_r:bpf_t:s0 tclass=dir permissive=0' "$LOG" || true)"
+umount "$S/bpf"
+"#,
+    );
+    r.report("kernel_fs");
+    if r.unsupported("APP") {
+        return;
+    }
+    r.assert_blocked("APP", "app_t has no permission on bpf_t, bpffs's genfscon label");
+    r.assert_succeeded("PERMISSIVE_APP");
+    r.assert_allowed("WRITER", "writer_t may make directories on bpf_t");
+    assert_eq!(r.num("AVC"), 1, "the denial is audited:\n{}", r.stderr);
+}
+
+/// A leased file holds no worker of the daemon: uid 65534 in app_t takes
+/// a read lease on its own file, then 8 children open it with
+/// `O_RDONLY | O_TRUNC` and `truncate` it, each of which the kernel holds
+/// until the lease breaks (45 s by default), and an open of another file
+/// for writing (another supervised call) must still come within 5 s. The
+/// daemon opens the file for writing with `O_NONBLOCK`
+/// (crates/enforce/src/supervised_open.rs): such a call answers
+/// `EWOULDBLOCK` at once. Before this, the held calls took every worker
+/// and the open waited (for the lease's end).
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_leased_file_holds_no_worker() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+for f in leased other; do
+    echo x > "$T/data/$f"; chown 65534:65534 "$T/data/$f"; label system_u:object_r:app_tmpfs_t:s0 "$T/data/$f"
+done
+start_daemon
+attempt STALL as_attacker "$ADV/lease_stall" "$T/data/leased" "$T/data/other"
+stop_daemon
+"#,
+    );
+    r.report("lease");
+    r.assert_blocked("STALL", "the daemon's open of a leased file does not wait for the lease");
 }
 
 /// A `#!` script run by the interpreter it names enters the domain its

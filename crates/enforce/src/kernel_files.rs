@@ -64,6 +64,12 @@ fn kernel_filesystem(fd: BorrowedFd<'_>) -> Option<&'static str> {
     KERNEL_FILESYSTEMS.iter().find(|(m, _)| *m == magic).map(|(_, name)| *name)
 }
 
+/// Whether the object open as `fd` lies on one of the kernel's
+/// filesystems, which label by the policy's `genfscon` rules alone.
+pub(crate) fn holds(fd: BorrowedFd<'_>) -> bool {
+    kernel_filesystem(fd).is_some()
+}
+
 /// The label of the object open as `fd` (metadata `md`) if it lies on
 /// one of the kernel's filesystems (see the module docs); `None`
 /// elsewhere.

@@ -45,7 +45,10 @@
 //! the caller's terminal's own node (crate::controlling_tty); a terminal
 //! opened does not become the caller's controlling terminal; `search` on
 //! the path's directories is not checked (as for the other supervised
-//! calls).
+//! calls); an open for writing or truncating of a file another process
+//! holds a lease on (`F_SETLEASE`) answers `EWOULDBLOCK` at once, where
+//! the kernel waits for the lease to break (up to `lease-break-time`, 45
+//! s by default): waiting, it would hold the worker.
 
 use std::ffi::{CString, OsStr};
 use std::io;
@@ -382,6 +385,22 @@ pub(crate) fn waits_for_reader(md: &std::fs::Metadata, flags: i32) -> bool {
     md.file_type().is_fifo() && flags & libc::O_ACCMODE == libc::O_WRONLY && flags & libc::O_NONBLOCK == 0
 }
 
+/// A descriptor of `fd`'s file opened for writing, to truncate it (the
+/// kernel checks write access). With `O_NONBLOCK`: a lease on the file
+/// answers `EWOULDBLOCK` at once instead of holding the worker until it
+/// breaks (up to `lease-break-time`, 45 s by default).
+pub(crate) fn reopen_for_writing(fd: BorrowedFd<'_>) -> Result<OwnedFd, i32> {
+    let c = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| libc::EINVAL)?;
+    let flags = libc::O_WRONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+    // SAFETY: `c` is NUL-terminated and outlives the call.
+    let w = unsafe { libc::open(c.as_ptr(), flags) };
+    if w < 0 {
+        return Err(last_errno());
+    }
+    // SAFETY: just opened, ours alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(w) })
+}
+
 /// After the open: the truncation asked, and `O_NONBLOCK` as asked.
 pub(crate) fn finish(fd: BorrowedFd<'_>, flags: i32) -> Result<(), i32> {
     let md = metadata(fd)?;
@@ -393,14 +412,7 @@ pub(crate) fn finish(fd: BorrowedFd<'_>, flags: i32) -> Result<(), i32> {
         let target = if writable {
             fd
         } else {
-            let c = CString::new(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| libc::EINVAL)?;
-            // SAFETY: `c` is NUL-terminated and outlives the call.
-            let w = unsafe { libc::open(c.as_ptr(), libc::O_WRONLY | libc::O_NOCTTY | libc::O_CLOEXEC) };
-            if w < 0 {
-                return Err(last_errno());
-            }
-            // SAFETY: just opened, ours alone.
-            other = unsafe { OwnedFd::from_raw_fd(w) };
+            other = reopen_for_writing(fd)?;
             other.as_fd()
         };
         // SAFETY: an open descriptor, a length.

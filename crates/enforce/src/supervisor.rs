@@ -1529,9 +1529,12 @@ fn serve_make(cx: &Context, home: &Home, call: Call, what: Make) -> Result<Answe
     };
     // A device node is decided by its label wherever it lies
     // (`object_sid`): made anywhere, it is checked and labeled as on a
-    // marked filesystem.
+    // marked filesystem. On the kernel's filesystems (a directory of
+    // bpffs, configfs, tracefs) checked on the policy's labels
+    // (crate::kernel_files), which label it by path themselves.
     let device = mode == libc::S_IFCHR || mode == libc::S_IFBLK;
-    let label = if cx.marked_devs.contains(&name.parent.md.dev()) || device {
+    let on_kernel_fs = crate::kernel_files::holds(name.parent.fd.as_fd());
+    let label = if cx.marked_devs.contains(&name.parent.md.dev()) || device || on_kernel_fs {
         Some(create_allowed(cx, tid, &subject, &name, mode, what).ok_or(libc::EACCES)?)
     } else {
         None
@@ -1544,7 +1547,7 @@ fn serve_make(cx: &Context, home: &Home, call: Call, what: Make) -> Result<Answe
     unsafe { libc::umask(gathered.umask & 0o777) };
     make(&name, what, gathered.link_target.as_deref())?;
     home.back().map_err(|e| errno_of(&e))?;
-    if let Some(sid) = label.filter(|_| cx.writes_labels) {
+    if let Some(sid) = label.filter(|_| cx.writes_labels && !on_kernel_fs) {
         let at = ObjectAt::Name(name.parent.fd.as_fd(), &name.last);
         if let Err(e) = inode_at(&name).and_then(|inode| new_labels::write(&cx.enforcer, at, inode, sid)) {
             cx.label_failures.report(name.parent.md.dev(), "a new object keeps the label of its path", &e);
@@ -1619,7 +1622,7 @@ fn may_create(
         None => d.search | d.write,
     };
     let mut allowed = checked(cx, tid, subject.tgid, subject.sid, &[(parent, dir_perms)]);
-    let parent_sid = e.objects.sid_of(&e.avc, parent.fd.as_fd(), &parent.md);
+    let parent_sid = object_sid(cx, parent).unwrap_or_else(|| e.objects.sid_of(&e.avc, parent.fd.as_fd(), &parent.md));
     let label = match e.new_object_sid(subject.sid, parent_sid, mode, name.map(CStr::to_bytes)) {
         Ok(sid) => sid,
         Err(why) => {
@@ -1785,6 +1788,25 @@ fn open_allowed(cx: &Context, tid: u32, subject: &crate::enforcer::Subject, o: &
     allowed
 }
 
+/// `truncate(2)` of object `o`, through a descriptor opened for writing
+/// with `O_NONBLOCK`: a lease on the file (`F_SETLEASE`, which its owner
+/// may take) then answers `EWOULDBLOCK` at once, where the kernel's call
+/// waits for the holder to let it go, up to `lease-break-time` (45 s by
+/// default), and would hold this worker (four such calls held every
+/// worker). The kernel's other errors stand: what is not a regular file
+/// is not opened (a device's open has effects of its own).
+fn truncate_object(o: &Object, length: i64) -> Result<i64, i32> {
+    if o.md.is_dir() {
+        return Err(libc::EISDIR);
+    }
+    if !o.md.is_file() {
+        return Err(libc::EINVAL);
+    }
+    let writable = supervised_open::reopen_for_writing(o.fd.as_fd())?;
+    // SAFETY: an open descriptor, a length.
+    rc(unsafe { libc::ftruncate(writable.as_raw_fd(), length) } as libc::c_long)
+}
+
 /// Makes the call on the resolved descriptors.
 fn perform(r: &Resolved) -> Result<i64, i32> {
     let self_fd = |o: &Object| CString::new(format!("/proc/self/fd/{}", o.fd.as_raw_fd())).map_err(|_| libc::EINVAL);
@@ -1798,7 +1820,7 @@ fn perform(r: &Resolved) -> Result<i64, i32> {
             Resolved::Setattr(o, Attr::Owner { uid, gid }) => {
                 rc(libc::syscall(libc::SYS_fchownat, o.fd.as_raw_fd(), c"".as_ptr(), *uid, *gid, libc::AT_EMPTY_PATH))
             }
-            Resolved::Truncate(o, length) => rc(libc::truncate(self_fd(o)?.as_ptr(), *length) as libc::c_long),
+            Resolved::Truncate(o, length) => truncate_object(o, *length),
             Resolved::Remove(n, dir) => {
                 rc(libc::unlinkat(n.parent.fd.as_raw_fd(), n.last.as_ptr(), if *dir { libc::AT_REMOVEDIR } else { 0 })
                     as libc::c_long)
