@@ -20,6 +20,7 @@ packages=(
   apparmor-profiles-extra # more shipped profiles in /usr/share/apparmor/extra-profiles
   strace                  # an unconfined tracer for the adversarial tests' traced exec transitions
   e2fsprogs               # mkfs.ext4: a disk-backed marked filesystem on a loop device (adversarial tests)
+  btrfs-progs             # mkfs.btrfs, btrfs subvolume: a marked btrfs's subvolumes (adversarial tests)
   mount                   # losetup (blockdev: util-linux, always there)
 )
 

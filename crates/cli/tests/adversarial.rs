@@ -2043,6 +2043,61 @@ echo "AVC_SETATTR=$(avc setattr modifier_t)"
     assert!(r.num("AVC_SETATTR") >= 1, "the setattr denial is audited:\n{}", r.stderr);
 }
 
+/// Every subvolume of a marked btrfs is on the marked filesystem
+/// (crates/enforce/src/marked_fs.rs): btrfs gives each subvolume a device
+/// of its own (`st_dev`), while fanotify's mark covers the superblock. A
+/// btrfs on a loop device (its image on the marked tmpfs), marked, holds
+/// a secret_t file at its top (TOP) and one in a subvolume (SUBVOLUME);
+/// root in app_t, whom the mode bits let write both, opens each for
+/// writing (a supervised open, decided on the file's label): both
+/// refused, with AVC lines. Before this, the subvolume's was taken for a
+/// file off the marked filesystems and written unchecked; under a
+/// permissive daemon both are written.
+#[test]
+#[ignore = "needs root, checkpolicy, cc, losetup and mkfs.btrfs: attacks on a live daemon in a private mount namespace"]
+fn a_marked_btrfs_is_marked_in_every_subvolume() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+command -v mkfs.btrfs >/dev/null && command -v losetup >/dev/null || { echo "missing prerequisite: mkfs.btrfs and losetup (btrfs-progs, mount)" >&2; exit 1; }
+grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null || true
+IMG="$T/data/btrfs.img"
+truncate -s 128M "$IMG"
+mkfs.btrfs -q "$IMG" >/dev/null 2>&1
+LOOP=$(losetup -f --show "$IMG")
+M="$S/btrfs"; mkdir "$M"
+trap 'umount "$M" 2>/dev/null || true; losetup -d "$LOOP" 2>/dev/null || true; cleanup' EXIT
+mount "$LOOP" "$M"
+btrfs subvolume create "$M/sub" >/dev/null
+for f in "$M/top.txt" "$M/sub/secret.txt"; do
+    echo "payroll" > "$f"; label system_u:object_r:secret_t:s0 "$f"
+done
+echo "DEVICES=$(stat -c %d "$M/top.txt") $(stat -c %d "$M/sub/secret.txt")"
+WRITE='import sys
+try:
+    with open(sys.argv[1], "w") as f: f.write("FORGED\n")
+except PermissionError as e: print("blocked:", e); sys.exit(1)
+print("succeeded: wrote", sys.argv[1])'
+for mode in ENFORCING PERMISSIVE; do
+    if [ $mode = ENFORCING ]; then start_daemon --mark "$M"; else start_daemon --mark "$M" --permissive; fi
+    attempt "${mode}_TOP" as_confined_root /usr/bin/python3 -c "$WRITE" "$M/top.txt"
+    attempt "${mode}_SUBVOLUME" as_confined_root /usr/bin/python3 -c "$WRITE" "$M/sub/secret.txt"
+    stop_daemon
+done
+echo "AVC=$(grep -c "denied  { write open } for  pid=[0-9]* comm=.python3. path=.*/btrfs/.* scontext=$APP tcontext=system_u:object_r:secret_t:s0 tclass=file permissive=0" "$LOG" || true)"
+"#,
+    );
+    r.report("btrfs");
+    let devices: Vec<&str> = r.get("DEVICES").split(' ').collect();
+    assert_ne!(devices.first(), devices.get(1), "the subvolume has a device of its own");
+    r.assert_blocked("ENFORCING_TOP", "app_t may not write secret_t");
+    r.assert_blocked("ENFORCING_SUBVOLUME", "a subvolume of the marked btrfs is on the marked filesystem");
+    r.assert_succeeded("PERMISSIVE_TOP");
+    r.assert_succeeded("PERMISSIVE_SUBVOLUME");
+    assert_eq!(r.num("AVC"), 2, "both denials are audited:\n{}", r.stderr);
+}
+
 /// A confined root process reads no secret from the disk under a marked
 /// filesystem (crates/enforce/src/device_access.rs): an ext4 filesystem
 /// on a loop device (its image on the marked tmpfs, secret_t), marked

@@ -39,6 +39,7 @@ use rampart_apparmor::perms::MAY_WRITE;
 
 use crate::apparmor::{AppArmor, FileEvent};
 use crate::enforcer::{Checked, Enforcer};
+use crate::marked_fs::MarkedFilesystems;
 use crate::thread_creds::Creds;
 
 /// `CAP_FOWNER`: setting `O_NOATIME` on a file the caller does not own.
@@ -47,17 +48,17 @@ const CAP_FOWNER: u64 = 1 << 3;
 /// `fcntl(fd, F_SETFL, flags)` by thread `tid` (`flags` lack
 /// `O_APPEND`), decided and made on the daemon's copy of the file, if
 /// `still_pending` says the call still waits; its result, or its error.
-/// `marked`: the marked filesystems' devices.
+/// `marked`: the marked filesystems.
 pub(crate) fn set_flags(
     e: &Enforcer,
     tid: u32,
     (fd, flags): (i32, u32),
-    marked: &[u64],
+    marked: &MarkedFilesystems,
     still_pending: impl Fn() -> bool,
 ) -> Result<i64, i32> {
     let (file, md) = callers_file(tid, fd)?;
     let current = fcntl(file.as_fd(), libc::F_GETFL, 0)? as u32;
-    if current & libc::O_APPEND as u32 != 0 && marked.contains(&md.dev()) {
+    if current & libc::O_APPEND as u32 != 0 && marked.holds(file.as_fd(), &md) {
         may_write(e, tid, file.as_fd(), &md, ("a clear of O_APPEND", "file_perm"))?;
     }
     if flags & libc::O_NOATIME as u32 != 0 && current & libc::O_NOATIME as u32 == 0 {
@@ -86,11 +87,11 @@ pub(crate) fn truncate(
     e: &Enforcer,
     tid: u32,
     (fd, length): (i32, i64),
-    marked: &[u64],
+    marked: &MarkedFilesystems,
     still_pending: impl Fn() -> bool,
 ) -> Result<i64, i32> {
     let (file, md) = callers_file(tid, fd)?;
-    if marked.contains(&md.dev()) {
+    if marked.holds(file.as_fd(), &md) {
         may_write(e, tid, file.as_fd(), &md, ("an ftruncate", "truncate"))?;
     }
     if !still_pending() {

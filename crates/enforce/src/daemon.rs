@@ -52,6 +52,7 @@ use crate::control::{
 use crate::device_access::DeviceNodes;
 use crate::enforcer::Enforcer;
 use crate::groups::Groups;
+use crate::marked_fs::MarkedFilesystems;
 use crate::marks::{InScope, ProfileInScope};
 use crate::objects::{security_context, unlabeled_context, ObjectSids};
 use crate::overload_notice::OverloadNotice;
@@ -545,7 +546,7 @@ impl ControlHandler for Daemon {
             tracked_processes: self.enforcer.cgroups.process_count() as u64,
             ignore_marks: self.enforcer.marks.placed(),
             decided_without_path: load(&c.without_path),
-            marked_devices: self.marked_devices().into_iter().map(device_name).collect(),
+            marked_devices: self.marked_filesystems().devices().iter().copied().map(device_name).collect(),
             protected_dirs: self.protected_dirs(),
             supervised_opens: self.config.supervised_opens,
             avc_lookups: stats.lookups,
@@ -721,9 +722,9 @@ impl ControlHandler for Daemon {
 }
 
 impl Daemon {
-    /// The devices (`st_dev`) of the marked filesystems.
-    fn marked_devices(&self) -> Vec<u64> {
-        self.config.marks.iter().filter_map(|m| std::fs::metadata(m).ok()).map(|md| md.dev()).collect()
+    /// The marked filesystems (crate::marked_fs).
+    fn marked_filesystems(&self) -> MarkedFilesystems {
+        MarkedFilesystems::of_paths(&self.config.marks)
     }
 
     /// Serves the calls under `listener` (crate::supervisor), starting
@@ -742,13 +743,13 @@ impl Daemon {
         }
         let mut running = self.supervisor.lock().unwrap_or_else(PoisonError::into_inner);
         if running.is_none() {
-            let devices = self.marked_devices();
-            let names: Vec<String> = devices.iter().copied().map(device_name).collect();
+            let marked = self.marked_filesystems();
+            let names: Vec<String> = marked.devices().iter().copied().map(device_name).collect();
             let ruleset = crate::sandbox::build_ruleset(&names, &self.protected_dirs(), &[], false)
                 .map_err(|e| format!("the launcher's Landlock ruleset: {e}"))?;
             let context = supervisor::Context {
                 enforcer: Arc::clone(&self.enforcer),
-                marked_devs: devices,
+                marked,
                 memfd_devs: crate::memfds::devices(),
                 ruleset,
                 journal: self.journal.clone(),

@@ -69,6 +69,7 @@ use crate::access::ClassPerms;
 use crate::apparmor::{AppArmor, FileEvent};
 use crate::enforcer::Enforcer;
 use crate::mappings::{self, Mapping};
+use crate::marked_fs::MarkedFilesystems;
 use crate::supervised::{
     Op, MAP_ANONYMOUS, MAP_SHARED, MAP_SHARED_VALIDATE, MAP_TYPE, PROT_EXEC, PROT_READ, PROT_WRITE, SHM_EXEC,
 };
@@ -77,7 +78,7 @@ use crate::supervised::{
 pub(crate) struct Devices<'a> {
     /// The marked filesystems (the policy's reach): by SELinux, and by
     /// AppArmor for a process under a profile.
-    pub marked: &'a [u64],
+    pub marked: &'a MarkedFilesystems,
     /// The kernel's memfd filesystems: by SELinux, under the label the
     /// daemon gave the memfd (crate::memfds).
     pub memfds: &'a [u64],
@@ -86,9 +87,9 @@ pub(crate) struct Devices<'a> {
 impl Devices<'_> {
     /// The mapped file `file`, if it lies on one of these filesystems.
     fn mapped(&self, file: File, prot: u32, shared: bool, operation: Operation) -> Option<MappedFile> {
-        let dev = file.metadata().ok()?.dev();
-        let marked = self.marked.contains(&dev);
-        (marked || self.memfds.contains(&dev)).then_some(MappedFile { file, prot, shared, marked, operation })
+        let md = file.metadata().ok()?;
+        let marked = self.marked.holds(file.as_fd(), &md);
+        (marked || self.memfds.contains(&md.dev())).then_some(MappedFile { file, prot, shared, marked, operation })
     }
 }
 
@@ -413,7 +414,7 @@ mod tests {
         let me = std::process::id();
         let (r, w, x) = (libc::PROT_READ as u32, PROT_WRITE, PROT_EXEC);
         let wants = |addr: u64, prot: u32| -> Vec<(bool, bool, bool, bool)> {
-            let none = Devices { marked: &[], memfds: &[] };
+            let none = Devices { marked: &MarkedFilesystems::default(), memfds: &[] };
             let needs = mprotect_needs(me, addr, 4096, prot, &none, || true).unwrap();
             needs.iter().map(|n| (n.execheap, n.execstack, n.execmod.is_some(), n.execmem)).collect()
         };
@@ -436,7 +437,8 @@ mod tests {
         // marked, then `read` and `execute` (not `write`: private).
         let dev = fs::metadata(&code.name).unwrap().dev();
         for (marked, memfds, checked) in [([dev], [0], true), ([0], [dev], true), ([dev ^ 1], [0], false)] {
-            let devices = Devices { marked: &marked, memfds: &memfds };
+            let marked_fs = MarkedFilesystems::from_devices(marked.to_vec());
+            let devices = Devices { marked: &marked_fs, memfds: &memfds };
             let needs = mprotect_needs(me, code.start, 4096, r | w | x, &devices, || true).unwrap();
             let file = needs[0].file.as_ref();
             assert_eq!(file.is_some(), checked, "{code:?} on {marked:?} {memfds:?}");

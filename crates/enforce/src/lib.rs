@@ -106,6 +106,7 @@ mod kernel_files;
 mod label_cache;
 mod limits;
 mod mappings;
+mod marked_fs;
 mod marks;
 mod memfds;
 mod memory_guard;

@@ -70,6 +70,19 @@ pub fn root_and_mount_point(mountinfo: &str, id: u64) -> Option<(String, String)
     })
 }
 
+/// The device of mount `id`'s superblock (its `major:minor`), which on
+/// btrfs is not its files' `st_dev` (crate::marked_fs).
+pub fn device_of_mount(mountinfo: &str, id: u64) -> Option<u64> {
+    mountinfo.lines().find_map(|line| {
+        let mut f = line.split(' ');
+        if f.next()?.parse::<u64>().ok()? != id {
+            return None;
+        }
+        let (major, minor) = f.nth(1)?.split_once(':')?;
+        Some(libc::makedev(major.parse().ok()?, minor.parse().ok()?))
+    })
+}
+
 /// Whether mount `id` is one of `mountinfo`'s (of the namespace it was
 /// read in).
 pub fn has_mount(mountinfo: &str, id: u64) -> bool {
@@ -133,6 +146,20 @@ mod tests {
             vec![PathBuf::from("/tmp/t"), PathBuf::from("/srv/with space")]
         );
         assert!(mounts_of_devices(info, &[]).is_empty());
+    }
+
+    #[test]
+    fn a_mounts_superblock_device_is_its_major_minor() {
+        let info = "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n\
+                    66 45 0:39 / /srv rw,relatime - btrfs /dev/loop2 rw,subvolid=5,subvol=/\n";
+        assert_eq!(device_of_mount(info, 66), Some(libc::makedev(0, 39)));
+        assert_eq!(device_of_mount(info, 22), Some(libc::makedev(8, 1)));
+        assert_eq!(device_of_mount(info, 7), None);
+        // This process's root, against the kernel's own answer.
+        let own = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+        let root = std::fs::File::open("/").unwrap();
+        let id = mount_id(std::os::fd::AsFd::as_fd(&root)).unwrap();
+        assert!(device_of_mount(&own, id).is_some());
     }
 
     #[test]

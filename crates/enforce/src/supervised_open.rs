@@ -45,7 +45,9 @@
 //! the caller's terminal's own node (crate::controlling_tty); a terminal
 //! opened does not become the caller's controlling terminal; `search` on
 //! the path's directories is not checked (as for the other supervised
-//! calls); an open for writing or truncating of a file another process
+//! calls); an `O_CREAT` open that finds an existing file is checked as
+//! the kernel's `may_create_in_sticky` checks it
+//! ([`may_open_existing_in_sticky`]); an open for writing or truncating of a file another process
 //! holds a lease on (`F_SETLEASE`) answers `EWOULDBLOCK` at once, where
 //! the kernel waits for the lease to break (up to `lease-break-time`, 45
 //! s by default): waiting, it would hold the worker.
@@ -289,6 +291,46 @@ pub(crate) fn resolve(dir: BorrowedFd<'_>, path: &[u8], flags: i32, mode: u32) -
         }
     }
     Err(libc::EAGAIN)
+}
+
+/// The kernel's `may_create_in_sticky` for an `O_CREAT` open that found
+/// the existing object `fd` (metadata `md`), by a caller of file system
+/// uid `fsuid`: in a sticky directory, a regular file or a FIFO that
+/// neither the caller nor the directory's owner owns is refused
+/// (`EACCES`) where the directory is world-writable, or group-writable
+/// at level 2 (`fs.protected_regular`, `fs.protected_fifos`), so that a
+/// file planted in `/tmp` is not opened for another user's writes. The
+/// directory is the one the object's name lies in now, from the daemon's
+/// name for the descriptor; a directory found answers `EISDIR`.
+pub(crate) fn may_open_existing_in_sticky(fd: BorrowedFd<'_>, md: &std::fs::Metadata, fsuid: u32) -> Result<(), i32> {
+    use std::os::unix::fs::FileTypeExt;
+    if md.is_dir() {
+        return Err(libc::EISDIR);
+    }
+    let sysctl = match (md.is_file(), md.file_type().is_fifo()) {
+        (true, _) => "protected_regular",
+        (_, true) => "protected_fifos",
+        _ => return Ok(()),
+    };
+    let level: u32 =
+        std::fs::read_to_string(format!("/proc/sys/fs/{sysctl}")).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+    if level == 0 {
+        return Ok(());
+    }
+    let name = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).map_err(|_| libc::ENOENT)?;
+    let Some(dir) = name.parent().and_then(|p| std::fs::metadata(p).ok()) else { return Ok(()) };
+    refused_in_sticky(dir.mode(), dir.uid(), md.uid(), fsuid, level).map_or(Ok(()), Err)
+}
+
+/// `may_create_in_sticky`'s answer for an object owned by `owner` in a
+/// directory of mode `dir_mode` owned by `dir_owner`, opened by file
+/// system uid `fsuid`, at protection `level`: `Some(EACCES)` if refused.
+fn refused_in_sticky(dir_mode: u32, dir_owner: u32, owner: u32, fsuid: u32, level: u32) -> Option<i32> {
+    let refused = dir_mode & libc::S_ISVTX != 0
+        && owner != dir_owner
+        && owner != fsuid
+        && (dir_mode & 0o002 != 0 || (level >= 2 && dir_mode & 0o020 != 0));
+    refused.then_some(libc::EACCES)
 }
 
 /// The directory and target of `path` if it names a symbolic link, read
@@ -561,6 +603,79 @@ mod tests {
                 assert_eq!((fd, last_errno()), (-1, libc::EACCES), "the kernel refuses it too");
             }
         }
+    }
+
+    /// `fs.protected_regular` and `fs.protected_fifos` as
+    /// `may_create_in_sticky` applies them (fs/namei.c), and, at this
+    /// machine's levels, against the kernel's own `O_CREAT` opens by
+    /// another user of files uid 65534 owns in directories root owns.
+    #[test]
+    fn an_existing_file_in_a_sticky_directory_is_opened_as_the_kernel_opens_it() {
+        // World-writable sticky: refused at 1 and 2; group-writable
+        // sticky: at 2 only; not sticky, or owned by the caller or the
+        // directory's owner: never.
+        for (dir_mode, owner, level, refused) in [
+            (0o1777, 65534, 1, true),
+            (0o1777, 65534, 2, true),
+            (0o1770, 65534, 1, false),
+            (0o1770, 65534, 2, true),
+            (0o0777, 65534, 2, false),
+            (0o1777, 1000, 2, false),
+            (0o1777, 0, 2, false),
+            (0o1777, 65534, 0, true),
+        ] {
+            let got = refused_in_sticky(dir_mode, 0, owner, 1000, level.max(1));
+            assert_eq!(got.is_some(), refused, "mode {dir_mode:o}, owner {owner}, level {level}");
+        }
+        // SAFETY (test): geteuid has no arguments and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return;
+        }
+        let t = Scratch::new("sticky");
+        for (i, mode) in [0o1777, 0o1770, 0o0777].into_iter().enumerate() {
+            let d = t.path().join(format!("d{i}"));
+            std::fs::create_dir(&d).unwrap();
+            std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+            let (file, fifo) = (d.join("f"), d.join("p"));
+            std::fs::write(&file, b"x").unwrap();
+            let c = CString::new(fifo.to_str().unwrap()).unwrap();
+            // SAFETY (test): a NUL-terminated path, a mode.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+            for p in [&file, &fifo] {
+                std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+                std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o666)).unwrap();
+                let path = CString::new(p.to_str().unwrap()).unwrap();
+                // The kernel's answer, by file system uid 1000, in a thread
+                // of its own (the raw call changes that thread alone).
+                let kernel = std::thread::spawn(move || {
+                    // SAFETY (test): raw setfsuid, this thread only; then a
+                    // non-blocking open of a NUL-terminated path.
+                    unsafe {
+                        libc::syscall(libc::SYS_setfsuid, 1000);
+                        let flags = libc::O_CREAT | libc::O_WRONLY | libc::O_NONBLOCK | libc::O_CLOEXEC;
+                        let fd = libc::open(path.as_ptr(), flags, 0o644);
+                        let errno = last_errno();
+                        if fd >= 0 {
+                            libc::close(fd);
+                        }
+                        // A FIFO without a reader: ENXIO past the check.
+                        if fd >= 0 || errno == libc::ENXIO {
+                            Ok(())
+                        } else {
+                            Err(errno)
+                        }
+                    }
+                })
+                .join()
+                .unwrap();
+                let o = openat2(libc::AT_FDCWD, p.as_os_str(), libc::O_PATH, 0).unwrap();
+                let md = metadata(o.as_fd()).unwrap();
+                assert_eq!(may_open_existing_in_sticky(o.as_fd(), &md, 1000), kernel, "{p:?} in mode {mode:o}");
+            }
+        }
+        let d = dir_at(t.path());
+        let md = metadata(d.as_fd()).unwrap();
+        assert_eq!(may_open_existing_in_sticky(d.as_fd(), &md, 0), Err(libc::EISDIR), "a directory");
     }
 
     fn dir_at(p: &std::path::Path) -> OwnedFd {

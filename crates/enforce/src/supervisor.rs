@@ -120,7 +120,7 @@ enum UnixTarget {
 pub struct Context {
     pub enforcer: Arc<Enforcer>,
     /// The marked filesystems: devices (`st_dev`) and their `major:minor`.
-    pub marked_devs: Vec<u64>,
+    pub marked: crate::marked_fs::MarkedFilesystems,
     /// The kernel's memfd filesystems (crate::memfds), whose files a
     /// `PROT_EXEC` mapping is checked on too (crate::exec_memory).
     pub memfd_devs: Vec<u64>,
@@ -306,8 +306,7 @@ impl Supervisor {
         }
         if let Op::SetFlags { fd, flags } = op {
             let still_pending = || pending(listener.as_fd(), notif.id);
-            let answer =
-                crate::append_only::set_flags(e, notif.pid, (fd, flags), &self.context.marked_devs, still_pending);
+            let answer = crate::append_only::set_flags(e, notif.pid, (fd, flags), &self.context.marked, still_pending);
             return respond(listener.as_fd(), notif.id, answer);
         }
         let on_process = match op {
@@ -336,7 +335,7 @@ impl Supervisor {
             Op::Inspect { of } => Some(crate::process_reads::decide(e, notif.pid, of)),
             Op::Mmap { .. } | Op::Shmat { .. } | Op::Mprotect { .. } => {
                 let devices =
-                    crate::exec_memory::Devices { marked: &self.context.marked_devs, memfds: &self.context.memfd_devs };
+                    crate::exec_memory::Devices { marked: &self.context.marked, memfds: &self.context.memfd_devs };
                 let segment = match op {
                     Op::Shmat { id, flags } => ipc_objects::shmat(e, &self.context.ipc_objects, notif.pid, id, flags),
                     _ => Ok(()),
@@ -465,7 +464,7 @@ impl Supervisor {
     /// calls.
     fn ftruncate(&self, listener: Arc<OwnedFd>, notif: &libc::seccomp_notif, call: (i32, i64), entry: Option<Entry>) {
         self.on_call_pool(listener, notif, "an ftruncate", entry, move |cx, tid, still_pending| {
-            crate::append_only::truncate(&cx.enforcer, tid, call, &cx.marked_devs, still_pending).map(Some)
+            crate::append_only::truncate(&cx.enforcer, tid, call, &cx.marked, still_pending).map(Some)
         });
     }
 
@@ -1396,7 +1395,7 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
     // Step 3: both modules (stacked: each checks, each audits). A label
     // is checked wherever it decides: the marked filesystems, and device
     // nodes wherever they lie (`object_sid`).
-    let labeled = |o: &Object| cx.marked_devs.contains(&o.md.dev()) || decided_device(&o.md);
+    let labeled = |o: &Object| cx.marked.holds(o.fd.as_fd(), &o.md) || decided_device(&o.md);
     if let Some((o, value)) = resolved.relabel().filter(|(o, _)| labeled(o)) {
         // Made with the daemon's credentials (without SELinux in the
         // kernel, `security.*` needs CAP_SYS_ADMIN; SELinux asks the
@@ -1437,7 +1436,7 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
     // A file given a new name keeps its label, as in SELinux: one its
     // path gave it goes into its xattr first (crate::new_labels::keep;
     // directories are not renamed there: the Landlock ruleset).
-    let kept = |o: &&Object| cx.writes_labels && !o.md.is_dir() && cx.marked_devs.contains(&o.md.dev());
+    let kept = |o: &&Object| cx.writes_labels && !o.md.is_dir() && cx.marked.holds(o.fd.as_fd(), &o.md);
     for o in resolved.renamed().into_iter().filter(kept) {
         if let Err(err) = new_labels::keep(&cx.enforcer, o.fd.as_fd(), &o.md) {
             cx.label_failures.report(o.md.dev(), "a renamed or linked file keeps no label", &err);
@@ -1456,7 +1455,7 @@ fn serve_watch(cx: &Context, home: &Home, call: Call, mask: u32) -> Result<i64, 
     let Call { tid, gathered, subject, .. } = call;
     let instance = gathered.watcher.as_ref().ok_or(libc::EBADF)?;
     let arg = gathered.args.first().ok_or(libc::EFAULT)?;
-    let class = |o: &Object| cx.enforcer.classes.of_mode(o.md.mode()).filter(|_| cx.marked_devs.contains(&o.md.dev()));
+    let class = |o: &Object| cx.enforcer.classes.of_mode(o.md.mode()).filter(|_| cx.marked.holds(o.fd.as_fd(), &o.md));
     enter_root(gathered.root.as_fd())?;
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
     let o = match &gathered.fd_alias {
@@ -1534,7 +1533,7 @@ fn serve_make(cx: &Context, home: &Home, call: Call, what: Make) -> Result<Answe
     // (crate::kernel_files), which label it by path themselves.
     let device = mode == libc::S_IFCHR || mode == libc::S_IFBLK;
     let on_kernel_fs = crate::kernel_files::holds(name.parent.fd.as_fd());
-    let label = if cx.marked_devs.contains(&name.parent.md.dev()) || device || on_kernel_fs {
+    let label = if cx.marked.holds(name.parent.fd.as_fd(), &name.parent.md) || device || on_kernel_fs {
         Some(create_allowed(cx, tid, &subject, &name, mode, what).ok_or(libc::EACCES)?)
     } else {
         None
@@ -1681,11 +1680,14 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
         supervised_open::Target::Existing(fd, md) => (Object { fd, md }, false, None),
         supervised_open::Target::Created(fd, md, name) => (Object { fd, md }, true, name),
     };
+    if !created && flags & libc::O_CREAT != 0 {
+        supervised_open::may_open_existing_in_sticky(object.fd.as_fd(), &object.md, gathered.creds.fsuid)?;
+    }
     // Step 2: the checks of an open event.
     if supervised_open::on_procfs(object.fd.as_fd()) {
         return Err(libc::EACCES);
     }
-    if let Some(name) = new_name.as_ref().filter(|_| cx.marked_devs.contains(&object.md.dev())) {
+    if let Some(name) = new_name.as_ref().filter(|_| cx.marked.holds(object.fd.as_fd(), &object.md)) {
         // The creation, as `may_create` checks it before the kernel
         // creates: refused, the file made meanwhile goes again; allowed,
         // it is labeled through its descriptor (crate::new_labels).
@@ -1754,7 +1756,7 @@ fn serve_open(cx: &Context, home: &Home, call: Call, flags: i32, mode: u32) -> R
 /// (crate::kernel_files); `None` elsewhere, where nothing is mediated.
 fn object_sid(cx: &Context, o: &Object) -> Option<Sid> {
     let e = &cx.enforcer;
-    if cx.marked_devs.contains(&o.md.dev()) || decided_device(&o.md) {
+    if cx.marked.holds(o.fd.as_fd(), &o.md) || decided_device(&o.md) {
         return Some(e.objects.sid_of(&e.avc, o.fd.as_fd(), &o.md));
     }
     crate::kernel_files::sid_of(e, o.fd.as_fd(), &o.md)
@@ -1779,7 +1781,7 @@ fn open_allowed(cx: &Context, tid: u32, subject: &crate::enforcer::Subject, o: &
     // AppArmor decides the marked filesystems' files (crate::apparmor)
     // and device nodes (as their domain's device program does:
     // crate::device_access).
-    let decided = cx.marked_devs.contains(&o.md.dev()) || decided_device(&o.md);
+    let decided = cx.marked.holds(o.fd.as_fd(), &o.md) || decided_device(&o.md);
     if let (true, Some(profile), Some(aa)) = (decided, &subject.apparmor, &e.apparmor) {
         let enforcing = || e.avc.policy_state().2;
         let ev = event(tid, subject.tgid.unwrap_or(tid), o);
@@ -1992,7 +1994,7 @@ fn apparmor_allows(cx: &Context, tid: u32, tgid: u32, profile: &str, r: &Resolve
     let e = &cx.enforcer;
     let Some(aa) = &e.apparmor else { return false };
     let enforcing = || e.avc.policy_state().2;
-    let marked = |o: &Object| cx.marked_devs.contains(&o.md.dev());
+    let marked = |o: &Object| cx.marked.holds(o.fd.as_fd(), &o.md);
     let path = |o: &Object, name: Option<Vec<u8>>, request: u32, op: &str| match name {
         Some(name) => aa.path_call(profile, &event(tid, tgid, o), &name, request, op, &enforcing),
         None => false,
