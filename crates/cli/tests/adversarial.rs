@@ -1061,6 +1061,48 @@ umount "$S/bpf"
     assert_eq!(r.num("AVC"), 1, "the denial is audited:\n{}", r.stderr);
 }
 
+/// A truncation made by the daemon keeps the caller's file size limit
+/// (crates/enforce/src/limits.rs `may_grow_file`): root in app_t, its
+/// soft `RLIMIT_FSIZE` at 1 MiB and `SIGXFSZ` ignored, grows a file it may
+/// write to 2 MiB by `truncate(2)` (TRUNCATE) and by `ftruncate` of a
+/// descriptor opened for writing (FTRUNCATE), both made by the daemon:
+/// `EFBIG`, as the kernel answers it (KERNEL: the same `truncate` without
+/// the sandbox, made by the kernel). Before this, the daemon made both
+/// under its own limit and the file grew.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_truncation_keeps_the_callers_file_size_limit() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+F="$T/data/grown"; echo x > "$F"; label system_u:object_r:app_tmpfs_t:s0 "$F"
+GROW='import os, resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+f, how = sys.argv[1], sys.argv[2]
+os.truncate(f, 2)
+try:
+    if how == "truncate": os.truncate(f, 2 << 20)
+    else:
+        fd = os.open(f, os.O_WRONLY); os.ftruncate(fd, 2 << 20); os.close(fd)
+except OSError as e:
+    size = os.stat(f).st_size
+    print(("blocked: " if e.errno == 27 and size == 2 else "broken: ") + f"{how}: {e}, {size} bytes"); sys.exit(1 if e.errno == 27 else 2)
+print(f"succeeded: {how} grew the file past the file size limit to {os.stat(f).st_size} bytes")'
+start_daemon
+attempt TRUNCATE as_confined_root /usr/bin/python3 -c "$GROW" "$F" truncate
+attempt FTRUNCATE as_confined_root /usr/bin/python3 -c "$GROW" "$F" ftruncate
+attempt KERNEL as_unsandboxed_root /usr/bin/python3 -c "$GROW" "$F" truncate
+stop_daemon
+"#,
+    );
+    r.report("file size");
+    r.assert_blocked("KERNEL", "the kernel's truncate answers EFBIG past RLIMIT_FSIZE");
+    r.assert_blocked("TRUNCATE", "the daemon's truncate(2) keeps the caller's limit");
+    r.assert_blocked("FTRUNCATE", "the daemon's ftruncate keeps the caller's limit");
+}
+
 /// A leased file holds no worker of the daemon: uid 65534 in app_t takes
 /// a read lease on its own file, then 8 children open it with
 /// `O_RDONLY | O_TRUNC` and `truncate` it, each of which the kernel holds

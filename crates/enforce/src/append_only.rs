@@ -81,8 +81,8 @@ pub(crate) fn set_flags(
 /// SELinux's `write` of the file (`selinux_inode_setattr` with
 /// `ATTR_SIZE`, whatever the descriptor's flags) and the profile's `w`
 /// (`apparmor_file_truncate`). The kernel checks the rest on the copy (a
-/// descriptor not open for writing: `EINVAL`). What differs: a length
-/// over the caller's `RLIMIT_FSIZE` is measured against the daemon's.
+/// descriptor not open for writing: `EINVAL`), but a length over the
+/// caller's `RLIMIT_FSIZE`, measured here (crate::limits).
 pub(crate) fn truncate(
     e: &Enforcer,
     tid: u32,
@@ -97,6 +97,7 @@ pub(crate) fn truncate(
     if !still_pending() {
         return Err(libc::ESRCH);
     }
+    crate::limits::may_grow_file(tid, md.size(), length)?;
     // SAFETY: integer arguments on an open descriptor.
     if unsafe { libc::ftruncate(file.as_raw_fd(), length) } < 0 {
         return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL));

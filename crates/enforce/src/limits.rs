@@ -185,9 +185,15 @@ fn set(pid: u32, resource: u32, limit: libc::rlimit64) -> io::Result<libc::rlimi
 /// any process may read: one line per resource, in their order, after a
 /// heading; the hard limit in the columns 47 to 67 (`proc_pid_limits`).
 fn hard_limit(limits: &str, resource: u32) -> io::Result<u64> {
-    let bad = || io::Error::other(format!("no hard limit of resource {resource} in /proc/PID/limits"));
+    limit_column(limits, resource, 47..67)
+}
+
+/// The limit in `columns` of resource `resource`'s line of a
+/// `/proc/PID/limits`.
+fn limit_column(limits: &str, resource: u32, columns: std::ops::Range<usize>) -> io::Result<u64> {
+    let bad = || io::Error::other(format!("no limit of resource {resource} in /proc/PID/limits"));
     let line = limits.lines().nth(resource as usize + 1).ok_or_else(bad)?;
-    match line.get(47..67).map(str::trim) {
+    match line.get(columns).map(str::trim) {
         Some("unlimited") => Ok(libc::RLIM64_INFINITY),
         Some(v) => v.parse().map_err(|_| bad()),
         None => Err(bad()),
@@ -239,6 +245,38 @@ pub(crate) fn set_own(
         crate::process_memory::write(tid, old, &out)?;
     }
     Ok(Some(0))
+}
+
+/// The kernel's `inode_newsize_ok` for a truncation of a file of `size`
+/// bytes to `length` by thread `tid`, which the daemon makes under its
+/// own limit: growing the file past the caller's soft `RLIMIT_FSIZE`
+/// sends the caller `SIGXFSZ` and answers `EFBIG`.
+pub(crate) fn may_grow_file(tid: u32, size: u64, length: i64) -> Result<(), i32> {
+    let Ok(length) = u64::try_from(length) else { return Ok(()) };
+    if length <= size {
+        return Ok(());
+    }
+    let limits = fs::read_to_string(format!("/proc/{tid}/limits")).map_err(|_| libc::ESRCH)?;
+    let limit = soft_limit(&limits, libc::RLIMIT_FSIZE).map_err(|_| libc::ESRCH)?;
+    if length <= limit {
+        return Ok(());
+    }
+    // SAFETY: integer arguments; the caller's thread, held in its call.
+    unsafe { libc::syscall(libc::SYS_tgkill, tgid_of(tid).unwrap_or(tid), tid, libc::SIGXFSZ) };
+    Err(libc::EFBIG)
+}
+
+/// The process thread `tid` belongs to (`Tgid:` of its status).
+fn tgid_of(tid: u32) -> Option<u32> {
+    let status = fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("Tgid:")).and_then(|v| v.trim().parse().ok())
+}
+
+/// The soft limit of resource `resource` in a `/proc/PID/limits`: one
+/// line per resource, in their order, after a heading; the soft limit in
+/// the columns 26 to 46 (`proc_pid_limits`).
+fn soft_limit(limits: &str, resource: u32) -> io::Result<u64> {
+    limit_column(limits, resource, 26..46)
 }
 
 /// The soft stack limit of a `/proc/PID/limits`, which any process may
@@ -313,13 +351,14 @@ mod tests {
     }
 
     #[test]
-    fn the_hard_limits_are_read_as_the_kernel_gives_them() {
+    fn the_limits_are_read_as_the_kernel_gives_them() {
         let limits = fs::read_to_string("/proc/self/limits").unwrap();
         for r in 0..LIMITS {
             let mut want = libc::rlimit64 { rlim_cur: 0, rlim_max: 0 };
             // SAFETY: getrlimit64 writes one rlimit64 into `want`.
             assert_eq!(unsafe { libc::getrlimit64(r as _, &mut want) }, 0);
             assert_eq!(hard_limit(&limits, r).unwrap(), want.rlim_max, "resource {r}");
+            assert_eq!(soft_limit(&limits, r).unwrap(), want.rlim_cur, "resource {r}");
         }
         assert!(hard_limit(&limits, LIMITS).is_err(), "no such line");
         assert!(hard_limit("Limit\nMax cpu time              unlimited            12x", 0).is_err());

@@ -1442,6 +1442,9 @@ fn serve_call(cx: &Context, home: &Home, call: Call) -> Result<Answer, i32> {
             cx.label_failures.report(o.md.dev(), "a renamed or linked file keeps no label", &err);
         }
     }
+    if let Resolved::Truncate(o, length) = &resolved {
+        crate::limits::may_grow_file(tid, o.md.size(), *length)?;
+    }
     gathered.creds.assume().map_err(|e| errno_of(&e))?;
     perform(&resolved).map(Answer::Value)
 }
