@@ -59,6 +59,7 @@ const PROGRAMS: &[&str] = &[
     "exec_race",
     "hard_limit",
     "lease_stall",
+    "shared_map",
     "open_flags",
     "exec_noexec",
     "marker",
@@ -1061,6 +1062,44 @@ umount "$S/bpf"
     assert_eq!(r.num("AVC"), 1, "the denial is audited:\n{}", r.stderr);
 }
 
+/// A confined root process makes no cgroup in rampartd's tree
+/// (crates/enforce/src/kernel_files.rs: cgroupfs decided on its
+/// `genfscon` label, unlabeled in this policy): root in app_t, owner of
+/// the tree's directories by their mode bits and granted `MAKE_DIR` there
+/// by the launcher's Landlock ruleset, makes `exec.N` names ahead of the
+/// daemon (MKDIR); before this it made them, and each exec transition
+/// whose name it had taken was refused (an exec cgroup is now made under
+/// the next free name). Found by review.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_confined_root_makes_no_cgroup_in_the_daemons_tree() {
+    let s = setup();
+    let r = scenario(
+        s,
+        &format!(
+            r#"
+{EXEC_PENDING_SETUP}
+H=$(awk '$9 == "cgroup2" {{ print $5; exit }}' /proc/self/mountinfo)
+start_daemon
+MAKE='import os, sys
+made = 0
+for n in range(64):
+    try: os.mkdir(os.path.join(sys.argv[1], "exec.%d" % n)); made += 1
+    except PermissionError as e: print("blocked:", e); sys.exit(1)
+    except FileExistsError: pass
+print("succeeded: made", made, "exec cgroups in", sys.argv[1])'
+attempt MKDIR as_confined_root /usr/bin/python3 -c "$MAKE" "$H/$CG"
+transition_control
+for n in $(seq 0 63); do rmdir "$H/$CG/exec.$n" 2>/dev/null || true; done
+stop_daemon
+"#
+        ),
+    );
+    r.report("cgroup tree");
+    r.assert_blocked("MKDIR", "app_t may not create in cgroupfs (unlabeled here)");
+    r.assert_allowed("TRANSITION", "the exec transition still enters trusted_t");
+}
+
 /// A truncation made by the daemon keeps the caller's file size limit
 /// (crates/enforce/src/limits.rs `may_grow_file`): root in app_t, its
 /// soft `RLIMIT_FSIZE` at 1 MiB and `SIGXFSZ` ignored, grows a file it may
@@ -1136,8 +1175,9 @@ stop_daemon
 /// and after (crates/enforce/src/same_image.rs tells a committed exec
 /// from a failed one by the process's memory map). SHELL_EXEC: app_t's
 /// `sh -c 'exec script'` runs a trusted_exec_t `#!/bin/sh` script, which
-/// reads the secret in trusted_t; SHELL_CHILD: the same from a child of
-/// the shell. SANDBOXED: a shell of trusted_t execs an app_exec_t
+/// reads the secret in trusted_t; SHELL_CHILD: a `#!/bin/bash` one from
+/// a child bash forks; VFORK_CHILD: from the vfork child dash makes, whose map its
+/// waiting parent shares, refused (the map would not tell). SANDBOXED: a shell of trusted_t execs an app_exec_t
 /// `#!/bin/sh` script, which the policy confines in app_t: it cannot
 /// read the secret (before this, each of the three stayed in the domain
 /// of its shell, SANDBOXED reading the secret in trusted_t). FAILED: a
@@ -1179,7 +1219,11 @@ print("succeeded: after its failed exec (%s), in %s, read %s" % (err, cg, line))
 PY
 start_daemon
 attempt SHELL_EXEC as_attacker sh -c 'exec "$0" "$1"' "$T/bin/trusted.sh" "$T/data/secret.txt"
-attempt SHELL_CHILD as_attacker sh -c '"$0" "$1"; exit $?' "$T/bin/trusted.sh" "$T/data/secret.txt"
+{ echo '#!/bin/bash'; tail -n +2 "$T/bin/read.sh"; } > "$T/bin/trusted.bash"; chmod 755 "$T/bin/trusted.bash"
+label system_u:object_r:trusted_exec_t:s0 "$T/bin/trusted.bash"
+attempt SHELL_CHILD as_attacker bash -c '"$0" "$1"; exit $?' "$T/bin/trusted.bash" "$T/data/secret.txt"
+attempt VFORK_CHILD as_attacker sh -c '"$0" "$1" || { echo "blocked: refused or unread ($?)"; exit 1; }' "$T/bin/trusted.sh" "$T/data/secret.txt"
+echo "SHARED_REFUSALS=$(grep -c 'trusted.sh by pid .*shares its memory' "$S/daemon.err")"
 attempt SANDBOXED as_attacker env "$T/bin/confines.sh" "$T/data/secret.txt"
 attempt FAILED as_attacker python3 "$S/failed.py" "$T/bin/trusted.py" "$T/data/secret.txt"
 stop_daemon
@@ -1187,10 +1231,54 @@ stop_daemon
     );
     r.report("same_image");
     r.assert_allowed("SHELL_EXEC", "app_t's shell enters trusted_t by executing a trusted_exec_t script");
-    r.assert_allowed("SHELL_CHILD", "so does a child of the shell");
+    r.assert_allowed("SHELL_CHILD", "so does a child bash forks");
+    // dash runs a command in a vfork child, whose parent shares its map.
+    r.assert_blocked("VFORK_CHILD", "a vfork child sharing its parent's map is refused");
+    assert!(r.num("SHARED_REFUSALS") >= 1, "the refusal is logged:\n{}", r.stderr);
     r.assert_blocked("SANDBOXED", "trusted_t's shell running an app_exec_t script enters app_t");
     r.assert_blocked("FAILED", "a failed exec keeps its process in app_t, running");
     assert!(r.get("FAILED_WHY").contains("app_t"), "it stays in app_t:\n{}", r.stderr);
+}
+
+/// A failed exec cannot be made to look committed by another process
+/// sharing the memory map (crates/enforce/src/same_image.rs): uid 65534 in
+/// app_t runs shared_map, whose process X, sharing P's map
+/// (`clone(CLONE_VM)`), execs a trusted_exec_t script whose interpreter is
+/// shared_map itself, with arguments that make it fail (`E2BIG`) after
+/// milliseconds of copying, while P waits in a vfork of another child;
+/// released once X's exec was answered, P changes the map's layout
+/// (`PR_SET_MM_MAP`, unprivileged), which was to tell the exec committed.
+/// The daemon changes no domain of a process whose map another process
+/// shares (refused, `EPERM`); before this, it let a vfork parent share it,
+/// and X, the failed exec's old code, read the secret in shared_t (found
+/// by review). Up to 10 tries.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_process_sharing_the_map_does_not_make_a_failed_exec_committed() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+cp "$ADV/shared_map" "$T/bin/sharer"; label system_u:object_r:app_exec_t:s0 "$T/bin/sharer"
+printf '#!%s --interpreter\n' "$T/bin/sharer" > "$T/bin/sharer.sh"; chmod 755 "$T/bin/sharer.sh"
+label system_u:object_r:shared_exec_t:s0 "$T/bin/sharer.sh"
+cat > "$S/tries" <<'SH'
+for try in 1 2 3 4 5 6 7 8 9 10; do
+    out=$("$@" 2>&1); rc=$?
+    [ $rc = 0 ] && { echo "$out (try $try)"; exit 0; }
+    [ $rc = 2 ] && { echo "$out"; exit 2; }
+done
+echo "$out"; exit "$rc"
+SH
+start_daemon
+attempt SHARED as_attacker sh "$S/tries" "$T/bin/sharer" "$T/bin/sharer.sh" "$T/data/secret.txt"
+echo "REFUSALS=$(grep -c 'shares its memory' "$S/daemon.err")"
+stop_daemon
+"#,
+    );
+    r.report("shared_map");
+    r.assert_blocked("SHARED", "no domain change while another process shares the map");
+    assert!(r.num("REFUSALS") >= 1, "the refusal is logged:\n{}", r.stderr);
 }
 
 /// A domain keeps the hard resource limits it was given unless the

@@ -92,6 +92,9 @@ use crate::subject_label::{self, Label, EXEC_PREFIX};
 /// The xattr holding an exec in flight's parameters.
 const EXEC_XATTR: &str = "trusted.rampart.exec";
 
+/// Names tried for an exec cgroup before the exec is refused.
+const EXEC_NAME_TRIES: usize = 64;
+
 /// A file by device and inode.
 pub type FileId = (u64, u64);
 
@@ -651,16 +654,29 @@ impl Cgroups {
             }
             Some(self.guards.open(plan.to.sid, out, plan.signals.signals)?)
         };
-        let n = self.next_exec.fetch_add(1, Ordering::Relaxed);
-        let dir = self.root.join(format!("{EXEC_PREFIX}{n}"));
         let origin = if plan.from.is_default(self.default_sid) { self.cgroup_of(plan.tgid) } else { None };
         let tgid = plan.tgid;
+        // A name another made (none may: crate::kernel_files) is skipped.
+        let mut made = Err(io::Error::from(io::ErrorKind::AlreadyExists));
+        for _ in 0..EXEC_NAME_TRIES {
+            let n = self.next_exec.fetch_add(1, Ordering::Relaxed);
+            let dir = self.root.join(format!("{EXEC_PREFIX}{n}"));
+            made = fs::create_dir(&dir).map(|()| dir);
+            if !matches!(&made, Err(e) if e.kind() == io::ErrorKind::AlreadyExists) {
+                break;
+            }
+        }
+        let dir = match made {
+            Ok(dir) => dir,
+            Err(e) => {
+                if let Some(g) = guard {
+                    self.guards.close(g);
+                }
+                return Err(e);
+            }
+        };
         let exec = Arc::new(ExecInFlight::new(dir.clone(), plan, origin, false));
         *exec.guard.lock().unwrap_or_else(PoisonError::into_inner) = guard;
-        if let Err(e) = fs::create_dir(&dir) {
-            exec.close_guard(&self.guards);
-            return Err(e);
-        }
         let mut published = None;
         let made = (|| {
             set_xattr(&dir, EXEC_XATTR, encode_exec(&exec, avc).as_bytes())?;
@@ -775,13 +791,14 @@ impl Cgroups {
             true
         } else {
             // The image it ran before: told by its memory map.
-            match exec.old_memory.as_ref().map(|old| old.outcome(exec.tgid)) {
+            // Once frozen: nothing changes the map any more.
+            match exec.old_memory.as_ref().filter(|_| frozen).map(|old| old.outcome(exec.tgid)) {
                 Some(Outcome::Committed) => true,
-                Some(Outcome::Unknown) if frozen => {
+                Some(Outcome::Unknown) => {
                     kill_unsettled(exec.tgid, "whether its exec committed cannot be told (crate::same_image)");
                     return false;
                 }
-                Some(Outcome::Failed | Outcome::Unknown) | None => false,
+                Some(Outcome::Failed) | None => false,
             }
         };
         // Its injected calls run once it is in its new domain's cgroup,

@@ -1,6 +1,6 @@
 //! Labels of the files of the kernel's own filesystems (sysfs,
 //! securityfs, debugfs, tracefs, configfs, efivarfs, pstore, bpf,
-//! binfmt_misc), for the opens asking to write and the path calls that
+//! binfmt_misc, cgroup), for the opens asking to write and the path calls that
 //! the launcher hands over (crate::supervisor).
 //!
 //! Why: those files are the kernel's settings and its devices' controls,
@@ -39,8 +39,12 @@ use crate::objects::unlabeled_context;
 
 /// The filesystems (their `statfs` magic, linux/magic.h) and the names
 /// `genfscon` rules give them.
-const KERNEL_FILESYSTEMS: [(libc::__fsword_t, &str); 9] = [
+const KERNEL_FILESYSTEMS: [(libc::__fsword_t, &str); 11] = [
     (0x6265_6572, "sysfs"),
+    // A directory made there is a cgroup (rampartd's tree too: a confined
+    // root process that made `exec.N` ahead refused every transition).
+    (0x6367_7270, "cgroup2"),
+    (0x0027_e0eb, "cgroup"),
     (0x7363_6673, "securityfs"),
     (0x6462_6720, "debugfs"),
     (0x7472_6163, "tracefs"),

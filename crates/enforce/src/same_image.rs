@@ -19,10 +19,13 @@
 //! ([`OldMemory::of`]), with the 16 random bytes the kernel gave the old
 //! image (`AT_RANDOM`; every exec gets new ones), when nothing else can
 //! change that map during the exec: the exec's thread is its process's
-//! only one (crate::enforcer), and any other process sharing the map is
-//! a vfork parent of one thread waiting in its vfork call (where it
-//! stays until this exec replaces the map or the child ends). Then
-//! ([`OldMemory::outcome`]):
+//! only one (crate::enforcer), and no other process shares the map (else
+//! the exec is refused). Any sharer could rewrite the layout itself
+//! (`prctl(PR_SET_MM_MAP)` needs no privilege): a vfork parent was let
+//! share it, released by another child of its own once the exec was
+//! answered, and made a failed exec look committed
+//! (`a_process_sharing_the_map_does_not_make_a_failed_exec_committed`).
+//! Judged once the process is frozen ([`OldMemory::outcome`]):
 //! * another layout: committed (with address space randomization every
 //!   exec moves the stack);
 //! * the same layout and random bytes: failed (a committed exec has new
@@ -39,12 +42,6 @@ use std::fs;
 const KCMP_VM: libc::c_int = 1;
 /// `AT_RANDOM` in the auxiliary vector: the address of 16 random bytes.
 const AT_RANDOM: u64 = 25;
-/// `CLONE_VFORK`, in `clone`'s flags and `clone3`'s `clone_args.flags`.
-const CLONE_VFORK: u64 = 0x4000;
-/// x86-64 call numbers a vfork parent waits in: clone, vfork, clone3.
-const CLONE: i64 = 56;
-const VFORK: i64 = 58;
-const CLONE3: i64 = 435;
 
 /// Where a memory map's areas lie: `/proc/PID/stat`'s startcode,
 /// endcode, startstack, start_data, end_data, start_brk, arg_start,
@@ -75,7 +72,7 @@ impl OldMemory {
     /// written down so that the exec's outcome can be told.
     pub fn of(tgid: u32) -> Result<OldMemory, String> {
         if let Some(sharer) = sharer_of(tgid) {
-            return Err(format!("pid {sharer} shares its memory, other than a vfork parent waiting for it"));
+            return Err(format!("pid {sharer} shares its memory"));
         }
         let layout = layout_of(tgid).ok_or("its memory layout cannot be read")?;
         let random = random_bytes_of(tgid).ok_or("its AT_RANDOM bytes cannot be read")?;
@@ -122,14 +119,13 @@ fn random_bytes_of(pid: u32) -> Option<[u8; 16]> {
     Some(bytes)
 }
 
-/// A process other than `tgid` whose threads share its memory map and
-/// that is not a vfork parent waiting for it.
+/// A process other than `tgid` whose threads share its memory map.
 fn sharer_of(tgid: u32) -> Option<u32> {
     let pids = fs::read_dir("/proc").ok()?.flatten().filter_map(|d| d.file_name().to_str()?.parse::<u32>().ok());
     for pid in pids.filter(|&p| p != tgid) {
         let tasks = fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten();
         let mut tids = tasks.filter_map(|d| d.file_name().to_str()?.parse::<u32>().ok());
-        if tids.any(|tid| shares_map(tgid, tid)) && !waits_in_vfork(pid) {
+        if tids.any(|tid| shares_map(tgid, tid)) {
             return Some(pid);
         }
     }
@@ -141,33 +137,6 @@ fn sharer_of(tgid: u32) -> Option<u32> {
 fn shares_map(a: u32, b: u32) -> bool {
     // SAFETY: kcmp takes integer arguments only.
     unsafe { libc::syscall(libc::SYS_kcmp, a as libc::pid_t, b as libc::pid_t, KCMP_VM, 0usize, 0usize) == 0 }
-}
-
-/// Whether process `pid` has one thread, waiting in a vfork (`vfork`, or
-/// `clone` or `clone3` with `CLONE_VFORK`), from which it returns only
-/// once its child's exec has replaced the memory they share, or the
-/// child has ended. `/proc/PID/syscall` names the call a task waits in
-/// (or says `running`).
-fn waits_in_vfork(pid: u32) -> bool {
-    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else { return false };
-    if tasks.count() != 1 {
-        return false;
-    }
-    let Ok(syscall) = fs::read_to_string(format!("/proc/{pid}/syscall")) else { return false };
-    let mut words = syscall.split_whitespace();
-    let number = words.next().and_then(|n| n.parse::<i64>().ok());
-    let first = words.next().and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
-    match (number, first) {
-        (Some(VFORK), _) => true,
-        (Some(CLONE), Some(flags)) => flags & CLONE_VFORK != 0,
-        // clone3's flags lie in memory this process shares with the
-        // child, whose only thread is held in its exec: read as is.
-        (Some(CLONE3), Some(args)) => {
-            let mut flags = [0u8; 8];
-            crate::process_memory::read(pid, args, &mut flags).is_ok() && u64::from_ne_bytes(flags) & CLONE_VFORK != 0
-        }
-        _ => false,
-    }
 }
 
 #[cfg(test)]
@@ -209,11 +178,11 @@ mod tests {
         assert_eq!(now.outcome(u32::MAX), Outcome::Unknown, "no such process");
     }
 
-    /// A forked child shares no map; a vfork child's parent waits in
-    /// its vfork (here a `clone` with `CLONE_VFORK`), and a thread's
-    /// process is no other process.
+    /// A forked child shares no map; a vfork child (here a `clone` with
+    /// `CLONE_VM | CLONE_VFORK`) shares its parent's, waiting or not; a
+    /// thread's process is no other process.
     #[test]
-    fn a_vfork_parent_waiting_is_no_sharer() {
+    fn a_process_sharing_the_map_is_a_sharer() {
         let me = std::process::id();
         assert_eq!(sharer_of(me), None, "threads of this process are not another's");
         extern "C" fn sleep_then_end(_: *mut libc::c_void) -> libc::c_int {
@@ -226,8 +195,7 @@ mod tests {
         }
         let mut stack = vec![0u8; 64 << 10];
         // SAFETY: fork in a test: the child (one thread) makes only
-        // async-signal-safe calls: a vfork (clone with CLONE_VFORK, its
-        // child on a stack of its own) whose child sleeps 2 s and ends,
+        // async-signal-safe calls: a vfork whose child sleeps 2 s and ends,
         // then its own end.
         let child = unsafe { libc::fork() };
         if child == 0 {
@@ -244,13 +212,13 @@ mod tests {
         let started = std::time::Instant::now();
         let mut vforked = None;
         while vforked.is_none() && started.elapsed() < std::time::Duration::from_secs(1) {
-            vforked = children_of(child).first().copied().filter(|_| waits_in_vfork(child));
+            vforked = children_of(child).first().copied();
         }
-        let vforked = vforked.expect("the vfork child, its parent waiting");
+        let vforked = vforked.expect("the vfork child");
         assert!(!shares_map(me, child), "a forked child has a map of its own");
         assert!(shares_map(child, vforked));
-        assert_eq!(sharer_of(vforked), None, "its only sharer waits in its vfork");
-        assert_eq!(sharer_of(child), Some(vforked), "the vfork child does not wait");
+        assert_eq!(sharer_of(vforked), Some(child), "its parent, waiting in its vfork, shares it");
+        assert_eq!(sharer_of(child), Some(vforked));
         // SAFETY: ending the processes this test made.
         unsafe {
             libc::kill(vforked as libc::pid_t, libc::SIGKILL);
