@@ -56,6 +56,10 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(flags & libc::O_APPEND as u32, 0);
         }
         Some(Op::Ftruncate { fd, length }) => assert_eq!((nr, fd, length), (77, low(0), args[1] as i64)),
+        Some(Op::Fallocate { fd, mode, offset, len }) => {
+            assert_eq!((nr, fd, mode, offset, len), (285, low(0), low(1), args[2] as i64, args[3] as i64));
+            assert!(mode & !1 != 0, "allocating alone passes");
+        }
         _ => {}
     }
 });

@@ -2790,7 +2790,10 @@ echo "AVC_SEM=$(grep -c "denied  { associate } for  pid=[0-9]* comm=.sysv_ipc. k
 /// made writable later (MPROTECT: `write` at the `mprotect`; here the
 /// shared mapping of a descriptor opened to append is checked for
 /// `write` at the `mmap` already, coarser); before this both rewrote the
-/// log, as they do under a permissive daemon.
+/// log, as they do under a permissive daemon. Nor punch a hole over its
+/// start (PUNCH: `fallocate`, which the kernel allows on a descriptor
+/// opened with `O_APPEND`, checked as `write` there, coarser than SELinux;
+/// before this it zeroed the log's start, found by review).
 #[test]
 #[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
 fn an_append_only_log_stays_append_only() {
@@ -2809,7 +2812,7 @@ for mode in ENFORCING PERMISSIVE; do
     attempt "${mode}_TRUNCATE" as_attacker "$ADV/clear_append" truncate "$LOGF"
     echo "${mode}_SIZE=$(stat -c %s "$LOGF")"
     attempt "${mode}_SWAP" as_attacker "$ADV/clear_append" swap "$LOGF" "$OTHER"
-    for how in mmap mprotect; do
+    for how in mmap mprotect punch; do
         printf 'first entry\n' > "$LOGF"
         attempt "${mode}_$(echo "$how" | tr a-z A-Z)" as_attacker "$ADV/clear_append" "$how" "$LOGF"
     done
@@ -2832,8 +2835,10 @@ echo "AUDIT=$(grep -c "denied  { write } for  pid=[0-9]* comm=.clear_append. pat
     r.assert_blocked("ENFORCING_MMAP", "a shared writable mapping needs write");
     r.assert_blocked("ENFORCING_MPROTECT", "a shared mapping of a descriptor opened to append needs write");
     assert_eq!(r.get("ENFORCING_MAPPED_FIRST"), "first entry", "the log's start is kept:\n{}", r.stderr);
+    r.assert_blocked("ENFORCING_PUNCH", "a hole punched where the descriptor appends needs write (coarser)");
     r.assert_succeeded("PERMISSIVE_MMAP");
     r.assert_succeeded("PERMISSIVE_MPROTECT");
+    r.assert_succeeded("PERMISSIVE_PUNCH");
     assert!(r.num("AUDIT") >= 1, "the write denial is audited:\n{}", r.stderr);
 }
 

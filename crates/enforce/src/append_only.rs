@@ -1,6 +1,7 @@
-//! `fcntl(F_SETFL)` clearing `O_APPEND`, and `ftruncate`, by a process
-//! `rampart run` started: checked as SELinux checks them, `write` of the
-//! file.
+//! `fcntl(F_SETFL)` clearing `O_APPEND`, `ftruncate`, and `fallocate`
+//! rewriting data, by a process `rampart run` started: checked as
+//! SELinux checks them, `write` of the file (`fallocate`: coarser, where
+//! the descriptor appends).
 //!
 //! Why: a domain may append to a file it may not write, a log above all
 //! (in Debian's policy 186 of the 674 domains may append to some file
@@ -15,8 +16,9 @@
 //! instead, recorded as the kernel records a write (`file_perm`).
 //!
 //! How: the launcher's filter hands over every `F_SETFL` whose flags
-//! lack `O_APPEND`, and every `ftruncate` ([`truncate`]) (crate::supervised;
-//! on i386 refused). The daemon takes
+//! lack `O_APPEND`, every `ftruncate` ([`truncate`]) and every
+//! `fallocate` whose mode rewrites or moves data ([`fallocate`])
+//! (crate::supervised; on i386 refused). The daemon takes
 //! its own copy of the descriptor (`pidfd_getfd`: the same open file);
 //! where that file has `O_APPEND` and lies on a marked filesystem, it
 //! checks `write` of its class (audited, `EACCES`) and the profile's
@@ -56,11 +58,7 @@ pub(crate) fn set_flags(
     marked: &MarkedFilesystems,
     still_pending: impl Fn() -> bool,
 ) -> Result<i64, i32> {
-    let (file, md) = callers_file(tid, fd)?;
-    let current = fcntl(file.as_fd(), libc::F_GETFL, 0)? as u32;
-    if current & libc::O_APPEND as u32 != 0 && marked.holds(file.as_fd(), &md) {
-        may_write(e, tid, file.as_fd(), &md, ("a clear of O_APPEND", "file_perm"))?;
-    }
+    let (file, md, current) = checked_if_appending(e, tid, fd, marked, "a clear of O_APPEND")?;
     if flags & libc::O_NOATIME as u32 != 0 && current & libc::O_NOATIME as u32 == 0 {
         let status = std::fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
         let creds = Creds::from_status(&status).ok_or(libc::ESRCH)?;
@@ -103,6 +101,56 @@ pub(crate) fn truncate(
         return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL));
     }
     Ok(0)
+}
+
+/// `fallocate(fd, mode, offset, len)` by thread `tid` with a mode that
+/// rewrites or moves what the file holds (a hole punched, a range zeroed,
+/// collapsed or inserted), decided and made on the daemon's copy of the
+/// file, if `still_pending` says the call still waits: where the
+/// descriptor was opened to append, on a marked filesystem, SELinux's
+/// `write` of the file and the profile's `w` (coarser than SELinux, which
+/// checks nothing more than at the open: the kernel refuses these only on
+/// an append-only inode, and a descriptor opened `O_RDWR | O_APPEND`
+/// rewrote a log's start). Growing the file past the caller's
+/// `RLIMIT_FSIZE` is refused as the kernel refuses it (crate::limits).
+pub(crate) fn fallocate(
+    e: &Enforcer,
+    tid: u32,
+    (fd, mode, offset, len): (i32, i32, i64, i64),
+    marked: &MarkedFilesystems,
+    still_pending: impl Fn() -> bool,
+) -> Result<i64, i32> {
+    let (file, md, _) = checked_if_appending(e, tid, fd, marked, "a fallocate")?;
+    if !still_pending() {
+        return Err(libc::ESRCH);
+    }
+    if mode & libc::FALLOC_FL_KEEP_SIZE == 0 {
+        crate::limits::may_grow_file(tid, md.size(), offset.saturating_add(len))?;
+    }
+    // SAFETY: integer arguments on an open descriptor.
+    if unsafe { libc::fallocate(file.as_raw_fd(), mode, offset, len) } < 0 {
+        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EINVAL));
+    }
+    Ok(0)
+}
+
+/// The daemon's copy of thread `tid`'s descriptor `fd`, what the file
+/// is and the descriptor's flags, after `write` of the file was checked
+/// (`what`, for the log) where the descriptor appends on a marked
+/// filesystem.
+fn checked_if_appending(
+    e: &Enforcer,
+    tid: u32,
+    fd: i32,
+    marked: &MarkedFilesystems,
+    what: &str,
+) -> Result<(OwnedFd, std::fs::Metadata, u32), i32> {
+    let (file, md) = callers_file(tid, fd)?;
+    let flags = fcntl(file.as_fd(), libc::F_GETFL, 0)? as u32;
+    if flags & libc::O_APPEND as u32 != 0 && marked.holds(file.as_fd(), &md) {
+        may_write(e, tid, file.as_fd(), &md, (what, "file_perm"))?;
+    }
+    Ok((file, md, flags))
 }
 
 /// The daemon's copy of thread `tid`'s descriptor `fd` (`pidfd_getfd`:

@@ -214,6 +214,12 @@ pub enum Op {
     /// append only would empty a log), made by the daemon on its copy of
     /// the file (crate::append_only).
     Ftruncate { fd: i32, length: i64 },
+    /// fallocate of descriptor `fd` with `mode` other than allocating
+    /// (punching a hole, zeroing, collapsing or inserting a range):
+    /// checked (`write` where the descriptor was opened to append: it
+    /// would rewrite a log), made by the daemon on its copy of the file
+    /// (crate::append_only).
+    Fallocate { fd: i32, mode: i32, offset: i64, len: i64 },
     /// inotify_add_watch of `mask` on `target` to instance `fd`: checked,
     /// then made by the daemon on its copy of the instance
     /// (crate::watches).
@@ -298,6 +304,10 @@ pub mod nr {
     /// ftruncate: handed over; i386's ftruncate and ftruncate64 refused.
     pub const FTRUNCATE: u32 = 77;
     pub const I386_FTRUNCATE: [u32; 2] = [93, 194];
+    /// fallocate: handed over (x86-64) or refused (i386) when its mode
+    /// may change what the file holds (crate::append_only).
+    pub const FALLOCATE: u32 = 285;
+    pub const I386_FALLOCATE: u32 = 324;
     pub const RENAME: u32 = 82;
     pub const RMDIR: u32 = 84;
     pub const LINK: u32 = 86;
@@ -579,6 +589,9 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
         },
         nr::TRUNCATE => Op::Truncate { target: path(AT_FDCWD, 0, true, false), length: args[1] as i64 },
         nr::FTRUNCATE => Op::Ftruncate { fd: int(0), length: args[1] as i64 },
+        nr::FALLOCATE if args[1] as u32 & !bits::FALLOC_FL_KEEP_SIZE != 0 => {
+            Op::Fallocate { fd: int(0), mode: int(1), offset: args[2] as i64, len: args[3] as i64 }
+        }
         nr::UNLINK => Op::Remove { name: path(AT_FDCWD, 0, false, false), dir: false },
         nr::RMDIR => Op::Remove { name: path(AT_FDCWD, 0, false, false), dir: true },
         nr::UNLINKAT => Op::Remove { name: path(int(0), 1, false, false), dir: args[2] & AT_REMOVEDIR != 0 },
@@ -766,6 +779,8 @@ enum Target {
     /// A `prlimit64`'s pid and new limits: the caller's (pid 0) read
     /// alone passes.
     Limit,
+    /// A `fallocate`'s mode: allocating alone passes.
+    Fallocate,
     /// A `setpriority` or `ioprio_*`'s `which` and `who`: `who` 0 with
     /// `which` `k` (the kind that names a thread) is the caller.
     Who(u32),
@@ -809,6 +824,8 @@ mod bits {
     pub const CLONE_THREAD: u32 = 0x1_0000;
     /// A send that connects first (TCP Fast Open).
     pub const MSG_FASTOPEN: u32 = 0x2000_0000;
+    /// `fallocate`'s mode that only allocates, keeping the size.
+    pub const FALLOC_FL_KEEP_SIZE: u32 = 0x01;
 }
 pub use bits::{MAP_ANONYMOUS, MAP_SHARED, MAP_SHARED_VALIDATE, MAP_TYPE, PROT_EXEC, PROT_READ, PROT_WRITE, SHM_EXEC};
 
@@ -853,6 +870,8 @@ struct ByArgument {
     by_pid: &'static [&'static [u32]],
     /// `prlimit64`.
     prlimit: u32,
+    /// `fallocate`.
+    fallocate: u32,
     /// `setpriority`, then `ioprio_set` and `ioprio_get`, where they
     /// are decided by whom they name (none: handed over whoever it is).
     setpriority: Option<u32>,
@@ -937,6 +956,11 @@ impl Asm {
         self.code.push((bpf(BPF_JEQ_K, 0, 0, 0), None, Some(other)));
         self.op(BPF_LD_W_ABS, data_arg_high(2));
         self.code.push((bpf(BPF_JEQ_K, 0, 0, 0), Some(Target::Allow), Some(other)));
+        // fallocate allocating (mode 0 or FALLOC_FL_KEEP_SIZE) passes;
+        // a mode that rewrites or moves what the file holds, not.
+        at.push((Target::Fallocate, self.code.len()));
+        self.op(BPF_LD_W_ABS, data_arg(1));
+        self.code.push((bpf(BPF_JSET_K, !bits::FALLOC_FL_KEEP_SIZE, 0, 0), Some(other), Some(Target::Allow)));
         // setpriority(PRIO_PROCESS, 0), ioprio_*(IOPRIO_WHO_PROCESS, 0):
         // the caller; any other `which` or `who` another process.
         for k in [0, 1] {
@@ -1039,6 +1063,7 @@ fn block(
         asm.jump(BPF_JEQ_K, n, Target::ByPid);
     }
     asm.jump(BPF_JEQ_K, owners.prlimit, Target::Limit);
+    asm.jump(BPF_JEQ_K, owners.fallocate, Target::Fallocate);
     if let Some(n) = owners.setpriority {
         asm.jump(BPF_JEQ_K, n, Target::Who(0));
     }
@@ -1111,6 +1136,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         ioctl: nr::IOCTL,
         by_pid: &[&[nr::GET_ROBUST_LIST]],
         prlimit: nr::PRLIMIT64,
+        fallocate: nr::FALLOCATE,
         setpriority: None,
         ioprio: &[],
         mmap: nr::MMAP,
@@ -1140,6 +1166,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
         ioctl: nr::I386_IOCTL,
         by_pid: &[&[nr::I386_GET_ROBUST_LIST], &nr::I386_SCHED_BY_PID, &nr::I386_IDS_BY_PID],
         prlimit: nr::I386_PRLIMIT64,
+        fallocate: nr::I386_FALLOCATE,
         setpriority: Some(nr::I386_SETPRIORITY),
         ioprio: &nr::I386_IOPRIO,
         mmap: nr::I386_MMAP2,
@@ -1292,6 +1319,19 @@ mod tests {
             assert_eq!(decode(nr::FTRUNCATE, [3, 7, 0, 0, 0, 0]), Some(Op::Ftruncate { fd: 3, length: 7 }));
             for n in nr::I386_FTRUNCATE {
                 assert_eq!(run(&prog, n, AUDIT_ARCH_I386, [3, 0, 0, 0, 0, 0]), EPERM, "i386 ftruncate {n}");
+            }
+            // fallocate: allocating passes; punching a hole (with
+            // KEEP_SIZE), zeroing, collapsing, inserting handed over.
+            for mode in [0, 1] {
+                assert_eq!(run(&prog, nr::FALLOCATE, AUDIT_ARCH_X86_64, [3, mode, 0, 4096, 0, 0]), ALLOW, "{mode}");
+                assert_eq!(run(&prog, nr::I386_FALLOCATE, AUDIT_ARCH_I386, [3, mode, 0, 4096, 0, 0]), ALLOW);
+                assert_eq!(decode(nr::FALLOCATE, [3, u64::from(mode), 0, 4096, 0, 0]), None);
+            }
+            for mode in [0x02 | 0x01, 0x08, 0x10, 0x20, 0x04] {
+                assert_eq!(run(&prog, nr::FALLOCATE, AUDIT_ARCH_X86_64, [3, mode, 0, 4096, 0, 0]), NOTIFY, "{mode}");
+                assert_eq!(run(&prog, nr::I386_FALLOCATE, AUDIT_ARCH_I386, [3, mode, 0, 4096, 0, 0]), EPERM);
+                let want = Op::Fallocate { fd: 3, mode: mode as i32, offset: 0, len: 4096 };
+                assert_eq!(decode(nr::FALLOCATE, [3, u64::from(mode), 0, 4096, 0, 0]), Some(want));
             }
             // Through the 32-bit entry, which an x86-64 process may use on
             // its own socket, likewise.

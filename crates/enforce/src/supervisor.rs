@@ -299,6 +299,12 @@ impl Supervisor {
         if let Op::Ftruncate { fd, length } = op {
             return self.ftruncate(listener, notif, (fd, length), entry);
         }
+        if let Op::Fallocate { fd, mode, offset, len } = op {
+            return self.on_call_pool(listener, notif, "a fallocate", entry, move |cx, tid, still_pending| {
+                crate::append_only::fallocate(&cx.enforcer, tid, (fd, mode, offset, len), &cx.marked, still_pending)
+                    .map(Some)
+            });
+        }
         if let Op::Prlimit { pid, resource, new, old } = op {
             if new != 0 && crate::limits::names_the_caller(notif.pid, pid) {
                 return self.set_own_limit(listener, notif, (resource, new, old), entry);
@@ -1302,6 +1308,7 @@ fn resolve(
         | Op::Listen { .. }
         | Op::SetFlags { .. }
         | Op::Ftruncate { .. }
+        | Op::Fallocate { .. }
         | Op::CloneSharingFs
         | Op::Exec => return Err(libc::ENOSYS),
     })
@@ -1339,6 +1346,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         | Op::Listen { .. }
         | Op::SetFlags { .. }
         | Op::Ftruncate { .. }
+        | Op::Fallocate { .. }
         | Op::CloneSharingFs
         | Op::Exec => Vec::new(),
     }

@@ -16,6 +16,11 @@
  * log's first line is then FORGED. clear_append mprotect LOG: mapped
  * shared and read-only, then made writable (`write` again).
  *
+ * Usage: clear_append punch LOG: LOG opened to read and append, a hole
+ * punched over its start (fallocate FALLOC_FL_PUNCH_HOLE, which the
+ * kernel allows on a descriptor opened with O_APPEND); succeeds if the
+ * log's first byte is then zero.
+ *
  * Usage: clear_append swap LOG OTHER: LOG opened with O_APPEND, OTHER (a
  * file the domain may write) without; one descriptor number that another
  * thread keeps switching (dup2) between the two, and 3000 F_SETFL(0)
@@ -75,6 +80,17 @@ static int map_log(const char *path, int later) {
     verdict(SUCCEEDED, "wrote at the start of %s through a shared mapping%s", path, later ? " made writable" : "");
 }
 
+static int punch(const char *path) {
+    int fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+    if (fd < 0) verdict(BROKEN, "opening %s to read and append: %s", path, strerror(errno));
+    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, 4096) != 0)
+        FAILED(errno, "punching a hole over the start of %s", path);
+    char first;
+    if (pread(fd, &first, 1, 0) != 1) verdict(BROKEN, "pread: %s", strerror(errno));
+    if (first != 0) verdict(BROKEN, "fallocate answered 0 and the log's first byte is %#x", first);
+    verdict(SUCCEEDED, "punched a hole over the start of %s through a descriptor opened to append", path);
+}
+
 static int swap(const char *path, const char *other) {
     log_fd = open_log(path);
     other_fd = open(other, O_WRONLY | O_CLOEXEC);
@@ -99,9 +115,10 @@ static int swap(const char *path, const char *other) {
 int main(int argc, char **argv) {
     if (argc == 3 && !strcmp(argv[1], "rewrite")) return rewrite(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "truncate")) return truncate_log(argv[2]);
+    if (argc == 3 && !strcmp(argv[1], "punch")) return punch(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "mmap")) return map_log(argv[2], 0);
     if (argc == 3 && !strcmp(argv[1], "mprotect")) return map_log(argv[2], 1);
     if (argc == 4 && !strcmp(argv[1], "swap")) return swap(argv[2], argv[3]);
-    fprintf(stderr, "usage: clear_append rewrite LOG | truncate LOG | mmap LOG | mprotect LOG | swap LOG OTHER\n");
+    fprintf(stderr, "usage: clear_append rewrite LOG | truncate LOG | mmap LOG | mprotect LOG | punch LOG | swap LOG OTHER\n");
     return BROKEN;
 }
