@@ -25,7 +25,9 @@
 //! share it, released by another child of its own once the exec was
 //! answered, and made a failed exec look committed
 //! (`a_process_sharing_the_map_does_not_make_a_failed_exec_committed`).
-//! Judged once the process is frozen ([`OldMemory::outcome`]):
+//! So dash, which runs a command in a vfork child, cannot run such a
+//! script from one (`exec` and a forked child can). Judged once the
+//! process is frozen ([`OldMemory::outcome`]):
 //! * another layout: committed (with address space randomization every
 //!   exec moves the stack);
 //! * the same layout and random bytes: failed (a committed exec has new
