@@ -59,6 +59,7 @@ const PROGRAMS: &[&str] = &[
     "exec_race",
     "hard_limit",
     "lease_stall",
+    "lock_stall",
     "shared_map",
     "open_flags",
     "exec_noexec",
@@ -1168,6 +1169,49 @@ stop_daemon
     );
     r.report("lease");
     r.assert_blocked("STALL", "the daemon's open of a leased file does not wait for the lease");
+}
+
+/// A domain that holds an inode lock stalls only its own supervised
+/// calls (crates/enforce/src/call_threads.rs: each label's share of the
+/// threads that make them). HOLD: root in modifier_t writes a data_t
+/// file 1 GiB at a time, which holds the file's inode lock, while 64 of
+/// its threads chmod it (modifier_t may: each chmod waits for the lock,
+/// and so does the daemon's thread that makes it). STALL: a chmod of
+/// writer_t, on another file, must come within 3 s. Before this, the
+/// chmods held the daemon's four workers and filled their queue, and
+/// writer_t's waited behind them.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_held_inode_lock_stalls_only_its_holders_domain() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+mount -o remount,size=1200m "$T"
+echo x > "$T/data/big"; label system_u:object_r:data_t:s0 "$T/data/big"
+start_daemon
+# Through a pipe: the launcher gives a domain no descriptor of a file it
+# may not write (as SELinux closes them at a domain transition).
+{
+    rc=0
+    "$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:modifier_t:s0 -- \
+        "$ADV/lock_stall" hold "$T/data/big" 8 || rc=$?
+    echo "exit=$rc"
+} 2>&1 | cat > "$S/hold.out" &
+H=$!
+for _ in $(seq 200); do grep -q '^ready' "$S/hold.out" && break; sleep 0.05; done
+sleep 1
+attempt STALL as_writer_root "$ADV/lock_stall" probe "$T/data/plain.txt"
+wait "$H"
+echo "HOLD=$(sed -n 's/^exit=//p' "$S/hold.out")"; echo "HOLD_WHY=$(grep -v '^exit=' "$S/hold.out" | tail -n 1)"
+sed "s/^/HOLD> /" "$S/hold.out" >&2
+stop_daemon
+"#,
+    );
+    r.report("lock_stall");
+    let (held, why) = r.attack("HOLD");
+    assert_eq!(held, SUCCEEDED, "the writes held modifier_t's own chmods: {why}\nstderr:\n{}", r.stderr);
+    r.assert_blocked("STALL", "writer_t's chmod does not wait behind modifier_t's held calls");
 }
 
 /// A `#!` script run by the interpreter it names enters the domain its

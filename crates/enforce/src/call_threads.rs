@@ -1,17 +1,18 @@
-//! Threads for supervised calls that may block for long (a TCP connect
-//! the daemon makes for its caller: crate::sockets): each such call holds
-//! a thread of its own until it returns, and answers its caller from
-//! there.
+//! Threads for supervised calls that may block for long: a TCP connect
+//! the daemon makes for its caller (crate::sockets), and, in a pool of
+//! their own whose threads are set up as workers, the path calls of
+//! crate::supervisor (a chmod waits on its file's inode lock, which a
+//! process of the caller's domain may hold for seconds). Each such call
+//! holds a thread until it returns, and answers its caller from there.
 //!
-//! Why not the workers (crate::supervisor): a handshake with an
-//! unreachable host blocks for minutes, and a few of them would hold
-//! every worker, stalling every other launched process's supervised
-//! calls. Why a pool rather than a thread per call: starting a thread
-//! costs more than the connect it makes on a local network. Why a share
-//! per label: the threads are shared by every launched process, where
-//! the kernel's connects share nothing; without shares a process could
-//! hold them all with connects to a host that never answers, and every
-//! other domain's connects would wait behind its own (minutes each).
+//! Why not a few fixed threads: a handshake with an unreachable host
+//! blocks for minutes, a chmod behind a 1 GiB write for a second, and a
+//! few such calls would hold every thread, stalling every other launched
+//! process's supervised calls. Why a pool rather than a thread per call:
+//! starting a thread costs more than the call it makes. Why a share per
+//! label: the threads are shared by every launched process, where the
+//! kernel's calls share nothing; without shares a process could hold
+//! them all, and every other domain's calls would wait behind its own.
 //!
 //! How: a call is a job (a closure that makes the call and answers it)
 //! of a label (its caller's domain and profile). A label runs at most
@@ -24,7 +25,9 @@
 //! that many run. The counts only decide when to start a thread: the
 //! channel carries every admitted job, so none is lost whatever they say;
 //! a label's queue is pushed only while one of its jobs runs, and that
-//! job's thread takes it (both under one lock). Tests: the shares' loom
+//! job's thread takes it (both under one lock). A thread that a job
+//! leaves unfit ([`After::EndThread`]) ends, and a new one takes its
+//! place and goes on with that label's waiting jobs. Tests: the shares' loom
 //! model (`tests/loom.rs`), a stress test, a blocked job holding back no
 //! other, a label over its share holding back no other label.
 
@@ -97,55 +100,117 @@ impl<K: Eq + Hash + Clone, J> Shares<K, J> {
     }
 }
 
-/// The pool, its jobs told apart by label `K`.
-pub(crate) struct CallThreads<K> {
-    send: Mutex<Sender<(K, Job)>>,
-    receive: Arc<Mutex<Receiver<(K, Job)>>>,
-    shares: Arc<Shares<K, Job>>,
-    /// Admitted jobs queued or running.
-    busy: Arc<AtomicUsize>,
-    threads: AtomicUsize,
+/// Whether the thread that ran a job may take another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum After {
+    /// Its state is as its setup left it.
+    Continue,
+    /// It could not be restored (a worker that cannot take back the
+    /// daemon's credentials): it ends, and a new thread takes its place.
+    EndThread,
 }
 
+/// A call to make, and answer, in a thread of the pool, with the state
+/// `S` its thread's setup made.
+pub(crate) type JobWith<S> = Box<dyn FnOnce(&S) -> After + Send>;
+
+/// What a thread of the pool makes itself before its first job (the
+/// workers' private root and Landlock ruleset: crate::supervisor); it
+/// lives in that thread only.
+type Setup<S> = Box<dyn Fn() -> std::io::Result<S> + Send + Sync>;
+
+/// What the threads share: the channel's receiving end, the shares, the
+/// counts, and how to set up a thread.
+struct Pool<K, S> {
+    receive: Mutex<Receiver<(K, JobWith<S>)>>,
+    shares: Shares<K, JobWith<S>>,
+    /// Admitted jobs queued or running.
+    busy: AtomicUsize,
+    threads: AtomicUsize,
+    setup: Setup<S>,
+    name: &'static str,
+}
+
+/// The pool, its jobs told apart by label `K`, its threads each holding a
+/// state `S`.
+pub(crate) struct CallThreads<K, S = ()> {
+    send: Mutex<Sender<(K, JobWith<S>)>>,
+    pool: Arc<Pool<K, S>>,
+}
+
+/// No thread could be started for a job, and none runs: the job was
+/// dropped unrun, and its caller answers the call.
+#[derive(Debug)]
+pub(crate) struct NoThread;
+
 impl<K: Clone + Eq + Hash + Send + 'static> CallThreads<K> {
+    /// Threads with no state of their own (connects, the calls on
+    /// processes of crate::supervisor).
     pub(crate) fn new() -> CallThreads<K> {
+        CallThreads::with_setup("supervised call", || Ok(()))
+    }
+
+    /// Runs `job` of `label` (see [`Self::run_with`]).
+    pub(crate) fn run(&self, label: K, job: Job) -> Result<(), NoThread> {
+        self.run_with(
+            label,
+            Box::new(|_: &()| {
+                job();
+                After::Continue
+            }),
+        )
+    }
+}
+
+impl<K: Clone + Eq + Hash + Send + 'static, S: 'static> CallThreads<K, S> {
+    /// A pool whose threads, named `name`, each run `setup` once, in
+    /// themselves, before their first job; a thread whose setup fails is
+    /// not started.
+    pub(crate) fn with_setup(
+        name: &'static str,
+        setup: impl Fn() -> std::io::Result<S> + Send + Sync + 'static,
+    ) -> CallThreads<K, S> {
         let (send, receive) = channel();
-        CallThreads {
-            send: Mutex::new(send),
-            receive: Arc::new(Mutex::new(receive)),
-            shares: Arc::new(Shares::new(MOST_PER_LABEL)),
-            busy: Arc::new(AtomicUsize::new(0)),
+        let pool = Pool {
+            receive: Mutex::new(receive),
+            shares: Shares::new(MOST_PER_LABEL),
+            busy: AtomicUsize::new(0),
             threads: AtomicUsize::new(0),
-        }
+            setup: Box::new(setup),
+            name,
+        };
+        CallThreads { send: Mutex::new(send), pool: Arc::new(pool) }
     }
 
     /// Runs `job` of `label` in a thread of the pool, now or after one of
-    /// the label's running jobs; gives it back if no thread could be
-    /// started at all (the caller answers its call).
-    pub(crate) fn run(&self, label: K, job: Job) -> Result<(), Job> {
-        let Some(job) = self.shares.admit(&label, job) else { return Ok(()) };
+    /// the label's running jobs; drops it if no thread could be started
+    /// at all (the caller answers its call).
+    pub(crate) fn run_with(&self, label: K, job: JobWith<S>) -> Result<(), NoThread> {
+        let pool = &self.pool;
+        let Some(job) = pool.shares.admit(&label, job) else { return Ok(()) };
         // Relaxed throughout: the counts only decide whether to start a
         // thread; the job itself goes through the channel, which orders it.
-        let busy = self.busy.fetch_add(1, Ordering::Relaxed) + 1;
-        if busy > self.threads.load(Ordering::Relaxed) && self.reserve_thread() {
-            if let Err(e) = self.start() {
-                if self.threads.fetch_sub(1, Ordering::Relaxed) == 1 {
-                    eprintln!("rampartd: supervisor: no thread for a call that may block: {e}");
-                    self.busy.fetch_sub(1, Ordering::Relaxed);
-                    self.shares.ended(&label);
-                    return Err(job);
+        let busy = pool.busy.fetch_add(1, Ordering::Relaxed) + 1;
+        if busy > pool.threads.load(Ordering::Relaxed) && pool.reserve_thread() {
+            if let Err(e) = Pool::start(pool, None) {
+                if pool.threads.fetch_sub(1, Ordering::Relaxed) == 1 {
+                    eprintln!("rampartd: supervisor: no thread for a supervised call: {e}");
+                    pool.busy.fetch_sub(1, Ordering::Relaxed);
+                    pool.shares.ended(&label);
+                    return Err(NoThread);
                 }
             }
         }
-        // The receiving end lives as long as `self`: sending cannot fail.
+        // The receiving end lives as long as the pool: sending cannot fail.
         self.send.lock().unwrap_or_else(PoisonError::into_inner).send((label, job)).map_err(|unsent| {
-            self.busy.fetch_sub(1, Ordering::Relaxed);
-            let (label, job) = unsent.0;
-            self.shares.ended(&label);
-            job
+            pool.busy.fetch_sub(1, Ordering::Relaxed);
+            pool.shares.ended(&(unsent.0).0);
+            NoThread
         })
     }
+}
 
+impl<K: Clone + Eq + Hash + Send + 'static, S: 'static> Pool<K, S> {
     /// Counts one more thread, unless [`MOST_THREADS`] run: in one step,
     /// so that callers starting threads at once never pass the bound
     /// (a load and a later add did: the stress test saw more).
@@ -153,20 +218,64 @@ impl<K: Clone + Eq + Hash + Send + 'static> CallThreads<K> {
         self.threads.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < MOST_THREADS).then_some(n + 1)).is_ok()
     }
 
-    /// Starts a thread counted by [`Self::reserve_thread`].
-    fn start(&self) -> std::io::Result<()> {
-        let (receive, busy, shares) = (Arc::clone(&self.receive), Arc::clone(&self.busy), Arc::clone(&self.shares));
-        std::thread::Builder::new().name("supervised call".into()).spawn(move || loop {
-            let next = receive.lock().unwrap_or_else(PoisonError::into_inner).recv();
-            let Ok((label, job)) = next else { return };
-            job();
-            // The label's waiting jobs, in this thread, until none is left.
-            while let Some(waiting) = shares.ended(&label) {
-                waiting();
-            }
-            busy.fetch_sub(1, Ordering::Relaxed);
+    /// Starts a thread counted by [`Self::reserve_thread`] (or one taking
+    /// an ended thread's place), and waits for its setup: `Err` if it
+    /// could not be started or set up. `going_on` is the label whose
+    /// waiting jobs it takes first, for a thread that takes the place of
+    /// one that ended amid them.
+    fn start(pool: &Arc<Self>, going_on: Option<K>) -> std::io::Result<()> {
+        let (ready, set_up) = std::sync::mpsc::sync_channel(1);
+        let serving = Arc::clone(pool);
+        std::thread::Builder::new().name(pool.name.into()).spawn(move || {
+            let state = match (serving.setup)() {
+                Ok(state) => state,
+                Err(e) => {
+                    // The starter waits for this: it cannot have gone.
+                    let _ = ready.send(Err(e));
+                    return;
+                }
+            };
+            let _ = ready.send(Ok(()));
+            serving.serve(&state, going_on);
         })?;
-        Ok(())
+        set_up.recv().unwrap_or_else(|_| Err(std::io::Error::other("a call thread ended in its setup")))
+    }
+
+    /// A thread's life: the next job and its label's waiting ones, until
+    /// the channel closes or a job leaves the thread unfit.
+    fn serve(self: &Arc<Self>, state: &S, mut going_on: Option<K>) {
+        loop {
+            let label = match going_on.take() {
+                Some(label) => label,
+                None => {
+                    let next = self.receive.lock().unwrap_or_else(PoisonError::into_inner).recv();
+                    let Ok((label, job)) = next else { return };
+                    if job(state) == After::EndThread {
+                        return self.replace(label);
+                    }
+                    label
+                }
+            };
+            // The label's waiting jobs, in this thread, until none is left.
+            while let Some(waiting) = self.shares.ended(&label) {
+                if waiting(state) == After::EndThread {
+                    return self.replace(label);
+                }
+            }
+            self.busy.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The calling thread ends amid `label`'s jobs: a new one takes its
+    /// place in the count and goes on with them.
+    fn replace(self: &Arc<Self>, label: K) {
+        if let Err(e) = Pool::start(self, Some(label)) {
+            self.threads.fetch_sub(1, Ordering::Relaxed);
+            eprintln!(
+                "rampartd: supervisor: a thread for supervised calls ended and none could take its place ({e}): \
+                 the calls of its caller's label waiting behind it stay unanswered"
+            );
+        }
     }
 }
 
@@ -211,15 +320,15 @@ mod tests {
             finished.recv_timeout(Duration::from_secs(20)).expect("every job runs");
         }
         assert_eq!(ran.load(Ordering::Relaxed), 4000);
-        assert!(pool.threads.load(Ordering::Relaxed) <= MOST_THREADS);
+        assert!(pool.pool.threads.load(Ordering::Relaxed) <= MOST_THREADS);
         // A job answers before its thread counts it out: wait (bounded)
         // for the last few threads to get there.
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while pool.busy.load(Ordering::Relaxed) != 0 && std::time::Instant::now() < deadline {
+        while pool.pool.busy.load(Ordering::Relaxed) != 0 && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
-        assert_eq!(pool.busy.load(Ordering::Relaxed), 0, "every job counted out");
-        assert!(pool.shares.is_empty(), "every share given back");
+        assert_eq!(pool.pool.busy.load(Ordering::Relaxed), 0, "every job counted out");
+        assert!(pool.pool.shares.is_empty(), "every share given back");
     }
 
     /// Where blocked jobs wait (a handshake with a host that does not
@@ -266,7 +375,7 @@ mod tests {
         gate.open();
         assert_eq!(blocked, 10, "the ten blocking jobs run at once");
         assert!(ran.is_ok(), "the quick job ran while ten others were blocked");
-        assert_eq!(pool.threads.load(Ordering::Relaxed), 11);
+        assert_eq!(pool.pool.threads.load(Ordering::Relaxed), 11);
     }
 
     /// A label that holds its whole share with blocked jobs (connects to a
@@ -293,6 +402,92 @@ mod tests {
         assert!(early.is_err(), "no job beyond the share starts while the share is held");
         assert!(other_ran.is_ok(), "another label's job ran while the share was held");
         assert_eq!(rest, 8, "the waiting jobs ran once the share was given back");
-        assert!(pool.threads.load(Ordering::Relaxed) <= MOST_PER_LABEL + 1);
+        assert!(pool.pool.threads.load(Ordering::Relaxed) <= MOST_PER_LABEL + 1);
+    }
+
+    /// A job that leaves its thread unfit ends that thread; a new one,
+    /// set up afresh, takes its place and runs the label's jobs that were
+    /// waiting behind it. No job is lost, and no thread runs a job after
+    /// it was left unfit.
+    #[test]
+    fn a_thread_left_unfit_is_replaced_and_its_labels_jobs_go_on() {
+        let setups = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&setups);
+        // Each thread's state: its number, in the order of setup.
+        let pool = CallThreads::<&str, usize>::with_setup("test", move || Ok(counted.fetch_add(1, Ordering::Relaxed)));
+        let gate = Gate::default();
+        let (started, all_started) = sync_channel(MOST_PER_LABEL);
+        for _ in 0..MOST_PER_LABEL {
+            let job = gate.blocked_job(started.clone());
+            assert!(pool
+                .run_with(
+                    "label",
+                    Box::new(move |_: &usize| {
+                        job();
+                        After::Continue
+                    })
+                )
+                .is_ok());
+        }
+        let running =
+            (0..MOST_PER_LABEL).take_while(|_| all_started.recv_timeout(Duration::from_secs(5)).is_ok()).count();
+        assert_eq!(running, MOST_PER_LABEL, "the label's share runs");
+        // Two more wait behind them: each ends its thread.
+        let (ran, ran_on) = sync_channel(2);
+        for _ in 0..2 {
+            let ran = ran.clone();
+            assert!(pool
+                .run_with(
+                    "label",
+                    Box::new(move |thread: &usize| {
+                        ran.send(*thread).unwrap();
+                        After::EndThread
+                    })
+                )
+                .is_ok());
+        }
+        gate.open();
+        let unfit: Vec<usize> =
+            (0..2).map(|_| ran_on.recv_timeout(Duration::from_secs(5)).expect("a waiting job ran")).collect();
+        // Then a job on each thread left: none runs on an unfit one.
+        let (after, after_on) = sync_channel(MOST_PER_LABEL);
+        for _ in 0..MOST_PER_LABEL {
+            let after = after.clone();
+            assert!(pool
+                .run_with(
+                    "other",
+                    Box::new(move |thread: &usize| {
+                        after.send(*thread).unwrap();
+                        After::Continue
+                    })
+                )
+                .is_ok());
+        }
+        for _ in 0..MOST_PER_LABEL {
+            let thread = after_on.recv_timeout(Duration::from_secs(5)).expect("every later job ran");
+            assert!(!unfit.contains(&thread), "a job ran on thread {thread}, which a job left unfit");
+        }
+        assert!(
+            setups.load(Ordering::Relaxed) >= MOST_PER_LABEL + 2,
+            "two threads set up to take the unfit ones' places"
+        );
+    }
+
+    /// A pool whose threads cannot be set up runs nothing, and says so.
+    #[test]
+    fn a_thread_that_cannot_be_set_up_takes_no_job() {
+        let pool = CallThreads::<u8, ()>::with_setup("test", || Err(std::io::Error::other("no")));
+        let (ran, ran_on) = sync_channel(1);
+        let outcome = pool.run_with(
+            1,
+            Box::new(move |_: &()| {
+                ran.send(()).unwrap();
+                After::Continue
+            }),
+        );
+        assert!(outcome.is_err(), "no thread, no job");
+        assert!(ran_on.recv_timeout(Duration::from_millis(200)).is_err(), "the job never ran");
+        assert_eq!(pool.pool.threads.load(Ordering::Relaxed), 0);
+        assert!(pool.pool.shares.is_empty(), "its share was given back");
     }
 }

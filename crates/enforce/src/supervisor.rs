@@ -15,13 +15,19 @@
 //! to descriptors of its own, checks the labels of what they name, and
 //! acts on those descriptors, never on the caller's memory again.
 //!
-//! How one call is served, by one of [`WORKERS`] threads, each with a
-//! private `fs_struct` (`unshare(CLONE_FS)`: its root directory is its
-//! own) and the launcher's Landlock ruleset enforced on it once (the
-//! caller carries that ruleset: a call must not escape it by being made
-//! here; built when the first listener came, from the daemon's mount
-//! table then). A worker that cannot return to the daemon's root and
-//! credentials after a call ends, and another takes its place.
+//! How one call is served, by a worker: a thread with a private
+//! `fs_struct` (`unshare(CLONE_FS)`: its root directory is its own) and
+//! the launcher's Landlock ruleset enforced on it once (the caller
+//! carries that ruleset: a call must not escape it by being made here;
+//! built when the first listener came, from the daemon's mount table
+//! then). A worker that cannot return to the daemon's root and
+//! credentials after a call ends, and another takes its place. The
+//! workers are a [`CallThreads`] pool shared out by the caller's label:
+//! a call waits on the object's inode lock as the kernel's would, and a
+//! process can hold that lock for seconds (a 1 GiB write holds it
+//! throughout), so a domain's calls held there hold back only that
+//! domain's (a fixed few workers were all held by one domain's calls,
+//! and every launched process's calls waited behind them).
 //! 1. As root: the caller's root, working directory or directory
 //!    descriptors (`/proc/TID/...`, opened `O_PATH`), its path strings
 //!    (`/proc/TID/mem`, once), its file credentials; then the
@@ -74,7 +80,6 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rampart_apparmor::perms::{
@@ -85,7 +90,7 @@ use rampart_avc::{Perms, Sid};
 use crate::access::ClassPerms;
 use crate::apparmor::{AppArmor, FileEvent};
 use crate::call_interrupts::{self, Interrupts};
-use crate::call_threads::{self, CallThreads};
+use crate::call_threads::{self, After, CallThreads};
 use crate::calls_in_flight::{Entry, Journal};
 use crate::controlling_tty;
 use crate::enforcer::{Checked, Enforcer};
@@ -100,11 +105,6 @@ use crate::supervised_open;
 use crate::thread_creds::{Creds, PeerIds};
 use crate::unix_connects;
 
-/// Threads serving calls.
-const WORKERS: usize = 4;
-/// Calls received and waiting for a worker; more stay in the kernel
-/// (their callers blocked) until one is free.
-const QUEUED: usize = 64;
 const PATH_MAX: usize = 4096;
 
 /// Where a Unix socket's connect goes, when the daemon makes it
@@ -154,6 +154,16 @@ struct Job {
     entry: Option<Entry>,
 }
 
+/// A worker's state (see the module docs): set up once in its thread.
+struct Worker {
+    home: Home,
+    /// Its opens (crate::supervised_open) are answered at once.
+    _registered: crate::own_threads::Registered,
+}
+
+/// Who shares the workers: a caller's domain and profile.
+type Label = (Sid, Option<Arc<str>>);
+
 /// The listeners of every launched process tree, the thread that waits
 /// on them, and the workers that serve their calls.
 pub struct Supervisor {
@@ -163,12 +173,15 @@ pub struct Supervisor {
     /// answering CPU ([`Supervisor::wake_callers_here`]).
     wake_here: Mutex<HashMap<RawFd, bool>>,
     context: Arc<Context>,
-    jobs: SyncSender<Job>,
-    /// Shared by the workers: each takes the next job.
-    queue: Arc<Mutex<Receiver<Job>>>,
+    /// What serves path calls, shared out by the caller's label: a call
+    /// may wait long on an inode lock its caller's domain holds (a huge
+    /// write), and then holds back only that label's calls.
+    workers: CallThreads<Label, Worker>,
+    /// What the workers need besides their state.
+    shared: Shared,
     /// Where the calls that may block for long are made (connects),
     /// shared out by the caller's label.
-    blocking: CallThreads<(Sid, Option<Arc<str>>)>,
+    blocking: CallThreads<Label>,
     /// What interrupts them as the callers' signals would.
     interrupts: Arc<Interrupts>,
 }
@@ -196,26 +209,28 @@ impl Supervisor {
         }
         // SAFETY: just created, ours alone.
         let epoll = unsafe { OwnedFd::from_raw_fd(raw) };
-        let (jobs, queue) = sync_channel(QUEUED);
-        let s = Arc::new(Supervisor {
-            epoll,
-            listeners: Mutex::new(HashMap::new()),
-            wake_here: Mutex::new(HashMap::new()),
-            context: Arc::new(context),
-            jobs,
-            queue: Arc::new(Mutex::new(queue)),
-            blocking: CallThreads::new(),
-            interrupts: Arc::default(),
-        });
-        let cx = Arc::clone(&s.context);
+        let context = Arc::new(context);
+        let cx = Arc::clone(&context);
         let waits = fifo_opens::start(move || {
             let home = Home::enter(&cx)?;
             Ok(move || home.back())
         })?;
-        let shared = Shared { cx: Arc::clone(&s.context), waits };
-        for _ in 0..WORKERS {
-            spawn_worker(shared.clone(), Arc::clone(&s.queue))?;
-        }
+        let cx = Arc::clone(&context);
+        let workers = CallThreads::with_setup("supervised calls", move || {
+            // Registered before anything is opened.
+            let registered = crate::own_threads::register_current();
+            Ok(Worker { home: Home::enter(&cx)?, _registered: registered })
+        });
+        let s = Arc::new(Supervisor {
+            epoll,
+            listeners: Mutex::new(HashMap::new()),
+            wake_here: Mutex::new(HashMap::new()),
+            shared: Shared { cx: Arc::clone(&context), waits },
+            context,
+            workers,
+            blocking: CallThreads::new(),
+            interrupts: Arc::default(),
+        });
         let serving = Arc::clone(&s);
         std::thread::Builder::new().name("supervisor".into()).spawn(move || serving.serve())?;
         Ok(s)
@@ -368,12 +383,14 @@ impl Supervisor {
             return;
         }
         match prepare(&self.context, listener.as_fd(), notif, op) {
-            // Blocks while every worker is busy and the queue is full:
-            // backpressure, the callers wait.
             Ok(call) => {
-                if let Err(e) = self.jobs.send(Job { listener, id: notif.id, call, entry }) {
-                    eprintln!("rampartd: supervisor: no worker left; a supervised call fails");
-                    respond(e.0.listener.as_fd(), e.0.id, Err(libc::ENOSYS));
+                let label = (call.subject.sid, call.subject.apparmor.clone());
+                let (shared, answer_on, id) = (self.shared.clone(), Arc::clone(&listener), notif.id);
+                let job = Job { listener, id, call, entry };
+                let served =
+                    self.workers.run_with(label, Box::new(move |worker: &Worker| serve_job(&shared, worker, job)));
+                if served.is_err() {
+                    respond(answer_on.as_fd(), id, Err(libc::EAGAIN));
                 }
             }
             Err(errno) => respond(listener.as_fd(), notif.id, Err(errno)),
@@ -587,61 +604,47 @@ fn epoll_wait(epoll: BorrowedFd<'_>, events: &mut [libc::epoll_event], timeout: 
     unsafe { libc::epoll_wait(epoll.as_raw_fd(), events.as_mut_ptr(), room, timeout) }
 }
 
-/// Starts a worker: a private `fs_struct`, the ruleset enforced, then
-/// jobs until the queue closes, or until it cannot return to the daemon's
-/// root and credentials after a call (then a new worker replaces it).
-fn spawn_worker(shared: Shared, queue: Arc<Mutex<Receiver<Job>>>) -> io::Result<()> {
-    std::thread::Builder::new().name("supervised calls".into()).spawn(move || {
-        let cx = &shared.cx;
-        // Its opens (crate::supervised_open) are answered at once.
-        let _registered = crate::own_threads::register_current();
-        let home = match Home::enter(cx) {
-            Ok(home) => home,
-            Err(e) => {
-                eprintln!("rampartd: supervisor: a worker cannot start: {e}");
-                return;
-            }
-        };
-        loop {
-            let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
-            // `entry` lives until the answer is given.
-            let Ok(Job { listener, id, call, mut entry }) = job else { return };
-            match serve_call(cx, &home, call) {
-                Ok(Answer::Install { fd, cloexec }) => {
-                    if let Err(errno) = supervised_open::install(listener.as_fd(), id, fd.as_fd(), cloexec) {
-                        // The caller went, or has no descriptor left.
-                        respond(listener.as_fd(), id, Err(errno));
-                    }
-                }
-                Ok(Answer::WaitForReader { object, flags, creds, cloexec, caller }) => {
-                    let wait = fifo_opens::Wait {
-                        listener: Arc::clone(&listener),
-                        id,
-                        caller,
-                        signals_checked: std::time::Instant::now(),
-                        object,
-                        flags,
-                        creds,
-                        cloexec,
-                        _entry: entry.take(),
-                    };
-                    if let Err(errno) = shared.waits.wait(wait) {
-                        respond(listener.as_fd(), id, Err(errno));
-                    }
-                }
-                Ok(Answer::Value(v)) => respond(listener.as_fd(), id, Ok(v)),
-                Err(errno) => respond(listener.as_fd(), id, Err(errno)),
-            }
-            if let Err(e) = home.back() {
-                eprintln!("rampartd: supervisor: a worker cannot return to the daemon's state ({e}); replacing it");
-                if let Err(e) = spawn_worker(shared.clone(), Arc::clone(&queue)) {
-                    eprintln!("rampartd: supervisor: cannot replace it: {e}");
-                }
-                return;
+/// Serves `job` on `worker` and answers it; then back to the daemon's
+/// root and credentials, or the thread ends ([`After::EndThread`]) and
+/// another takes its place.
+fn serve_job(shared: &Shared, worker: &Worker, job: Job) -> After {
+    let (cx, home) = (&shared.cx, &worker.home);
+    // `entry` lives until the answer is given.
+    let Job { listener, id, call, mut entry } = job;
+    match serve_call(cx, home, call) {
+        Ok(Answer::Install { fd, cloexec }) => {
+            if let Err(errno) = supervised_open::install(listener.as_fd(), id, fd.as_fd(), cloexec) {
+                // The caller went, or has no descriptor left.
+                respond(listener.as_fd(), id, Err(errno));
             }
         }
-    })?;
-    Ok(())
+        Ok(Answer::WaitForReader { object, flags, creds, cloexec, caller }) => {
+            let wait = fifo_opens::Wait {
+                listener: Arc::clone(&listener),
+                id,
+                caller,
+                signals_checked: std::time::Instant::now(),
+                object,
+                flags,
+                creds,
+                cloexec,
+                _entry: entry.take(),
+            };
+            if let Err(errno) = shared.waits.wait(wait) {
+                respond(listener.as_fd(), id, Err(errno));
+            }
+        }
+        Ok(Answer::Value(v)) => respond(listener.as_fd(), id, Ok(v)),
+        Err(errno) => respond(listener.as_fd(), id, Err(errno)),
+    }
+    drop(entry);
+    match home.back() {
+        Ok(()) => After::Continue,
+        Err(e) => {
+            eprintln!("rampartd: supervisor: a worker cannot return to the daemon's state ({e}); replacing it");
+            After::EndThread
+        }
+    }
 }
 
 /// A worker's own state, which it returns to after every call.
