@@ -1214,6 +1214,47 @@ stop_daemon
     r.assert_blocked("STALL", "writer_t's chmod does not wait behind modifier_t's held calls");
 }
 
+/// A domain changes its own capability sets only if the policy grants it
+/// `process setcap` on itself (crates/enforce/src/own_capabilities.rs),
+/// as `selinux_capset` checks it: root in modifier_t, which lacks it,
+/// clears its effective set with `capset` (LAUNCHED: refused with
+/// `EACCES` and an AVC line); root in app_t, which has it, does
+/// (ALLOWED). Under a permissive daemon, and before this, modifier_t's
+/// succeeded.
+#[test]
+#[ignore = "needs root, checkpolicy and cc: attacks on a live daemon in a private mount namespace"]
+fn a_domain_changes_its_capabilities_only_with_setcap() {
+    let s = setup();
+    let r = scenario(
+        s,
+        r#"
+CAPSET='import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+header = (ctypes.c_uint32 * 2)(0x20080522, 0)
+data = (ctypes.c_uint32 * 6)()
+if libc.capget(header, data) != 0: print("broken: capget:", os.strerror(ctypes.get_errno())); sys.exit(2)
+data[0] = 0
+if libc.capset(header, data) == 0: print("succeeded: the effective set cleared"); sys.exit(0)
+e = ctypes.get_errno(); print("blocked:", os.strerror(e)); sys.exit(1 if e in (1, 13) else 2)'
+as_modifier() { "$RAMPART" run --socket "$SOCK" --force --context system_u:system_r:modifier_t:s0 -- "$@"; }
+start_daemon
+attempt LAUNCHED as_modifier /usr/bin/python3 -c "$CAPSET"
+attempt ALLOWED as_confined_root /usr/bin/python3 -c "$CAPSET"
+stop_daemon
+echo "AUDIT=$(grep -c 'denied  { setcap } for .*scontext=system_u:system_r:modifier_t:s0 tcontext=system_u:system_r:modifier_t:s0 tclass=process permissive=0' "$LOG")"
+start_daemon --permissive
+attempt PERMISSIVE as_modifier /usr/bin/python3 -c "$CAPSET"
+stop_daemon
+"#,
+    );
+    r.report("capset");
+    r.assert_blocked("LAUNCHED", "modifier_t may not setcap");
+    assert_eq!(r.get("LAUNCHED_WHY"), "blocked: Permission denied", "EACCES, as SELinux answers:\n{}", r.stderr);
+    assert_eq!(r.num("AUDIT"), 1, "one AVC line:\n{}", r.stderr);
+    r.assert_allowed("ALLOWED", "app_t may setcap");
+    r.assert_succeeded("PERMISSIVE");
+}
+
 /// A `#!` script run by the interpreter it names enters the domain its
 /// label gives it, though the process's executable is the same before
 /// and after (crates/enforce/src/same_image.rs tells a committed exec

@@ -100,6 +100,7 @@ const PROCESS_PERMS: &[&str] = &[
     "ptrace",
     "setrlimit",
     "getrlimit",
+    "setcap",
     "execmem",
     "execstack",
     "execheap",
@@ -433,6 +434,8 @@ pub struct Classes {
     /// `prlimit` of another process: setting, reading (crate::limits).
     pub setrlimit: Perms,
     pub getrlimit: Perms,
+    /// `capset` of the process's own sets (crate::own_capabilities).
+    pub setcap: Perms,
     /// Another process's scheduling: changing, reading (crate::sched).
     pub setsched: Perms,
     pub getsched: Perms,
@@ -553,6 +556,7 @@ impl Classes {
             ptrace: m.perms(process, &["ptrace"])?,
             setrlimit: m.perms(process, &["setrlimit"])?,
             getrlimit: m.perms(process, &["getrlimit"])?,
+            setcap: m.perms(process, &["setcap"])?,
             setsched: m.perms(process, &["setsched"])?,
             getsched: m.perms(process, &["getsched"])?,
             getpgid: m.perms(process, &["getpgid"])?,

@@ -117,6 +117,7 @@ mod new_labels;
 mod object_label;
 mod objects;
 mod overload_notice;
+mod own_capabilities;
 mod own_threads;
 mod path_labels;
 mod pidfd;

@@ -14,7 +14,7 @@
 //! whose target is a descriptor, gets `ENOSYS`), and so are
 //! `fcntl(F_SETOWN)` (the process the kernel will signal: checked as a
 //! kill), `prlimit64` naming another process or setting limits, and
-//! `setrlimit` (crate::limits), the calls
+//! `setrlimit` (crate::limits), `capset` (crate::own_capabilities), the calls
 //! that change or read a process's scheduling, group or session, the
 //! caller's own included (crate::sched, crate::process_ids), and the
 //! calls that make memory executable, where SELinux checks `execmem`
@@ -142,6 +142,10 @@ pub enum Op {
     /// own, a change of its hard limit checked, any other change made by
     /// the daemon (crate::limits).
     Prlimit { pid: i32, resource: u32, new: u64, old: u64 },
+    /// capset: a change of the caller's own capability sets (another
+    /// process's the kernel refuses), checked as `self:process setcap`,
+    /// then made by the kernel (crate::own_capabilities).
+    Capset,
     /// A change (`set`: setpriority, sched_setparam, sched_setscheduler,
     /// sched_setattr, sched_setaffinity, ioprio_set, migrate_pages,
     /// move_pages) or a read (sched_get*, sched_rr_get_interval,
@@ -379,6 +383,9 @@ pub mod nr {
     pub const I386_PRLIMIT64: u32 = 340;
     pub const SETRLIMIT: u32 = 160;
     pub const I386_SETRLIMIT: u32 = 75;
+    /// `capset`: handed over (x86-64) or refused (i386).
+    pub const CAPSET: u32 = 126;
+    pub const I386_CAPSET: u32 = 185;
     /// i386: fcntl, fcntl64; ioctl.
     pub const I386_FCNTL: [u32; 2] = [55, 221];
     pub const I386_IOCTL: u32 = 54;
@@ -685,6 +692,7 @@ pub fn decode(nr: u32, args: [u64; 6]) -> Option<Op> {
             Op::Prlimit { pid: int(0), resource: args[1] as u32, new: args[2], old: args[3] }
         }
         nr::SETRLIMIT => Op::Prlimit { pid: 0, resource: args[0] as u32, new: args[1], old: 0 },
+        nr::CAPSET => Op::Capset,
         n if nr::SCHED_SET_BY_PID.contains(&n) || nr::SCHED_GET_BY_PID.contains(&n) => {
             let to = match int(0) {
                 pid if pid < 0 => SchedTarget::Nobody,
@@ -1120,7 +1128,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     // SELinux checks too (`self:process setsched`...).
     handed.extend(nr::SCHED_SET_BY_PID.into_iter().chain(nr::SCHED_GET_BY_PID));
     handed.extend([nr::SETPRIORITY, nr::IOPRIO_SET, nr::IOPRIO_GET, nr::GETPGID, nr::GETSID, nr::SETPGID]);
-    handed.extend([nr::FTRUNCATE, nr::SETRLIMIT]);
+    handed.extend([nr::FTRUNCATE, nr::SETRLIMIT, nr::CAPSET]);
     let mut i386_refused = nr::I386.to_vec();
     i386_refused.extend(nr::I386_SIGNALS);
     i386_refused.extend([nr::PIDFD_SEND_SIGNAL, nr::I386_MEMFD_CREATE, nr::I386_KCMP, nr::PROCESS_MADVISE]);
@@ -1130,7 +1138,7 @@ fn program(opens: bool) -> Vec<libc::sock_filter> {
     i386_refused.extend([nr::I386_INOTIFY_ADD_WATCH, nr::I386_FANOTIFY_INIT]);
     i386_refused.extend(nr::IO_URING);
     i386_refused.extend(nr::I386_FTRUNCATE);
-    i386_refused.push(nr::I386_SETRLIMIT);
+    i386_refused.extend([nr::I386_SETRLIMIT, nr::I386_CAPSET]);
     let owners = ByArgument {
         fcntl: &[nr::FCNTL],
         ioctl: nr::IOCTL,
@@ -1395,6 +1403,10 @@ mod tests {
             assert_eq!(run(&prog, nr::I386_PRLIMIT64, AUDIT_ARCH_I386, [0, 4, 0x1000, 0, 0, 0]), EPERM);
             assert_eq!(run(&prog, nr::I386_PRLIMIT64, AUDIT_ARCH_I386, [0, 4, 0, 0x1000, 0, 0]), ALLOW);
             assert_eq!(run(&prog, nr::I386_SETRLIMIT, AUDIT_ARCH_I386, [7, 0x1000, 0, 0, 0, 0]), EPERM);
+            // capset: handed over whatever its arguments; i386's refused.
+            assert_eq!(run(&prog, nr::CAPSET, AUDIT_ARCH_X86_64, [0x1000, 0x2000, 0, 0, 0, 0]), NOTIFY);
+            assert_eq!(decode(nr::CAPSET, [0x1000, 0x2000, 0, 0, 0, 0]), Some(Op::Capset));
+            assert_eq!(run(&prog, nr::I386_CAPSET, AUDIT_ARCH_I386, [0x1000, 0x2000, 0, 0, 0, 0]), EPERM);
             // dnotify: refused, both entries.
             assert_eq!(run(&prog, nr::FCNTL, AUDIT_ARCH_X86_64, fcntl(owner::F_NOTIFY, 4)), EPERM, "F_NOTIFY");
             for n in nr::I386_FCNTL {

@@ -336,6 +336,7 @@ impl Supervisor {
                 e.cgroups.owners.note(to);
             })),
             Op::Prlimit { pid, new, old, .. } => Some(crate::limits::decide(e, notif.pid, pid, new != 0, old != 0)),
+            Op::Capset => Some(crate::own_capabilities::decide(e, notif.pid)),
             Op::Sched { to, set } => {
                 // migrate_pages, move_pages: ptrace's read mode first, as
                 // the kernel checks it (`PTRACE_MODE_READ_REALCREDS`),
@@ -1293,6 +1294,7 @@ fn resolve(
         | Op::Signal { .. }
         | Op::SetOwner { .. }
         | Op::Prlimit { .. }
+        | Op::Capset
         | Op::Sched { .. }
         | Op::Ids { .. }
         | Op::SetPgid { .. }
@@ -1331,6 +1333,7 @@ fn operands(op: &Op) -> Vec<FileArg> {
         Op::Signal { .. }
         | Op::SetOwner { .. }
         | Op::Prlimit { .. }
+        | Op::Capset
         | Op::Sched { .. }
         | Op::Ids { .. }
         | Op::SetPgid { .. }
