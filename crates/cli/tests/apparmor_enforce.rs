@@ -620,6 +620,57 @@ stop_daemon
     assert_eq!(r.get("PX_KEPT"), "20", "{}", r.stderr);
 }
 
+/// A profile's `set rlimit` bound holds at `setrlimit` too, as the
+/// kernel's `aa_task_setrlimit` checks it: every change of a bounded
+/// resource's limits asks that the new hard limit stay within the bound.
+/// A process under `limited` (100 open files) waits while the profile is
+/// reloaded with a bound of 50; its hard limit stays 100, as in the
+/// kernel. Then SOFT: lowering its soft limit to 60, which keeps the hard
+/// limit of 100, is refused (`EACCES` and an `operation="setrlimit"`
+/// record, which python3-apparmor reads; before this, and under a permissive daemon,
+/// it was lowered); BOTH: lowering both to 40, within the bound, passes
+/// (a change of the hard limit rampartd makes itself, on the limits it
+/// checked).
+#[test]
+#[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
+fn a_profiles_rlimit_bound_holds_at_setrlimit() {
+    let p = setup();
+    let r = scenario(
+        p,
+        r#"
+run_it() {
+    rm -f "$S/go"
+    aa limited 'while [ ! -e "$0/go" ]; do sleep 0.05; done
+if ulimit -S -n 60 2>/dev/null; then echo "SOFT$1=lowered"; else echo "SOFT$1=refused"; fi
+echo "SOFT$1_NOW=$(ulimit -S -n)"
+ulimit -n 40 && echo "BOTH$1=$(ulimit -H -n)"' "$S" "$1" 2>&1 | cat > "$S/run$1.out" &
+    RUNNING=$!
+    sleep 0.5
+    sed -i 's/nofile <= [0-9]*/nofile <= 50/' "$AA/profiles/confined"
+    "$RAMPART" reload --socket "$SOCK" >/dev/null
+    touch "$S/go"
+    wait "$RUNNING"
+    cat "$S/run$1.out"
+    sed -i 's/nofile <= [0-9]*/nofile <= 100/' "$AA/profiles/confined"
+}
+aa_daemon
+run_it ""
+stop_daemon
+echo "RECORDS=$(grep -c 'apparmor="DENIED" operation="setrlimit" profile="limited" pid=[0-9]* comm="dash"$' "$LOG")"
+echo "NAMED=$(grep -c 'refused a setrlimit of resource 7 to hard limit 100 by pid [0-9]*: above the bound of profile "limited" (50)' "$S/daemon.err")"
+aa_daemon --permissive
+run_it _PERMISSIVE
+stop_daemon
+"#,
+    );
+    assert_eq!(r.get("SOFT"), "refused", "a hard limit above the reloaded bound refuses the change:\n{}", r.stderr);
+    assert_eq!(r.get("SOFT_NOW"), "100", "{}", r.stderr);
+    assert_eq!(r.num("RECORDS"), 1, "one record:\n{}", r.stderr);
+    assert_eq!(r.num("NAMED"), 1, "the daemon's line names the resource:\n{}", r.stderr);
+    assert_eq!(r.get("BOTH"), "40", "within the bound:\n{}", r.stderr);
+    assert_eq!(r.get("SOFT_PERMISSIVE"), "lowered", "the test can fail:\n{}", r.stderr);
+}
+
 /// Issue 11, item 3 and the steady-state target: ignore marks under a
 /// profile. A mark lets later opens and reads of a file pass unasked; it
 /// is placed because every profile in scope allows the file by its one

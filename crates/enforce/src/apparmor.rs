@@ -59,7 +59,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::sync::{Mutex, PoisonError, RwLock};
 
-use rampart_apparmor::audit::{file_message, net_message, peer_message, FileAudit, NetAudit, PeerAudit, PeerOperation};
+use rampart_apparmor::audit::{
+    file_message, net_message, peer_message, rlimit_message, FileAudit, NetAudit, PeerAudit, PeerOperation, RlimitAudit,
+};
 use rampart_apparmor::file::{link_perm, path_perm, perms_decision, FileDecision, Record, RecordKind};
 use rampart_apparmor::perms::*;
 use rampart_apparmor::{domain, ipc, net, LiveProfiles, Mode, Profile, Subject};
@@ -260,6 +262,60 @@ impl AppArmor {
                 }
             }
         }
+    }
+
+    /// Whether some confined profile of `label` bounds `resource` with a
+    /// `set rlimit` rule (crate::limits then makes a change of its hard
+    /// limit itself, on the limits it checked).
+    pub(crate) fn bounds(&self, label: &str, resource: u32) -> bool {
+        let set = self.profiles.current();
+        stacked(label)
+            .filter_map(|name| set.policy.profile(name))
+            .any(|p| p.mode != Mode::Unconfined && resource < 32 && p.rlimit_mask & (1 << resource) != 0)
+    }
+
+    /// A change of the caller's own limits of `resource` to hard limit
+    /// `hard` by a process under `label`, as the kernel's
+    /// `aa_task_setrlimit` checks it (`profile_setrlimit`, for each
+    /// confined profile of the label): a profile whose `set rlimit` rule
+    /// bounds the resource refuses a hard limit above that bound, and
+    /// records it (complain mode: recorded, let through; kill mode:
+    /// recorded as such, refused, the process not killed). `who`: the
+    /// caller's pid and tid.
+    pub(crate) fn setrlimit(
+        &self,
+        label: &str,
+        (resource, hard): (u32, u64),
+        (pid, tid): (u32, u32),
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        let set = self.profiles.current();
+        every(label, |name| {
+            let Some(p) = self.profile(&set.policy, name) else { return false };
+            let bounded = resource < 32 && p.rlimit_mask & (1 << resource) != 0;
+            let bound = usize::try_from(resource).ok().and_then(|r| p.rlimits.get(r)).copied();
+            if p.mode == Mode::Unconfined || !bounded || !bound.is_some_and(|max| hard > max) {
+                return true;
+            }
+            let kind = match p.mode {
+                Mode::Complain => RecordKind::Allowed,
+                Mode::Kill => RecordKind::Kill,
+                _ => RecordKind::Denied,
+            };
+            let record = Record { kind, request: 0, denied: 0, info: None };
+            self.permissive_unless(kind == RecordKind::Allowed, Some(record), enforcing, |record| {
+                let (namespace, profile) = split_namespace(&p.name);
+                let comm = crate::pidfd::comm(tid).unwrap_or_default();
+                let audit = RlimitAudit { namespace, profile, pid, comm: comm.as_bytes(), kind: record.kind };
+                self.log.record(rlimit_message(&audit));
+                let what = if record.kind == RecordKind::Allowed { "let through" } else { "refused" };
+                eprintln!(
+                    "rampartd: AppArmor: {what} a setrlimit of resource {resource} to hard limit {hard} by pid {pid}: \
+                     above the bound of profile {profile:?} ({})",
+                    bound.unwrap_or_default()
+                );
+            })
+        })
     }
 
     /// Whether `name` is enforced (not complain mode): a refusal of an

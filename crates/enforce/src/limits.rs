@@ -42,12 +42,21 @@
 //! new limits lie in memory another thread may change after a check, so
 //! a change of the hard limit is checked and then made by the kernel
 //! (any such change is then the domain's to make), and a change that
-//! keeps it is made by the daemon with the limits it read.
+//! keeps it is made by the daemon with the limits it read. Under an
+//! AppArmor profile whose `set rlimit` rule bounds the resource, every
+//! change asks that the new hard limit stay within the bound
+//! (`aa_task_setrlimit`: `EACCES` and a record), and the daemon makes a
+//! change of the hard limit too, on the limits it checked (a raise only
+//! where the caller has `CAP_SYS_RESOURCE`, as the kernel asks).
 
 use std::fs;
 use std::io;
 
 use crate::enforcer::Enforcer;
+use crate::thread_creds::Creds;
+
+/// `CAP_SYS_RESOURCE`, which raising a hard limit needs.
+const CAP_SYS_RESOURCE: u32 = 24;
 
 /// `RLIM_NLIMITS`.
 const LIMITS: u32 = 16;
@@ -223,17 +232,49 @@ pub(crate) fn set_own(
     let (cur, max) = bytes.split_at(8);
     let word = |b: &[u8]| b.try_into().map(u64::from_ne_bytes).map_err(|_| libc::EFAULT);
     let wanted = libc::rlimit64 { rlim_cur: word(cur)?, rlim_max: word(max)? };
+    if wanted.rlim_cur > wanted.rlim_max {
+        // The kernel's first check, before any module's.
+        return Err(libc::EINVAL);
+    }
     let limits = fs::read_to_string(format!("/proc/{tid}/limits")).map_err(|_| libc::ESRCH)?;
     let hard = hard_limit(&limits, resource).map_err(|_| libc::ESRCH)?;
+    let status = fs::read_to_string(format!("/proc/{tid}/status")).map_err(|_| libc::ESRCH)?;
     // Still the caller: what was read under /proc/TID is its.
     if !still_pending() {
         return Err(libc::ESRCH);
     }
-    if wanted.rlim_max != hard {
+    let may_raise = Creds::from_status(&status).is_some_and(|c| c.effective & (1 << CAP_SYS_RESOURCE) != 0);
+    if wanted.rlim_max > hard && !may_raise {
+        return Err(libc::EPERM);
+    }
+    let hard_changes = wanted.rlim_max != hard;
+    if hard_changes {
         crate::signals::check_all(e, tid, &caller, &[crate::signals::Peer::of(&caller)], e.classes.setrlimit)?;
+    }
+    // AppArmor: the new hard limit within the profiles' `set rlimit`
+    // bounds, checked on the limits read: such a call is made here.
+    let bounded = match (&caller.apparmor, &e.apparmor) {
+        (Some(label), Some(aa)) => {
+            let enforcing = || e.avc.policy_state().2;
+            let who = (caller.tgid.unwrap_or(tid), tid);
+            if !aa.setrlimit(label, (resource, wanted.rlim_max), who, &enforcing) {
+                return Err(libc::EACCES);
+            }
+            aa.bounds(label, resource)
+        }
+        (None, _) => false,
+        // A profile without the AppArmor module: nothing to ask it.
+        (Some(_), None) => return Err(libc::EACCES),
+    };
+    if hard_changes && !bounded {
+        // Any hard limit is the domain's to set: the kernel makes it.
         return Ok(None);
     }
-    let previous = as_owner_of(tid, move || set(tid, resource, wanted)).map_err(|err| {
+    let make = move || set(tid, resource, wanted);
+    // A change of the hard limit under a bound is made with the daemon's
+    // capabilities, the caller's CAP_SYS_RESOURCE checked above.
+    let made = if hard_changes { make() } else { as_owner_of(tid, make) };
+    let previous = made.map_err(|err| {
         let errno = err.raw_os_error();
         if errno.is_none() {
             eprintln!("rampartd: refused a setrlimit of thread {tid}: {err}");
