@@ -199,6 +199,9 @@ pub struct RlimitAudit<'a> {
     pub comm: &'a [u8],
     /// Denied, or let through by complain mode.
     pub kind: RecordKind,
+    /// `cap_sys_resource`: the limits of another label's process, set
+    /// without that capability.
+    pub info: Option<&'static str>,
 }
 
 /// The message of a resource record (`audit_pre` and the common fields):
@@ -208,7 +211,7 @@ pub struct RlimitAudit<'a> {
 /// taking the whole record for invalid: left out, as `class=` is
 /// (the daemon's own log line names them).
 pub fn rlimit_message(a: &RlimitAudit<'_>) -> String {
-    let record = Record { kind: a.kind, request: 0, denied: 0, info: None };
+    let record = Record { kind: a.kind, request: 0, denied: 0, info: a.info };
     let mut out = String::with_capacity(128);
     write_pre(&mut out, &record, "setrlimit", a.namespace, a.profile);
     let _ = write!(out, " pid={} comm=", a.pid);

@@ -630,7 +630,11 @@ stop_daemon
 /// record, which python3-apparmor reads; before this, and under a permissive daemon,
 /// it was lowered); BOTH: lowering both to 40, within the bound, passes
 /// (a change of the hard limit rampartd makes itself, on the limits it
-/// checked).
+/// checked). The same lowering by `prlimit64` of its process's id from
+/// another thread (THREAD: checked as its own, with a record) and of its
+/// shell from a child (OTHER: refused, coarser than AppArmor, which would
+/// read the new limits; logged) is refused; before this both got through
+/// with SELinux's check alone.
 #[test]
 #[ignore = "needs root, checkpolicy, apparmor_parser and python3-apparmor: a live daemon in a private mount namespace"]
 fn a_profiles_rlimit_bound_holds_at_setrlimit() {
@@ -638,12 +642,25 @@ fn a_profiles_rlimit_bound_holds_at_setrlimit() {
     let r = scenario(
         p,
         r#"
+# prlimit64 of its own process by its id, from a thread that is not the
+# process's first.
+THREAD='import os, resource, sys, threading
+r = []
+def f():
+    try:
+        resource.prlimit(os.getpid(), resource.RLIMIT_NOFILE, (60, 100)); r.append("lowered")
+    except OSError as e:
+        r.append("refused" if e.errno in (1, 13) else "broken: " + e.strerror)
+t = threading.Thread(target=f); t.start(); t.join()
+print("THREAD%s=%s" % (sys.argv[1], r[0]))'
 run_it() {
     rm -f "$S/go"
     aa limited 'while [ ! -e "$0/go" ]; do sleep 0.05; done
+if prlimit --pid $$ --nofile=60:100 2>/dev/null; then echo "OTHER$1=lowered"; else echo "OTHER$1=refused"; fi
+/usr/bin/python3 -c "$2" "$1"
 if ulimit -S -n 60 2>/dev/null; then echo "SOFT$1=lowered"; else echo "SOFT$1=refused"; fi
 echo "SOFT$1_NOW=$(ulimit -S -n)"
-ulimit -n 40 && echo "BOTH$1=$(ulimit -H -n)"' "$S" "$1" 2>&1 | cat > "$S/run$1.out" &
+ulimit -n 40 && echo "BOTH$1=$(ulimit -H -n)"' "$S" "$1" "$THREAD" 2>&1 | cat > "$S/run$1.out" &
     RUNNING=$!
     sleep 0.5
     sed -i 's/nofile <= [0-9]*/nofile <= 50/' "$AA/profiles/confined"
@@ -656,19 +673,25 @@ ulimit -n 40 && echo "BOTH$1=$(ulimit -H -n)"' "$S" "$1" 2>&1 | cat > "$S/run$1.
 aa_daemon
 run_it ""
 stop_daemon
-echo "RECORDS=$(grep -c 'apparmor="DENIED" operation="setrlimit" profile="limited" pid=[0-9]* comm="dash"$' "$LOG")"
+echo "RECORDS=$(grep -c 'apparmor="DENIED" operation="setrlimit" profile="limited" pid=[0-9]* comm="[a-z0-9]*"$' "$LOG")"
 echo "NAMED=$(grep -c 'refused a setrlimit of resource 7 to hard limit 100 by pid [0-9]*: above the bound of profile "limited" (50)' "$S/daemon.err")"
+echo "COARSE=$(grep -c 'refused a prlimit of resource 7 of another process by pid [0-9]*: profile "limited" bounds it' "$S/daemon.err")"
 aa_daemon --permissive
 run_it _PERMISSIVE
 stop_daemon
 "#,
     );
     assert_eq!(r.get("SOFT"), "refused", "a hard limit above the reloaded bound refuses the change:\n{}", r.stderr);
+    assert_eq!(r.get("OTHER"), "refused", "prlimit of its shell, another process:\n{}", r.stderr);
+    assert_eq!(r.get("THREAD"), "refused", "prlimit of its own process from another thread:\n{}", r.stderr);
     assert_eq!(r.get("SOFT_NOW"), "100", "{}", r.stderr);
-    assert_eq!(r.num("RECORDS"), 1, "one record:\n{}", r.stderr);
-    assert_eq!(r.num("NAMED"), 1, "the daemon's line names the resource:\n{}", r.stderr);
+    assert_eq!(r.num("RECORDS"), 2, "a record for SOFT and THREAD each:\n{}", r.stderr);
+    assert_eq!(r.num("NAMED"), 2, "the daemon's lines name the resource:\n{}", r.stderr);
+    assert_eq!(r.num("COARSE"), 1, "the coarser refusal is logged:\n{}", r.stderr);
     assert_eq!(r.get("BOTH"), "40", "within the bound:\n{}", r.stderr);
-    assert_eq!(r.get("SOFT_PERMISSIVE"), "lowered", "the test can fail:\n{}", r.stderr);
+    for key in ["SOFT_PERMISSIVE", "OTHER_PERMISSIVE", "THREAD_PERMISSIVE"] {
+        assert_eq!(r.get(key), "lowered", "the test can fail:\n{}", r.stderr);
+    }
 }
 
 /// Issue 11, item 3 and the steady-state target: ignore marks under a

@@ -306,7 +306,8 @@ impl AppArmor {
             self.permissive_unless(kind == RecordKind::Allowed, Some(record), enforcing, |record| {
                 let (namespace, profile) = split_namespace(&p.name);
                 let comm = crate::pidfd::comm(tid).unwrap_or_default();
-                let audit = RlimitAudit { namespace, profile, pid, comm: comm.as_bytes(), kind: record.kind };
+                let audit =
+                    RlimitAudit { namespace, profile, pid, comm: comm.as_bytes(), kind: record.kind, info: None };
                 self.log.record(rlimit_message(&audit));
                 let what = if record.kind == RecordKind::Allowed { "let through" } else { "refused" };
                 eprintln!(
@@ -316,6 +317,66 @@ impl AppArmor {
                 );
             })
         })
+    }
+
+    /// A change of the limits of another process, under `peer`, by a
+    /// process under `label` (`aa_task_setrlimit`): without
+    /// `CAP_SYS_RESOURCE` (`capable`), a caller whose label differs from
+    /// the target's is refused, each confined profile recording it
+    /// (`info="cap_sys_resource"`); otherwise the new hard limit must be
+    /// within the bounds, which lies in the caller's memory, read again
+    /// by the kernel: refused, coarser than AppArmor, wherever an
+    /// enforced profile of the label bounds `resource` (logged, no
+    /// record). `who`: the caller's pid and tid.
+    pub(crate) fn setrlimit_of_other(
+        &self,
+        (label, peer): (&str, Option<&str>),
+        resource: u32,
+        capable: bool,
+        (pid, tid): (u32, u32),
+        enforcing: &dyn Fn() -> bool,
+    ) -> bool {
+        if self.unconfined(Some(label)) {
+            return true;
+        }
+        let set = self.profiles.current();
+        if Some(label) != peer && !capable {
+            return every(label, |name| {
+                let Some(p) = self.profile(&set.policy, name) else { return false };
+                if p.mode == Mode::Unconfined {
+                    return true;
+                }
+                let kind = if p.mode == Mode::Complain { RecordKind::Allowed } else { RecordKind::Denied };
+                let record = Record { kind, request: 0, denied: 0, info: Some("cap_sys_resource") };
+                self.permissive_unless(kind == RecordKind::Allowed, Some(record), enforcing, |record| {
+                    let (namespace, profile) = split_namespace(&p.name);
+                    let comm = crate::pidfd::comm(tid).unwrap_or_default();
+                    let audit = RlimitAudit {
+                        namespace,
+                        profile,
+                        pid,
+                        comm: comm.as_bytes(),
+                        kind: record.kind,
+                        info: record.info,
+                    };
+                    self.log.record(rlimit_message(&audit));
+                })
+            });
+        }
+        let bounded = stacked(label).filter_map(|name| set.policy.profile(name)).any(|p| {
+            matches!(p.mode, Mode::Enforce | Mode::Kill | Mode::User)
+                && resource < 32
+                && p.rlimit_mask & (1 << resource) != 0
+        });
+        if bounded && enforcing() {
+            eprintln!(
+                "rampartd: AppArmor: refused a prlimit of resource {resource} of another process by pid {pid}: \
+                 profile {label:?} bounds it, and the new limits lie in memory the kernel would read again \
+                 (coarser than AppArmor)"
+            );
+            return false;
+        }
+        true
     }
 
     /// Whether `name` is enforced (not complain mode): a refusal of an

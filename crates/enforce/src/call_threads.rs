@@ -26,8 +26,8 @@
 //! channel carries every admitted job, so none is lost whatever they say;
 //! a label's queue is pushed only while one of its jobs runs, and that
 //! job's thread takes it (both under one lock). A thread that a job
-//! leaves unfit ([`After::EndThread`]) ends, and a new one takes its
-//! place and goes on with that label's waiting jobs. Tests: the shares' loom
+//! leaves unfit ([`After::EndThread`]) ends, and hands the rest of its
+//! label's turn to the channel, where another thread takes it up. Tests: the shares' loom
 //! model (`tests/loom.rs`), a stress test, a blocked job holding back no
 //! other, a label over its share holding back no other label.
 
@@ -42,6 +42,13 @@ pub(crate) const MOST_THREADS: usize = 1024;
 
 /// Most jobs of one label running at once.
 pub(crate) const MOST_PER_LABEL: usize = 64;
+
+/// Most jobs of one label waiting for one of its running ones to end;
+/// further ones are refused (their calls answered `EAGAIN`). Each holds
+/// what its call gathered (descriptors of the caller's root and
+/// objects): without a bound, one domain's blocked calls could take
+/// every descriptor the daemon may open.
+pub(crate) const MOST_WAITING_PER_LABEL: usize = 1024;
 
 /// A call to make, and answer, in a thread of the pool.
 pub(crate) type Job = Box<dyn FnOnce() + Send>;
@@ -65,18 +72,22 @@ impl<K: Eq + Hash + Clone, J> Shares<K, J> {
         Shares { labels: crate::sync::Mutex::new(HashMap::new()), most: most.max(1) }
     }
 
-    /// `job` of `label`, to run now (`Some`), or queued behind the
-    /// label's running jobs (`None`): the thread that ends one of them
-    /// takes it ([`Self::ended`]).
-    pub fn admit(&self, label: &K, job: J) -> Option<J> {
+    /// `job` of `label`, to run now (`Ok(Some)`), or queued behind the
+    /// label's running jobs (`Ok(None)`): the thread that ends one of them
+    /// takes it ([`Self::ended`]); `Err` gives it back when
+    /// [`MOST_WAITING_PER_LABEL`] of the label's already wait.
+    pub fn admit(&self, label: &K, job: J) -> Result<Option<J>, J> {
         let mut labels = self.labels.lock().unwrap_or_else(PoisonError::into_inner);
         let share = labels.entry(label.clone()).or_insert_with(|| Share { running: 0, waiting: VecDeque::new() });
         if share.running >= self.most {
+            if share.waiting.len() >= MOST_WAITING_PER_LABEL {
+                return Err(job);
+            }
             share.waiting.push_back(job);
-            return None;
+            return Ok(None);
         }
         share.running += 1;
-        Some(job)
+        Ok(Some(job))
     }
 
     /// One of `label`'s running jobs ended: its next waiting job, which
@@ -106,7 +117,8 @@ pub(crate) enum After {
     /// Its state is as its setup left it.
     Continue,
     /// It could not be restored (a worker that cannot take back the
-    /// daemon's credentials): it ends, and a new thread takes its place.
+    /// daemon's credentials): it ends, and its label's waiting jobs go to
+    /// another thread.
     EndThread,
 }
 
@@ -122,6 +134,10 @@ type Setup<S> = Box<dyn Fn() -> std::io::Result<S> + Send + Sync>;
 /// What the threads share: the channel's receiving end, the shares, the
 /// counts, and how to set up a thread.
 struct Pool<K, S> {
+    /// Both ends: a thread that ends hands its label's turn back to the
+    /// channel ([`Pool::hand_over`]); the threads live as long as the
+    /// daemon.
+    send: Mutex<Sender<(K, JobWith<S>)>>,
     receive: Mutex<Receiver<(K, JobWith<S>)>>,
     shares: Shares<K, JobWith<S>>,
     /// Admitted jobs queued or running.
@@ -134,14 +150,13 @@ struct Pool<K, S> {
 /// The pool, its jobs told apart by label `K`, its threads each holding a
 /// state `S`.
 pub(crate) struct CallThreads<K, S = ()> {
-    send: Mutex<Sender<(K, JobWith<S>)>>,
     pool: Arc<Pool<K, S>>,
 }
 
-/// No thread could be started for a job, and none runs: the job was
-/// dropped unrun, and its caller answers the call.
+/// A job dropped unrun: no thread could be started for it and none runs,
+/// or its label's queue is full. Its caller answers the call.
 #[derive(Debug)]
-pub(crate) struct NoThread;
+pub(crate) struct NotRun;
 
 impl<K: Clone + Eq + Hash + Send + 'static> CallThreads<K> {
     /// Threads with no state of their own (connects, the calls on
@@ -151,7 +166,7 @@ impl<K: Clone + Eq + Hash + Send + 'static> CallThreads<K> {
     }
 
     /// Runs `job` of `label` (see [`Self::run_with`]).
-    pub(crate) fn run(&self, label: K, job: Job) -> Result<(), NoThread> {
+    pub(crate) fn run(&self, label: K, job: Job) -> Result<(), NotRun> {
         self.run_with(
             label,
             Box::new(|_: &()| {
@@ -172,6 +187,7 @@ impl<K: Clone + Eq + Hash + Send + 'static, S: 'static> CallThreads<K, S> {
     ) -> CallThreads<K, S> {
         let (send, receive) = channel();
         let pool = Pool {
+            send: Mutex::new(send),
             receive: Mutex::new(receive),
             shares: Shares::new(MOST_PER_LABEL),
             busy: AtomicUsize::new(0),
@@ -179,33 +195,37 @@ impl<K: Clone + Eq + Hash + Send + 'static, S: 'static> CallThreads<K, S> {
             setup: Box::new(setup),
             name,
         };
-        CallThreads { send: Mutex::new(send), pool: Arc::new(pool) }
+        CallThreads { pool: Arc::new(pool) }
     }
 
     /// Runs `job` of `label` in a thread of the pool, now or after one of
     /// the label's running jobs; drops it if no thread could be started
     /// at all (the caller answers its call).
-    pub(crate) fn run_with(&self, label: K, job: JobWith<S>) -> Result<(), NoThread> {
+    pub(crate) fn run_with(&self, label: K, job: JobWith<S>) -> Result<(), NotRun> {
         let pool = &self.pool;
-        let Some(job) = pool.shares.admit(&label, job) else { return Ok(()) };
+        let job = match pool.shares.admit(&label, job) {
+            Ok(Some(job)) => job,
+            Ok(None) => return Ok(()),
+            Err(_) => return Err(NotRun),
+        };
         // Relaxed throughout: the counts only decide whether to start a
         // thread; the job itself goes through the channel, which orders it.
         let busy = pool.busy.fetch_add(1, Ordering::Relaxed) + 1;
         if busy > pool.threads.load(Ordering::Relaxed) && pool.reserve_thread() {
-            if let Err(e) = Pool::start(pool, None) {
+            if let Err(e) = Pool::start(pool) {
                 if pool.threads.fetch_sub(1, Ordering::Relaxed) == 1 {
                     eprintln!("rampartd: supervisor: no thread for a supervised call: {e}");
                     pool.busy.fetch_sub(1, Ordering::Relaxed);
                     pool.shares.ended(&label);
-                    return Err(NoThread);
+                    return Err(NotRun);
                 }
             }
         }
         // The receiving end lives as long as the pool: sending cannot fail.
-        self.send.lock().unwrap_or_else(PoisonError::into_inner).send((label, job)).map_err(|unsent| {
+        pool.send.lock().unwrap_or_else(PoisonError::into_inner).send((label, job)).map_err(|unsent| {
             pool.busy.fetch_sub(1, Ordering::Relaxed);
             pool.shares.ended(&(unsent.0).0);
-            NoThread
+            NotRun
         })
     }
 }
@@ -218,12 +238,9 @@ impl<K: Clone + Eq + Hash + Send + 'static, S: 'static> Pool<K, S> {
         self.threads.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| (n < MOST_THREADS).then_some(n + 1)).is_ok()
     }
 
-    /// Starts a thread counted by [`Self::reserve_thread`] (or one taking
-    /// an ended thread's place), and waits for its setup: `Err` if it
-    /// could not be started or set up. `going_on` is the label whose
-    /// waiting jobs it takes first, for a thread that takes the place of
-    /// one that ended amid them.
-    fn start(pool: &Arc<Self>, going_on: Option<K>) -> std::io::Result<()> {
+    /// Starts a thread counted by [`Self::reserve_thread`], and waits for
+    /// its setup: `Err` if it could not be started or set up.
+    fn start(pool: &Arc<Self>) -> std::io::Result<()> {
         let (ready, set_up) = std::sync::mpsc::sync_channel(1);
         let serving = Arc::clone(pool);
         std::thread::Builder::new().name(pool.name.into()).spawn(move || {
@@ -236,46 +253,42 @@ impl<K: Clone + Eq + Hash + Send + 'static, S: 'static> Pool<K, S> {
                 }
             };
             let _ = ready.send(Ok(()));
-            serving.serve(&state, going_on);
+            serving.serve(&state);
         })?;
         set_up.recv().unwrap_or_else(|_| Err(std::io::Error::other("a call thread ended in its setup")))
     }
 
     /// A thread's life: the next job and its label's waiting ones, until
-    /// the channel closes or a job leaves the thread unfit.
-    fn serve(self: &Arc<Self>, state: &S, mut going_on: Option<K>) {
+    /// a job leaves the thread unfit.
+    fn serve(&self, state: &S) {
         loop {
-            let label = match going_on.take() {
-                Some(label) => label,
-                None => {
-                    let next = self.receive.lock().unwrap_or_else(PoisonError::into_inner).recv();
-                    let Ok((label, job)) = next else { return };
-                    if job(state) == After::EndThread {
-                        return self.replace(label);
-                    }
-                    label
-                }
-            };
+            let next = self.receive.lock().unwrap_or_else(PoisonError::into_inner).recv();
+            let Ok((label, job)) = next else { return };
+            if job(state) == After::EndThread {
+                return self.hand_over(label);
+            }
             // The label's waiting jobs, in this thread, until none is left.
             while let Some(waiting) = self.shares.ended(&label) {
                 if waiting(state) == After::EndThread {
-                    return self.replace(label);
+                    return self.hand_over(label);
                 }
             }
             self.busy.fetch_sub(1, Ordering::Relaxed);
         }
     }
 
-    /// The calling thread ends amid `label`'s jobs: a new one takes its
-    /// place in the count and goes on with them.
-    fn replace(self: &Arc<Self>, label: K) {
-        if let Err(e) = Pool::start(self, Some(label)) {
-            self.threads.fetch_sub(1, Ordering::Relaxed);
-            eprintln!(
-                "rampartd: supervisor: a thread for supervised calls ended and none could take its place ({e}): \
-                 the calls of its caller's label waiting behind it stay unanswered"
-            );
-        }
+    /// The calling thread ends amid `label`'s jobs: it leaves the count,
+    /// and hands the rest of the label's turn to the channel, as a job
+    /// that does nothing, after which the thread that takes it runs the
+    /// label's waiting jobs (the turn stays counted busy and running).
+    /// No thread is started from one left unfit, which may hold a
+    /// caller's credentials and root: the next job admitted starts one
+    /// where none is idle.
+    fn hand_over(&self, label: K) {
+        self.threads.fetch_sub(1, Ordering::Relaxed);
+        let turn: JobWith<S> = Box::new(|_: &S| After::Continue);
+        // Both ends live in the pool: sending cannot fail.
+        let _ = self.send.lock().unwrap_or_else(PoisonError::into_inner).send((label, turn));
     }
 }
 
@@ -405,12 +418,12 @@ mod tests {
         assert!(pool.pool.threads.load(Ordering::Relaxed) <= MOST_PER_LABEL + 1);
     }
 
-    /// A job that leaves its thread unfit ends that thread; a new one,
-    /// set up afresh, takes its place and runs the label's jobs that were
-    /// waiting behind it. No job is lost, and no thread runs a job after
-    /// it was left unfit.
+    /// A job that leaves its thread unfit ends that thread, whose place
+    /// goes to a thread set up afresh; the label's jobs that were waiting
+    /// behind it run. No job is lost, and no thread runs a job after it
+    /// was left unfit.
     #[test]
-    fn a_thread_left_unfit_is_replaced_and_its_labels_jobs_go_on() {
+    fn a_thread_left_unfit_ends_and_its_labels_jobs_go_on() {
         let setups = Arc::new(AtomicUsize::new(0));
         let counted = Arc::clone(&setups);
         // Each thread's state: its number, in the order of setup.
@@ -467,10 +480,55 @@ mod tests {
             let thread = after_on.recv_timeout(Duration::from_secs(5)).expect("every later job ran");
             assert!(!unfit.contains(&thread), "a job ran on thread {thread}, which a job left unfit");
         }
-        assert!(
-            setups.load(Ordering::Relaxed) >= MOST_PER_LABEL + 2,
-            "two threads set up to take the unfit ones' places"
-        );
+        // An unfit thread counts itself out after its job answered: wait
+        // (bounded) for both.
+        let counted_out = || setups.load(Ordering::Relaxed) == pool.pool.threads.load(Ordering::Relaxed) + 2;
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !counted_out() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(counted_out(), "the two unfit threads ended, counted out");
+    }
+
+    /// A label's queue is bounded: beyond [`MOST_WAITING_PER_LABEL`]
+    /// waiting jobs, the next is refused (its call answered at once),
+    /// another label's is not; the waiting ones all run once the share
+    /// is given back.
+    #[test]
+    fn a_labels_queue_is_bounded() {
+        let pool = CallThreads::new();
+        let gate = Gate::default();
+        let (started, all_started) = sync_channel(MOST_PER_LABEL);
+        for _ in 0..MOST_PER_LABEL {
+            assert!(pool.run("attacker", gate.blocked_job(started.clone())).is_ok());
+        }
+        let running =
+            (0..MOST_PER_LABEL).take_while(|_| all_started.recv_timeout(Duration::from_secs(5)).is_ok()).count();
+        let ran = Arc::new(AtomicUsize::new(0));
+        for _ in 0..MOST_WAITING_PER_LABEL {
+            let ran = Arc::clone(&ran);
+            assert!(pool
+                .run(
+                    "attacker",
+                    Box::new(move || {
+                        ran.fetch_add(1, Ordering::Relaxed);
+                    })
+                )
+                .is_ok());
+        }
+        let refused = pool.run("attacker", Box::new(|| panic!("a job beyond the bound ran"))).is_err();
+        let (quick, quick_done) = sync_channel(1);
+        let other = pool.run("other", Box::new(move || quick.send(()).unwrap())).is_ok();
+        let other_ran = quick_done.recv_timeout(Duration::from_secs(5));
+        gate.open();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while ran.load(Ordering::Relaxed) < MOST_WAITING_PER_LABEL && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(running, MOST_PER_LABEL);
+        assert!(refused, "the job past the bound was refused");
+        assert!(other && other_ran.is_ok(), "another label's job ran");
+        assert_eq!(ran.load(Ordering::Relaxed), MOST_WAITING_PER_LABEL, "every waiting job ran");
     }
 
     /// A pool whose threads cannot be set up runs nothing, and says so.

@@ -130,7 +130,8 @@ pub fn apply(pid: u32, change: &LimitChange) -> io::Result<()> {
     }
     let init = if change.reset_soft != 0 { init_soft_limits()? } else { vec![u64::MAX; LIMITS as usize] };
     let change = change.clone();
-    as_owner_of(pid, move || {
+    // Resets and lowers limits: never a raise.
+    as_owner_of(pid, false, move || {
         for (resource, &init_soft) in (0..LIMITS).zip(init.iter()) {
             let now = get(pid, resource)?;
             let new = change.applied(resource, now, init_soft);
@@ -143,8 +144,17 @@ pub fn apply(pid: u32, change: &LimitChange) -> io::Result<()> {
 }
 
 /// Runs `calls` (`prlimit` calls on process `pid`) in a thread of its
-/// own that takes `pid`'s real user and group (see the module docs).
-fn as_owner_of<T: Send + 'static>(pid: u32, calls: impl FnOnce() -> io::Result<T> + Send + 'static) -> io::Result<T> {
+/// own that takes `pid`'s real user and group (see the module docs),
+/// without `CAP_SYS_RESOURCE` unless `may_raise`: then the kernel
+/// refuses a call that would raise a hard limit (`EPERM`), whatever
+/// process the number names by the time it is made (an exec in another
+/// thread gives the leader's number to the new image, whose hard limits
+/// a transition may have lowered).
+fn as_owner_of<T: Send + 'static>(
+    pid: u32,
+    may_raise: bool,
+    calls: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
     let (uid, gid) = owner(&fs::read_to_string(format!("/proc/{pid}/status"))?)?;
     let worker = std::thread::Builder::new().name("limits".into()).spawn(move || -> io::Result<T> {
         // SAFETY: setresgid and setresuid take integers; the raw calls
@@ -157,6 +167,11 @@ fn as_owner_of<T: Send + 'static>(pid: u32, calls: impl FnOnce() -> io::Result<T
             {
                 return Err(io::Error::last_os_error());
             }
+        }
+        if !may_raise {
+            let mut caps = crate::thread_creds::capget()?;
+            caps[0].effective &= !(1 << CAP_SYS_RESOURCE);
+            crate::thread_creds::capset(&caps)?;
         }
         calls()
     })?;
@@ -219,7 +234,7 @@ fn limit_column(limits: &str, resource: u32, columns: std::ops::Range<usize>) ->
 pub(crate) fn set_own(
     e: &Enforcer,
     tid: u32,
-    (resource, new, old): (u32, u64, u64),
+    (resource, new, old, whose): (u32, u64, u64, Whose),
     still_pending: impl Fn() -> bool,
 ) -> Result<Option<i64>, i32> {
     if resource >= LIMITS {
@@ -227,6 +242,16 @@ pub(crate) fn set_own(
         return Ok(None);
     }
     let caller = crate::signals::caller(e, tid, "a setrlimit")?;
+    if whose == Whose::OwnProcess {
+        // As another process's (`selinux_task_prlimit`); then made on
+        // the caller's own thread, whose limits they are: never by the
+        // kernel, which would look the number up again.
+        let mut perms = e.classes.setrlimit;
+        if old != 0 {
+            perms |= e.classes.getrlimit;
+        }
+        crate::signals::check_all(e, tid, &caller, &[crate::signals::Peer::of(&caller)], perms)?;
+    }
     let mut bytes = [0u8; 16];
     crate::process_memory::read(tid, new, &mut bytes)?;
     let (cur, max) = bytes.split_at(8);
@@ -266,15 +291,14 @@ pub(crate) fn set_own(
         // A profile without the AppArmor module: nothing to ask it.
         (Some(_), None) => return Err(libc::EACCES),
     };
-    if hard_changes && !bounded {
+    if hard_changes && !bounded && whose == Whose::Caller {
         // Any hard limit is the domain's to set: the kernel makes it.
         return Ok(None);
     }
-    let make = move || set(tid, resource, wanted);
-    // A change of the hard limit under a bound is made with the daemon's
-    // capabilities, the caller's CAP_SYS_RESOURCE checked above.
-    let made = if hard_changes { make() } else { as_owner_of(tid, make) };
-    let previous = made.map_err(|err| {
+    // A raise keeps the daemon's CAP_SYS_RESOURCE, the caller's checked
+    // above.
+    let raise = wanted.rlim_max > hard;
+    let previous = as_owner_of(tid, raise, move || set(tid, resource, wanted)).map_err(|err| {
         let errno = err.raw_os_error();
         if errno.is_none() {
             eprintln!("rampartd: refused a setrlimit of thread {tid}: {err}");
@@ -338,20 +362,41 @@ fn owner(status: &str) -> io::Result<(u32, u32)> {
     Ok((ids("Uid:")?, ids("Gid:")?))
 }
 
-/// Whether a `prlimit64` of `pid` by thread `tid` is of the caller's
-/// own process, which the kernel does not check as another's
-/// (`check_prlimit_permission`).
-pub(crate) fn names_the_caller(tid: u32, pid: i32) -> bool {
-    pid == 0 || u32::try_from(pid).ok() == Some(tid)
+/// Whose limits a `prlimit64` of `pid` by thread `tid` reaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Whose {
+    /// The calling thread's own (0, or its own id), which the kernel
+    /// does not check as another's (`check_prlimit_permission`).
+    Caller,
+    /// Its process's, named by the process id or another thread's:
+    /// the same limits, checked by SELinux as another process's
+    /// (`selinux_task_prlimit`).
+    OwnProcess,
+    /// Another process's.
+    Other,
+}
+
+/// Whose limits a `prlimit64` of `pid` by thread `tid` reaches (a thread
+/// that went is taken as another process's).
+pub(crate) fn whose(tid: u32, pid: i32) -> Whose {
+    if pid == 0 || u32::try_from(pid).ok() == Some(tid) {
+        return Whose::Caller;
+    }
+    let same = u32::try_from(pid).ok().and_then(tgid_of).is_some_and(|g| Some(g) == tgid_of(tid));
+    if same {
+        Whose::OwnProcess
+    } else {
+        Whose::Other
+    }
 }
 
 /// Decides `prlimit64` by thread `tid` on process `pid` (0: itself),
 /// setting the limits if `write`, reading them if `read`: `Ok` lets the
 /// kernel make the call, `Err` is its error.
-pub(crate) fn decide(e: &Enforcer, tid: u32, pid: i32, write: bool, read: bool) -> Result<(), i32> {
+pub(crate) fn decide(e: &Enforcer, tid: u32, (pid, resource): (i32, u32), write: bool, read: bool) -> Result<(), i32> {
     // The kernel checks nothing for the calling thread itself, nor a
     // call that neither sets nor reads.
-    if names_the_caller(tid, pid) || !(write || read) {
+    if whose(tid, pid) == Whose::Caller || !(write || read) {
         return Ok(());
     }
     let caller = crate::signals::caller(e, tid, "a prlimit")?;
@@ -362,7 +407,31 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, pid: i32, write: bool, read: bool) 
     if read {
         perms |= e.classes.getrlimit;
     }
-    crate::signals::check_all(e, tid, &caller, &crate::signals::domains_of(e, pid, None)?, perms)
+    let targets = crate::signals::domains_of(e, pid, None)?;
+    let selinux = crate::signals::check_all(e, tid, &caller, &targets, perms);
+    // AppArmor asks its own question whatever SELinux answered.
+    let apparmor = match (&caller.apparmor, &e.apparmor) {
+        _ if !write => true,
+        (None, _) => true,
+        (Some(label), Some(aa)) => {
+            let status = fs::read_to_string(format!("/proc/{tid}/status")).unwrap_or_default();
+            let capable = Creds::from_status(&status).is_some_and(|c| c.effective & (1 << CAP_SYS_RESOURCE) != 0);
+            let enforcing = || e.avc.policy_state().2;
+            let who = (caller.tgid.unwrap_or(tid), tid);
+            let mut all = true;
+            for peer in &targets {
+                all &= aa.setrlimit_of_other((label, peer.apparmor.as_deref()), resource, capable, who, &enforcing);
+            }
+            all
+        }
+        (Some(_), None) => false,
+    };
+    selinux?;
+    if apparmor {
+        Ok(())
+    } else {
+        Err(libc::EACCES)
+    }
 }
 
 #[cfg(test)]
@@ -391,9 +460,27 @@ mod tests {
         }
         assert!(hard_limit(&limits, LIMITS).is_err(), "no such line");
         assert!(hard_limit("Limit\nMax cpu time              unlimited            12x", 0).is_err());
-        assert!(names_the_caller(42, 0));
-        assert!(names_the_caller(42, 42));
-        assert!(!names_the_caller(42, 41));
+        // SAFETY: gettid and getpid cannot fail.
+        let (me, process) = unsafe { (libc::gettid() as u32, libc::getpid()) };
+        assert_eq!(whose(me, 0), Whose::Caller);
+        assert_eq!(whose(me, me as i32), Whose::Caller);
+        let other_thread = std::thread::spawn(|| unsafe { libc::gettid() } as u32).join().unwrap();
+        if me as i32 != process {
+            assert_eq!(whose(me, process), Whose::OwnProcess, "the process by its id");
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let alive = std::thread::spawn(move || {
+            // SAFETY: gettid cannot fail.
+            tx.send(unsafe { libc::gettid() } as u32).unwrap();
+            let _ = stop_rx.recv();
+        });
+        let sibling = rx.recv().unwrap();
+        assert_eq!(whose(me, sibling as i32), Whose::OwnProcess, "another thread of its process");
+        drop(stop_tx);
+        alive.join().unwrap();
+        assert_eq!(whose(me, other_thread as i32), Whose::Other, "a thread that went");
+        assert_eq!(whose(me, 1), Whose::Other, "init");
     }
 
     #[test]

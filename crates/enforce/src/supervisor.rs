@@ -210,16 +210,17 @@ impl Supervisor {
         // SAFETY: just created, ours alone.
         let epoll = unsafe { OwnedFd::from_raw_fd(raw) };
         let context = Arc::new(context);
-        let cx = Arc::clone(&context);
+        let daemon = Arc::new(DaemonState::current()?);
+        let (cx, state) = (Arc::clone(&context), Arc::clone(&daemon));
         let waits = fifo_opens::start(move || {
-            let home = Home::enter(&cx)?;
+            let home = Home::enter(&cx, &state)?;
             Ok(move || home.back())
         })?;
         let cx = Arc::clone(&context);
         let workers = CallThreads::with_setup("supervised calls", move || {
             // Registered before anything is opened.
             let registered = crate::own_threads::register_current();
-            Ok(Worker { home: Home::enter(&cx)?, _registered: registered })
+            Ok(Worker { home: Home::enter(&cx, &daemon)?, _registered: registered })
         });
         let s = Arc::new(Supervisor {
             epoll,
@@ -321,8 +322,9 @@ impl Supervisor {
             });
         }
         if let Op::Prlimit { pid, resource, new, old } = op {
-            if new != 0 && crate::limits::names_the_caller(notif.pid, pid) {
-                return self.set_own_limit(listener, notif, (resource, new, old), entry);
+            let whose = crate::limits::whose(notif.pid, pid);
+            if new != 0 && whose != crate::limits::Whose::Other {
+                return self.set_own_limit(listener, notif, (resource, new, old, whose), entry);
             }
         }
         if let Op::SetFlags { fd, flags } = op {
@@ -335,7 +337,9 @@ impl Supervisor {
             Op::SetOwner { to } => Some(crate::signals::decide_owner(e, notif.pid, to).inspect(|()| {
                 e.cgroups.owners.note(to);
             })),
-            Op::Prlimit { pid, new, old, .. } => Some(crate::limits::decide(e, notif.pid, pid, new != 0, old != 0)),
+            Op::Prlimit { pid, resource, new, old } => {
+                Some(crate::limits::decide(e, notif.pid, (pid, resource), new != 0, old != 0))
+            }
             Op::Capset => Some(crate::own_capabilities::decide(e, notif.pid)),
             Op::Sched { to, set } => {
                 // migrate_pages, move_pages: ptrace's read mode first, as
@@ -500,7 +504,7 @@ impl Supervisor {
         &self,
         listener: Arc<OwnedFd>,
         notif: &libc::seccomp_notif,
-        call: (u32, u64, u64),
+        call: (u32, u64, u64, crate::limits::Whose),
         entry: Option<Entry>,
     ) {
         self.on_call_pool(listener, notif, "a setrlimit", entry, move |cx, tid, still_pending| {
@@ -648,38 +652,57 @@ fn serve_job(shared: &Shared, worker: &Worker, job: Job) -> After {
     }
 }
 
-/// A worker's own state, which it returns to after every call.
-struct Home {
+/// The daemon's root directory, credentials and umask, taken once from
+/// the thread that starts the supervisor: every worker starts from them
+/// and returns to them, never from the thread that happens to start it
+/// (a replacement is started by a worker that could not return).
+struct DaemonState {
     root: OwnedFd,
     creds: Creds,
     umask: libc::mode_t,
 }
 
+impl DaemonState {
+    /// The calling thread's.
+    fn current() -> io::Result<DaemonState> {
+        let root =
+            open_path(libc::AT_FDCWD, OsStr::new("/"), libc::O_DIRECTORY).map_err(io::Error::from_raw_os_error)?;
+        let creds = Creds::current()?;
+        // SAFETY: umask cannot fail; it is set back at once.
+        let umask = unsafe { libc::umask(0o022) };
+        // SAFETY: as above.
+        unsafe { libc::umask(umask) };
+        Ok(DaemonState { root, creds, umask })
+    }
+}
+
+/// A worker's own state, which it returns to after every call.
+struct Home {
+    daemon: Arc<DaemonState>,
+}
+
 impl Home {
-    /// Makes the calling thread a worker (see the module docs).
-    fn enter(cx: &Context) -> io::Result<Home> {
+    /// Makes the calling thread a worker (see the module docs), in the
+    /// daemon's state whatever its own was.
+    fn enter(cx: &Context, daemon: &Arc<DaemonState>) -> io::Result<Home> {
         // SAFETY: unshare with a flag only: this thread's fs_struct
         // becomes its own, so its chroot and chdir touch no other thread.
         if unsafe { libc::unshare(libc::CLONE_FS) } < 0 {
             return Err(last_error("unshare(CLONE_FS)"));
         }
-        let root =
-            open_path(libc::AT_FDCWD, OsStr::new("/"), libc::O_DIRECTORY).map_err(io::Error::from_raw_os_error)?;
-        let creds = Creds::current()?;
+        let home = Home { daemon: Arc::clone(daemon) };
+        home.back()?;
         crate::sandbox::enforce_ruleset(&cx.ruleset)?;
-        // SAFETY: umask cannot fail; this thread's fs_struct is its own.
-        let umask = unsafe { libc::umask(0o022) };
-        // SAFETY: as above.
-        unsafe { libc::umask(umask) };
-        Ok(Home { root, creds, umask })
+        Ok(home)
     }
 
     /// Back to the daemon's credentials, root directory and umask.
     fn back(&self) -> io::Result<()> {
-        self.creds.assume()?;
+        let daemon = &self.daemon;
+        daemon.creds.assume()?;
         // SAFETY: umask cannot fail; this thread's fs_struct is its own.
-        unsafe { libc::umask(self.umask) };
-        enter_root(self.root.as_fd()).map_err(io::Error::from_raw_os_error)
+        unsafe { libc::umask(daemon.umask) };
+        enter_root(daemon.root.as_fd()).map_err(io::Error::from_raw_os_error)
     }
 }
 

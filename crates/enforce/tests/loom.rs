@@ -414,7 +414,7 @@ fn every_job_of_a_label_runs_once_within_its_share() {
             let (shares, ran, running) = (Arc::clone(&shares), Arc::clone(&ran), Arc::clone(&running));
             move || {
                 for job in jobs {
-                    let Some(mut next) = shares.admit(&7, job) else { continue };
+                    let Ok(Some(mut next)) = shares.admit(&7, job) else { continue };
                     loop {
                         assert_eq!(running.fetch_add(1, Acquire), 0, "two jobs of the label at once");
                         ran.lock().unwrap().push(next);
