@@ -28,7 +28,8 @@
 //! throughout), so a domain's calls held there hold back only that
 //! domain's (a fixed few workers were all held by one domain's calls,
 //! and every launched process's calls waited behind them).
-//! 1. As root: the caller's root, working directory or directory
+//! 1. As root, on a thread of the call pool (crate::call_threads): the
+//!    caller's root, working directory or directory
 //!    descriptors (`/proc/TID/...`, opened `O_PATH`), its path strings
 //!    (`/proc/TID/mem`, once), its file credentials; then the
 //!    notification is checked still valid (the thread number was not
@@ -176,7 +177,7 @@ pub struct Supervisor {
     /// What serves path calls, shared out by the caller's label: a call
     /// may wait long on an inode lock its caller's domain holds (a huge
     /// write), and then holds back only that label's calls.
-    workers: CallThreads<Label, Worker>,
+    workers: Arc<CallThreads<Label, Worker>>,
     /// What the workers need besides their state.
     shared: Shared,
     /// Where the calls that may block for long are made (connects),
@@ -228,7 +229,7 @@ impl Supervisor {
             wake_here: Mutex::new(HashMap::new()),
             shared: Shared { cx: Arc::clone(&context), waits },
             context,
-            workers,
+            workers: Arc::new(workers),
             blocking: CallThreads::new(),
             interrupts: Arc::default(),
         });
@@ -327,6 +328,14 @@ impl Supervisor {
                 return self.set_own_limit(listener, notif, (resource, new, old, whose), entry);
             }
         }
+        if let Op::Mprotect { .. } = op {
+            // On the call pool: deciding reads the caller's memory map,
+            // which the caller can keep locked (docs/security.md).
+            return self.on_call_pool(listener, notif, "an mprotect", entry, move |cx, tid, _| {
+                let devices = crate::exec_memory::Devices { marked: &cx.marked, memfds: &cx.memfd_devs };
+                crate::exec_memory::decide(&cx.enforcer, tid, op, &devices).map(|()| None)
+            });
+        }
         if let Op::SetFlags { fd, flags } = op {
             let still_pending = || pending(listener.as_fd(), notif.id);
             let answer = crate::append_only::set_flags(e, notif.pid, (fd, flags), &self.context.marked, still_pending);
@@ -359,7 +368,9 @@ impl Supervisor {
             }
             Op::SetPgid { pid } => Some(crate::process_ids::decide(e, notif.pid, pid, e.classes.setpgid)),
             Op::Inspect { of } => Some(crate::process_reads::decide(e, notif.pid, of)),
-            Op::Mmap { .. } | Op::Shmat { .. } | Op::Mprotect { .. } => {
+            // Decided from the descriptor and the flags: no read of the
+            // caller's memory or map (an mprotect's, above, on the pool).
+            Op::Mmap { .. } | Op::Shmat { .. } => {
                 let devices =
                     crate::exec_memory::Devices { marked: &self.context.marked, memfds: &self.context.memfd_devs };
                 let segment = match op {
@@ -387,102 +398,66 @@ impl Supervisor {
             drop(entry);
             return;
         }
-        match prepare(&self.context, listener.as_fd(), notif, op) {
-            Ok(call) => {
-                let label = (call.subject.sid, call.subject.apparmor.clone());
-                let (shared, answer_on, id) = (self.shared.clone(), Arc::clone(&listener), notif.id);
-                let job = Job { listener, id, call, entry };
-                let served =
-                    self.workers.run_with(label, Box::new(move |worker: &Worker| serve_job(&shared, worker, job)));
-                if served.is_err() {
-                    respond(answer_on.as_fd(), id, Err(libc::EAGAIN));
-                }
+        // Its subject here, for its label; what it names is read on the
+        // call pool (reading waits on the caller's memory map, which the
+        // caller can keep locked: docs/security.md), then the call goes to
+        // the workers.
+        let tid = notif.pid;
+        let subject = match self.context.enforcer.subject(tid, &mut RecentThreads::default(), true) {
+            Ok(Some(s)) => s,
+            Ok(None) => return respond(listener.as_fd(), notif.id, Err(libc::EPERM)),
+            Err(err) => {
+                eprintln!("rampartd: supervisor: refused a call of thread {tid}: its cgroup is unknown ({err})");
+                return respond(listener.as_fd(), notif.id, Err(libc::EPERM));
             }
-            Err(errno) => respond(listener.as_fd(), notif.id, Err(errno)),
+        };
+        let label = (subject.sid, subject.apparmor.clone());
+        let (shared, workers, notif) = (self.shared.clone(), Arc::clone(&self.workers), *notif);
+        let answer_on = Arc::clone(&listener);
+        let gather: call_threads::Job = Box::new(move || {
+            let call = match prepare(listener.as_fd(), &notif, op, subject) {
+                Ok(call) => call,
+                Err(errno) => return respond(listener.as_fd(), notif.id, Err(errno)),
+            };
+            let (answer_on, id) = (Arc::clone(&listener), notif.id);
+            let label = (call.subject.sid, call.subject.apparmor.clone());
+            let job = Job { listener, id, call, entry };
+            let served = workers.run_with(label, Box::new(move |worker: &Worker| serve_job(&shared, worker, job)));
+            if served.is_err() {
+                respond(answer_on.as_fd(), id, Err(libc::EAGAIN));
+            }
+        });
+        if self.blocking.run(label, gather).is_err() {
+            respond(answer_on.as_fd(), notif.id, Err(libc::EAGAIN));
         }
     }
 
-    /// A connect (crate::sockets), decided here: its socket and address
-    /// are read once, and the connect is made on that socket with that
-    /// address by a thread of [`CallThreads`] (a handshake may take
-    /// minutes), which answers it; a Unix socket's connect to a path or an
-    /// abstract name to what was checked (crate::unix_connects). Never by
-    /// the kernel, which would read the descriptor and the address again.
+    /// A connect (crate::sockets), decided and made on a thread of
+    /// [`CallThreads`] (a handshake may take minutes; reading the address
+    /// waits on the caller's memory map), which answers it: see
+    /// [`connect_on_pool`].
     fn connect(
         &self,
         listener: Arc<OwnedFd>,
         notif: &libc::seccomp_notif,
-        (fd, addr, len): (i32, u64, i32),
+        call: (i32, u64, i32),
         entry: Option<Entry>,
     ) {
-        let e = &self.context.enforcer;
-        let tid = notif.pid;
-        let decided = (|| {
-            let mem = File::open(format!("/proc/{tid}/mem")).map_err(|_| libc::ESRCH)?;
-            let (socket, bytes) = gather_address(tid, fd, &mem, addr, len)?;
-            let caller = crate::signals::caller(e, tid, "a connect")?;
-            let unix_target = match unix_connects::path_in(&bytes) {
-                _ if !crate::sockets::is_unix(socket.as_fd()) => None,
-                Some(path) => Some(UnixTarget::Path(unix_connects::gather(tid, path)?)),
-                None if unix_connects::abstract_name(&bytes).is_some() => {
-                    Some(UnixTarget::Abstract(unix_connects::gather_abstract(e, tid, socket.as_fd(), &bytes)?))
-                }
-                None => None,
-            };
-            // Still the caller: what was read under /proc/TID is its.
-            let mut id = notif.id;
-            // SAFETY: ID_VALID reads one u64.
-            if unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &mut id) } < 0 {
-                return Err(libc::ESRCH);
-            }
-            crate::sockets::decide_use(e, tid, &caller, (socket.as_fd(), &bytes), Use::Connect)?;
-            if unix_target.is_some() {
-                unix_connects::valid_length(&bytes)?;
-            }
-            if let Some(UnixTarget::Abstract(target)) = &unix_target {
-                unix_connects::decide_peer(e, tid, &caller, target, &self.context.bound)?;
-            }
-            Ok((socket, bytes, caller, unix_target))
-        })();
-        let (socket, bytes, caller, unix_target) = match decided {
-            Ok(decided) => decided,
-            Err(errno) => return respond(listener.as_fd(), notif.id, Err(errno)),
+        let (tid, id) = (notif.pid, notif.id);
+        let caller = match crate::signals::caller(&self.context.enforcer, tid, "a connect") {
+            Ok(caller) => caller,
+            Err(errno) => return respond(listener.as_fd(), id, Err(errno)),
         };
-        let (interrupts, id) = (Arc::clone(&self.interrupts), notif.id);
-        let cx = Arc::clone(&self.context);
         let label = (caller.sid, caller.apparmor.clone());
-        let make = move || match unix_target {
-            Some(UnixTarget::Path(path)) => {
-                let call = unix_connects::Call { id, tid, subject: &caller, interrupts: &interrupts };
-                unix_connects::connect(&cx, &call, socket.as_fd(), path)
-            }
-            Some(UnixTarget::Abstract(target)) => {
-                let call = unix_connects::Call { id, tid, subject: &caller, interrupts: &interrupts };
-                unix_connects::connect_abstract(&call, socket.as_fd(), target)
-            }
-            None => {
-                let len = libc::socklen_t::try_from(bytes.len()).map_err(|_| libc::EINVAL)?;
-                let connect = || {
-                    // SAFETY: `bytes` holds `len` bytes for the call.
-                    let rc = unsafe { libc::connect(socket.as_raw_fd(), bytes.as_ptr().cast(), len) };
-                    if rc < 0 {
-                        Err(errno_of(&io::Error::last_os_error()))
-                    } else {
-                        Ok(0)
-                    }
-                };
-                interrupts
-                    .run(id, tid, connect)
-                    .map_err(|errno| call_interrupts::interrupted(errno, has_send_timeout(socket.as_fd())))
-            }
-        };
-        let answer_on = Arc::clone(&listener);
+        let (cx, interrupts, answer_on) =
+            (Arc::clone(&self.context), Arc::clone(&self.interrupts), Arc::clone(&listener));
         let job: call_threads::Job = Box::new(move || {
-            respond(answer_on.as_fd(), id, make());
+            let answer = connect_on_pool(&cx, &interrupts, answer_on.as_fd(), (id, tid), caller, call);
+            respond(answer_on.as_fd(), id, answer);
             drop(entry);
         });
         if self.blocking.run(label, job).is_err() {
-            respond(listener.as_fd(), notif.id, Err(libc::EAGAIN));
+            respond(listener.as_fd(), id, Err(libc::EAGAIN));
         }
     }
 
@@ -597,6 +572,66 @@ impl Supervisor {
             if rc == 0 {
                 *state = here;
             }
+        }
+    }
+}
+
+/// Connect `id` of thread `tid` (`caller`): its socket and address are
+/// read once, and the connect is made on that socket with that address;
+/// a Unix socket's connect to a path or an abstract name to what was
+/// checked (crate::unix_connects). Never by the kernel, which would read
+/// the descriptor and the address again.
+fn connect_on_pool(
+    cx: &Context,
+    interrupts: &Arc<Interrupts>,
+    listener: BorrowedFd<'_>,
+    (id, tid): (u64, u32),
+    caller: crate::enforcer::Subject,
+    (fd, addr, len): (i32, u64, i32),
+) -> Result<i64, i32> {
+    let e = &cx.enforcer;
+    let mem = File::open(format!("/proc/{tid}/mem")).map_err(|_| libc::ESRCH)?;
+    let (socket, bytes) = gather_address(tid, fd, &mem, addr, len)?;
+    let unix_target = match unix_connects::path_in(&bytes) {
+        _ if !crate::sockets::is_unix(socket.as_fd()) => None,
+        Some(path) => Some(UnixTarget::Path(unix_connects::gather(tid, path)?)),
+        None if unix_connects::abstract_name(&bytes).is_some() => {
+            Some(UnixTarget::Abstract(unix_connects::gather_abstract(e, tid, socket.as_fd(), &bytes)?))
+        }
+        None => None,
+    };
+    // Still the caller: what was read under /proc/TID is its.
+    if !pending(listener, id) {
+        return Err(libc::ESRCH);
+    }
+    crate::sockets::decide_use(e, tid, &caller, (socket.as_fd(), &bytes), Use::Connect)?;
+    if unix_target.is_some() {
+        unix_connects::valid_length(&bytes)?;
+    }
+    match unix_target {
+        Some(UnixTarget::Path(path)) => {
+            let call = unix_connects::Call { id, tid, subject: &caller, interrupts };
+            unix_connects::connect(cx, &call, socket.as_fd(), path)
+        }
+        Some(UnixTarget::Abstract(target)) => {
+            unix_connects::decide_peer(e, tid, &caller, &target, &cx.bound)?;
+            let call = unix_connects::Call { id, tid, subject: &caller, interrupts };
+            unix_connects::connect_abstract(&call, socket.as_fd(), target)
+        }
+        None => {
+            let len = libc::socklen_t::try_from(bytes.len()).map_err(|_| libc::EINVAL)?;
+            let connect = || {
+                // SAFETY: `bytes` holds `len` bytes for the call.
+                let rc = unsafe { libc::connect(socket.as_raw_fd(), bytes.as_ptr().cast(), len) };
+                if rc < 0 {
+                    Err(errno_of(&io::Error::last_os_error()))
+                } else {
+                    Ok(0)
+                }
+            };
+            interrupts
+                .run(id, tid, connect)
+                .map_err(|errno| call_interrupts::interrupted(errno, has_send_timeout(socket.as_fd())))
         }
     }
 }
@@ -878,20 +913,19 @@ struct Call {
     subject: crate::enforcer::Subject,
 }
 
-/// Step 1 of the call `notif` (in the thread that received it: workers
-/// are Landlock-restricted, and Landlock refuses them ptrace access, so
-/// `/proc/TID/mem` and `/proc/TID/root`, to the caller).
-fn prepare(cx: &Context, listener: BorrowedFd<'_>, notif: &libc::seccomp_notif, op: Op) -> Result<Call, i32> {
+/// Step 1 of the call `notif` of `subject`, on the call pool (not on a
+/// worker: workers are Landlock-restricted, and Landlock refuses them
+/// ptrace access, so `/proc/TID/mem` and `/proc/TID/root`, to the
+/// caller; not on the thread that receives calls: reading the caller's
+/// memory waits on its memory map's lock, which the caller can hold).
+fn prepare(
+    listener: BorrowedFd<'_>,
+    notif: &libc::seccomp_notif,
+    op: Op,
+    subject: crate::enforcer::Subject,
+) -> Result<Call, i32> {
     let tid = notif.pid;
     let gathered = gather(tid, &op)?;
-    let subject = match cx.enforcer.subject(tid, &mut RecentThreads::default(), true) {
-        Ok(Some(s)) => s,
-        Ok(None) => return Err(libc::EPERM),
-        Err(err) => {
-            eprintln!("rampartd: supervisor: refused a call of thread {tid}: its cgroup is unknown ({err})");
-            return Err(libc::EPERM);
-        }
-    };
     let mut id = notif.id;
     // SAFETY: ID_VALID reads one u64. Still valid: `tid` is the caller,
     // blocked in the call, so what was read under /proc/TID is its.
