@@ -204,6 +204,15 @@ fn every(label: &str, mut allows: impl FnMut(&str) -> bool) -> bool {
     all
 }
 
+/// The hard limit of `resource` a `set rlimit` rule of `p` bounds, if
+/// one does.
+fn rlimit_bound(p: &Profile, resource: u32) -> Option<u64> {
+    if resource >= 32 || p.rlimit_mask & (1 << resource) == 0 {
+        return None;
+    }
+    p.rlimits.get(usize::try_from(resource).ok()?).copied()
+}
+
 /// A decision that asks nothing more: allowed, nothing to log.
 fn silent(d: &FileDecision) -> bool {
     d.allowed && d.record.is_none()
@@ -254,11 +263,9 @@ impl AppArmor {
             change.reset_soft |= p.rlimit_mask;
         }
         for p in stacked(to).filter_map(|name| set.policy.profile(name)) {
-            for (r, &max) in p.rlimits.iter().enumerate() {
-                if let Ok(r) = u32::try_from(r) {
-                    if r < 32 && p.rlimit_mask & (1 << r) != 0 {
-                        change.cap(r, max);
-                    }
+            for r in 0..u32::try_from(p.rlimits.len()).unwrap_or(u32::MAX) {
+                if let Some(max) = rlimit_bound(p, r) {
+                    change.cap(r, max);
                 }
             }
         }
@@ -271,7 +278,7 @@ impl AppArmor {
         let set = self.profiles.current();
         stacked(label)
             .filter_map(|name| set.policy.profile(name))
-            .any(|p| p.mode != Mode::Unconfined && resource < 32 && p.rlimit_mask & (1 << resource) != 0)
+            .any(|p| p.mode != Mode::Unconfined && rlimit_bound(p, resource).is_some())
     }
 
     /// A change of the caller's own limits of `resource` to hard limit
@@ -292,9 +299,8 @@ impl AppArmor {
         let set = self.profiles.current();
         every(label, |name| {
             let Some(p) = self.profile(&set.policy, name) else { return false };
-            let bounded = resource < 32 && p.rlimit_mask & (1 << resource) != 0;
-            let bound = usize::try_from(resource).ok().and_then(|r| p.rlimits.get(r)).copied();
-            if p.mode == Mode::Unconfined || !bounded || !bound.is_some_and(|max| hard > max) {
+            let Some(bound) = rlimit_bound(p, resource).filter(|&max| hard > max) else { return true };
+            if p.mode == Mode::Unconfined {
                 return true;
             }
             let kind = match p.mode {
@@ -304,16 +310,12 @@ impl AppArmor {
             };
             let record = Record { kind, request: 0, denied: 0, info: None };
             self.permissive_unless(kind == RecordKind::Allowed, Some(record), enforcing, |record| {
-                let (namespace, profile) = split_namespace(&p.name);
-                let comm = crate::pidfd::comm(tid).unwrap_or_default();
-                let audit =
-                    RlimitAudit { namespace, profile, pid, comm: comm.as_bytes(), kind: record.kind, info: None };
-                self.log.record(rlimit_message(&audit));
+                self.record_rlimit(p, (pid, tid), record);
                 let what = if record.kind == RecordKind::Allowed { "let through" } else { "refused" };
                 eprintln!(
                     "rampartd: AppArmor: {what} a setrlimit of resource {resource} to hard limit {hard} by pid {pid}: \
-                     above the bound of profile {profile:?} ({})",
-                    bound.unwrap_or_default()
+                     above the bound of profile {:?} ({bound})",
+                    p.name
                 );
             })
         })
@@ -349,25 +351,13 @@ impl AppArmor {
                 let kind = if p.mode == Mode::Complain { RecordKind::Allowed } else { RecordKind::Denied };
                 let record = Record { kind, request: 0, denied: 0, info: Some("cap_sys_resource") };
                 self.permissive_unless(kind == RecordKind::Allowed, Some(record), enforcing, |record| {
-                    let (namespace, profile) = split_namespace(&p.name);
-                    let comm = crate::pidfd::comm(tid).unwrap_or_default();
-                    let audit = RlimitAudit {
-                        namespace,
-                        profile,
-                        pid,
-                        comm: comm.as_bytes(),
-                        kind: record.kind,
-                        info: record.info,
-                    };
-                    self.log.record(rlimit_message(&audit));
+                    self.record_rlimit(p, (pid, tid), record);
                 })
             });
         }
-        let bounded = stacked(label).filter_map(|name| set.policy.profile(name)).any(|p| {
-            matches!(p.mode, Mode::Enforce | Mode::Kill | Mode::User)
-                && resource < 32
-                && p.rlimit_mask & (1 << resource) != 0
-        });
+        let bounded = stacked(label)
+            .filter_map(|name| set.policy.profile(name))
+            .any(|p| matches!(p.mode, Mode::Enforce | Mode::Kill | Mode::User) && rlimit_bound(p, resource).is_some());
         if bounded && enforcing() {
             eprintln!(
                 "rampartd: AppArmor: refused a prlimit of resource {resource} of another process by pid {pid}: \
@@ -377,6 +367,15 @@ impl AppArmor {
             return false;
         }
         true
+    }
+
+    /// Writes profile `p`'s `setrlimit` record of pid `pid` (thread `tid`).
+    fn record_rlimit(&self, p: &Profile, (pid, tid): (u32, u32), record: &Record) {
+        let (namespace, profile) = split_namespace(&p.name);
+        let comm = crate::pidfd::comm(tid).unwrap_or_default();
+        let audit =
+            RlimitAudit { namespace, profile, pid, comm: comm.as_bytes(), kind: record.kind, info: record.info };
+        self.log.record(rlimit_message(&audit));
     }
 
     /// Whether `name` is enforced (not complain mode): a refusal of an

@@ -268,8 +268,7 @@ pub(crate) fn set_own(
     if !still_pending() {
         return Err(libc::ESRCH);
     }
-    let may_raise = Creds::from_status(&status).is_some_and(|c| c.effective & (1 << CAP_SYS_RESOURCE) != 0);
-    if wanted.rlim_max > hard && !may_raise {
+    if wanted.rlim_max > hard && !may_raise_hard_limits(&status) {
         return Err(libc::EPERM);
     }
     let hard_changes = wanted.rlim_max != hard;
@@ -333,6 +332,13 @@ pub(crate) fn may_grow_file(tid: u32, size: u64, length: i64) -> Result<(), i32>
     Err(libc::EFBIG)
 }
 
+/// Whether the thread of `/proc/TID/status` text `status` has
+/// `CAP_SYS_RESOURCE` in its effective set, which raising a hard limit
+/// needs (in the initial user namespace: the sandbox makes no other).
+fn may_raise_hard_limits(status: &str) -> bool {
+    Creds::from_status(status).is_some_and(|c| c.effective & (1 << CAP_SYS_RESOURCE) != 0)
+}
+
 /// The process thread `tid` belongs to (`Tgid:` of its status).
 fn tgid_of(tid: u32) -> Option<u32> {
     let status = fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
@@ -393,10 +399,16 @@ pub(crate) fn whose(tid: u32, pid: i32) -> Whose {
 /// Decides `prlimit64` by thread `tid` on process `pid` (0: itself),
 /// setting the limits if `write`, reading them if `read`: `Ok` lets the
 /// kernel make the call, `Err` is its error.
-pub(crate) fn decide(e: &Enforcer, tid: u32, (pid, resource): (i32, u32), write: bool, read: bool) -> Result<(), i32> {
+pub(crate) fn decide(
+    e: &Enforcer,
+    tid: u32,
+    (pid, whose, resource): (i32, Whose, u32),
+    write: bool,
+    read: bool,
+) -> Result<(), i32> {
     // The kernel checks nothing for the calling thread itself, nor a
     // call that neither sets nor reads.
-    if whose(tid, pid) == Whose::Caller || !(write || read) {
+    if whose == Whose::Caller || !(write || read) {
         return Ok(());
     }
     let caller = crate::signals::caller(e, tid, "a prlimit")?;
@@ -415,7 +427,7 @@ pub(crate) fn decide(e: &Enforcer, tid: u32, (pid, resource): (i32, u32), write:
         (None, _) => true,
         (Some(label), Some(aa)) => {
             let status = fs::read_to_string(format!("/proc/{tid}/status")).unwrap_or_default();
-            let capable = Creds::from_status(&status).is_some_and(|c| c.effective & (1 << CAP_SYS_RESOURCE) != 0);
+            let capable = may_raise_hard_limits(&status);
             let enforcing = || e.avc.policy_state().2;
             let who = (caller.tgid.unwrap_or(tid), tid);
             let mut all = true;

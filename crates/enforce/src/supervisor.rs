@@ -327,6 +327,12 @@ impl Supervisor {
             if new != 0 && whose != crate::limits::Whose::Other {
                 return self.set_own_limit(listener, notif, (resource, new, old, whose), entry);
             }
+            // Checked, then made by the kernel.
+            match crate::limits::decide(e, notif.pid, (pid, whose, resource), new != 0, old != 0) {
+                Ok(()) => carry_on(listener.as_fd(), notif.id),
+                Err(errno) => respond(listener.as_fd(), notif.id, Err(errno)),
+            }
+            return;
         }
         if let Op::Mprotect { .. } = op {
             // On the call pool: deciding reads the caller's memory map,
@@ -346,9 +352,6 @@ impl Supervisor {
             Op::SetOwner { to } => Some(crate::signals::decide_owner(e, notif.pid, to).inspect(|()| {
                 e.cgroups.owners.note(to);
             })),
-            Op::Prlimit { pid, resource, new, old } => {
-                Some(crate::limits::decide(e, notif.pid, (pid, resource), new != 0, old != 0))
-            }
             Op::Capset => Some(crate::own_capabilities::decide(e, notif.pid)),
             Op::Sched { to, set } => {
                 // migrate_pages, move_pages: ptrace's read mode first, as
